@@ -1,0 +1,8 @@
+# kf_unit_test(<name> SOURCES ... LIBS ...): a GoogleTest binary registered with ctest.
+function(kf_unit_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  # PRE_TEST: list the tests when ctest runs, not at every build.
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST)
+endfunction()

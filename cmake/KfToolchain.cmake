@@ -1,0 +1,29 @@
+# Compiler, linker and warning settings shared by every target.
+
+find_program(KF_CCACHE ccache)
+if(KF_CCACHE)
+  set(CMAKE_C_COMPILER_LAUNCHER ${KF_CCACHE})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${KF_CCACHE})
+endif()
+
+# lld links the static MLIR tools in well under a second where GNU ld takes several.
+find_program(KF_LLD NAMES ld.lld)
+if(KF_LLD)
+  add_link_options(-fuse-ld=lld)
+endif()
+
+add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+if(KF_WERROR)
+  add_compile_options(-Werror)
+endif()
+
+if(KF_SANITIZE)
+  string(REPLACE "," ";" _kf_sanitizers "${KF_SANITIZE}")
+  foreach(s IN LISTS _kf_sanitizers)
+    if(NOT s MATCHES "^(address|undefined|leak|thread|memory|fuzzer-no-link)$")
+      message(FATAL_ERROR "KF_SANITIZE: unknown sanitizer '${s}'")
+    endif()
+  endforeach()
+  add_compile_options(-fsanitize=${KF_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${KF_SANITIZE})
+endif()

@@ -1,0 +1,45 @@
+//===- KfBase.td - The kf dialect ---------------------------*- tablegen -*-===//
+
+#ifndef KF_DIALECT_KFBASE
+#define KF_DIALECT_KFBASE
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Kf_Dialect : Dialect {
+  let name = "kf";
+  let cppNamespace = "::mlir::kf";
+  let summary = "Quantized Mixture-of-Experts model graphs and their kernels";
+  let description = [{
+    The `kf` dialect expresses a quantized transformer forward pass at tensor
+    level (graph ops such as `kf.rms_norm` and `kf.linear` over `tensor<...>`
+    activations and `!kf.qweight` weights) and, after kernel selection, the
+    decisions the compiler takes for each kernel, recorded as attributes.
+
+    The discardable module attribute `kf.target` (a `#kf.target`) names the
+    CPU a module is compiled for; `--kf-set-target` attaches it.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let extraClassDeclaration = [{
+    /// Name of the discardable attribute holding a module's #kf.target.
+    static constexpr ::llvm::StringLiteral kTargetAttrName = "kf.target";
+  }];
+}
+
+class Kf_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kf_Dialect, mnemonic, traits>;
+
+class Kf_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Kf_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+class Kf_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Kf_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+#endif // KF_DIALECT_KFBASE

@@ -1,0 +1,31 @@
+//===- KfDialect.h - The kf dialect -----------------------------*- C++ -*-===//
+//
+// The one header to include for the kf dialect: dialect, enums, attributes,
+// types and ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KF_DIALECT_KFDIALECT_H
+#define KF_DIALECT_KFDIALECT_H
+
+#include "kf/Target/TargetInfo.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "kf/Dialect/KfDialect.h.inc"
+#include "kf/Dialect/KfEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kf/Dialect/KfAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "kf/Dialect/KfTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "kf/Dialect/KfOps.h.inc"
+
+#endif // KF_DIALECT_KFDIALECT_H

@@ -1,0 +1,44 @@
+//===- KfDialect.cpp - The kf dialect -------------------------------------===//
+
+#include "kf/Dialect/KfDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::kf;
+
+#include "kf/Dialect/KfDialect.cpp.inc"
+#include "kf/Dialect/KfEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kf/Dialect/KfAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "kf/Dialect/KfTypes.cpp.inc"
+
+void KfDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kf/Dialect/KfAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "kf/Dialect/KfTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kf/Dialect/KfOps.cpp.inc"
+      >();
+}
+
+LogicalResult KfDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == kTargetAttrName) {
+    if (!isa<TargetAttr>(attr.getValue()))
+      return op->emitError() << "'" << kTargetAttrName << "' must be a #kf.target, got "
+                             << attr.getValue();
+    return success();
+  }
+  return op->emitError() << "unknown kf attribute '" << attr.getName() << "'";
+}

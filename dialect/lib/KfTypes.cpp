@@ -1,0 +1,44 @@
+//===- KfTypes.cpp - kf types ---------------------------------------------===//
+
+#include "kf/Dialect/KfDialect.h"
+
+#include "kf/runtime/format.h"
+
+using namespace mlir;
+using namespace mlir::kf;
+
+namespace {
+
+/// The runtime's table row for a dialect format. Both enums are generated from
+/// formats.def with the ggml type id as value, so the cast is the mapping.
+const ::kf::FormatInfo &formatInfo(Format format) {
+  return ::kf::format_info(static_cast<::kf::Format>(format));
+}
+
+} // namespace
+
+LogicalResult QWeightType::verify(function_ref<InFlightDiagnostic()> emitError, Format format,
+                                  ArrayRef<int64_t> shape) {
+  const ::kf::FormatInfo &info = formatInfo(format);
+  if (info.role != ::kf::FormatRole::Weight)
+    return emitError() << "!kf.qweight: " << info.name
+                       << " is an activation format and cannot hold weights";
+  if (shape.size() != 2 && shape.size() != 3)
+    return emitError() << "!kf.qweight: expected shape [rows, cols] or [experts, rows, cols], got "
+                       << shape.size() << " dimensions";
+  for (int64_t d : shape)
+    if (d <= 0)
+      return emitError() << "!kf.qweight: dimensions must be positive, got " << d;
+  if (shape.back() % info.block_elems != 0)
+    return emitError() << "!kf.qweight: " << info.name << " stores rows in blocks of "
+                       << info.block_elems << ", but cols = " << shape.back()
+                       << " is not a multiple of " << info.block_elems;
+  return success();
+}
+
+uint64_t QWeightType::getSizeInBytes() const {
+  uint64_t rows = 1;
+  for (int64_t d : getShape().drop_back())
+    rows *= static_cast<uint64_t>(d);
+  return rows * *::kf::row_bytes(static_cast<::kf::Format>(getFormat()), getCols());
+}

@@ -1,0 +1,35 @@
+//===- InitAll.h - Everything the kf tools register -------------*- C++ -*-===//
+//
+// The dialects a kf graph may contain and the passes the tools expose, in one
+// place so kf-opt and kf-compile accept the same inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KF_PASSES_INITALL_H
+#define KF_PASSES_INITALL_H
+
+#include "kf/Dialect/KfDialect.h"
+#include "kf/Passes/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::kf {
+
+inline void registerAllDialects(DialectRegistry &registry) {
+  registry.insert<KfDialect, arith::ArithDialect, func::FuncDialect, tensor::TensorDialect>();
+}
+
+/// The kf passes and the upstream ones kf pipelines use.
+inline void registerAllPasses() {
+  registerKfPasses();
+  registerCanonicalizerPass();
+  registerCSEPass();
+  registerSymbolDCEPass();
+}
+
+} // namespace mlir::kf
+
+#endif // KF_PASSES_INITALL_H

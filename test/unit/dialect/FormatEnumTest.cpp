@@ -1,0 +1,39 @@
+// The dialect's #kf.format enum is generated from the runtime's format table:
+// check that the two agree row for row, in both directions.
+#include "kf/Dialect/KfDialect.h"
+#include "kf/runtime/format.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include "gtest/gtest.h"
+
+namespace {
+
+TEST(FormatEnum, MatchesRuntimeTable) {
+  for (const kf::FormatInfo &info : kf::all_formats()) {
+    std::optional<mlir::kf::Format> f = mlir::kf::symbolizeFormat(info.name);
+    ASSERT_TRUE(f.has_value()) << info.name;
+    EXPECT_EQ(static_cast<uint32_t>(*f), info.ggml_type) << info.name;
+    EXPECT_EQ(mlir::kf::stringifyFormat(*f).str(), info.name);
+  }
+  EXPECT_EQ(mlir::kf::getMaxEnumValForFormat(), kf::all_formats().back().ggml_type);
+}
+
+TEST(FormatEnum, EveryDialectCaseIsARuntimeRow) {
+  for (uint32_t v = 0; v <= mlir::kf::getMaxEnumValForFormat(); ++v) {
+    std::optional<mlir::kf::Format> f = mlir::kf::symbolizeFormat(v);
+    EXPECT_EQ(f.has_value(), kf::format_from_ggml_type(v).has_value()) << v;
+  }
+}
+
+TEST(QWeightType, SizeInBytes) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::kf::KfDialect>();
+  auto w = mlir::kf::QWeightType::get(&context, mlir::kf::Format::Q8_0, {256, 4096});
+  EXPECT_EQ(w.getSizeInBytes(), 256u * 128u * 34u);
+  auto experts = mlir::kf::QWeightType::get(&context, mlir::kf::Format::BF16, {8, 16, 64});
+  EXPECT_EQ(experts.getSizeInBytes(), 8u * 16u * 64u * 2u);
+  EXPECT_EQ(experts.getRows(), 16);
+}
+
+} // namespace
