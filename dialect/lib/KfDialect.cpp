@@ -40,5 +40,5 @@ LogicalResult KfDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
                              << attr.getValue();
     return success();
   }
-  return op->emitError() << "unknown kf attribute '" << attr.getName() << "'";
+  return op->emitError() << "unknown kf attribute '" << attr.getName().getValue() << "'";
 }

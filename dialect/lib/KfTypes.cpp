@@ -17,6 +17,21 @@ const ::kf::FormatInfo &formatInfo(Format format) {
 
 } // namespace
 
+FailureOr<Format> mlir::kf::parseFormat(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (failed(parser.parseKeyword(&keyword)))
+    return failure();
+  if (std::optional<Format> format = symbolizeFormat(keyword))
+    return *format;
+  InFlightDiagnostic diag = parser.emitError(loc) << "unknown format '" << keyword
+                                                  << "' (expected one of ";
+  llvm::interleaveComma(::kf::all_formats(), diag,
+                        [&](const ::kf::FormatInfo &info) { diag << info.name; });
+  diag << ")";
+  return failure();
+}
+
 LogicalResult QWeightType::verify(function_ref<InFlightDiagnostic()> emitError, Format format,
                                   ArrayRef<int64_t> shape) {
   const ::kf::FormatInfo &info = formatInfo(format);

@@ -14,6 +14,9 @@ config.test_exec_root = os.path.join(config.kf_obj_root, "test", "lit")
 
 llvm_config.use_default_substitutions()
 tool_dirs = [os.path.join(config.kf_obj_root, "bin"), config.llvm_tools_dir]
+# `not` and `count` at the start of a RUN line are found on PATH, as upstream.
+for d in tool_dirs:
+    llvm_config.with_environment("PATH", d, append_path=True)
 llvm_config.add_tool_substitutions(
     ["kf-opt", "kf-compile", "llvm-readelf", "llvm-nm"], tool_dirs)
 config.substitutions.append(("%kf_runtime_lib", config.kf_runtime_lib))

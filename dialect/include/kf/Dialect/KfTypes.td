@@ -6,6 +6,11 @@
 include "kf/Dialect/KfAttrs.td"
 include "mlir/IR/BuiltinTypeInterfaces.td"
 
+// A format written as its bare mnemonic, with an error that lists the formats.
+def Kf_FormatParameter : EnumParameter<Kf_Format> {
+  let parser = "::mlir::kf::parseFormat($_parser)";
+}
+
 def Kf_QWeightType : Kf_Type<"QWeight", "qweight"> {
   let summary = "A weight tensor stored in a block format";
   let description = [{
@@ -25,7 +30,7 @@ def Kf_QWeightType : Kf_Type<"QWeight", "qweight"> {
     ```
   }];
   let parameters = (ins
-    EnumParameter<Kf_Format>:$format,
+    Kf_FormatParameter:$format,
     ArrayRefParameter<"int64_t", "shape, innermost (blocked) dimension last">:$shape
   );
   let assemblyFormat = "`<` $format `,` `[` $shape `]` `>`";
