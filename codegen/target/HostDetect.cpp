@@ -42,7 +42,8 @@ uint64_t parseCacheSize(StringRef s) {
 /// Data/unified cache sizes of cpu0 by level, from /sys/devices/system/cpu.
 void readSysfsCaches(TargetInfo &t) {
   for (unsigned i = 0; i < 16; ++i) {
-    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i);
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i);
     std::optional<std::string> level = readSysfs(dir + "/level");
     if (!level)
       break;
@@ -61,7 +62,8 @@ void readSysfsCaches(TargetInfo &t) {
 }
 
 #if defined(__x86_64__)
-/// Deterministic cache parameters: leaf 4 on Intel, 0x8000001D on AMD (same layout).
+/// Deterministic cache parameters: leaf 4 on Intel, 0x8000001D on AMD (same
+/// layout).
 void readCpuidCaches(TargetInfo &t) {
   unsigned a, b, c, d;
   unsigned leaf = 4;
@@ -104,14 +106,16 @@ TargetInfo kf::target::detectHost() {
   t.name = "host";
   llvm::Triple triple(llvm::sys::getProcessTriple());
   t.triple = triple.str();
-  t.arch = triple.getArch() == llvm::Triple::aarch64 ? Arch::AArch64 : Arch::X86_64;
+  t.arch =
+      triple.getArch() == llvm::Triple::aarch64 ? Arch::AArch64 : Arch::X86_64;
   t.cpu = llvm::sys::getHostCPUName().str();
   llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
   for (Feature f : allFeatures()) {
     if (getFeatureArch(f) != t.arch)
       continue;
     auto it = hostFeatures.find(getFeatureName(f));
-    // LLVM reports no "neon" key on some AArch64 hosts: NEON is mandatory there.
+    // LLVM reports no "neon" key on some AArch64 hosts: NEON is mandatory
+    // there.
     bool present = it != hostFeatures.end() ? it->second : f == Feature::NEON;
     t.features.set(static_cast<size_t>(f), present);
   }

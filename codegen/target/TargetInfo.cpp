@@ -81,7 +81,8 @@ llvm::ArrayRef<Feature> kf::target::allFeatures() {
 std::string TargetInfo::getLLVMFeatureString() const {
   std::string out;
   llvm::raw_string_ostream os(out);
-  llvm::interleave(getFeatureNames(), os, [&](StringRef n) { os << '+' << n; }, ",");
+  llvm::interleave(
+      getFeatureNames(), os, [&](StringRef n) { os << '+' << n; }, ",");
   return out;
 }
 
@@ -118,7 +119,8 @@ llvm::ArrayRef<StringRef> kf::target::getNamedTargets() {
   return names;
 }
 
-llvm::Expected<FeatureSet> kf::target::parseFeatures(StringRef list, Arch arch) {
+llvm::Expected<FeatureSet> kf::target::parseFeatures(StringRef list,
+                                                     Arch arch) {
   FeatureSet set;
   llvm::SmallVector<StringRef> items;
   list.split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
@@ -156,6 +158,7 @@ llvm::Expected<TargetInfo> kf::target::lookupTarget(StringRef name) {
     t.cores = r.cores;
     return t;
   }
-  return llvm::createStringError("unknown target '" + name + "' (expected host or one of: " +
+  return llvm::createStringError("unknown target '" + name +
+                                 "' (expected host or one of: " +
                                  llvm::join(getNamedTargets(), ", ") + ")");
 }

@@ -11,7 +11,8 @@ namespace target = ::kf::target;
 
 namespace {
 
-/// The architecture a triple names, if it is one Kernelforge generates code for.
+/// The architecture a triple names, if it is one Kernelforge generates code
+/// for.
 std::optional<target::Arch> archOfTriple(StringRef triple) {
   switch (llvm::Triple(triple).getArch()) {
   case llvm::Triple::x86_64:
@@ -25,28 +26,36 @@ std::optional<target::Arch> archOfTriple(StringRef triple) {
 
 } // namespace
 
-LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
-                                 StringRef triple, StringRef cpu, StringRef features,
-                                 uint64_t l1d, uint64_t l2, uint64_t l3, unsigned cores) {
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef name, StringRef triple,
+                                 StringRef cpu, StringRef features,
+                                 uint64_t l1d, uint64_t l2, uint64_t l3,
+                                 unsigned cores) {
   std::optional<target::Arch> arch = archOfTriple(triple);
   if (!arch)
     return emitError() << "#kf.target '" << name << "': triple '" << triple
                        << "' is not x86_64 or aarch64";
   if (cpu.empty())
     return emitError() << "#kf.target '" << name << "': empty cpu name";
-  llvm::Expected<target::FeatureSet> parsed = target::parseFeatures(features, *arch);
+  llvm::Expected<target::FeatureSet> parsed =
+      target::parseFeatures(features, *arch);
   if (!parsed)
-    return emitError() << "#kf.target '" << name << "': " << llvm::toString(parsed.takeError());
+    return emitError() << "#kf.target '" << name
+                       << "': " << llvm::toString(parsed.takeError());
   if (l1d == 0 || l2 == 0)
-    return emitError() << "#kf.target '" << name << "': l1d and l2 must be non-zero bytes";
+    return emitError() << "#kf.target '" << name
+                       << "': l1d and l2 must be non-zero bytes";
   if (cores == 0)
-    return emitError() << "#kf.target '" << name << "': cores must be at least 1";
+    return emitError() << "#kf.target '" << name
+                       << "': cores must be at least 1";
   return success();
 }
 
-TargetAttr TargetAttr::get(MLIRContext *context, const target::TargetInfo &info) {
-  return get(context, info.name, info.triple, info.cpu, info.getLLVMFeatureString(),
-             info.l1dBytes, info.l2Bytes, info.l3Bytes, info.cores);
+TargetAttr TargetAttr::get(MLIRContext *context,
+                           const target::TargetInfo &info) {
+  return get(context, info.name, info.triple, info.cpu,
+             info.getLLVMFeatureString(), info.l1dBytes, info.l2Bytes,
+             info.l3Bytes, info.cores);
 }
 
 target::TargetInfo TargetAttr::getTargetInfo() const {
@@ -55,7 +64,8 @@ target::TargetInfo TargetAttr::getTargetInfo() const {
   info.triple = getTriple().str();
   info.arch = *archOfTriple(getTriple());
   info.cpu = getCpu().str();
-  info.features = llvm::cantFail(target::parseFeatures(getFeatures(), info.arch));
+  info.features =
+      llvm::cantFail(target::parseFeatures(getFeatures(), info.arch));
   info.l1dBytes = getL1d();
   info.l2Bytes = getL2();
   info.l3Bytes = getL3();

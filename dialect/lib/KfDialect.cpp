@@ -33,12 +33,15 @@ void KfDialect::initialize() {
       >();
 }
 
-LogicalResult KfDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+LogicalResult KfDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
   if (attr.getName() == kTargetAttrName) {
     if (!isa<TargetAttr>(attr.getValue()))
-      return op->emitError() << "'" << kTargetAttrName << "' must be a #kf.target, got "
-                             << attr.getValue();
+      return op->emitError()
+             << "'" << kTargetAttrName << "' must be a #kf.target, got "
+             << attr.getValue();
     return success();
   }
-  return op->emitError() << "unknown kf attribute '" << attr.getName().getValue() << "'";
+  return op->emitError() << "unknown kf attribute '"
+                         << attr.getName().getValue() << "'";
 }

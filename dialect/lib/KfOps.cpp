@@ -35,11 +35,13 @@ LogicalResult RmsNormOp::verify() {
     return success();
   auto weightType = getWeight().getType();
   if (weightType.getRank() != 1)
-    return emitOpError() << "weight must be 1-D, got rank " << weightType.getRank();
+    return emitOpError() << "weight must be 1-D, got rank "
+                         << weightType.getRank();
   int64_t inner = inputType.getShape().back();
   if (!dimsAgree(weightType.getDimSize(0), inner))
     return emitOpError() << "weight has " << weightType.getDimSize(0)
-                         << " elements but the input's innermost dimension is " << inner;
+                         << " elements but the input's innermost dimension is "
+                         << inner;
   return success();
 }
 
@@ -49,21 +51,24 @@ namespace {
 struct DropUnitRmsNormWeight : OpRewritePattern<RmsNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(RmsNormOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(RmsNormOp op,
+                                PatternRewriter &rewriter) const override {
     DenseFPElementsAttr weight;
     if (!op.getWeight() || !matchPattern(op.getWeight(), m_Constant(&weight)))
       return failure();
-    if (!llvm::all_of(weight.getValues<APFloat>(), [](const APFloat &v) { return v.isExactlyValue(1.0); }))
+    if (!llvm::all_of(weight.getValues<APFloat>(),
+                      [](const APFloat &v) { return v.isExactlyValue(1.0); }))
       return rewriter.notifyMatchFailure(op, "weight is not all ones");
-    rewriter.replaceOpWithNewOp<RmsNormOp>(op, op.getType(), op.getInput(), Value(),
-                                           op.getEpsAttr());
+    rewriter.replaceOpWithNewOp<RmsNormOp>(op, op.getType(), op.getInput(),
+                                           Value(), op.getEpsAttr());
     return success();
   }
 };
 
 } // namespace
 
-void RmsNormOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+void RmsNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
   results.add<DropUnitRmsNormWeight>(context);
 }
 
@@ -76,22 +81,26 @@ LogicalResult LinearOp::verify() {
   auto resultType = getResult().getType();
   QWeightType weightType = getWeight().getType();
   if (inputType.getRank() != 2)
-    return emitOpError() << "input must be [M, K], got rank " << inputType.getRank();
+    return emitOpError() << "input must be [M, K], got rank "
+                         << inputType.getRank();
   if (resultType.getRank() != 2)
-    return emitOpError() << "result must be [M, N], got rank " << resultType.getRank();
+    return emitOpError() << "result must be [M, N], got rank "
+                         << resultType.getRank();
   if (weightType.isExpertStack())
-    return emitOpError() << "weight must be a single [N, K] matrix, got an expert stack "
-                         << weightType;
+    return emitOpError()
+           << "weight must be a single [N, K] matrix, got an expert stack "
+           << weightType;
   int64_t k = inputType.getDimSize(1);
   if (!dimsAgree(k, weightType.getCols()))
-    return emitOpError() << "input has K = " << k << " columns but the weight " << weightType
-                         << " has K = " << weightType.getCols();
+    return emitOpError() << "input has K = " << k << " columns but the weight "
+                         << weightType << " has K = " << weightType.getCols();
   if (!dimsAgree(resultType.getDimSize(0), inputType.getDimSize(0)))
     return emitOpError() << "result has M = " << resultType.getDimSize(0)
-                         << " rows but the input has M = " << inputType.getDimSize(0);
+                         << " rows but the input has M = "
+                         << inputType.getDimSize(0);
   if (!dimsAgree(resultType.getDimSize(1), weightType.getRows()))
     return emitOpError() << "result has N = " << resultType.getDimSize(1)
-                         << " columns but the weight has N = " << weightType.getRows()
-                         << " rows";
+                         << " columns but the weight has N = "
+                         << weightType.getRows() << " rows";
   return success();
 }

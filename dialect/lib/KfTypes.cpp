@@ -24,29 +24,34 @@ FailureOr<Format> mlir::kf::parseFormat(AsmParser &parser) {
     return failure();
   if (std::optional<Format> format = symbolizeFormat(keyword))
     return *format;
-  InFlightDiagnostic diag = parser.emitError(loc) << "unknown format '" << keyword
-                                                  << "' (expected one of ";
-  llvm::interleaveComma(::kf::all_formats(), diag,
-                        [&](const ::kf::FormatInfo &info) { diag << info.name; });
+  InFlightDiagnostic diag = parser.emitError(loc)
+                            << "unknown format '" << keyword
+                            << "' (expected one of ";
+  llvm::interleaveComma(
+      ::kf::all_formats(), diag,
+      [&](const ::kf::FormatInfo &info) { diag << info.name; });
   diag << ")";
   return failure();
 }
 
-LogicalResult QWeightType::verify(function_ref<InFlightDiagnostic()> emitError, Format format,
-                                  ArrayRef<int64_t> shape) {
+LogicalResult QWeightType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  Format format, ArrayRef<int64_t> shape) {
   const ::kf::FormatInfo &info = formatInfo(format);
   if (info.role != ::kf::FormatRole::Weight)
     return emitError() << "!kf.qweight: " << info.name
                        << " is an activation format and cannot hold weights";
   if (shape.size() != 2 && shape.size() != 3)
-    return emitError() << "!kf.qweight: expected shape [rows, cols] or [experts, rows, cols], got "
+    return emitError() << "!kf.qweight: expected shape [rows, cols] or "
+                          "[experts, rows, cols], got "
                        << shape.size() << " dimensions";
   for (int64_t d : shape)
     if (d <= 0)
-      return emitError() << "!kf.qweight: dimensions must be positive, got " << d;
+      return emitError() << "!kf.qweight: dimensions must be positive, got "
+                         << d;
   if (shape.back() % info.block_elems != 0)
-    return emitError() << "!kf.qweight: " << info.name << " stores rows in blocks of "
-                       << info.block_elems << ", but cols = " << shape.back()
+    return emitError() << "!kf.qweight: " << info.name
+                       << " stores rows in blocks of " << info.block_elems
+                       << ", but cols = " << shape.back()
                        << " is not a multiple of " << info.block_elems;
   return success();
 }
@@ -55,5 +60,6 @@ uint64_t QWeightType::getSizeInBytes() const {
   uint64_t rows = 1;
   for (int64_t d : getShape().drop_back())
     rows *= static_cast<uint64_t>(d);
-  return rows * *::kf::row_bytes(static_cast<::kf::Format>(getFormat()), getCols());
+  return rows *
+         *::kf::row_bytes(static_cast<::kf::Format>(getFormat()), getCols());
 }

@@ -15,12 +15,15 @@ struct SetTargetPass : impl::KfSetTargetBase<SetTargetPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::Expected<::kf::target::TargetInfo> info = ::kf::target::lookupTarget(targetName);
+    llvm::Expected<::kf::target::TargetInfo> info =
+        ::kf::target::lookupTarget(targetName);
     if (!info) {
-      module.emitError() << "kf-set-target: " << llvm::toString(info.takeError());
+      module.emitError() << "kf-set-target: "
+                         << llvm::toString(info.takeError());
       return signalPassFailure();
     }
-    module->setAttr(KfDialect::kTargetAttrName, TargetAttr::get(&getContext(), *info));
+    module->setAttr(KfDialect::kTargetAttrName,
+                    TargetAttr::get(&getContext(), *info));
   }
 };
 

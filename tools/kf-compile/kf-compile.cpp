@@ -28,20 +28,24 @@ namespace target = kf::target;
 
 static cl::OptionCategory category("kf-compile options");
 
-static cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input .mlir>"),
+static cl::opt<std::string> inputFilename(cl::Positional,
+                                          cl::desc("<input .mlir>"),
                                           cl::init("-"), cl::cat(category));
-static cl::opt<std::string> outputFilename("o", cl::desc("Output file"), cl::value_desc("file"),
+static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
+                                           cl::value_desc("file"),
                                            cl::init("-"), cl::cat(category));
-static cl::opt<std::string> targetName("target",
-                                       cl::desc("Target CPU: 'host' or a named target "
-                                                "(see --list-targets)"),
-                                       cl::init("host"), cl::cat(category));
-static cl::opt<std::string> printTarget("print-target",
-                                        cl::desc("Print a target description and exit "
-                                                 "(the host when no name is given)"),
-                                        cl::value_desc("name"), cl::ValueOptional,
-                                        cl::cat(category));
-static cl::opt<bool> listTargets("list-targets", cl::desc("List the named targets and exit"),
+static cl::opt<std::string>
+    targetName("target",
+               cl::desc("Target CPU: 'host' or a named target "
+                        "(see --list-targets)"),
+               cl::init("host"), cl::cat(category));
+static cl::opt<std::string>
+    printTarget("print-target",
+                cl::desc("Print a target description and exit "
+                         "(the host when no name is given)"),
+                cl::value_desc("name"), cl::ValueOptional, cl::cat(category));
+static cl::opt<bool> listTargets("list-targets",
+                                 cl::desc("List the named targets and exit"),
                                  cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
@@ -50,7 +54,8 @@ static int fail(const llvm::Twine &message) {
 }
 
 static int runPrintTarget() {
-  llvm::StringRef name = printTarget.empty() ? llvm::StringRef("host") : printTarget;
+  llvm::StringRef name =
+      printTarget.empty() ? llvm::StringRef("host") : printTarget;
   llvm::Expected<target::TargetInfo> info = target::lookupTarget(name);
   if (!info)
     return fail(llvm::toString(info.takeError()));
@@ -74,13 +79,15 @@ static int runCompile() {
   mlir::MLIRContext context(registry);
 
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input = mlir::openInputFile(inputFilename, &error);
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &error);
   if (!input)
     return fail(error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
 
@@ -93,7 +100,8 @@ static int runCompile() {
   if (mlir::failed(pm.run(*module)))
     return 1;
 
-  std::unique_ptr<llvm::ToolOutputFile> output = mlir::openOutputFile(outputFilename, &error);
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
   if (!output)
     return fail(error);
   module->print(output->os());
@@ -104,8 +112,9 @@ static int runCompile() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Kernelforge compiler: compiles kf graphs into plans for one CPU\n");
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Kernelforge compiler: compiles kf graphs into plans for one CPU\n");
   if (listTargets)
     return runListTargets();
   if (printTarget.getNumOccurrences())

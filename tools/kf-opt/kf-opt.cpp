@@ -7,6 +7,6 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::kf::registerAllDialects(registry);
   mlir::kf::registerAllPasses();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "Kernelforge optimizer driver\n", registry));
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "Kernelforge optimizer driver\n", registry));
 }

@@ -16,7 +16,8 @@ TEST(FormatEnum, MatchesRuntimeTable) {
     EXPECT_EQ(static_cast<uint32_t>(*f), info.ggml_type) << info.name;
     EXPECT_EQ(mlir::kf::stringifyFormat(*f).str(), info.name);
   }
-  EXPECT_EQ(mlir::kf::getMaxEnumValForFormat(), kf::all_formats().back().ggml_type);
+  EXPECT_EQ(mlir::kf::getMaxEnumValForFormat(),
+            kf::all_formats().back().ggml_type);
 }
 
 TEST(FormatEnum, EveryDialectCaseIsARuntimeRow) {
@@ -29,9 +30,11 @@ TEST(FormatEnum, EveryDialectCaseIsARuntimeRow) {
 TEST(QWeightType, SizeInBytes) {
   mlir::MLIRContext context;
   context.loadDialect<mlir::kf::KfDialect>();
-  auto w = mlir::kf::QWeightType::get(&context, mlir::kf::Format::Q8_0, {256, 4096});
+  auto w =
+      mlir::kf::QWeightType::get(&context, mlir::kf::Format::Q8_0, {256, 4096});
   EXPECT_EQ(w.getSizeInBytes(), 256u * 128u * 34u);
-  auto experts = mlir::kf::QWeightType::get(&context, mlir::kf::Format::BF16, {8, 16, 64});
+  auto experts =
+      mlir::kf::QWeightType::get(&context, mlir::kf::Format::BF16, {8, 16, 64});
   EXPECT_EQ(experts.getSizeInBytes(), 8u * 16u * 64u * 2u);
   EXPECT_EQ(experts.getRows(), 16);
 }

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <vector>
 
+#include "kf/runtime/half.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kf/runtime/half.h"
 
 namespace kf {
 namespace {
@@ -71,7 +71,8 @@ TEST(Dequantize, RejectsBadSizes) {
   std::vector<float> y(33);
   absl::Status s = dequantize(Format::Q8_0, block, y);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("not a whole number of blocks of 32"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("not a whole number of blocks of 32"));
 
   y.resize(32);
   s = dequantize(Format::Q8_0, std::span(block).first(33), y);

@@ -36,9 +36,11 @@ TEST(FormatTable, RowsAreUniqueAndOrdered) {
   uint32_t previous = 0;
   bool first = true;
   for (const FormatInfo &info : all_formats()) {
-    EXPECT_TRUE(names.insert(info.name).second) << "duplicate name " << info.name;
+    EXPECT_TRUE(names.insert(info.name).second)
+        << "duplicate name " << info.name;
     if (!first) {
-      EXPECT_LT(previous, info.ggml_type) << info.name << " is out of ggml_type order";
+      EXPECT_LT(previous, info.ggml_type)
+          << info.name << " is out of ggml_type order";
     }
     previous = info.ggml_type;
     first = false;
@@ -48,7 +50,8 @@ TEST(FormatTable, RowsAreUniqueAndOrdered) {
     bool pairing_known = false;
     for (const FormatInfo &other : all_formats())
       pairing_known |= other.format == info.dot_format;
-    EXPECT_TRUE(pairing_known) << info.name << " pairs with a format not in the table";
+    EXPECT_TRUE(pairing_known)
+        << info.name << " pairs with a format not in the table";
   }
 }
 
@@ -67,7 +70,8 @@ TEST(FormatTable, RowBytes) {
   EXPECT_EQ(row_bytes(Format::Q8_0, 33), std::nullopt);
   EXPECT_EQ(row_bytes(Format::Q8_0, -32), std::nullopt);
   EXPECT_EQ(row_bytes(Format::F32, 7), 28u);
-  EXPECT_EQ(row_bytes(Format::F32, std::numeric_limits<int64_t>::max()), std::nullopt);
+  EXPECT_EQ(row_bytes(Format::F32, std::numeric_limits<int64_t>::max()),
+            std::nullopt);
 }
 
 } // namespace

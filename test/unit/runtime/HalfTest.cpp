@@ -30,12 +30,15 @@ TEST(Half, KnownValues) {
   EXPECT_EQ(fp32_to_fp16(-1e9f), 0xfc00);
   EXPECT_EQ(fp32_to_fp16(std::ldexp(1.0f, -25)), 0x0000); // tie: to even (zero)
   EXPECT_EQ(fp32_to_fp16(std::nextafter(std::ldexp(1.0f, -25), 1.0f)), 0x0001);
-  EXPECT_EQ(fp32_to_fp16(std::ldexp(3.0f, -25)), 0x0002); // 1.5 ulp: tie, to even
+  EXPECT_EQ(fp32_to_fp16(std::ldexp(3.0f, -25)),
+            0x0002); // 1.5 ulp: tie, to even
   EXPECT_EQ(fp32_to_fp16(1.0f + std::ldexp(1.0f, -11)), 0x3c00); // tie, to even
   EXPECT_EQ(fp32_to_fp16(1.0f + std::ldexp(3.0f, -11)), 0x3c02); // tie, to even
-  EXPECT_EQ(fp32_to_fp16(std::ldexp(1023.5f, -24)), 0x0400); // carries into the normals
+  EXPECT_EQ(fp32_to_fp16(std::ldexp(1023.5f, -24)),
+            0x0400); // carries into the normals
   EXPECT_EQ(fp32_to_fp16(from_bits(0x7fc00000)), 0x7e00);
-  EXPECT_EQ(fp32_to_fp16(from_bits(0xff800001)), 0xfe00); // signalling NaN made quiet
+  EXPECT_EQ(fp32_to_fp16(from_bits(0xff800001)),
+            0xfe00); // signalling NaN made quiet
 }
 
 TEST(Half, DecodeThenEncodeIsIdentity) {
@@ -57,7 +60,8 @@ TEST(Half, AgreesWithCompilerFloat16) {
       continue;
     _Float16 x;
     std::memcpy(&x, &u, 2);
-    ASSERT_EQ(bits(fp16_to_fp32(u)), bits(static_cast<float>(x))) << std::hex << h;
+    ASSERT_EQ(bits(fp16_to_fp32(u)), bits(static_cast<float>(x)))
+        << std::hex << h;
   }
   auto check = [](float f) {
     if (std::isnan(f))
@@ -71,9 +75,11 @@ TEST(Half, AgreesWithCompilerFloat16) {
   // neighbours, for both signs.
   for (uint32_t h = 0; h < 0x7c00; ++h) {
     float lo = fp16_to_fp32(static_cast<uint16_t>(h));
-    float hi = h + 1 == 0x7c00 ? 65536.0f : fp16_to_fp32(static_cast<uint16_t>(h + 1));
+    float hi =
+        h + 1 == 0x7c00 ? 65536.0f : fp16_to_fp32(static_cast<uint16_t>(h + 1));
     float mid = lo + (hi - lo) / 2; // exact in fp32
-    for (float f : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY), lo}) {
+    for (float f :
+         {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY), lo}) {
       check(f);
       check(-f);
     }

@@ -12,14 +12,16 @@ TEST(TargetInfo, EveryNamedTargetIsValid) {
   ASSERT_GE(getNamedTargets().size(), 7u);
   for (llvm::StringRef name : getNamedTargets()) {
     llvm::Expected<TargetInfo> t = lookupTarget(name);
-    ASSERT_TRUE(static_cast<bool>(t)) << name.str() << ": " << llvm::toString(t.takeError());
+    ASSERT_TRUE(static_cast<bool>(t))
+        << name.str() << ": " << llvm::toString(t.takeError());
     EXPECT_EQ(t->name, name.str());
     EXPECT_GT(t->l1dBytes, 0u) << name.str();
     EXPECT_GT(t->l2Bytes, t->l1dBytes) << name.str();
     EXPECT_GT(t->cores, 0u) << name.str();
     for (Feature f : allFeatures()) {
       if (t->has(f)) {
-        EXPECT_EQ(getFeatureArch(f), t->arch) << name.str() << " " << getFeatureName(f).str();
+        EXPECT_EQ(getFeatureArch(f), t->arch)
+            << name.str() << " " << getFeatureName(f).str();
       }
     }
     if (t->arch == Arch::AArch64) {
@@ -29,8 +31,8 @@ TEST(TargetInfo, EveryNamedTargetIsValid) {
 }
 
 TEST(TargetInfo, RequiredTargetsHaveTheirIsa) {
-  for (llvm::StringRef name : {"x86-64-v3", "x86-64-v4", "znver4", "znver5", "sapphirerapids",
-                               "neoverse-v1", "apple-m1"})
+  for (llvm::StringRef name : {"x86-64-v3", "x86-64-v4", "znver4", "znver5",
+                               "sapphirerapids", "neoverse-v1", "apple-m1"})
     EXPECT_TRUE(static_cast<bool>(lookupTarget(name))) << name.str();
   TargetInfo v3 = llvm::cantFail(lookupTarget("x86-64-v3"));
   EXPECT_TRUE(v3.has(Feature::AVX2));
@@ -56,23 +58,27 @@ TEST(TargetInfo, UnknownTargetNamesTheChoices) {
 }
 
 TEST(TargetInfo, ParseFeatures) {
-  FeatureSet s = llvm::cantFail(parseFeatures("+avx2, fma,+avx512vnni", Arch::X86_64));
+  FeatureSet s =
+      llvm::cantFail(parseFeatures("+avx2, fma,+avx512vnni", Arch::X86_64));
   EXPECT_EQ(s.count(), 3u);
   EXPECT_TRUE(s.test(static_cast<size_t>(Feature::AVX512VNNI)));
   EXPECT_EQ(llvm::cantFail(parseFeatures("", Arch::X86_64)).count(), 0u);
 
-  llvm::Expected<FeatureSet> bad = parseFeatures("+avx2,+avx1024", Arch::X86_64);
+  llvm::Expected<FeatureSet> bad =
+      parseFeatures("+avx2,+avx1024", Arch::X86_64);
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_EQ(llvm::toString(bad.takeError()), "unknown ISA feature 'avx1024'");
   llvm::Expected<FeatureSet> wrongArch = parseFeatures("+sve", Arch::X86_64);
   ASSERT_FALSE(static_cast<bool>(wrongArch));
-  EXPECT_EQ(llvm::toString(wrongArch.takeError()), "ISA feature 'sve' is not an x86_64 feature");
+  EXPECT_EQ(llvm::toString(wrongArch.takeError()),
+            "ISA feature 'sve' is not an x86_64 feature");
 }
 
 TEST(TargetInfo, FeatureStringRoundTrips) {
   for (llvm::StringRef name : getNamedTargets()) {
     TargetInfo t = llvm::cantFail(lookupTarget(name));
-    FeatureSet back = llvm::cantFail(parseFeatures(t.getLLVMFeatureString(), t.arch));
+    FeatureSet back =
+        llvm::cantFail(parseFeatures(t.getLLVMFeatureString(), t.arch));
     EXPECT_EQ(back, t.features) << name.str();
   }
 }
@@ -88,7 +94,8 @@ TEST(TargetInfo, HostIsConsistent) {
   EXPECT_EQ(host.arch, Arch::X86_64);
   EXPECT_EQ(host.has(Feature::AVX2), __builtin_cpu_supports("avx2") != 0);
   EXPECT_EQ(host.has(Feature::AVX512F), __builtin_cpu_supports("avx512f") != 0);
-  EXPECT_EQ(host.has(Feature::AVX512VNNI), __builtin_cpu_supports("avx512vnni") != 0);
+  EXPECT_EQ(host.has(Feature::AVX512VNNI),
+            __builtin_cpu_supports("avx512vnni") != 0);
   EXPECT_EQ(host.has(Feature::SSE42), __builtin_cpu_supports("sse4.2") != 0);
 #elif defined(__aarch64__)
   EXPECT_EQ(host.arch, Arch::AArch64);

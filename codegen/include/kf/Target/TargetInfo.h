@@ -44,7 +44,7 @@ std::optional<Feature> lookupFeature(llvm::StringRef llvmName);
 llvm::ArrayRef<Feature> allFeatures();
 
 struct TargetInfo {
-  std::string name;   ///< "znver5", or "host" for a detected CPU
+  std::string name; ///< "znver5", or "host" for a detected CPU
   Arch arch = Arch::X86_64;
   std::string triple; ///< LLVM target triple
   std::string cpu;    ///< LLVM CPU name

@@ -12,16 +12,17 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "kf/Dialect/KfDialect.h.inc"
 #include "kf/Dialect/KfEnums.h.inc"
 
 namespace mlir::kf {
-/// Parses a format mnemonic ("q8_0"); on an unknown one, reports the formats there are.
+/// Parses a format mnemonic ("q8_0"); on an unknown one, reports the formats
+/// there are.
 FailureOr<Format> parseFormat(AsmParser &parser);
 } // namespace mlir::kf
 

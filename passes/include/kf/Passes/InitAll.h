@@ -19,7 +19,8 @@
 namespace mlir::kf {
 
 inline void registerAllDialects(DialectRegistry &registry) {
-  registry.insert<KfDialect, arith::ArithDialect, func::FuncDialect, tensor::TensorDialect>();
+  registry.insert<KfDialect, arith::ArithDialect, func::FuncDialect,
+                  tensor::TensorDialect>();
 }
 
 /// The kf passes and the upstream ones kf pipelines use.

@@ -1,4 +1,5 @@
-// Scalar reference decoders: the golden every compiled kernel is checked against.
+// Scalar reference decoders: the golden every compiled kernel is checked
+// against.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@ namespace kf {
 // exactly that many elements' blocks. Bit-exact with ggml's to_float.
 // Fails (InvalidArgument) when the element count is not a whole number of
 // blocks, the byte count does not match, or `f` is an activation-only format.
-absl::Status dequantize(Format f, std::span<const uint8_t> src, std::span<float> dst);
+absl::Status dequantize(Format f, std::span<const uint8_t> src,
+                        std::span<float> dst);
 
 } // namespace kf

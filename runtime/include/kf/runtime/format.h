@@ -21,11 +21,11 @@ enum class FormatRole : uint8_t { Weight, Activation };
 
 struct FormatInfo {
   Format format;
-  std::string_view name;  // mnemonic, e.g. "q8_0"
-  uint32_t ggml_type;     // id in GGUF files
-  uint32_t block_elems;   // elements per block
-  uint32_t block_bytes;   // bytes per block
-  Format dot_format;      // activation format of the reference dot product
+  std::string_view name; // mnemonic, e.g. "q8_0"
+  uint32_t ggml_type;    // id in GGUF files
+  uint32_t block_elems;  // elements per block
+  uint32_t block_bytes;  // bytes per block
+  Format dot_format;     // activation format of the reference dot product
   FormatRole role;
 
   double bits_per_weight() const { return 8.0 * block_bytes / block_elems; }
@@ -63,8 +63,8 @@ constexpr std::optional<Format> format_from_ggml_type(uint32_t ggml_type) {
   return std::nullopt;
 }
 
-// Bytes of a row of `elems` elements, or nullopt when `elems` is negative or not
-// a whole number of blocks, or the size overflows.
+// Bytes of a row of `elems` elements, or nullopt when `elems` is negative or
+// not a whole number of blocks, or the size overflows.
 constexpr std::optional<uint64_t> row_bytes(Format f, int64_t elems) {
   const FormatInfo &info = format_info(f);
   if (elems < 0 || elems % info.block_elems != 0)

@@ -1,4 +1,5 @@
-// IEEE binary16 and bfloat16 conversions, bit-exact with ggml (spec/quant_formats.md §2).
+// IEEE binary16 and bfloat16 conversions, bit-exact with ggml
+// (spec/quant_formats.md §2).
 #pragma once
 
 #include <bit>

@@ -1,0 +1,78 @@
+// oneDNN's int8 (u8 x s8 -> s32) and f32 matmuls, the reference figures of
+// every kf-bench run, checked against plain loops on small odd shapes.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+#include "gtest/gtest.h"
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+template <typename A, typename B, typename C>
+void run_matmul(int64_t m, int64_t k, int64_t n, dt a_type, dt b_type,
+                dt c_type, std::vector<A> &a, std::vector<B> &b,
+                std::vector<C> &c) {
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  dnnl::memory::desc a_md({m, k}, a_type, tag::ab),
+      b_md({k, n}, b_type, tag::ab), c_md({m, n}, c_type, tag::ab);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine);
+  dnnl::memory a_mem(a_md, engine, a.data()), b_mem(b_md, engine, b.data()),
+      c_mem(c_md, engine, c.data());
+  dnnl::matmul(pd).execute(stream, {{DNNL_ARG_SRC, a_mem},
+                                    {DNNL_ARG_WEIGHTS, b_mem},
+                                    {DNNL_ARG_DST, c_mem}});
+  stream.wait();
+}
+
+TEST(OneDnn, Int8MatmulIsExact) {
+  const int64_t m = 5, k = 67, n = 13;
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
+  std::vector<uint8_t> a(m * k);
+  std::vector<int8_t> b(k * n);
+  for (auto &v : a)
+    v = static_cast<uint8_t>(u8(rng));
+  for (auto &v : b)
+    v = static_cast<int8_t>(s8(rng));
+  std::vector<int32_t> c(m * n);
+  run_matmul(m, k, n, dt::u8, dt::s8, dt::s32, a, b, c);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t ref = 0;
+      for (int64_t x = 0; x < k; ++x)
+        ref += int32_t(a[i * k + x]) * int32_t(b[x * n + j]);
+      ASSERT_EQ(c[i * n + j], ref) << i << "," << j;
+    }
+}
+
+TEST(OneDnn, F32MatmulWithinRoundoff) {
+  const int64_t m = 3, k = 129, n = 7;
+  std::mt19937 rng(2);
+  std::normal_distribution<float> dist;
+  std::vector<float> a(m * k), b(k * n), c(m * n);
+  for (auto &v : a)
+    v = dist(rng);
+  for (auto &v : b)
+    v = dist(rng);
+  run_matmul(m, k, n, dt::f32, dt::f32, dt::f32, a, b, c);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0, mag = 0;
+      for (int64_t x = 0; x < k; ++x) {
+        ref += double(a[i * k + x]) * b[x * n + j];
+        mag += std::fabs(double(a[i * k + x]) * b[x * n + j]);
+      }
+      // Any summation order of k fp32 products is within k * 2^-24 * sum|a*b|.
+      ASSERT_NEAR(c[i * n + j], ref, k * std::ldexp(1.0, -24) * mag)
+          << i << "," << j;
+    }
+}
+
+} // namespace
