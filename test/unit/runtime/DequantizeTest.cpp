@@ -1,4 +1,4 @@
-#include "kf/runtime/dequantize.h"
+#include "kf/runtime/quant.h"
 
 #include <cstring>
 #include <vector>

@@ -19,6 +19,9 @@ enum class Format : uint32_t {
 
 enum class FormatRole : uint8_t { Weight, Activation };
 
+// Type ids from here up are Kernelforge's own formats, unknown to ggml.
+inline constexpr uint32_t kFirstPrivateType = 4096;
+
 struct FormatInfo {
   Format format;
   std::string_view name; // mnemonic, e.g. "q8_0"
@@ -28,7 +31,8 @@ struct FormatInfo {
   Format dot_format;     // activation format of the reference dot product
   FormatRole role;
 
-  double bits_per_weight() const { return 8.0 * block_bytes / block_elems; }
+  constexpr double bits_per_weight() const { return 8.0 * block_bytes / block_elems; }
+  constexpr bool is_private() const { return ggml_type >= kFirstPrivateType; }
 };
 
 inline constexpr FormatInfo kFormats[] = {

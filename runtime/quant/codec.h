@@ -1,0 +1,76 @@
+// Internal: the per-format function table behind kf/runtime/quant.h. Each
+// format family (plain.cpp, legacy.cpp, kquants.cpp, ...) lists its codecs;
+// codec.cpp gathers them and validates sizes before calling any of them.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "kf/runtime/format.h"
+#include "kf/runtime/half.h"
+
+namespace kf::quant {
+
+// Every function takes `n` elements, a whole number of the format's blocks
+// (the caller has checked that, and that the buffers are exactly large enough).
+struct Codec {
+  void (*dequantize)(const uint8_t *src, float *dst, int64_t n) = nullptr;
+  // Reference quantizer for weights.
+  void (*quantize)(const float *src, uint8_t *dst, int64_t n) = nullptr;
+  // Activation quantizer (activation formats only).
+  void (*quantize_activation)(const float *src, uint8_t *dst, int64_t n) = nullptr;
+  // Weight row (this format) . activation row (its dot_format).
+  float (*dot)(const uint8_t *w, const uint8_t *a, int64_t n) = nullptr;
+};
+
+struct CodecEntry {
+  Format format;
+  Codec codec;
+};
+
+// One list per family; codec.cpp gathers them.
+std::span<const CodecEntry> plain_codecs();   // F32, F16, BF16
+std::span<const CodecEntry> legacy_codecs();  // Q4_0, Q4_1, Q5_0, Q8_0, Q8_1
+std::span<const CodecEntry> q8_k_codecs();    // Q8_K (activations)
+std::span<const CodecEntry> kquant_codecs();  // Q2_K .. Q6_K
+std::span<const CodecEntry> iquant_codecs();  // IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ4_NL, IQ4_XS
+std::span<const CodecEntry> fp4_codecs();     // MXFP4
+std::span<const CodecEntry> private_codecs(); // FRACTAL64, VQ3_64
+
+// The codec of `f`, or null when no family lists it.
+const Codec *find_codec(Format f);
+
+// Little-endian field access. Blocks sit at any byte offset inside a tensor, so
+// fields are copied out, never read through a cast pointer.
+inline uint16_t load_u16(const uint8_t *p) {
+  uint16_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline uint32_t load_u32(const uint8_t *p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline float load_f32(const uint8_t *p) {
+  float v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline float load_fp16(const uint8_t *p) { return fp16_to_fp32(load_u16(p)); }
+inline void store_u16(uint8_t *p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
+inline void store_u32(uint8_t *p, uint32_t v) { std::memcpy(p, &v, sizeof v); }
+inline void store_f32(uint8_t *p, float v) { std::memcpy(p, &v, sizeof v); }
+inline void store_fp16(uint8_t *p, float v) { store_u16(p, fp32_to_fp16(v)); }
+
+// ggml's nearest_int: round half to even through the float adder, valid for
+// |x| < 2^22 (spec §2).
+inline int nearest_int(float x) {
+  float v = x + 12582912.f;
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return static_cast<int>(bits & 0x7fffff) - 0x400000;
+}
+
+} // namespace kf::quant

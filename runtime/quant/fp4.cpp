@@ -1,0 +1,84 @@
+// MXFP4 (OCP microscaling FP4): an E8M0 exponent per 32 E2M1 codes.
+// spec/quant_formats.md §3.17.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "quant/activation_blocks.h"
+#include "quant/codec.h"
+
+namespace kf::quant {
+namespace {
+
+constexpr int QK = 32;
+constexpr int kBlockBytes = 17;
+
+// E2M1 values doubled, so that they are integers; the scale halves them back.
+constexpr int8_t kValues[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// 2^(e-128): the E8M0 scale 2^(e-127) with the doubling of kValues folded in.
+// Exact for every e (e = 0 and 1 give fp32 subnormals).
+float half_scale(uint8_t e) { return std::ldexp(1.0f, static_cast<int>(e) - 128); }
+
+void dequantize_mxfp4(const uint8_t *src, float *dst, int64_t n) {
+  for (int64_t b = 0; b < n / QK; ++b, src += kBlockBytes, dst += QK) {
+    float d = half_scale(src[0]);
+    for (int j = 0; j < QK / 2; ++j) {
+      dst[j] = kValues[src[1 + j] & 15] * d;
+      dst[j + 16] = kValues[src[1 + j] >> 4] * d;
+    }
+  }
+}
+
+// The code whose value is nearest to x (the lower code on ties).
+uint8_t nearest_code(float x, float d) {
+  uint8_t best = 0;
+  float best_err = std::numeric_limits<float>::infinity();
+  for (uint8_t c = 0; c < 16; ++c) {
+    float err = std::fabs(kValues[c] * d - x);
+    if (err < best_err) {
+      best_err = err;
+      best = c;
+    }
+  }
+  return best;
+}
+
+// e = floor(log2(amax)) - 2 + 127, as ggml's reference quantizer, clamped to
+// the E8M0 range (ggml's byte cast wraps for amax below 2^-125).
+void quantize_mxfp4(const float *src, uint8_t *dst, int64_t n) {
+  for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kBlockBytes) {
+    float amax = 0;
+    for (int j = 0; j < QK; ++j)
+      amax = std::max(amax, std::fabs(src[j]));
+    int e = amax > 0 ? static_cast<int>(std::floor(std::log2(amax))) - 2 + 127 : 0;
+    e = std::clamp(e, 0, 254);
+    dst[0] = static_cast<uint8_t>(e);
+    float d = half_scale(dst[0]);
+    for (int j = 0; j < QK / 2; ++j)
+      dst[1 + j] =
+          static_cast<uint8_t>(nearest_code(src[j], d) | nearest_code(src[j + 16], d) << 4);
+  }
+}
+
+float dot_mxfp4(const uint8_t *w, const uint8_t *a, int64_t n) {
+  float sum = 0;
+  for (int64_t b = 0; b < n / QK; ++b, w += kBlockBytes, a += kQ8_0Bytes) {
+    const int8_t *q8 = reinterpret_cast<const int8_t *>(a + kQ8_0QsOffset);
+    int sumi = 0;
+    for (int j = 0; j < QK / 2; ++j)
+      sumi += kValues[w[1 + j] & 15] * q8[j] + kValues[w[1 + j] >> 4] * q8[j + 16];
+    sum += load_fp16(a) * half_scale(w[0]) * sumi;
+  }
+  return sum;
+}
+
+constexpr CodecEntry kCodecs[] = {
+    {Format::MXFP4, {dequantize_mxfp4, quantize_mxfp4, nullptr, dot_mxfp4}},
+};
+
+} // namespace
+
+std::span<const CodecEntry> fp4_codecs() { return kCodecs; }
+
+} // namespace kf::quant

@@ -1,0 +1,52 @@
+// F32, F16 and BF16: element arrays. Their dot products see activations
+// rounded to the weight's type (ggml's vec_dot_type) and accumulate in double,
+// as ggml's scalar vec_dot_f16/bf16/f32 do.
+#include "quant/codec.h"
+
+namespace kf::quant {
+namespace {
+
+void dequantize_f32(const uint8_t *src, float *dst, int64_t n) {
+  std::memcpy(dst, src, n * sizeof(float));
+}
+void quantize_f32(const float *src, uint8_t *dst, int64_t n) {
+  std::memcpy(dst, src, n * sizeof(float));
+}
+float dot_f32(const uint8_t *w, const uint8_t *a, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += static_cast<double>(load_f32(w + 4 * i) * load_f32(a + 4 * i));
+  return static_cast<float>(sum);
+}
+
+template <float (*Decode)(uint16_t), uint16_t (*Encode)(float)> struct Half {
+  static void dequantize(const uint8_t *src, float *dst, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = Decode(load_u16(src + 2 * i));
+  }
+  static void quantize(const float *src, uint8_t *dst, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      store_u16(dst + 2 * i, Encode(src[i]));
+  }
+  static float dot(const uint8_t *w, const uint8_t *a, int64_t n) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+      sum += static_cast<double>(Decode(load_u16(w + 2 * i)) * Decode(load_u16(a + 2 * i)));
+    return static_cast<float>(sum);
+  }
+};
+
+using F16 = Half<fp16_to_fp32, fp32_to_fp16>;
+using BF16 = Half<bf16_to_fp32, fp32_to_bf16>;
+
+constexpr CodecEntry kCodecs[] = {
+    {Format::F32, {dequantize_f32, quantize_f32, quantize_f32, dot_f32}},
+    {Format::F16, {F16::dequantize, F16::quantize, F16::quantize, F16::dot}},
+    {Format::BF16, {BF16::dequantize, BF16::quantize, BF16::quantize, BF16::dot}},
+};
+
+} // namespace
+
+std::span<const CodecEntry> plain_codecs() { return kCodecs; }
+
+} // namespace kf::quant
