@@ -15,7 +15,8 @@ inline constexpr int kQ8_1Bytes = 36;
 inline constexpr int kQ8_1SumOffset = 2;
 inline constexpr int kQ8_1QsOffset = 4;
 
-// Q8_K: fp32 d, int8 qs[256], int16 bsums[16] with bsums[k] = sum(qs[16k..16k+15]).
+// Q8_K: fp32 d, int8 qs[256], int16 bsums[16] with bsums[k] =
+// sum(qs[16k..16k+15]).
 inline constexpr int kQ8_KBytes = 292;
 inline constexpr int kQ8_KQsOffset = 4;
 inline constexpr int kQ8_KBsumsOffset = 260;

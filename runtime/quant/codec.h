@@ -19,7 +19,8 @@ struct Codec {
   // Reference quantizer for weights.
   void (*quantize)(const float *src, uint8_t *dst, int64_t n) = nullptr;
   // Activation quantizer (activation formats only).
-  void (*quantize_activation)(const float *src, uint8_t *dst, int64_t n) = nullptr;
+  void (*quantize_activation)(const float *src, uint8_t *dst,
+                              int64_t n) = nullptr;
   // Weight row (this format) . activation row (its dot_format).
   float (*dot)(const uint8_t *w, const uint8_t *a, int64_t n) = nullptr;
 };
@@ -30,11 +31,12 @@ struct CodecEntry {
 };
 
 // One list per family; codec.cpp gathers them.
-std::span<const CodecEntry> plain_codecs();   // F32, F16, BF16
-std::span<const CodecEntry> legacy_codecs();  // Q4_0, Q4_1, Q5_0, Q8_0, Q8_1
-std::span<const CodecEntry> q8_k_codecs();    // Q8_K (activations)
-std::span<const CodecEntry> kquant_codecs();  // Q2_K .. Q6_K
-std::span<const CodecEntry> iquant_codecs();  // IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ4_NL, IQ4_XS
+std::span<const CodecEntry> plain_codecs();  // F32, F16, BF16
+std::span<const CodecEntry> legacy_codecs(); // Q4_0, Q4_1, Q5_0, Q8_0, Q8_1
+std::span<const CodecEntry> q8_k_codecs();   // Q8_K (activations)
+std::span<const CodecEntry> kquant_codecs(); // Q2_K .. Q6_K
+std::span<const CodecEntry>
+iquant_codecs(); // IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ4_NL, IQ4_XS
 std::span<const CodecEntry> fp4_codecs();     // MXFP4
 std::span<const CodecEntry> private_codecs(); // FRACTAL64, VQ3_64
 

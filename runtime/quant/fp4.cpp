@@ -14,11 +14,14 @@ constexpr int QK = 32;
 constexpr int kBlockBytes = 17;
 
 // E2M1 values doubled, so that they are integers; the scale halves them back.
-constexpr int8_t kValues[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+constexpr int8_t kValues[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                0, -1, -2, -3, -4, -6, -8, -12};
 
 // 2^(e-128): the E8M0 scale 2^(e-127) with the doubling of kValues folded in.
 // Exact for every e (e = 0 and 1 give fp32 subnormals).
-float half_scale(uint8_t e) { return std::ldexp(1.0f, static_cast<int>(e) - 128); }
+float half_scale(uint8_t e) {
+  return std::ldexp(1.0f, static_cast<int>(e) - 128);
+}
 
 void dequantize_mxfp4(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kBlockBytes, dst += QK) {
@@ -51,13 +54,14 @@ void quantize_mxfp4(const float *src, uint8_t *dst, int64_t n) {
     float amax = 0;
     for (int j = 0; j < QK; ++j)
       amax = std::max(amax, std::fabs(src[j]));
-    int e = amax > 0 ? static_cast<int>(std::floor(std::log2(amax))) - 2 + 127 : 0;
+    int e =
+        amax > 0 ? static_cast<int>(std::floor(std::log2(amax))) - 2 + 127 : 0;
     e = std::clamp(e, 0, 254);
     dst[0] = static_cast<uint8_t>(e);
     float d = half_scale(dst[0]);
     for (int j = 0; j < QK / 2; ++j)
-      dst[1 + j] =
-          static_cast<uint8_t>(nearest_code(src[j], d) | nearest_code(src[j + 16], d) << 4);
+      dst[1 + j] = static_cast<uint8_t>(nearest_code(src[j], d) |
+                                        nearest_code(src[j + 16], d) << 4);
   }
 }
 
@@ -67,7 +71,8 @@ float dot_mxfp4(const uint8_t *w, const uint8_t *a, int64_t n) {
     const int8_t *q8 = reinterpret_cast<const int8_t *>(a + kQ8_0QsOffset);
     int sumi = 0;
     for (int j = 0; j < QK / 2; ++j)
-      sumi += kValues[w[1 + j] & 15] * q8[j] + kValues[w[1 + j] >> 4] * q8[j + 16];
+      sumi +=
+          kValues[w[1 + j] & 15] * q8[j] + kValues[w[1 + j] >> 4] * q8[j + 16];
     sum += load_fp16(a) * half_scale(w[0]) * sumi;
   }
   return sum;

@@ -13,16 +13,19 @@ namespace {
 
 constexpr int QK = 64;
 constexpr int kBytes = 30;
-constexpr int kScalesOffset = 2; // u32: nibble k = sub-scale code of weights 8k..8k+7
-constexpr int kLowOffset = 6;    // 16 B: weight i's low 2 bits at byte i%16, bits 2(i/16)
-constexpr int kHighOffset = 22;  // u64: weight i's high bit at bit i
+constexpr int kScalesOffset =
+    2; // u32: nibble k = sub-scale code of weights 8k..8k+7
+constexpr int kLowOffset =
+    6; // 16 B: weight i's low 2 bits at byte i%16, bits 2(i/16)
+constexpr int kHighOffset = 22; // u64: weight i's high bit at bit i
 
 // Level of each 3-bit index, in ascending order; symmetric, with no zero.
 constexpr int kLevels[8] = {-14, -8, -4, -1, 1, 4, 8, 14};
 constexpr int kMinSubScale = 4, kMaxSubScale = 19; // s = 4 + u for a 4-bit u
 
 int sub_scale(const uint8_t *block, int k) {
-  return kMinSubScale + static_cast<int>((load_u32(block + kScalesOffset) >> (4 * k)) & 15);
+  return kMinSubScale +
+         static_cast<int>((load_u32(block + kScalesOffset) >> (4 * k)) & 15);
 }
 
 int level_index(const uint8_t *block, int i) {
@@ -58,7 +61,8 @@ int nearest_level(float v) {
 float fit_error(const float *x, int n, float scale) {
   float err = 0;
   for (int i = 0; i < n; ++i) {
-    float e = x[i] - scale * kLevels[nearest_level(scale != 0 ? x[i] / scale : 0)];
+    float e =
+        x[i] - scale * kLevels[nearest_level(scale != 0 ? x[i] / scale : 0)];
     err += e * e;
   }
   return err;
@@ -105,14 +109,15 @@ float encode_block(const float *x, const float *sigma, float d, uint8_t *out) {
   uint64_t high = 0;
   float err = 0;
   for (int k = 0; k < 8; ++k) {
-    int s = d > 0 ? std::clamp(static_cast<int>(std::lround(sigma[k] / d)), kMinSubScale,
-                               kMaxSubScale)
+    int s = d > 0 ? std::clamp(static_cast<int>(std::lround(sigma[k] / d)),
+                               kMinSubScale, kMaxSubScale)
                   : kMinSubScale;
     scales |= static_cast<uint32_t>(s - kMinSubScale) << (4 * k);
     float step = d * static_cast<float>(s);
     for (int i = 8 * k; i < 8 * k + 8; ++i) {
       int idx = nearest_level(step > 0 ? x[i] / step : 0);
-      out[kLowOffset + i % 16] |= static_cast<uint8_t>((idx & 3) << (2 * (i / 16)));
+      out[kLowOffset + i % 16] |=
+          static_cast<uint8_t>((idx & 3) << (2 * (i / 16)));
       high |= static_cast<uint64_t>(idx >> 2) << i;
       float e = x[i] - d * static_cast<float>(s * kLevels[idx]);
       err += e * e;
@@ -175,6 +180,7 @@ float dot_fractal64(const uint8_t *w, const uint8_t *a, int64_t n) {
 
 } // namespace
 
-const Codec kFractal64Codec = {dequantize_fractal64, quantize_fractal64, nullptr, dot_fractal64};
+const Codec kFractal64Codec = {dequantize_fractal64, quantize_fractal64,
+                               nullptr, dot_fractal64};
 
 } // namespace kf::quant

@@ -29,7 +29,8 @@ float absmax(const float *x, int n) {
   return amax;
 }
 
-// --- Q8_0: fp16 d, int8 qs[32] ------------------------------------------------
+// --- Q8_0: fp16 d, int8 qs[32]
+// ------------------------------------------------
 
 void dequantize_q8_0(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kQ8_0Bytes, dst += QK) {
@@ -46,7 +47,8 @@ void quantize_q8_0(const float *src, uint8_t *dst, int64_t n) {
     float id = d != 0 ? 1.f / d : 0.f;
     store_fp16(dst, d);
     for (int j = 0; j < QK; ++j)
-      dst[kQ8_0QsOffset + j] = static_cast<uint8_t>(static_cast<int8_t>(std::roundf(src[j] * id)));
+      dst[kQ8_0QsOffset + j] =
+          static_cast<uint8_t>(static_cast<int8_t>(std::roundf(src[j] * id)));
   }
 }
 
@@ -57,8 +59,8 @@ void quantize_activation_q8_0(const float *src, uint8_t *dst, int64_t n) {
     float id = amax != 0 ? 127.f / amax : 0.f;
     store_fp16(dst, amax / 127.f);
     for (int j = 0; j < QK; ++j)
-      dst[kQ8_0QsOffset + j] =
-          static_cast<uint8_t>(static_cast<int8_t>(std::nearbyintf(src[j] * id)));
+      dst[kQ8_0QsOffset + j] = static_cast<uint8_t>(
+          static_cast<int8_t>(std::nearbyintf(src[j] * id)));
   }
 }
 
@@ -67,7 +69,8 @@ float dot_q8_0(const uint8_t *w, const uint8_t *a, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, w += kQ8_0Bytes, a += kQ8_0Bytes) {
     int sumi = 0;
     for (int j = 0; j < QK; ++j)
-      sumi += static_cast<int8_t>(w[kQ8_0QsOffset + j]) * static_cast<int8_t>(a[kQ8_0QsOffset + j]);
+      sumi += static_cast<int8_t>(w[kQ8_0QsOffset + j]) *
+              static_cast<int8_t>(a[kQ8_0QsOffset + j]);
     sum += sumi * load_fp16(w) * load_fp16(a);
   }
   return sum;
@@ -99,7 +102,8 @@ void quantize_activation_q8_1(const float *src, uint8_t *dst, int64_t n) {
   }
 }
 
-// --- Q4_0: fp16 d, qs[16]: low nibble element j, high nibble j+16; y = d(q-8) --
+// --- Q4_0: fp16 d, qs[16]: low nibble element j, high nibble j+16; y = d(q-8)
+// --
 
 constexpr int kQ4_0Bytes = 18;
 
@@ -120,8 +124,10 @@ void quantize_q4_0(const float *src, uint8_t *dst, int64_t n) {
     float id = d != 0 ? 1.f / d : 0.f;
     store_fp16(dst, d);
     for (int j = 0; j < QK / 2; ++j) {
-      int q0 = std::min(15, static_cast<int>(static_cast<int8_t>(src[j] * id + 8.5f)));
-      int q1 = std::min(15, static_cast<int>(static_cast<int8_t>(src[j + 16] * id + 8.5f)));
+      int q0 = std::min(
+          15, static_cast<int>(static_cast<int8_t>(src[j] * id + 8.5f)));
+      int q1 = std::min(
+          15, static_cast<int>(static_cast<int8_t>(src[j + 16] * id + 8.5f)));
       dst[2 + j] = static_cast<uint8_t>(q0 | q1 << 4);
     }
   }
@@ -133,13 +139,15 @@ float dot_q4_0(const uint8_t *w, const uint8_t *a, int64_t n) {
     const int8_t *q8 = reinterpret_cast<const int8_t *>(a + kQ8_0QsOffset);
     int sumi = 0;
     for (int j = 0; j < QK / 2; ++j)
-      sumi += ((w[2 + j] & 15) - 8) * q8[j] + ((w[2 + j] >> 4) - 8) * q8[j + 16];
+      sumi +=
+          ((w[2 + j] & 15) - 8) * q8[j] + ((w[2 + j] >> 4) - 8) * q8[j + 16];
     sum += sumi * load_fp16(w) * load_fp16(a);
   }
   return sum;
 }
 
-// --- Q4_1: fp16 d, fp16 m, qs[16]; y = d*q + m ----------------------------------
+// --- Q4_1: fp16 d, fp16 m, qs[16]; y = d*q + m
+// ----------------------------------
 
 constexpr int kQ4_1Bytes = 20;
 
@@ -166,8 +174,10 @@ void quantize_q4_1(const float *src, uint8_t *dst, int64_t n) {
     store_fp16(dst, d);
     store_fp16(dst + 2, min);
     for (int j = 0; j < QK / 2; ++j) {
-      int q0 = std::min(15, static_cast<int>(static_cast<int8_t>((src[j] - min) * id + 0.5f)));
-      int q1 = std::min(15, static_cast<int>(static_cast<int8_t>((src[j + 16] - min) * id + 0.5f)));
+      int q0 = std::min(15, static_cast<int>(static_cast<int8_t>(
+                                (src[j] - min) * id + 0.5f)));
+      int q1 = std::min(15, static_cast<int>(static_cast<int8_t>(
+                                (src[j + 16] - min) * id + 0.5f)));
       dst[4 + j] = static_cast<uint8_t>(q0 | q1 << 4);
     }
   }
@@ -181,12 +191,14 @@ float dot_q4_1(const uint8_t *w, const uint8_t *a, int64_t n) {
     int sumi = 0;
     for (int j = 0; j < QK / 2; ++j)
       sumi += (w[4 + j] & 15) * q8[j] + (w[4 + j] >> 4) * q8[j + 16];
-    sum += (load_fp16(w) * load_fp16(a)) * sumi + load_fp16(w + 2) * load_fp16(a + kQ8_1SumOffset);
+    sum += (load_fp16(w) * load_fp16(a)) * sumi +
+           load_fp16(w + 2) * load_fp16(a + kQ8_1SumOffset);
   }
   return sum;
 }
 
-// --- Q5_0: fp16 d, u32 qh (5th bits), qs[16]; y = d(q-16) ----------------------
+// --- Q5_0: fp16 d, u32 qh (5th bits), qs[16]; y = d(q-16)
+// ----------------------
 
 constexpr int kQ5_0Bytes = 22;
 
@@ -211,8 +223,10 @@ void quantize_q5_0(const float *src, uint8_t *dst, int64_t n) {
     uint32_t qh = 0;
     store_fp16(dst, d);
     for (int j = 0; j < QK / 2; ++j) {
-      int q0 = std::min(31, static_cast<int>(static_cast<int8_t>(src[j] * id + 16.5f)));
-      int q1 = std::min(31, static_cast<int>(static_cast<int8_t>(src[j + 16] * id + 16.5f)));
+      int q0 = std::min(
+          31, static_cast<int>(static_cast<int8_t>(src[j] * id + 16.5f)));
+      int q1 = std::min(
+          31, static_cast<int>(static_cast<int8_t>(src[j + 16] * id + 16.5f)));
       dst[6 + j] = static_cast<uint8_t>((q0 & 15) | (q1 & 15) << 4);
       qh |= static_cast<uint32_t>((q0 >> 4) & 1) << j;
       qh |= static_cast<uint32_t>((q1 >> 4) & 1) << (j + 16);
@@ -237,8 +251,10 @@ constexpr CodecEntry kCodecs[] = {
     {Format::Q4_0, {dequantize_q4_0, quantize_q4_0, nullptr, dot_q4_0}},
     {Format::Q4_1, {dequantize_q4_1, quantize_q4_1, nullptr, dot_q4_1}},
     {Format::Q5_0, {dequantize_q5_0, quantize_q5_0, nullptr, dot_q5_0}},
-    {Format::Q8_0, {dequantize_q8_0, quantize_q8_0, quantize_activation_q8_0, dot_q8_0}},
-    {Format::Q8_1, {dequantize_q8_1, nullptr, quantize_activation_q8_1, nullptr}},
+    {Format::Q8_0,
+     {dequantize_q8_0, quantize_q8_0, quantize_activation_q8_0, dot_q8_0}},
+    {Format::Q8_1,
+     {dequantize_q8_1, nullptr, quantize_activation_q8_1, nullptr}},
 };
 
 } // namespace

@@ -31,7 +31,8 @@ template <float (*Decode)(uint16_t), uint16_t (*Encode)(float)> struct Half {
   static float dot(const uint8_t *w, const uint8_t *a, int64_t n) {
     double sum = 0;
     for (int64_t i = 0; i < n; ++i)
-      sum += static_cast<double>(Decode(load_u16(w + 2 * i)) * Decode(load_u16(a + 2 * i)));
+      sum += static_cast<double>(Decode(load_u16(w + 2 * i)) *
+                                 Decode(load_u16(a + 2 * i)));
     return static_cast<float>(sum);
   }
 };
@@ -42,7 +43,8 @@ using BF16 = Half<bf16_to_fp32, fp32_to_bf16>;
 constexpr CodecEntry kCodecs[] = {
     {Format::F32, {dequantize_f32, quantize_f32, quantize_f32, dot_f32}},
     {Format::F16, {F16::dequantize, F16::quantize, F16::quantize, F16::dot}},
-    {Format::BF16, {BF16::dequantize, BF16::quantize, BF16::quantize, BF16::dot}},
+    {Format::BF16,
+     {BF16::dequantize, BF16::quantize, BF16::quantize, BF16::dot}},
 };
 
 } // namespace

@@ -42,14 +42,16 @@ void quantize_activation_q8_k(const float *src, uint8_t *dst, int64_t n) {
       int sum = 0;
       for (int j = 0; j < 16; ++j)
         sum += qs[16 * k + j];
-      store_u16(dst + kQ8_KBsumsOffset + 2 * k, static_cast<uint16_t>(static_cast<int16_t>(sum)));
+      store_u16(dst + kQ8_KBsumsOffset + 2 * k,
+                static_cast<uint16_t>(static_cast<int16_t>(sum)));
     }
     store_f32(dst, 1.f / iscale);
   }
 }
 
 constexpr CodecEntry kCodecs[] = {
-    {Format::Q8_K, {dequantize_q8_k, nullptr, quantize_activation_q8_k, nullptr}},
+    {Format::Q8_K,
+     {dequantize_q8_k, nullptr, quantize_activation_q8_k, nullptr}},
 };
 
 } // namespace

@@ -186,8 +186,9 @@ void quantize_vq3_64(const float *src, uint8_t *dst, int64_t n) {
       float dg = factor * rms_max / (kVq3UnitsPerSigma * kMaxSubScale);
       Encoding e;
       for (int k = 0; k < 8; ++k)
-        e.m[k] = std::clamp(static_cast<int>(std::lround(rms[k] / (kVq3UnitsPerSigma * dg))),
-                            kMinSubScale, kMaxSubScale);
+        e.m[k] = std::clamp(
+            static_cast<int>(std::lround(rms[k] / (kVq3UnitsPerSigma * dg))),
+            kMinSubScale, kMaxSubScale);
       e.d = fp32_to_fp16(dg / kG);
       for (int refit = 0; refit < 2; ++refit) {
         e.choose_all(src);
@@ -253,6 +254,7 @@ float dot_vq3_64(const uint8_t *w, const uint8_t *a, int64_t n) {
 
 } // namespace
 
-const Codec kVq3_64Codec = {dequantize_vq3_64, quantize_vq3_64, nullptr, dot_vq3_64};
+const Codec kVq3_64Codec = {dequantize_vq3_64, quantize_vq3_64, nullptr,
+                            dot_vq3_64};
 
 } // namespace kf::quant

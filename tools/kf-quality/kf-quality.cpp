@@ -37,12 +37,14 @@ std::vector<DataSet> make_data(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   std::student_t_distribution<float> student(3.0f);
-  std::vector<DataSet> sets = {{"gaussian", {}}, {"student-t", {}}, {"llm-rows", {}}};
+  std::vector<DataSet> sets = {
+      {"gaussian", {}}, {"student-t", {}}, {"llm-rows", {}}};
   for (int64_t i = 0; i < n; ++i)
     sets[0].values.push_back(normal(rng));
   for (int64_t i = 0; i < n; ++i)
     sets[1].values.push_back(student(rng));
-  std::lognormal_distribution<float> column_scale(0.0f, 0.5f), row_scale(0.0f, 0.2f);
+  std::lognormal_distribution<float> column_scale(0.0f, 0.5f),
+      row_scale(0.0f, 0.2f);
   std::bernoulli_distribution outlier(0.01);
   std::vector<float> columns(kRow);
   for (float &c : columns)
@@ -66,13 +68,17 @@ Quality measure(kf::Format f, const std::vector<float> &x) {
   auto start = std::chrono::steady_clock::now();
   for (size_t r = 0; r < x.size() / kRow; ++r) {
     absl::Status s =
-        kf::quantize(f, std::span(x).subspan(r * kRow, kRow), std::span(q).subspan(r * row_bytes, row_bytes));
+        kf::quantize(f, std::span(x).subspan(r * kRow, kRow),
+                     std::span(q).subspan(r * row_bytes, row_bytes));
     if (!s.ok()) {
-      std::fprintf(stderr, "kf-quality: %s\n", std::string(s.message()).c_str());
+      std::fprintf(stderr, "kf-quality: %s\n",
+                   std::string(s.message()).c_str());
       std::exit(1);
     }
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (absl::Status s = kf::dequantize(f, q, y); !s.ok()) {
     std::fprintf(stderr, "kf-quality: %s\n", std::string(s.message()).c_str());
     std::exit(1);
@@ -105,7 +111,8 @@ int main(int argc, char **argv) {
     }
   }
   if (n < kRow || n % kRow != 0) {
-    std::fprintf(stderr, "kf-quality: --elements must be a positive multiple of %lld\n",
+    std::fprintf(stderr,
+                 "kf-quality: --elements must be a positive multiple of %lld\n",
                  static_cast<long long>(kRow));
     return 2;
   }
@@ -121,8 +128,8 @@ int main(int argc, char **argv) {
     if (info.role != kf::FormatRole::Weight || !kf::has_quantize(info.format) ||
         info.format == kf::Format::F32)
       continue;
-    std::printf("| %.*s | %.4g |", static_cast<int>(info.name.size()), info.name.data(),
-                info.bits_per_weight());
+    std::printf("| %.*s | %.4g |", static_cast<int>(info.name.size()),
+                info.name.data(), info.bits_per_weight());
     double ns = 0;
     for (const DataSet &d : data) {
       Quality q = measure(info.format, d.values);

@@ -15,6 +15,16 @@ func.func @qweight_rank4(%w: !kf.qweight<f32, [2, 2, 2, 64]>)
 
 // -----
 
+// expected-error @+1 {{!kf.qweight: q8_k is an activation format and cannot hold weights}}
+func.func @qweight_activation_format(%w: !kf.qweight<q8_k, [4, 256]>)
+
+// -----
+
+// expected-error @+1 {{!kf.qweight: vq3_64 stores rows in blocks of 64, but cols = 96 is not a multiple of 64}}
+func.func @qweight_private_partial_block(%w: !kf.qweight<vq3_64, [4, 96]>)
+
+// -----
+
 // expected-error @+1 {{!kf.qweight: dimensions must be positive, got 0}}
 func.func @qweight_empty(%w: !kf.qweight<f32, [0, 64]>)
 

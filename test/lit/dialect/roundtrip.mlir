@@ -8,9 +8,15 @@
 // CHECK-SAME: !kf.qweight<bf16, [16, 64]>
 // CHECK-SAME: !kf.qweight<q8_0, [2048, 4096]>
 // CHECK-SAME: !kf.qweight<q8_0, [256, 2048, 4096]>
+// CHECK-SAME: !kf.qweight<iq1_m, [256, 2048, 4096]>
+// CHECK-SAME: !kf.qweight<fractal64, [8, 64]>
+// CHECK-SAME: !kf.qweight<vq3_64, [8, 128]>
+// CHECK-SAME: !kf.qweight<mxfp4, [8, 32]>
 func.func @qweight_types(%a: !kf.qweight<f32, [7, 3]>, %b: !kf.qweight<f16, [1, 1]>,
                          %c: !kf.qweight<bf16, [16, 64]>, %d: !kf.qweight<q8_0, [2048, 4096]>,
-                         %e: !kf.qweight<q8_0, [256, 2048, 4096]>) {
+                         %e: !kf.qweight<q8_0, [256, 2048, 4096]>,
+                         %f: !kf.qweight<iq1_m, [256, 2048, 4096]>, %g: !kf.qweight<fractal64, [8, 64]>,
+                         %h: !kf.qweight<vq3_64, [8, 128]>, %i: !kf.qweight<mxfp4, [8, 32]>) {
   return
 }
 

@@ -18,9 +18,29 @@ TEST(FormatTable, MatchesGgmlGeometry) {
   const Expected expected[] = {
       {Format::F32, "f32", 0, 1, 4},
       {Format::F16, "f16", 1, 1, 2},
+      {Format::Q4_0, "q4_0", 2, 32, 18},
+      {Format::Q4_1, "q4_1", 3, 32, 20},
+      {Format::Q5_0, "q5_0", 6, 32, 22},
       {Format::Q8_0, "q8_0", 8, 32, 34},
+      {Format::Q8_1, "q8_1", 9, 32, 36},
+      {Format::Q2_K, "q2_k", 10, 256, 84},
+      {Format::Q3_K, "q3_k", 11, 256, 110},
+      {Format::Q4_K, "q4_k", 12, 256, 144},
+      {Format::Q5_K, "q5_k", 13, 256, 176},
+      {Format::Q6_K, "q6_k", 14, 256, 210},
+      {Format::Q8_K, "q8_k", 15, 256, 292},
+      {Format::IQ2_XXS, "iq2_xxs", 16, 256, 66},
+      {Format::IQ2_XS, "iq2_xs", 17, 256, 74},
+      {Format::IQ1_S, "iq1_s", 19, 256, 50},
+      {Format::IQ4_NL, "iq4_nl", 20, 32, 18},
+      {Format::IQ4_XS, "iq4_xs", 23, 256, 136},
+      {Format::IQ1_M, "iq1_m", 29, 256, 56},
       {Format::BF16, "bf16", 30, 1, 2},
+      {Format::MXFP4, "mxfp4", 39, 32, 17},
+      {Format::FRACTAL64, "fractal64", 4096, 64, 30},
+      {Format::VQ3_64, "vq3_64", 4097, 64, 24},
   };
+  EXPECT_EQ(std::size(expected), all_formats().size());
   for (const Expected &e : expected) {
     const FormatInfo &info = format_info(e.f);
     EXPECT_EQ(info.name, e.name);
@@ -29,6 +49,19 @@ TEST(FormatTable, MatchesGgmlGeometry) {
     EXPECT_EQ(info.block_bytes, e.bytes) << e.name;
   }
   EXPECT_DOUBLE_EQ(format_info(Format::Q8_0).bits_per_weight(), 8.5);
+  EXPECT_DOUBLE_EQ(format_info(Format::IQ1_S).bits_per_weight(), 1.5625);
+  EXPECT_DOUBLE_EQ(format_info(Format::FRACTAL64).bits_per_weight(), 3.75);
+  EXPECT_DOUBLE_EQ(format_info(Format::VQ3_64).bits_per_weight(), 3.0);
+  // The vec_dot_type pairings of spec §1 (and ours for the private formats).
+  EXPECT_EQ(format_info(Format::Q4_1).dot_format, Format::Q8_1);
+  EXPECT_EQ(format_info(Format::IQ4_NL).dot_format, Format::Q8_0);
+  EXPECT_EQ(format_info(Format::IQ1_M).dot_format, Format::Q8_K);
+  EXPECT_EQ(format_info(Format::MXFP4).dot_format, Format::Q8_0);
+  EXPECT_EQ(format_info(Format::BF16).dot_format, Format::BF16);
+  EXPECT_EQ(format_info(Format::Q8_K).role, FormatRole::Activation);
+  EXPECT_EQ(format_info(Format::Q8_1).role, FormatRole::Activation);
+  EXPECT_TRUE(format_info(Format::VQ3_64).is_private());
+  EXPECT_FALSE(format_info(Format::MXFP4).is_private());
 }
 
 TEST(FormatTable, RowsAreUniqueAndOrdered) {

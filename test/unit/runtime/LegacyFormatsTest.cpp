@@ -76,7 +76,8 @@ TEST(MXFP4, KnownAnswer) {
   block[0] = 127 + 2; // 2^(e-127) = 4, applied to the doubled values: x2
   for (int j = 0; j < 16; ++j)
     block[1 + j] = static_cast<uint8_t>(j | (15 - j) << 4);
-  const float e2m1[16] = {0, .5, 1, 1.5, 2, 3, 4, 6, -0.f, -.5, -1, -1.5, -2, -3, -4, -6};
+  const float e2m1[16] = {0,    .5,  1,  1.5,  2,  3,  4,  6,
+                          -0.f, -.5, -1, -1.5, -2, -3, -4, -6};
   std::vector<float> y = dequantized(Format::MXFP4, block, 32);
   for (int j = 0; j < 16; ++j) {
     EXPECT_EQ(y[j], 4 * e2m1[j]) << j;
@@ -146,7 +147,8 @@ TEST(Q8_K, SignedExtremeBecomesMinus127) {
   }
   std::vector<float> zeros(256, 0.0f);
   std::vector<uint8_t> z = activation(Format::Q8_K, zeros);
-  EXPECT_TRUE(std::all_of(z.begin(), z.end(), [](uint8_t v) { return v == 0; }));
+  EXPECT_TRUE(
+      std::all_of(z.begin(), z.end(), [](uint8_t v) { return v == 0; }));
 }
 
 // Round trip of Gaussian data: the SQNR each format reaches with its reference
@@ -156,9 +158,10 @@ TEST(LegacyFormats, RoundTripError) {
     Format f;
     double min_sqnr_db;
   };
-  const Case cases[] = {{Format::Q4_0, 17.0}, {Format::Q4_1, 18.0}, {Format::Q5_0, 23.0},
-                        {Format::Q8_0, 40.0}, {Format::MXFP4, 15.0}, {Format::F16, 70.0},
-                        {Format::BF16, 45.0}, {Format::F32, 1000.0}};
+  const Case cases[] = {{Format::Q4_0, 17.0},  {Format::Q4_1, 18.0},
+                        {Format::Q5_0, 23.0},  {Format::Q8_0, 40.0},
+                        {Format::MXFP4, 15.0}, {Format::F16, 70.0},
+                        {Format::BF16, 45.0},  {Format::F32, 1000.0}};
   std::vector<float> x = gaussian(4096, 11);
   for (const Case &c : cases) {
     std::vector<float> y = dequantized(c.f, quantized(c.f, x), x.size());
@@ -169,17 +172,19 @@ TEST(LegacyFormats, RoundTripError) {
 // The reference dot equals the exact dot of the decoded rows within the
 // rounding bound of QuantTestUtil.h.
 TEST(LegacyFormats, DotMatchesDecodedRows) {
-  for (Format f : {Format::Q4_0, Format::Q4_1, Format::Q5_0, Format::Q8_0, Format::MXFP4,
-                   Format::F16, Format::BF16, Format::F32}) {
+  for (Format f : {Format::Q4_0, Format::Q4_1, Format::Q5_0, Format::Q8_0,
+                   Format::MXFP4, Format::F16, Format::BF16, Format::F32}) {
     const FormatInfo &info = format_info(f);
     for (int64_t n : {32, 64, 1024}) {
-      std::vector<float> x = gaussian(n, 100 + n), w = gaussian(n, 200 + n, 0.02f);
+      std::vector<float> x = gaussian(n, 100 + n),
+                         w = gaussian(n, 200 + n, 0.02f);
       std::vector<uint8_t> wq = quantized(f, w);
       std::vector<uint8_t> aq = activation(info.dot_format, x);
       absl::StatusOr<float> got = dot(f, wq, aq);
       ASSERT_TRUE(got.ok()) << got.status();
-      auto check = exact_dot(dequantized(f, wq, n), dequantized(info.dot_format, aq, n),
-                             n / info.block_elems);
+      auto check =
+          exact_dot(dequantized(f, wq, n), dequantized(info.dot_format, aq, n),
+                    n / info.block_elems);
       if (f == Format::Q4_1) {
         // Q8_1 carries d*sum(q) rounded to fp16 (half an ulp: 2^-11 relative),
         // and the min term m_w * s_a uses that rounded sum.
@@ -189,7 +194,8 @@ TEST(LegacyFormats, DotMatchesDecodedRows) {
           check.tolerance += std::fabs(double(m) * s) * std::ldexp(1.0, -11);
         }
       }
-      EXPECT_NEAR(*got, check.exact, check.tolerance) << info.name << " n=" << n;
+      EXPECT_NEAR(*got, check.exact, check.tolerance)
+          << info.name << " n=" << n;
     }
   }
 }
@@ -197,9 +203,12 @@ TEST(LegacyFormats, DotMatchesDecodedRows) {
 TEST(Dot, RejectsMismatchedRows) {
   std::vector<uint8_t> w(34 * 2), a(34);
   absl::StatusOr<float> r = dot(Format::Q8_0, w, a);
-  EXPECT_EQ(r.status().message(), "dot activations q8_0: 64 elements need 68 bytes, got 34");
+  EXPECT_EQ(r.status().message(),
+            "dot activations q8_0: 64 elements need 68 bytes, got 34");
   r = dot(Format::Q8_0, std::span(w).first(33), a);
-  EXPECT_EQ(r.status().message(), "dot q8_0: 33 weight bytes is not a whole number of 34-byte blocks");
+  EXPECT_EQ(
+      r.status().message(),
+      "dot q8_0: 33 weight bytes is not a whole number of 34-byte blocks");
   r = dot(Format::Q8_K, a, a);
   EXPECT_EQ(r.status().message(), "dot: format q8_k has none");
 }

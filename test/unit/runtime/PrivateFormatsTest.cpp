@@ -21,12 +21,14 @@ TEST(Fractal64, KnownAnswer) {
   uint8_t block[30] = {};
   uint16_t d = fp32_to_fp16(0.5f);
   std::memcpy(block, &d, 2);
-  // Sub-scale codes u_k = k + 8 * (k & 1): s = 4 + u = 4, 13, 6, 15, 8, 17, 10, 19.
+  // Sub-scale codes u_k = k + 8 * (k & 1): s = 4 + u = 4, 13, 6, 15, 8, 17,
+  // 10, 19.
   uint32_t scales = 0;
   for (int k = 0; k < 8; ++k)
     scales |= static_cast<uint32_t>(k + 8 * (k & 1)) << (4 * k);
   std::memcpy(block + 2, &scales, 4);
-  // Weight i gets index i % 8: low bits at byte i % 16, bits 2(i / 16); high bit i.
+  // Weight i gets index i % 8: low bits at byte i % 16, bits 2(i / 16); high
+  // bit i.
   uint64_t high = 0;
   for (int i = 0; i < 64; ++i) {
     int idx = i % 8;
@@ -57,8 +59,10 @@ TEST(Fractal64, EveryIndexBitIsItsOwn) {
   }
 }
 
-// Builds a VQ3_64 block from its fields as docs/formats/vq3_64.md lays them out.
-std::vector<uint8_t> vq3_block(float d, const int (&index)[22], const int (&u)[8]) {
+// Builds a VQ3_64 block from its fields as docs/formats/vq3_64.md lays them
+// out.
+std::vector<uint8_t> vq3_block(float d, const int (&index)[22],
+                               const int (&u)[8]) {
   std::vector<uint8_t> b(24, 0);
   uint16_t h = fp32_to_fp16(d);
   std::memcpy(b.data(), &h, 2);
@@ -113,7 +117,8 @@ TEST(Vq3_64, CodebooksAreAntipodalHalves) {
     int first = kVq3Book3[e][0] != 0 ? kVq3Book3[e][0] : kVq3Book3[e][1];
     EXPECT_GT(first, 0) << e;
     for (int f = 0; f < e; ++f)
-      EXPECT_FALSE(kVq3Book3[e][0] == kVq3Book3[f][0] && kVq3Book3[e][1] == kVq3Book3[f][1] &&
+      EXPECT_FALSE(kVq3Book3[e][0] == kVq3Book3[f][0] &&
+                   kVq3Book3[e][1] == kVq3Book3[f][1] &&
                    kVq3Book3[e][2] == kVq3Book3[f][2])
           << e << " " << f;
   }
@@ -125,12 +130,15 @@ TEST(PrivateFormats, RoundTripQuality) {
     double gauss_db, student_db;
   };
   // Floors a little below the measured SQNR (docs/formats/quality.md).
-  const Case cases[] = {{Format::FRACTAL64, 17.3, 16.9}, {Format::VQ3_64, 13.2, 13.4}};
+  const Case cases[] = {{Format::FRACTAL64, 17.3, 16.9},
+                        {Format::VQ3_64, 13.2, 13.4}};
   std::vector<float> g = gaussian(16384, 21), t = student_t(16384, 22);
   for (const Case &c : cases) {
-    EXPECT_GT(sqnr_db(g, dequantized(c.f, quantized(c.f, g), g.size())), c.gauss_db)
+    EXPECT_GT(sqnr_db(g, dequantized(c.f, quantized(c.f, g), g.size())),
+              c.gauss_db)
         << format_info(c.f).name;
-    EXPECT_GT(sqnr_db(t, dequantized(c.f, quantized(c.f, t), t.size())), c.student_db)
+    EXPECT_GT(sqnr_db(t, dequantized(c.f, quantized(c.f, t), t.size())),
+              c.student_db)
         << format_info(c.f).name;
   }
 }
@@ -150,13 +158,17 @@ TEST(PrivateFormats, ZeroAndConstantBlocks) {
 TEST(PrivateFormats, DotMatchesDecodedRows) {
   for (Format f : {Format::FRACTAL64, Format::VQ3_64}) {
     for (int64_t n : {64, 128, 4096}) {
-      std::vector<float> x = gaussian(n, 300 + n), w = gaussian(n, 400 + n, 0.02f);
-      std::vector<uint8_t> wq = quantized(f, w), aq = activation(Format::Q8_0, x);
+      std::vector<float> x = gaussian(n, 300 + n),
+                         w = gaussian(n, 400 + n, 0.02f);
+      std::vector<uint8_t> wq = quantized(f, w),
+                           aq = activation(Format::Q8_0, x);
       absl::StatusOr<float> got = dot(f, wq, aq);
       ASSERT_TRUE(got.ok()) << got.status();
       // Two Q8_0 blocks per weight block: the bound counts activation blocks.
-      auto check = exact_dot(dequantized(f, wq, n), dequantized(Format::Q8_0, aq, n), n / 32);
-      EXPECT_NEAR(*got, check.exact, check.tolerance) << format_info(f).name << " n=" << n;
+      auto check = exact_dot(dequantized(f, wq, n),
+                             dequantized(Format::Q8_0, aq, n), n / 32);
+      EXPECT_NEAR(*got, check.exact, check.tolerance)
+          << format_info(f).name << " n=" << n;
     }
   }
 }

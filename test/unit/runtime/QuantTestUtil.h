@@ -8,12 +8,13 @@
 #include <span>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "kf/runtime/quant.h"
+#include "gtest/gtest.h"
 
 namespace kf::testing {
 
-inline std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
+inline std::vector<float> gaussian(size_t n, uint32_t seed,
+                                   float sigma = 1.0f) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, sigma);
   std::vector<float> v(n);
@@ -46,7 +47,8 @@ inline std::vector<uint8_t> activation(Format f, std::span<const float> x) {
   return q;
 }
 
-inline std::vector<float> dequantized(Format f, std::span<const uint8_t> q, size_t n) {
+inline std::vector<float> dequantized(Format f, std::span<const uint8_t> q,
+                                      size_t n) {
   std::vector<float> y(n);
   absl::Status s = dequantize(f, q, y);
   EXPECT_TRUE(s.ok()) << s;
@@ -75,7 +77,8 @@ struct DotCheck {
   double tolerance = 0;
 };
 
-inline DotCheck exact_dot(std::span<const float> w, std::span<const float> a, int64_t nblocks) {
+inline DotCheck exact_dot(std::span<const float> w, std::span<const float> a,
+                          int64_t nblocks) {
   DotCheck c;
   double magnitude = 0;
   for (size_t i = 0; i < w.size(); ++i) {
