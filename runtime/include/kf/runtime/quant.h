@@ -17,8 +17,9 @@ namespace kf {
 absl::Status dequantize(Format f, std::span<const uint8_t> src, std::span<float> dst);
 
 // Encodes weights with the format's reference quantizer (ggml's
-// quantize_row_*_ref where ggml has one; docs/formats/quantizers.md says what
-// each one does). `dst` must hold exactly the blocks of `src.size()` elements.
+// quantize_row_*_ref where ggml has one; docs/formats/README.md and each
+// quantizer's definition say what it does). `dst` must hold exactly the blocks
+// of `src.size()` elements.
 absl::Status quantize(Format f, std::span<const float> src, std::span<uint8_t> dst);
 
 // Encodes activations into an activation format (Q8_0, Q8_1, Q8_K, F16, BF16,
