@@ -133,7 +133,7 @@ std::vector<std::vector<int>> to_int8(std::vector<std::vector<double>> c,
       }
     q.push_back(iv);
   }
-  std::stable_sort(q.begin(), q.end(), [](const auto &a, const auto &b) {
+  std::sort(q.begin(), q.end(), [](const auto &a, const auto &b) {
     long na = 0, nb = 0;
     for (int x : a)
       na += x * x;
