@@ -71,7 +71,8 @@ float dot_q8_0(const uint8_t *w, const uint8_t *a, int64_t n) {
     for (int j = 0; j < QK; ++j)
       sumi += static_cast<int8_t>(w[kQ8_0QsOffset + j]) *
               static_cast<int8_t>(a[kQ8_0QsOffset + j]);
-    sum += sumi * (load_fp16(w) * load_fp16(a)); // ggml: the scale product first
+    sum +=
+        sumi * (load_fp16(w) * load_fp16(a)); // ggml: the scale product first
   }
   return sum;
 }
@@ -242,7 +243,8 @@ float dot_q5_0(const uint8_t *w, const uint8_t *a, int64_t n) {
     int sumi = 0;
     for (int j = 0; j < QK; ++j)
       sumi += (q5_0_code(w, j) - 16) * q8[j];
-    sum += sumi * (load_fp16(w) * load_fp16(a)); // ggml: the scale product first
+    sum +=
+        sumi * (load_fp16(w) * load_fp16(a)); // ggml: the scale product first
   }
   return sum;
 }

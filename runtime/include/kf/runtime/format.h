@@ -31,7 +31,9 @@ struct FormatInfo {
   Format dot_format;     // activation format of the reference dot product
   FormatRole role;
 
-  constexpr double bits_per_weight() const { return 8.0 * block_bytes / block_elems; }
+  constexpr double bits_per_weight() const {
+    return 8.0 * block_bytes / block_elems;
+  }
   constexpr bool is_private() const { return ggml_type >= kFirstPrivateType; }
 };
 
