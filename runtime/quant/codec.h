@@ -3,6 +3,8 @@
 // codec.cpp gathers them and validates sizes before calling any of them.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -65,6 +67,26 @@ inline void store_u16(uint8_t *p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
 inline void store_u32(uint8_t *p, uint32_t v) { std::memcpy(p, &v, sizeof v); }
 inline void store_f32(uint8_t *p, float v) { std::memcpy(p, &v, sizeof v); }
 inline void store_fp16(uint8_t *p, float v) { store_u16(p, fp32_to_fp16(v)); }
+
+// The largest magnitude among x[0..n).
+inline float absmax(const float *x, int64_t n) {
+  float amax = 0;
+  for (int64_t i = 0; i < n; ++i)
+    amax = std::max(amax, std::fabs(x[i]));
+  return amax;
+}
+
+// The element of largest magnitude, with its sign (the first one on ties): the
+// symmetric quantizers map it onto their extreme code.
+inline float signed_absmax(const float *x, int64_t n) {
+  float amax = 0, max = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      max = x[i];
+    }
+  return max;
+}
 
 // ggml's nearest_int: round half to even through the float adder, valid for
 // |x| < 2^22 (spec §2).

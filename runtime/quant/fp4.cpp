@@ -51,9 +51,7 @@ uint8_t nearest_code(float x, float d) {
 // the E8M0 range (ggml's byte cast wraps for amax below 2^-125).
 void quantize_mxfp4(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kBlockBytes) {
-    float amax = 0;
-    for (int j = 0; j < QK; ++j)
-      amax = std::max(amax, std::fabs(src[j]));
+    float amax = absmax(src, QK);
     int e =
         amax > 0 ? static_cast<int>(std::floor(std::log2(amax))) - 2 + 127 : 0;
     e = std::clamp(e, 0, 254);

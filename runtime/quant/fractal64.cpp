@@ -72,9 +72,7 @@ float fit_error(const float *x, int n, float scale) {
 // points, alternate nearest-level assignment and the closed-form scale
 // sum(x L) / sum(L^2); keep the best.
 float best_sub_block_scale(const float *x) {
-  float amax = 0;
-  for (int i = 0; i < 8; ++i)
-    amax = std::max(amax, std::fabs(x[i]));
+  float amax = absmax(x, 8);
   if (amax == 0)
     return 0;
   float best = amax / 14, best_err = fit_error(x, 8, best);

@@ -742,13 +742,6 @@ SuperBlockScales search_scales(int groups, std::span<const float> multiplier,
   return best;
 }
 
-float absmax(const float *x, int n) {
-  float amax = 0;
-  for (int j = 0; j < n; ++j)
-    amax = std::max(amax, std::fabs(x[j]));
-  return amax;
-}
-
 // The group scale multipliers, as the decoders form them from the code.
 constexpr std::array<float, 16> kIq2Multipliers = [] {
   std::array<float, 16> m{};
@@ -962,13 +955,8 @@ float iq4_error(const float *x, float dl) {
 // 0.7 to 1.3 in 16 geometric steps: either end of the asymmetric level set,
 // clipped or not. Returns the best of those d (signed).
 float iq4_best_scale(const float *x) {
-  float amax = 0, extreme = 0;
-  for (int j = 0; j < 32; ++j)
-    if (std::fabs(x[j]) > amax) {
-      amax = std::fabs(x[j]);
-      extreme = x[j];
-    }
-  if (amax == 0)
+  float extreme = signed_absmax(x, 32);
+  if (extreme == 0)
     return 0;
   static const std::array<float, 16> kTrials = [] {
     std::array<float, 16> f;

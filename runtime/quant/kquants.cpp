@@ -43,17 +43,6 @@ float fp16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
 // ggml treats a group whose largest magnitude is below this as all zero.
 constexpr float kGroupMaxEps = 1e-15f;
 
-// The element of largest magnitude, with its sign (the first one on ties).
-float signed_absmax(const float *x, int n) {
-  float amax = 0, max = 0;
-  for (int i = 0; i < n; ++i)
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  return max;
-}
-
 // Asymmetric fit x ~ scale * L - *the_min with L in [0, nmax] and *the_min >=
 // 0, minimising the w-weighted error (|e| when `abs_error`, e^2 otherwise).
 // Starts from the grid of nmax steps over [min(x, 0), max(x)]; then, for

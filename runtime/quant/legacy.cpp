@@ -11,24 +11,6 @@ namespace {
 
 constexpr int QK = 32;
 
-// The signed element of largest magnitude (the first one on ties).
-float signed_absmax(const float *x, int n) {
-  float amax = 0, max = 0;
-  for (int j = 0; j < n; ++j)
-    if (std::fabs(x[j]) > amax) {
-      amax = std::fabs(x[j]);
-      max = x[j];
-    }
-  return max;
-}
-
-float absmax(const float *x, int n) {
-  float amax = 0;
-  for (int j = 0; j < n; ++j)
-    amax = std::max(amax, std::fabs(x[j]));
-  return amax;
-}
-
 // --- Q8_0: fp16 d, int8 qs[32]
 // ------------------------------------------------
 

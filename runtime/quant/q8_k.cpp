@@ -23,14 +23,9 @@ void dequantize_q8_k(const uint8_t *src, float *dst, int64_t n) {
 // lies in [-127, 127]; rounding is nearest_int (half to even).
 void quantize_activation_q8_k(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ8_KBytes) {
-    float amax = 0, max = 0;
-    for (int j = 0; j < QK; ++j)
-      if (std::fabs(src[j]) > amax) {
-        amax = std::fabs(src[j]);
-        max = src[j];
-      }
+    float max = signed_absmax(src, QK);
     int8_t *qs = reinterpret_cast<int8_t *>(dst + kQ8_KQsOffset);
-    if (amax == 0) {
+    if (max == 0) {
       store_f32(dst, 0.f);
       std::memset(dst + kQ8_KQsOffset, 0, kQ8_KBytes - kQ8_KQsOffset);
       continue;
