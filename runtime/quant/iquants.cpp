@@ -42,6 +42,19 @@ constexpr int8_t grid_value(uint64_t entry, int j) {
   return static_cast<int8_t>(grid_byte(entry, j));
 }
 
+// The IQ2 grids hold magnitudes; a 7-bit sign index selects an 8-bit mask
+// (ksigns_iq2xs) whose bit j negates weight j.
+void decode_signed_grid(float db, uint64_t grid, uint8_t signs, float *dst) {
+  for (int j = 0; j < 8; ++j)
+    dst[j] = db * grid_byte(grid, j) * (signs >> j & 1 ? -1.f : 1.f);
+}
+int32_t signed_grid_dot(uint64_t grid, uint8_t signs, const int8_t *q8) {
+  int32_t sumi = 0;
+  for (int j = 0; j < 8; ++j)
+    sumi += grid_byte(grid, j) * q8[j] * (signs >> j & 1 ? -1 : 1);
+  return sumi;
+}
+
 // The fp16 value nearest to x: the scale a decoder will read back.
 float fp16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
 
@@ -68,12 +81,9 @@ void dequantize_iq2_xxs(const uint8_t *src, float *dst, int64_t n) {
       const uint8_t *q = src + 2 + 8 * g;
       uint32_t signs_scale = load_u32(q + 4);
       float db = d * (0.5f + (signs_scale >> 28)) * 0.25f;
-      for (int l = 0; l < 4; ++l, dst += 8) {
-        uint64_t grid = iq2xxs_grid[q[l]];
-        uint8_t signs = ksigns_iq2xs[(signs_scale >> 7 * l) & 127];
-        for (int j = 0; j < 8; ++j)
-          dst[j] = db * grid_byte(grid, j) * (signs >> j & 1 ? -1.f : 1.f);
-      }
+      for (int l = 0; l < 4; ++l, dst += 8)
+        decode_signed_grid(db, iq2xxs_grid[q[l]],
+                           ksigns_iq2xs[(signs_scale >> 7 * l) & 127], dst);
     }
   }
 }
@@ -90,12 +100,9 @@ float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int64_t n) {
       const uint8_t *q = w + 2 + 8 * g;
       uint32_t signs_scale = load_u32(q + 4);
       int32_t sumi = 0;
-      for (int l = 0; l < 4; ++l, q8 += 8) {
-        uint64_t grid = iq2xxs_grid[q[l]];
-        uint8_t signs = ksigns_iq2xs[(signs_scale >> 7 * l) & 127];
-        for (int j = 0; j < 8; ++j)
-          sumi += grid_byte(grid, j) * q8[j] * (signs >> j & 1 ? -1 : 1);
-      }
+      for (int l = 0; l < 4; ++l, q8 += 8)
+        sumi += signed_grid_dot(iq2xxs_grid[q[l]],
+                                ksigns_iq2xs[(signs_scale >> 7 * l) & 127], q8);
       bsum += sumi * static_cast<int32_t>(2 * (signs_scale >> 28) + 1);
     }
     sumf += d * bsum;
@@ -118,11 +125,8 @@ void dequantize_iq2_xs(const uint8_t *src, float *dst, int64_t n) {
                      d * (0.5f + (scales >> 4)) * 0.25f};
       for (int l = 0; l < 4; ++l, dst += 8) {
         uint16_t q = load_u16(src + 2 + 2 * (4 * g + l));
-        uint64_t grid = iq2xs_grid[q & 511];
-        uint8_t signs = ksigns_iq2xs[q >> 9];
-        for (int j = 0; j < 8; ++j)
-          dst[j] =
-              db[l / 2] * grid_byte(grid, j) * (signs >> j & 1 ? -1.f : 1.f);
+        decode_signed_grid(db[l / 2], iq2xs_grid[q & 511], ksigns_iq2xs[q >> 9],
+                           dst);
       }
     }
   }
@@ -140,10 +144,8 @@ float dot_iq2_xs(const uint8_t *w, const uint8_t *a, int64_t n) {
         int32_t sumi = 0;
         for (int l = 2 * half; l < 2 * half + 2; ++l, q8 += 8) {
           uint16_t q = load_u16(w + 2 + 2 * (4 * g + l));
-          uint64_t grid = iq2xs_grid[q & 511];
-          uint8_t signs = ksigns_iq2xs[q >> 9];
-          for (int j = 0; j < 8; ++j)
-            sumi += grid_byte(grid, j) * q8[j] * (signs >> j & 1 ? -1 : 1);
+          sumi +=
+              signed_grid_dot(iq2xs_grid[q & 511], ksigns_iq2xs[q >> 9], q8);
         }
         bsum += sumi * (2 * (scales >> 4 * half & 15) + 1);
       }
