@@ -15,7 +15,8 @@
   } while (false)
 
 // `lhs = value of expr` when the StatusOr `expr` holds one; otherwise returns
-// its status from the enclosing function. `lhs` may declare a variable.
+// its status from the enclosing function. `lhs` may declare a variable. It
+// expands to several statements: brace it as the body of an if.
 #define KF_ASSIGN_OR_RETURN(lhs, expr)                                         \
   KF_ASSIGN_OR_RETURN_IMPL_(KF_STATUS_CONCAT_(kf_statusor_, __LINE__), lhs,    \
                             expr)
