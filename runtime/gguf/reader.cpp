@@ -257,10 +257,10 @@ private:
         return error(at, absl::StrCat("key ", i, " has an empty name"));
       if (auto first = file_.key_index_.find(key);
           first != file_.key_index_.end())
-        return error(at, absl::StrCat("duplicate key '", to_absl(key),
-                                      "', first at byte ",
+        return error(at, absl::StrCat("duplicate key ", quoted(key),
+                                      ", first at byte ",
                                       key_starts_[first->second]));
-      auto subject = [&] { return absl::StrCat("key '", to_absl(key), "'"); };
+      auto subject = [&] { return absl::StrCat("key ", quoted(key)); };
       KF_ASSIGN_OR_RETURN(Value value, read_value(subject));
       key_starts_.push_back(at);
       file_.key_index_.emplace(key, file_.metadata_.size());
@@ -325,21 +325,22 @@ private:
   absl::StatusOr<Format> read_format(const std::string &tensor) {
     uint64_t at = pos_;
     KF_ASSIGN_OR_RETURN(uint32_t id, read<uint32_t>([&] {
-                          return absl::StrCat("the type of tensor '", tensor,
-                                              "'");
+                          return absl::StrCat("the type of tensor ",
+                                              quoted(tensor));
                         }));
     std::optional<Format> format = format_from_ggml_type(id);
     if (!format)
-      return error(at, absl::StrCat("tensor '", tensor, "' has type ", id,
+      return error(at, absl::StrCat("tensor ", quoted(tensor), " has type ", id,
                                     ", which is not in Kernelforge's format "
                                     "table (formats.def)"));
     if (format_info(*format).is_private() &&
         std::find(declared_private_.begin(), declared_private_.end(),
                   *format) == declared_private_.end())
-      return error(at, absl::StrCat("tensor '", tensor, "' has private type ",
-                                    private_type_entry(*format),
-                                    ", expected it declared in ",
-                                    to_absl(kPrivateTypesKey)));
+      return error(at,
+                   absl::StrCat("tensor ", quoted(tensor), " has private type ",
+                                private_type_entry(*format),
+                                ", expected it declared in ",
+                                to_absl(kPrivateTypesKey)));
     return *format;
   }
 
@@ -359,12 +360,12 @@ private:
         return error(at, s);
       if (auto first = file_.tensor_index_.find(name);
           first != file_.tensor_index_.end())
-        return error(at, absl::StrCat("duplicate tensor name '", t.name,
-                                      "', first at byte ",
+        return error(at, absl::StrCat("duplicate tensor name ", quoted(t.name),
+                                      ", first at byte ",
                                       tensor_starts_[first->second]));
       auto field = [&](std::string_view what) {
         return [&t, what] {
-          return absl::StrCat(to_absl(what), " of tensor '", t.name, "'");
+          return absl::StrCat(to_absl(what), " of tensor ", quoted(t.name));
         };
       };
       uint64_t dims_at = pos_;
@@ -375,7 +376,8 @@ private:
       for (uint32_t d = 0; d < dims; ++d) {
         KF_ASSIGN_OR_RETURN(int64_t n, read<int64_t>([&] {
                               return absl::StrCat("dimension ", d,
-                                                  " of tensor '", t.name, "'");
+                                                  " of tensor ",
+                                                  quoted(t.name));
                             }));
         t.shape.push_back(n);
       }
@@ -388,13 +390,13 @@ private:
       KF_ASSIGN_OR_RETURN(t.offset, read<uint64_t>(field("the offset")));
       if (t.offset != expected_offset)
         return error(offset_at,
-                     absl::StrCat("tensor '", t.name, "' has offset ", t.offset,
-                                  ", expected ", expected_offset));
+                     absl::StrCat("tensor ", quoted(t.name), " has offset ",
+                                  t.offset, ", expected ", expected_offset));
       std::optional<uint64_t> size = padded(t.bytes, file_.alignment_);
       if (!size ||
           __builtin_add_overflow(expected_offset, *size, &expected_offset))
-        return error(at, absl::StrCat("tensor '", t.name,
-                                      "' ends past 2^64 bytes of data"));
+        return error(at, absl::StrCat("tensor ", quoted(t.name),
+                                      " ends past 2^64 bytes of data"));
       tensor_starts_.push_back(at);
       file_.tensor_index_.emplace(t.name, file_.tensors_.size());
       file_.tensors_.push_back(std::move(t));
@@ -422,7 +424,7 @@ private:
     for (const TensorInfo &t : file_.tensors_)
       KF_RETURN_IF_ERROR(
           beyond_file(file_.data_offset_ + t.offset, t.bytes, [&] {
-            return absl::StrCat("the data of tensor '", t.name, "'");
+            return absl::StrCat("the data of tensor ", quoted(t.name));
           }));
     return beyond_file(file_.data_offset_, data_bytes_, [&] {
       return absl::StrCat("the data section (each tensor padded to ",

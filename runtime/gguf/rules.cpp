@@ -24,6 +24,10 @@ std::string shape_string(std::span<const int64_t> shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
+std::string quoted(std::string_view name) {
+  return absl::StrCat("'", absl::Utf8SafeCHexEscape(to_absl(name)), "'");
+}
+
 std::string string_too_long(std::string_view subject, uint64_t bytes) {
   return absl::StrCat(to_absl(subject), " is ", bytes,
                       " bytes long, expected at most ", kMaxStringBytes);
@@ -38,7 +42,7 @@ absl::Status check_tensor_name(std::string_view name) {
   if (name.empty())
     return invalid("a tensor has an empty name");
   if (name.size() > kMaxNameBytes)
-    return invalid(absl::StrCat("tensor name '", to_absl(name), "' is ",
+    return invalid(absl::StrCat("tensor name ", quoted(name), " is ",
                                 name.size(), " bytes long, expected at most ",
                                 kMaxNameBytes));
   return absl::OkStatus();
@@ -46,7 +50,7 @@ absl::Status check_tensor_name(std::string_view name) {
 
 absl::Status check_dim_count(std::string_view tensor, uint64_t dims) {
   if (dims == 0 || dims > kMaxDims)
-    return invalid(absl::StrCat("tensor '", to_absl(tensor), "' has ", dims,
+    return invalid(absl::StrCat("tensor ", quoted(tensor), " has ", dims,
                                 " dimensions, expected 1 to ", kMaxDims));
   return absl::OkStatus();
 }
@@ -57,7 +61,7 @@ absl::StatusOr<uint64_t> tensor_bytes(std::string_view tensor, Format format,
     return s;
   const FormatInfo &info = format_info(format);
   auto describe = [&] {
-    return absl::StrCat("tensor '", to_absl(tensor), "' of shape ",
+    return absl::StrCat("tensor ", quoted(tensor), " of shape ",
                         shape_string(shape));
   };
   for (size_t i = 0; i < shape.size(); ++i)
@@ -65,12 +69,12 @@ absl::StatusOr<uint64_t> tensor_bytes(std::string_view tensor, Format format,
       return invalid(absl::StrCat(describe(), " has dimension ", i, " = ",
                                   shape[i], ", expected >= 0"));
   if (info.role != FormatRole::Weight)
-    return invalid(absl::StrCat("tensor '", to_absl(tensor), "' has format ",
+    return invalid(absl::StrCat("tensor ", quoted(tensor), " has format ",
                                 to_absl(info.name),
                                 ", an activation format; expected a weight "
                                 "format"));
   if (shape[0] % info.block_elems != 0)
-    return invalid(absl::StrCat("tensor '", to_absl(tensor), "' has rows of ",
+    return invalid(absl::StrCat("tensor ", quoted(tensor), " has rows of ",
                                 shape[0], " elements, expected a multiple of ",
                                 info.block_elems, " (the block size of ",
                                 to_absl(info.name), ")"));
@@ -94,7 +98,7 @@ absl::StatusOr<uint64_t> tensor_bytes(std::string_view tensor, Format format,
 absl::StatusOr<uint32_t> alignment_from(const Value &value) {
   std::optional<uint32_t> alignment = value.as<uint32_t>();
   if (!alignment)
-    return invalid(absl::StrCat("key '", to_absl(kAlignmentKey), "' has type ",
+    return invalid(absl::StrCat("key ", quoted(kAlignmentKey), " has type ",
                                 value.type_description(), ", expected uint32"));
   if (!std::has_single_bit(*alignment))
     return invalid(absl::StrCat(to_absl(kAlignmentKey), " is ", *alignment,
@@ -117,16 +121,15 @@ std::string private_type_entry(Format f) {
 absl::StatusOr<std::vector<Format>> declared_private_types(const Value &value) {
   auto entries = value.as<std::span<const std::string>>();
   if (!entries)
-    return invalid(absl::StrCat("key '", to_absl(kPrivateTypesKey),
-                                "' has type ", value.type_description(),
+    return invalid(absl::StrCat("key ", quoted(kPrivateTypesKey), " has type ",
+                                value.type_description(),
                                 ", expected array of string"));
   std::vector<Format> declared;
   for (size_t i = 0; i < entries->size(); ++i) {
     const std::string &entry = (*entries)[i];
     auto problem = [&](std::string_view what) {
-      return invalid(absl::StrCat(to_absl(kPrivateTypesKey), "[", i, "] is '",
-                                  absl::CHexEscape(entry),
-                                  "': ", to_absl(what)));
+      return invalid(absl::StrCat(to_absl(kPrivateTypesKey), "[", i, "] is ",
+                                  quoted(entry), ": ", to_absl(what)));
     };
     size_t eq = entry.find('=');
     uint32_t id;

@@ -78,7 +78,7 @@ absl::Status invalid(std::string_view file, absl::string_view message) {
 // The limits the reader enforces on string lengths and array sizes.
 std::optional<std::string> value_problem(const std::string &key,
                                          const Value &value) {
-  auto subject = [&] { return absl::StrCat("key '", key, "'"); };
+  auto subject = [&] { return absl::StrCat("key ", quoted(key)); };
   if (const auto *s = value.get_if<std::string>();
       s && s->size() > kMaxStringBytes)
     return string_too_long(subject(), s->size());
@@ -125,7 +125,7 @@ absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
       return invalid(name, string_too_long(absl::StrCat("the name of key ", i),
                                            kv.key.size()));
     if (!keys.insert(kv.key).second)
-      return invalid(name, absl::StrCat("duplicate key '", kv.key, "'"));
+      return invalid(name, absl::StrCat("duplicate key ", quoted(kv.key)));
     if (std::optional<std::string> problem = value_problem(kv.key, kv.value))
       return invalid(name, *problem);
     if (kv.key == kAlignmentKey) {
@@ -143,7 +143,7 @@ absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
       return invalid(name, s.message());
     if (!names.insert(t.name).second)
       return invalid(name,
-                     absl::StrCat("duplicate tensor name '", t.name, "'"));
+                     absl::StrCat("duplicate tensor name ", quoted(t.name)));
     absl::StatusOr<uint64_t> bytes = tensor_bytes(t.name, t.format, t.shape);
     if (!bytes.ok())
       return invalid(name, bytes.status().message());
@@ -156,8 +156,9 @@ absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
         },
         t.data);
     if (given != *bytes)
-      return invalid(name, absl::StrCat("tensor '", t.name, "' has ", given,
-                                        " bytes of data, expected ", *bytes));
+      return invalid(name,
+                     absl::StrCat("tensor ", quoted(t.name), " has ", given,
+                                  " bytes of data, expected ", *bytes));
     layout.tensor_bytes.push_back(*bytes);
     if (const FormatInfo &info = format_info(t.format); info.is_private())
       private_ids.push_back(info.ggml_type);
@@ -204,8 +205,8 @@ absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
     std::optional<uint64_t> size =
         padded(layout.tensor_bytes[i], layout.alignment);
     if (!size || __builtin_add_overflow(offset, *size, &offset))
-      return invalid(name, absl::StrCat("tensor '", t.name,
-                                        "' ends past 2^64 bytes of data"));
+      return invalid(name, absl::StrCat("tensor ", quoted(t.name),
+                                        " ends past 2^64 bytes of data"));
   }
   if (!tensors_.empty())
     layout.head.resize(*padded(layout.head.size(), layout.alignment), 0);
@@ -228,8 +229,9 @@ absl::Status Writer::emit(std::string_view name, const Layout &layout,
     } else {
       produced.assign(bytes, 0);
       if (absl::Status s = std::get<Producer>(t.data)(produced); !s.ok())
-        return absl::Status(s.code(), absl::StrCat(to_absl(name), ": tensor '",
-                                                   t.name, "': ", s.message()));
+        return absl::Status(s.code(),
+                            absl::StrCat(to_absl(name), ": tensor ",
+                                         quoted(t.name), ": ", s.message()));
       data = produced;
     }
     KF_RETURN_IF_ERROR(sink(data));

@@ -12,7 +12,7 @@ absl::Status dequant(const gguf::File &file, std::string_view name,
   const gguf::TensorInfo *tensor = file.find_tensor(name);
   if (!tensor)
     return absl::NotFoundError(
-        absl::StrCat(file.name(), ": no tensor '", to_absl(name), "'"));
+        absl::StrCat(file.name(), ": no tensor ", gguf::quoted(name)));
   std::vector<int64_t> numpy_shape(tensor->shape.rbegin(),
                                    tensor->shape.rend());
   KF_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(out_path));

@@ -37,8 +37,9 @@ plan(const gguf::File &file, const Recipe &recipe, std::ostream *log) {
       const FormatInfo &to = format_info(*rule->target);
       auto keep = [&](std::string why) {
         if (log)
-          *log << "warning: " << file.name() << ": tensor '" << t.name << "' "
-               << why << "; kept as " << from.name << "\n";
+          *log << "warning: " << file.name() << ": tensor "
+               << gguf::quoted(t.name) << " " << why << "; kept as "
+               << from.name << "\n";
       };
       if (t.shape.size() == 1)
         keep("is 1-D");
@@ -47,10 +48,11 @@ plan(const gguf::File &file, const Recipe &recipe, std::ostream *log) {
                           " elements, not a multiple of ", to.block_elems,
                           " (the block size of ", to_absl(to.name), ")"));
       else if (!has_dequantize(t.format))
-        return absl::UnimplementedError(absl::StrCat(
-            file.name(), ": tensor '", t.name, "' is ", to_absl(from.name),
-            ", which Kernelforge cannot decode yet, so rule '", rule->text,
-            "' cannot re-encode it"));
+        return absl::UnimplementedError(
+            absl::StrCat(file.name(), ": tensor ", gguf::quoted(t.name), " is ",
+                         to_absl(from.name),
+                         ", which Kernelforge cannot decode yet, so rule ",
+                         gguf::quoted(rule->text), " cannot re-encode it"));
       else
         step.target = rule->target;
     }

@@ -15,9 +15,9 @@ decode_rows(const gguf::File &file, const gguf::TensorInfo &tensor,
             absl::FunctionRef<absl::Status(std::span<const float>)> sink) {
   std::string_view format = format_info(tensor.format).name;
   if (!has_dequantize(tensor.format))
-    return absl::UnimplementedError(
-        absl::StrCat(file.name(), ": tensor '", tensor.name, "' is ",
-                     to_absl(format), ", which Kernelforge cannot decode yet"));
+    return absl::UnimplementedError(absl::StrCat(
+        file.name(), ": tensor ", gguf::quoted(tensor.name), " is ",
+        to_absl(format), ", which Kernelforge cannot decode yet"));
   int64_t rows = tensor.rows();
   if (rows == 0)
     return absl::OkStatus();

@@ -78,6 +78,14 @@ TEST(GgufReject, DuplicateKey) {
             "t.gguf: byte 41: duplicate key 'a', first at byte 24");
 }
 
+// Names come from the file: messages escape them to stay on one line.
+TEST(GgufReject, NamesInMessagesAreEscaped) {
+  Bytes b;
+  b.header(0, 2).kv_u32("a\n'b", 1).kv_u32("a\n'b", 2);
+  EXPECT_EQ(rejection(b.bytes()),
+            "t.gguf: byte 44: duplicate key 'a\\n\\'b', first at byte 24");
+}
+
 TEST(GgufReject, UnknownValueType) {
   Bytes b;
   b.header(0, 1).str("a").u32(13).u32(0);

@@ -63,6 +63,9 @@ struct TensorInfo {
 
 // "[4096, 32000]": a shape as messages and tools print it.
 std::string shape_string(std::span<const int64_t> shape);
+// A key or tensor name in single quotes, with quotes, backslashes and control
+// bytes escaped: names come from files, and messages stay on one line.
+std::string quoted(std::string_view name);
 
 class File {
 public:
