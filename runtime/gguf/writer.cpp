@@ -1,7 +1,7 @@
 #include "kf/runtime/gguf_writer.h"
 
 #include <algorithm>
-#include <cstring>
+#include <bit>
 #include <set>
 #include <type_traits>
 
@@ -113,9 +113,8 @@ void Writer::add_tensor(std::string name, Format format,
       {std::move(name), format, std::move(shape), std::move(data)});
 }
 
-absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
-  Layout layout;
-
+absl::StatusOr<uint32_t> Writer::check_metadata(std::string_view name) const {
+  uint32_t alignment = kDefaultAlignment;
   std::set<std::string_view> keys;
   for (size_t i = 0; i < metadata_.size(); ++i) {
     const KeyValue &kv = metadata_[i];
@@ -129,15 +128,19 @@ absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
     if (std::optional<std::string> problem = value_problem(kv.key, kv.value))
       return invalid(name, *problem);
     if (kv.key == kAlignmentKey) {
-      absl::StatusOr<uint32_t> alignment = alignment_from(kv.value);
-      if (!alignment.ok())
-        return invalid(name, alignment.status().message());
-      layout.alignment = *alignment;
+      absl::StatusOr<uint32_t> value = alignment_from(kv.value);
+      if (!value.ok())
+        return invalid(name, value.status().message());
+      alignment = *value;
     }
   }
+  return alignment;
+}
 
+absl::StatusOr<std::vector<uint64_t>>
+Writer::check_tensors(std::string_view name) const {
+  std::vector<uint64_t> sizes;
   std::set<std::string_view> names;
-  std::vector<uint32_t> private_ids;
   for (const Tensor &t : tensors_) {
     if (absl::Status s = check_tensor_name(t.name); !s.ok())
       return invalid(name, s.message());
@@ -159,29 +162,49 @@ absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
       return invalid(name,
                      absl::StrCat("tensor ", quoted(t.name), " has ", given,
                                   " bytes of data, expected ", *bytes));
-    layout.tensor_bytes.push_back(*bytes);
-    if (const FormatInfo &info = format_info(t.format); info.is_private())
-      private_ids.push_back(info.ggml_type);
+    sizes.push_back(*bytes);
   }
+  return sizes;
+}
 
-  // kernelforge.private_types: in the caller's place if it added one, else
-  // after the other entries; sorted by id.
-  std::sort(private_ids.begin(), private_ids.end());
-  private_ids.erase(std::unique(private_ids.begin(), private_ids.end()),
-                    private_ids.end());
+std::vector<std::string> Writer::private_type_entries() const {
+  std::vector<uint32_t> ids;
+  for (const Tensor &t : tensors_)
+    if (const FormatInfo &info = format_info(t.format); info.is_private())
+      ids.push_back(info.ggml_type);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::vector<std::string> entries;
-  for (uint32_t id : private_ids)
+  for (uint32_t id : ids)
     entries.push_back(private_type_entry(*format_from_ggml_type(id)));
-  KeyValue private_types{std::string(kPrivateTypesKey), Value(entries)};
+  return entries;
+}
+
+std::vector<const KeyValue *>
+Writer::metadata_to_write(const KeyValue &private_types) const {
+  bool needed = private_types.value.size() > 0;
+  bool added = false;
   std::vector<const KeyValue *> written;
   for (const KeyValue &kv : metadata_) {
-    if (kv.key != kPrivateTypesKey)
+    if (kv.key != kPrivateTypesKey) {
       written.push_back(&kv);
-    else if (!entries.empty())
+      continue;
+    }
+    added = true;
+    if (needed)
       written.push_back(&private_types);
   }
-  if (!entries.empty() && !keys.contains(kPrivateTypesKey))
+  if (needed && !added)
     written.push_back(&private_types);
+  return written;
+}
+
+absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
+  Layout layout;
+  KF_ASSIGN_OR_RETURN(layout.alignment, check_metadata(name));
+  KF_ASSIGN_OR_RETURN(layout.tensor_bytes, check_tensors(name));
+  KeyValue private_types{std::string(kPrivateTypesKey), private_type_entries()};
+  std::vector<const KeyValue *> written = metadata_to_write(private_types);
 
   Encoder out(layout.head);
   for (char c : kMagic)

@@ -63,7 +63,19 @@ private:
   struct Layout;
   using Sink = absl::FunctionRef<absl::Status(std::span<const uint8_t>)>;
 
-  // Checks the contents and encodes everything before the tensor data.
+  // The alignment, after checking the entries as the reader would.
+  absl::StatusOr<uint32_t> check_metadata(std::string_view name) const;
+  // The size of each tensor, after checking it as the reader would.
+  absl::StatusOr<std::vector<uint64_t>>
+  check_tensors(std::string_view name) const;
+  // kernelforge.private_types as the tensors need it: "<id>=<mnemonic>" for
+  // each private format used, by id.
+  std::vector<std::string> private_type_entries() const;
+  // The entries in file order, `private_types` in place of the caller's
+  // value of that key (or last), or left out when it is empty.
+  std::vector<const KeyValue *>
+  metadata_to_write(const KeyValue &private_types) const;
+  // Checks everything and encodes all that precedes the tensor data.
   absl::StatusOr<Layout> layout(std::string_view name) const;
   absl::Status emit(std::string_view name, const Layout &layout,
                     Sink sink) const;
