@@ -23,8 +23,10 @@ namespace {
 
 // The least bytes a metadata entry (8-byte key length, a 1-byte key, 4-byte
 // type, 1-byte value) and a tensor info (name length, 1-byte name, dimension
-// count, one dimension, type, offset) take: counts in the header are bounded
-// by the file size with these before anything is allocated for them.
+// count, one dimension, type, offset) take: the header's counts are checked
+// against the file size with these. Nothing is reserved for a count, so
+// memory only grows with what is actually read, even in a huge file whose
+// counts are corrupt.
 constexpr uint64_t kMinKeyValueBytes = 8 + 1 + 4 + 1;
 constexpr uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8;
 
@@ -155,15 +157,13 @@ private:
     };
     std::vector<T> elements;
     if constexpr (std::is_same_v<T, std::string>) {
-      // Each string takes at least its 8-byte length: bound the count by the
-      // file before reserving room for it.
+      // Each string takes at least its 8-byte length.
       if (count > remaining() / 8)
         return error(pos_,
                      absl::StrCat("the element count ", count, " of ", what(),
                                   " needs at least 8 bytes per string, "
                                   "but the file ends at byte ",
                                   bytes_.size()));
-      elements.reserve(count);
       for (uint64_t i = 0; i < count; ++i) {
         KF_ASSIGN_OR_RETURN(std::string_view s,
                             read_string([&] { return element(i); }));
@@ -247,7 +247,6 @@ private:
   }
 
   absl::Status read_metadata(int64_t count) {
-    file_.metadata_.reserve(count);
     for (int64_t i = 0; i < count; ++i) {
       uint64_t at = pos_;
       KF_ASSIGN_OR_RETURN(std::string_view key, read_string([&] {
@@ -345,7 +344,6 @@ private:
   }
 
   absl::Status read_tensor_infos(int64_t count) {
-    file_.tensors_.reserve(count);
     // Offsets must be exactly the running sum of the padded sizes, as ggml's
     // reader requires: tensors then neither overlap nor leave gaps.
     uint64_t expected_offset = 0;

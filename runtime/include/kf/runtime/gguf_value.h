@@ -116,6 +116,8 @@ public:
   template <typename T> std::optional<T> as() const {
     using Stored = typename detail::StoredAs<T>::type;
     static_assert(kIsAlternative<Stored>, "not a GGUF value type");
+    static_assert(!std::is_same_v<T, std::span<const bool>>,
+                  "std::vector<bool> has no span: use get_if");
     if (const Stored *stored = get_if<Stored>())
       return T(*stored);
     return std::nullopt;
