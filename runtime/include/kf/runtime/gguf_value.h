@@ -67,7 +67,7 @@ template <typename E> struct StoredAs<std::span<const E>> {
 class Value {
 public:
   // The scalar alternatives are in ValueType order (Array left out), then an
-  // array of each; the index of an alternative says its type (type_of_index).
+  // array of each: the index of an alternative says its type.
   using Storage =
       detail::ScalarsThenArrays<uint8_t, int8_t, uint16_t, int16_t, uint32_t,
                                 int32_t, float, bool, std::string, uint64_t,
