@@ -353,14 +353,14 @@ private:
       KF_ASSIGN_OR_RETURN(std::string_view name, read_string([&] {
                             return absl::StrCat("the name of tensor ", i);
                           }));
-      t.name = std::string(name);
       if (absl::Status s = check_tensor_name(name); !s.ok())
         return error(at, s);
       if (auto first = file_.tensor_index_.find(name);
           first != file_.tensor_index_.end())
-        return error(at, absl::StrCat("duplicate tensor name ", quoted(t.name),
+        return error(at, absl::StrCat("duplicate tensor name ", quoted(name),
                                       ", first at byte ",
                                       tensor_starts_[first->second]));
+      t.name = std::string(name);
       auto field = [&](std::string_view what) {
         return [&t, what] {
           return absl::StrCat(to_absl(what), " of tensor ", quoted(t.name));
