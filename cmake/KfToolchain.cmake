@@ -27,3 +27,13 @@ if(KF_SANITIZE)
   add_compile_options(-fsanitize=${KF_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${KF_SANITIZE})
 endif()
+
+if(KF_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "KF_FUZZ=ON needs clang for libFuzzer: configure with -DCMAKE_CXX_COMPILER=clang++-22")
+  endif()
+  # Coverage instrumentation for all code, so that the fuzzers are guided
+  # through the runtime too; only the fuzz targets link libFuzzer's main.
+  add_compile_options(-fsanitize=fuzzer-no-link)
+  add_link_options(-fsanitize=fuzzer-no-link)
+endif()

@@ -1,0 +1,147 @@
+// kf-gguf's command line: a subcommand, its positional arguments and its
+// options, checked before anything is read or written.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "commands.h"
+#include "kf/runtime/absl_compat.h"
+#include "kf/runtime/status_macros.h"
+
+namespace kf::gguf_tool {
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: kf-gguf COMMAND ...\n"
+    "  info FILE                       header, metadata, tensors and totals\n"
+    "  dequant FILE TENSOR -o OUT.npy  decode a tensor to a float32 .npy "
+    "file\n"
+    "  verify FILE                     decode every tensor, report "
+    "non-finite values\n"
+    "  quantize IN OUT --recipe R [--threads N]\n"
+    "                                  re-encode tensors chosen by R, "
+    "comma-separated\n"
+    "                                  REGEX=FORMAT rules (first match wins; "
+    "'*' matches\n"
+    "                                  all, 'keep' keeps), e.g. "
+    "'attn_.*=q8_0,*=keep'\n";
+
+struct Command {
+  std::string_view name;
+  size_t positionals;
+  std::vector<std::string_view> required; // options, each with a value
+  std::vector<std::string_view> optional;
+};
+
+const Command kCommands[] = {
+    {"info", 1, {}, {}},
+    {"dequant", 2, {"-o"}, {}},
+    {"verify", 1, {}, {}},
+    {"quantize", 2, {"--recipe"}, {"--threads"}},
+};
+
+struct Arguments {
+  const Command *command = nullptr;
+  std::vector<std::string> positionals;
+  std::map<std::string, std::string, std::less<>> options;
+  int threads =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+};
+
+// Fills `parsed`; returns the one-line message of a usage error, if any.
+std::optional<std::string> parse(std::span<const std::string> args,
+                                 Arguments &parsed) {
+  for (const Command &c : kCommands)
+    if (args[0] == c.name)
+      parsed.command = &c;
+  if (!parsed.command)
+    return absl::StrCat("unknown command '", args[0], "'");
+  const Command &c = *parsed.command;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      parsed.positionals.push_back(arg);
+      continue;
+    }
+    // "--name value" or "--name=value".
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(0, eq);
+    if (std::find(c.required.begin(), c.required.end(), name) ==
+            c.required.end() &&
+        std::find(c.optional.begin(), c.optional.end(), name) ==
+            c.optional.end())
+      return absl::StrCat("unknown option '", name, "' for ", to_absl(c.name));
+    if (eq != std::string::npos)
+      parsed.options[name] = arg.substr(eq + 1);
+    else if (i + 1 < args.size())
+      parsed.options[name] = args[++i];
+    else
+      return absl::StrCat("option '", name, "' needs a value");
+  }
+  if (parsed.positionals.size() != c.positionals)
+    return absl::StrCat(to_absl(c.name), " takes ", c.positionals,
+                        " arguments, got ", parsed.positionals.size());
+  for (std::string_view name : c.required)
+    if (!parsed.options.contains(name))
+      return absl::StrCat(to_absl(c.name), " needs ", to_absl(name));
+  if (auto n = parsed.options.find("--threads"); n != parsed.options.end())
+    if (!absl::SimpleAtoi(n->second, &parsed.threads) || parsed.threads < 1)
+      return absl::StrCat("--threads is '", n->second,
+                          "', expected a number >= 1");
+  return std::nullopt;
+}
+
+absl::Status run_command(const Arguments &a, std::ostream &out,
+                         std::ostream &err, bool progress_bar, int &exit_code) {
+  std::string_view command = a.command->name;
+  std::optional<Recipe> recipe;
+  if (command == "quantize") { // a bad recipe fails before any reading
+    KF_ASSIGN_OR_RETURN(recipe, Recipe::parse(a.options.at("--recipe")));
+  }
+  KF_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(a.positionals[0]));
+  if (command == "info") {
+    info(file, out);
+    return absl::OkStatus();
+  }
+  if (command == "dequant")
+    return dequant(file, a.positionals[1], a.options.at("-o"));
+  if (command == "verify") {
+    KF_ASSIGN_OR_RETURN(int bad, verify(file, out));
+    exit_code = bad > 0 ? 1 : 0;
+    return absl::OkStatus();
+  }
+  QuantizeOptions options{a.threads, &err, progress_bar ? &err : nullptr};
+  return quantize(file, a.positionals[1], *recipe, options);
+}
+
+} // namespace
+
+int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
+        bool progress_bar) {
+  if (args.empty()) {
+    err << kUsage;
+    return 2;
+  }
+  if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    out << kUsage;
+    return 0;
+  }
+  Arguments parsed;
+  if (std::optional<std::string> problem = parse(args, parsed)) {
+    err << "kf-gguf: " << *problem << " (kf-gguf --help for usage)\n";
+    return 2;
+  }
+  int exit_code = 0;
+  if (absl::Status s = run_command(parsed, out, err, progress_bar, exit_code);
+      !s.ok()) {
+    err << "kf-gguf: " << s.message() << "\n";
+    return 1;
+  }
+  return exit_code;
+}
+
+} // namespace kf::gguf_tool

@@ -1,0 +1,47 @@
+// The subcommands of kf-gguf, as functions over an opened file, so that tests
+// run them without a process.
+#pragma once
+
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kf/runtime/gguf.h"
+#include "recipe.h"
+
+namespace kf::gguf_tool {
+
+// The header, the metadata (long arrays summarised), the tensor table, and
+// bytes, parameters and bits per weight per format.
+void info(const gguf::File &file, std::ostream &out);
+
+// Decodes a tensor to a float32 .npy file of its numpy shape, atomically.
+absl::Status dequant(const gguf::File &file, std::string_view tensor,
+                     const std::string &out_path);
+
+// Decodes every tensor and reports each: fine, its non-finite values, or that
+// its format has no decoder. Returns how many had non-finite values.
+absl::StatusOr<int> verify(const gguf::File &file, std::ostream &out);
+
+struct QuantizeOptions {
+  int threads = 1;
+  // Where warnings and the summary go.
+  std::ostream *log = nullptr;
+  // Where the progress bar goes; null for none.
+  std::ostream *progress = nullptr;
+};
+
+// Writes `out_path` atomically with every tensor the recipe chooses a new
+// format for re-encoded, row by row on `threads` threads.
+absl::Status quantize(const gguf::File &file, const std::string &out_path,
+                      const Recipe &recipe, const QuantizeOptions &options);
+
+// The command line: `args` without the program name. Returns the exit code:
+// 0 on success, 1 when the command fails, 2 on a usage error.
+int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
+        bool progress_bar);
+
+} // namespace kf::gguf_tool

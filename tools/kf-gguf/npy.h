@@ -1,0 +1,16 @@
+// numpy's .npy format, version 1.0, for float32 arrays: what `numpy.load`
+// reads back with the tensor's numpy shape.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace kf::gguf_tool {
+
+// The header of a little-endian float32, C-order array of `shape` (numpy
+// order: the outermost dimension first), padded so that the data starts at a
+// multiple of 64 bytes as numpy writes it.
+std::vector<uint8_t> npy_float32_header(std::span<const int64_t> shape);
+
+} // namespace kf::gguf_tool
