@@ -38,8 +38,11 @@ LogicalResult QWeightType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   Format format, ArrayRef<int64_t> shape) {
   const ::kf::FormatInfo &info = formatInfo(format);
   if (info.role != ::kf::FormatRole::Weight)
-    return emitError() << "!kf.qweight: " << info.name
-                       << " is an activation format and cannot hold weights";
+    return emitError() << "!kf.qweight: " << info.name << " is an "
+                       << (info.role == ::kf::FormatRole::Activation
+                               ? "activation"
+                               : "integer table")
+                       << " format and cannot hold weights";
   if (shape.size() != 2 && shape.size() != 3)
     return emitError() << "!kf.qweight: expected shape [rows, cols] or "
                           "[experts, rows, cols], got "

@@ -68,7 +68,7 @@ absl::StatusOr<uint64_t> tensor_bytes(std::string_view tensor, Format format,
     if (shape[i] < 0)
       return invalid(absl::StrCat(describe(), " has dimension ", i, " = ",
                                   shape[i], ", expected >= 0"));
-  if (info.role != FormatRole::Weight)
+  if (info.role == FormatRole::Activation)
     return invalid(absl::StrCat("tensor ", quoted(tensor), " has format ",
                                 to_absl(info.name),
                                 ", an activation format; expected a weight "

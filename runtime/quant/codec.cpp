@@ -80,7 +80,8 @@ absl::Status dequantize(Format f, std::span<const uint8_t> src,
   if (absl::Status s = check_sizes("dequantize", f, dst.size(), src.size());
       !s.ok())
     return s;
-  fn(src.data(), dst.data(), static_cast<int64_t>(dst.size()));
+  if (!dst.empty()) // a codec never sees zero elements (nor null buffers)
+    fn(src.data(), dst.data(), static_cast<int64_t>(dst.size()));
   return absl::OkStatus();
 }
 
@@ -92,7 +93,8 @@ absl::Status quantize(Format f, std::span<const float> src,
   if (absl::Status s = check_sizes("quantize", f, src.size(), dst.size());
       !s.ok())
     return s;
-  fn(src.data(), dst.data(), static_cast<int64_t>(src.size()));
+  if (!src.empty()) // a codec never sees zero elements (nor null buffers)
+    fn(src.data(), dst.data(), static_cast<int64_t>(src.size()));
   return absl::OkStatus();
 }
 
@@ -105,7 +107,8 @@ absl::Status quantize_activation(Format f, std::span<const float> src,
           check_sizes("quantize_activation", f, src.size(), dst.size());
       !s.ok())
     return s;
-  fn(src.data(), dst.data(), static_cast<int64_t>(src.size()));
+  if (!src.empty()) // a codec never sees zero elements (nor null buffers)
+    fn(src.data(), dst.data(), static_cast<int64_t>(src.size()));
   return absl::OkStatus();
 }
 
@@ -125,7 +128,7 @@ absl::StatusOr<float> dot(Format f, std::span<const uint8_t> w,
           check_sizes("dot activations", info.dot_format, n, a.size());
       !s.ok())
     return s;
-  return fn(w.data(), a.data(), static_cast<int64_t>(n));
+  return n == 0 ? 0.0f : fn(w.data(), a.data(), static_cast<int64_t>(n));
 }
 
 bool has_dequantize(Format f) { return get(f, &Codec::dequantize) != nullptr; }

@@ -33,7 +33,7 @@ struct CodecEntry {
 };
 
 // One list per family; codec.cpp gathers them.
-std::span<const CodecEntry> plain_codecs();  // F32, F16, BF16
+std::span<const CodecEntry> plain_codecs();  // F32, F16, BF16, I32
 std::span<const CodecEntry> legacy_codecs(); // Q4_0, Q4_1, Q5_0, Q8_0, Q8_1
 std::span<const CodecEntry> q8_k_codecs();   // Q8_K (activations)
 std::span<const CodecEntry> kquant_codecs(); // Q2_K .. Q6_K

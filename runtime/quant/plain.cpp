@@ -1,4 +1,4 @@
-// F32, F16 and BF16: element arrays. Their dot products see activations
+// F32, F16, BF16 and I32: element arrays. Their dot products see activations
 // rounded to the weight's type (ggml's vec_dot_type) and accumulate in double,
 // as ggml's scalar vec_dot_f16/bf16/f32 do.
 #include "quant/codec.h"
@@ -17,6 +17,16 @@ float dot_f32(const uint8_t *w, const uint8_t *a, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     sum += static_cast<double>(load_f32(w + 4 * i) * load_f32(a + 4 * i));
   return static_cast<float>(sum);
+}
+
+// Integer tables decode to the nearest float (exact below 2^24, which covers
+// every index table a model stores).
+void dequantize_i32(const uint8_t *src, float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t v;
+    std::memcpy(&v, src + 4 * i, sizeof v);
+    dst[i] = static_cast<float>(v);
+  }
 }
 
 template <float (*Decode)(uint16_t), uint16_t (*Encode)(float)> struct Half {
@@ -45,6 +55,7 @@ constexpr CodecEntry kCodecs[] = {
     {Format::F16, {F16::dequantize, F16::quantize, F16::quantize, F16::dot}},
     {Format::BF16,
      {BF16::dequantize, BF16::quantize, BF16::quantize, BF16::dot}},
+    {Format::I32, {dequantize_i32, nullptr, nullptr, nullptr}},
 };
 
 } // namespace

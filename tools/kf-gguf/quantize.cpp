@@ -41,7 +41,9 @@ plan(const gguf::File &file, const Recipe &recipe, std::ostream *log) {
                << gguf::quoted(t.name) << " " << why << "; kept as "
                << from.name << "\n";
       };
-      if (t.shape.size() == 1)
+      if (from.role != FormatRole::Weight)
+        keep("is an integer table");
+      else if (t.shape.size() == 1)
         keep("is 1-D");
       else if (t.shape[0] % to.block_elems != 0)
         keep(absl::StrCat("has rows of ", t.shape[0],

@@ -51,7 +51,7 @@ absl::StatusOr<Recipe> Recipe::parse(std::string_view text) {
                                     quantizable_formats()));
       if (format_info(*target).role != FormatRole::Weight)
         return invalid(absl::StrCat(format,
-                                    " is an activation format; "
+                                    " is not a weight format; "
                                     "expected keep or one of ",
                                     quantizable_formats()));
       if (!has_quantize(*target))

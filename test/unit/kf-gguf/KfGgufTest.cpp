@@ -109,8 +109,12 @@ TEST(Recipe, Errors) {
                                     "'q9_9'; expected keep or one of f32, "
                                     "f16, q4_0"));
   EXPECT_THAT(error("*=q8_k"),
-              ::testing::StartsWith("recipe rule 1 '*=q8_k': q8_k is an "
-                                    "activation format; expected keep or one "
+              ::testing::StartsWith("recipe rule 1 '*=q8_k': q8_k is not a "
+                                    "weight format; expected keep or one "
+                                    "of f32"));
+  EXPECT_THAT(error("*=i32"),
+              ::testing::StartsWith("recipe rule 1 '*=i32': i32 is not a "
+                                    "weight format; expected keep or one "
                                     "of f32"));
   for (const FormatInfo &info : all_formats()) {
     if (info.role != FormatRole::Weight)
@@ -339,30 +343,31 @@ TEST(Quantize, ReencodesTheTensorsTheRecipeChooses) {
   EXPECT_EQ(file_bytes(single), file_bytes(out));
 }
 
-TEST(Quantize, KeepsTensorsNoRuleChangesAndLeavesNoFileOnError) {
+TEST(Quantize, KeepsIntegerTablesAndLeavesNoFileOnError) {
   TempDir dir;
   gguf::Writer w;
-  std::optional<Format> undecodable = format_without(has_dequantize);
-  if (!undecodable)
-    GTEST_SKIP() << "every weight format has a decoder";
-  const FormatInfo &info = format_info(*undecodable);
   w.add_metadata("general.quantization_version", uint32_t{2});
-  w.add_tensor("u", *undecodable, {info.block_elems, 2},
-               std::vector<uint8_t>(2 * info.block_bytes));
+  const int32_t ids[6] = {3, 1, 4, 1, 5, 9};
+  const auto *p = reinterpret_cast<const uint8_t *>(ids);
+  w.add_tensor("blk.0.ffn_gate_tid2eid.weight", Format::I32, {3, 2},
+               std::vector<uint8_t>(p, p + sizeof ids));
   gguf::File file = written(w, dir);
-  std::string out = dir.file("out.gguf");
-  absl::StatusOr<Recipe> keep = Recipe::parse("u=keep");
-  ASSERT_TRUE(keep.ok());
-  ASSERT_TRUE(quantize(file, out, *keep, {}).ok());
-  EXPECT_EQ(file_bytes(out), file_bytes(file.name()));
 
+  // A token -> expert table is never re-encoded, whatever the rule says.
+  std::string out = dir.file("out.gguf");
   absl::StatusOr<Recipe> reencode = Recipe::parse("*=q8_0");
   ASSERT_TRUE(reencode.ok());
-  std::string failed = dir.file("failed.gguf");
-  EXPECT_EQ(quantize(file, failed, *reencode, {}).message(),
-            file.name() + ": tensor 'u' is " + std::string(info.name) +
-                ", which Kernelforge cannot decode yet, so rule '*=q8_0' "
-                "cannot re-encode it");
+  std::ostringstream log;
+  ASSERT_TRUE(quantize(file, out, *reencode, {.log = &log}).ok());
+  EXPECT_EQ(file_bytes(out), file_bytes(file.name()));
+  EXPECT_THAT(log.str(),
+              ::testing::HasSubstr("warning: " + file.name() +
+                                   ": tensor 'blk.0.ffn_gate_tid2eid.weight' "
+                                   "is an integer table; kept as i32\n"));
+
+  // A write that cannot happen leaves nothing behind.
+  std::string unwritable = dir.file("no-such-dir/out.gguf");
+  EXPECT_FALSE(quantize(file, unwritable, *reencode, {}).ok());
   EXPECT_THAT(dir.files(), ::testing::ElementsAre("in.gguf", "out.gguf"));
 }
 

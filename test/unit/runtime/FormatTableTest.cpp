@@ -34,6 +34,7 @@ TEST(FormatTable, MatchesGgmlGeometry) {
       {Format::IQ1_S, "iq1_s", 19, 256, 50},
       {Format::IQ4_NL, "iq4_nl", 20, 32, 18},
       {Format::IQ4_XS, "iq4_xs", 23, 256, 136},
+      {Format::I32, "i32", 26, 1, 4},
       {Format::IQ1_M, "iq1_m", 29, 256, 56},
       {Format::BF16, "bf16", 30, 1, 2},
       {Format::MXFP4, "mxfp4", 39, 32, 17},

@@ -201,8 +201,8 @@ TEST(GgufReject, PrivateTypeNotDeclared) {
 }
 
 TEST(GgufReject, UnknownTensorTypes) {
-  // 26 is ggml's I32, 99 nothing at all, 5000 an unassigned private id.
-  for (uint32_t type : {26u, 99u, 5000u}) {
+  // 27 is ggml's I64, 99 nothing at all, 5000 an unassigned private id.
+  for (uint32_t type : {27u, 99u, 5000u}) {
     Bytes b;
     b.header(1, 0).tensor("w", {4}, type, 0).pad(32).zeros(32);
     EXPECT_EQ(rejection(b.bytes()),

@@ -17,7 +17,7 @@ enum class Format : uint32_t {
 #include "kf/runtime/formats.def"
 };
 
-enum class FormatRole : uint8_t { Weight, Activation };
+enum class FormatRole : uint8_t { Weight, Integer, Activation };
 
 // Type ids from here up are Kernelforge's own formats, unknown to ggml.
 inline constexpr uint32_t kFirstPrivateType = 4096;
