@@ -1,0 +1,52 @@
+#include "kf/deepseek_v4/reference/indexer.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "internal.h"
+#include "kf/deepseek_v4/reference/primitives.h"
+#include "kf/deepseek_v4/reference/routing.h"
+
+namespace kf::deepseek_v4::reference {
+
+using internal::check;
+
+void indexer_scores(std::span<const float> q, std::span<const float> weights,
+                    std::span<const float> keys, int n_heads, int head_dim,
+                    std::span<float> scores) {
+  check(n_heads > 0 && head_dim > 0, "indexer_scores: empty heads");
+  size_t heads = static_cast<size_t>(n_heads);
+  size_t dim = static_cast<size_t>(head_dim);
+  check(q.size() == heads * dim && weights.size() == heads &&
+            keys.size() == scores.size() * dim,
+        "indexer_scores: q [n_heads, head_dim], weights [n_heads], keys "
+        "[n_entries, head_dim], scores [n_entries]");
+  for (size_t c = 0; c < scores.size(); ++c) {
+    std::span<const float> key = keys.subspan(c * dim, dim);
+    double sum = 0;
+    for (size_t h = 0; h < heads; ++h) {
+      double dot = 0;
+      for (size_t d = 0; d < dim; ++d)
+        dot += static_cast<double>(q[h * dim + d]) * key[d];
+      float logit = round_bf16(static_cast<float>(dot));
+      sum += round_bf16(std::max(logit, 0.0f) * weights[h]);
+    }
+    scores[c] = round_bf16(static_cast<float>(sum));
+  }
+}
+
+void indexer_select(std::span<const float> scores, size_t n_valid,
+                    std::span<int32_t> out) {
+  check(n_valid <= scores.size() && out.size() <= scores.size(),
+        "indexer_select: n_valid and k at most the number of entries");
+  std::vector<float> masked(scores.begin(), scores.end());
+  std::fill(masked.begin() + static_cast<std::ptrdiff_t>(n_valid), masked.end(),
+            -std::numeric_limits<float>::infinity());
+  top_k(masked, out);
+  for (int32_t &c : out)
+    if (static_cast<size_t>(c) >= n_valid)
+      c = -1;
+}
+
+} // namespace kf::deepseek_v4::reference

@@ -1,0 +1,78 @@
+#include "kf/deepseek_v4/reference/rope.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "internal.h"
+#include "kf/deepseek_v4/reference/primitives.h"
+
+namespace kf::deepseek_v4::reference {
+
+using internal::check;
+
+double yarn_correction_dim(const RopeConfig &config, double rotations) {
+  return config.rope_dim *
+         std::log(config.original_len / (2 * std::numbers::pi * rotations)) /
+         (2 * std::log(config.base));
+}
+
+YarnRange yarn_correction_range(const RopeConfig &config) {
+  double lo = std::floor(yarn_correction_dim(config, config.beta_fast));
+  double hi = std::ceil(yarn_correction_dim(config, config.beta_slow));
+  return {std::max(static_cast<int>(lo), 0),
+          std::min(static_cast<int>(hi), config.rope_dim - 1)};
+}
+
+void rope_frequencies(const RopeConfig &config, std::span<float> freqs) {
+  check(config.rope_dim > 0 && config.rope_dim % 2 == 0 &&
+            freqs.size() == static_cast<size_t>(config.rope_dim / 2),
+        "rope_frequencies: freqs must hold rope_dim/2 values");
+  for (size_t i = 0; i < freqs.size(); ++i)
+    freqs[i] = static_cast<float>(
+        std::pow(config.base, -2.0 * static_cast<double>(i) / config.rope_dim));
+  if (!config.yarn)
+    return;
+  YarnRange range = yarn_correction_range(config);
+  check(range.hi > range.lo, "rope_frequencies: empty YaRN ramp");
+  float span = static_cast<float>(range.hi - range.lo);
+  float factor = static_cast<float>(config.yarn_factor);
+  for (size_t i = 0; i < freqs.size(); ++i) {
+    float r = std::clamp((static_cast<float>(i) - range.lo) / span, 0.0f, 1.0f);
+    float f = freqs[i];
+    freqs[i] = f * (1 - r) + (f / factor) * r;
+  }
+}
+
+namespace {
+
+// (a + jb) · (cos θ + j·sign·sin θ) for every pair, θ = fl32(pos) · f_i.
+void rotate(std::span<float> x, int64_t pos, std::span<const float> freqs,
+            float sign) {
+  check(x.size() == 2 * freqs.size(),
+        "rope: the slice must hold two values per frequency");
+  float p = static_cast<float>(pos);
+  for (size_t i = 0; i < freqs.size(); ++i) {
+    float angle = p * freqs[i];
+    // The reference's polar() table is complex64: cos and sin held in fp32.
+    float c = static_cast<float>(std::cos(static_cast<double>(angle)));
+    float s = sign * static_cast<float>(std::sin(static_cast<double>(angle)));
+    float a = x[2 * i];
+    float b = x[2 * i + 1];
+    x[2 * i] = round_bf16(a * c - b * s);
+    x[2 * i + 1] = round_bf16(a * s + b * c);
+  }
+}
+
+} // namespace
+
+void rope(std::span<float> x, int64_t pos, std::span<const float> freqs) {
+  rotate(x, pos, freqs, 1.0f);
+}
+
+void inverse_rope(std::span<float> x, int64_t pos,
+                  std::span<const float> freqs) {
+  rotate(x, pos, freqs, -1.0f);
+}
+
+} // namespace kf::deepseek_v4::reference
