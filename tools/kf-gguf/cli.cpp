@@ -8,6 +8,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "commands.h"
+#include "kf/deepseek_v4/presets.h"
+#include "kf/deepseek_v4/tensors.h"
 #include "kf/runtime/absl_compat.h"
 #include "kf/runtime/status_macros.h"
 
@@ -28,20 +30,39 @@ constexpr std::string_view kUsage =
     "                                  REGEX=FORMAT rules (first match wins; "
     "'*' matches\n"
     "                                  all, 'keep' keeps), e.g. "
-    "'attn_.*=q8_0,*=keep'\n";
+    "'attn_.*=q8_0,*=keep'\n"
+    "  synth --preset P --seed S -o OUT [--recipe R] [--threads N] "
+    "[--vocab F]\n"
+    "                                  write a random-weight DeepSeek-V4 "
+    "model: P is tiny,\n"
+    "                                  flash-slice:N or flash; R's rules "
+    "come before the\n"
+    "                                  default recipe; F is the "
+    "deepseek-coder vocabulary\n"
+    "                                  that tiny embeds\n"
+    "  config FILE | config --preset P DeepSeek-V4 configuration and "
+    "parameter counts of a\n"
+    "                                  file, its tensors validated, or of "
+    "a preset\n";
 
 struct Command {
   std::string_view name;
-  size_t positionals;
+  size_t min_positionals, max_positionals;
   std::vector<std::string_view> required; // options, each with a value
   std::vector<std::string_view> optional;
 };
 
 const Command kCommands[] = {
-    {"info", 1, {}, {}},
-    {"dequant", 2, {"-o"}, {}},
-    {"verify", 1, {}, {}},
-    {"quantize", 2, {"--recipe"}, {"--threads"}},
+    {"info", 1, 1, {}, {}},
+    {"dequant", 2, 2, {"-o"}, {}},
+    {"verify", 1, 1, {}, {}},
+    {"quantize", 2, 2, {"--recipe"}, {"--threads"}},
+    {"synth",
+     0,
+     0,
+     {"--preset", "--seed", "-o"},
+     {"--recipe", "--threads", "--vocab"}},
+    {"config", 0, 1, {}, {"--preset"}},
 };
 
 struct Arguments {
@@ -50,6 +71,7 @@ struct Arguments {
   std::map<std::string, std::string, std::less<>> options;
   int threads =
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  uint64_t seed = 0;
 };
 
 // Fills `parsed`; returns the one-line message of a usage error, if any.
@@ -82,9 +104,13 @@ std::optional<std::string> parse(std::span<const std::string> args,
     else
       return absl::StrCat("option '", name, "' needs a value");
   }
-  if (parsed.positionals.size() != c.positionals)
-    return absl::StrCat(to_absl(c.name), " takes ", c.positionals,
-                        " arguments, got ", parsed.positionals.size());
+  size_t n = parsed.positionals.size();
+  if (n < c.min_positionals || n > c.max_positionals)
+    return c.min_positionals == c.max_positionals
+               ? absl::StrCat(to_absl(c.name), " takes ", c.min_positionals,
+                              " arguments, got ", n)
+               : absl::StrCat(to_absl(c.name), " takes ", c.min_positionals,
+                              " to ", c.max_positionals, " arguments, got ", n);
   for (std::string_view name : c.required)
     if (!parsed.options.contains(name))
       return absl::StrCat(to_absl(c.name), " needs ", to_absl(name));
@@ -92,12 +118,37 @@ std::optional<std::string> parse(std::span<const std::string> args,
     if (!absl::SimpleAtoi(n->second, &parsed.threads) || parsed.threads < 1)
       return absl::StrCat("--threads is '", n->second,
                           "', expected a number >= 1");
+  if (auto s = parsed.options.find("--seed"); s != parsed.options.end())
+    if (!absl::SimpleAtoi(s->second, &parsed.seed))
+      return absl::StrCat("--seed is '", s->second,
+                          "', expected a number from 0 to 2^64 - 1");
+  if (c.name == "config" && (n == 1) == parsed.options.contains("--preset"))
+    return std::string("config takes a FILE or --preset NAME");
   return std::nullopt;
 }
 
 absl::Status run_command(const Arguments &a, std::ostream &out,
                          std::ostream &err, bool progress_bar, int &exit_code) {
   std::string_view command = a.command->name;
+  if (command == "synth") {
+    SynthOptions options;
+    options.preset = a.options.at("--preset");
+    options.seed = a.seed;
+    if (auto r = a.options.find("--recipe"); r != a.options.end())
+      options.recipe = r->second;
+    auto v = a.options.find("--vocab");
+    options.vocab = v != a.options.end() ? v->second : KF_DEFAULT_VOCAB;
+    options.threads = a.threads;
+    options.log = &err;
+    options.progress = progress_bar ? &err : nullptr;
+    return synth(options, a.options.at("-o"));
+  }
+  if (command == "config" && a.options.contains("--preset")) {
+    const std::string &name = a.options.at("--preset");
+    KF_ASSIGN_OR_RETURN(deepseek_v4::Preset preset, deepseek_v4::preset(name));
+    print_config(preset.config, absl::StrCat("preset ", name), out);
+    return absl::OkStatus();
+  }
   std::optional<Recipe> recipe;
   if (command == "quantize") { // a bad recipe fails before any reading
     KF_ASSIGN_OR_RETURN(recipe, Recipe::parse(a.options.at("--recipe")));
@@ -109,6 +160,13 @@ absl::Status run_command(const Arguments &a, std::ostream &out,
   }
   if (command == "dequant")
     return dequant(file, a.positionals[1], a.options.at("-o"));
+  if (command == "config") {
+    KF_ASSIGN_OR_RETURN(deepseek_v4::Config config,
+                        deepseek_v4::Config::from_gguf(file));
+    KF_RETURN_IF_ERROR(deepseek_v4::validate_tensors(config, file));
+    print_config(config, file.name(), out);
+    return absl::OkStatus();
+  }
   if (command == "verify") {
     KF_ASSIGN_OR_RETURN(int bad, verify(file, out));
     exit_code = bad > 0 ? 1 : 0;

@@ -2,6 +2,7 @@
 // run them without a process.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kf/deepseek_v4/config.h"
 #include "kf/runtime/gguf.h"
 #include "recipe.h"
 
@@ -38,6 +40,36 @@ struct QuantizeOptions {
 // format for re-encoded, row by row on `threads` threads.
 absl::Status quantize(const gguf::File &file, const std::string &out_path,
                       const Recipe &recipe, const QuantizeOptions &options);
+
+// The rules synth applies after the user's: attention, indexer and
+// compressor projections, shared experts, embedding and head q8_0, routed
+// experts mxfp4, everything else f32.
+extern const std::string_view kSynthDefaultRecipe;
+
+struct SynthOptions {
+  std::string preset; // a kf::deepseek_v4::preset name
+  uint64_t seed = 0;
+  // Rules applied before kSynthDefaultRecipe's.
+  std::optional<std::string> recipe;
+  // The deepseek-coder vocabulary file the tiny preset embeds.
+  std::string vocab;
+  int threads = 1;
+  // Where warnings and the summary go.
+  std::ostream *log = nullptr;
+  // Where the progress bar goes; null for none.
+  std::ostream *progress = nullptr;
+};
+
+// Writes `out_path` atomically: a deepseek4 model of the preset with random
+// weights, the same bytes for the same preset, seed and recipe whatever the
+// thread count. Tensors are drawn and encoded while the file is written, one
+// at a time.
+absl::Status synth(const SynthOptions &options, const std::string &out_path);
+
+// Prints a DeepSeek-V4 configuration (`source` names it: a preset or a
+// file) and its parameter counts.
+void print_config(const deepseek_v4::Config &config, std::string_view source,
+                  std::ostream &out);
 
 // The command line: `args` without the program name. Returns the exit code:
 // 0 on success, 1 when the command fails, 2 on a usage error.

@@ -1,24 +1,15 @@
-#include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
-
 #include "absl/strings/str_cat.h"
 #include "commands.h"
 #include "kf/runtime/absl_compat.h"
 #include "kf/runtime/gguf_writer.h"
 #include "kf/runtime/quant.h"
 #include "kf/runtime/status_macros.h"
+#include "parallel_rows.h"
 #include "progress.h"
 
 namespace kf::gguf_tool {
 
 namespace {
-
-// ggml's GGML_QNT_VERSION: files with quantized tensors carry it.
-constexpr std::string_view kQuantizationVersionKey =
-    "general.quantization_version";
-constexpr uint32_t kQuantizationVersion = 2;
 
 // What happens to one tensor: re-encoded into `target`, or copied as it is.
 struct Step {
@@ -64,54 +55,20 @@ plan(const gguf::File &file, const Recipe &recipe, std::ostream *log) {
 }
 
 // Decodes `src` (format `from`) row by row and encodes each row into `dst`
-// (format `to`) on `threads` threads. The calling thread works too and is
-// the one that draws the progress bar.
+// (format `to`) on `threads` threads.
 absl::Status reencode(std::span<const uint8_t> src, Format from,
                       std::span<uint8_t> dst, Format to, int64_t row_elements,
                       int64_t rows, int threads, Progress &progress,
                       std::string_view label) {
   uint64_t src_row = *row_bytes(from, row_elements);
   uint64_t dst_row = *row_bytes(to, row_elements);
-  // Rows are taken in batches of about 64 Ki elements: few enough atomic
-  // operations, small enough batches to keep every thread busy to the end.
-  int64_t batch = std::max<int64_t>(1, (int64_t{1} << 16) / row_elements);
-  std::atomic<int64_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex error_mutex;
-  absl::Status error;
-  auto work = [&](bool draws) {
-    std::vector<float> row(row_elements);
-    while (!failed.load(std::memory_order_relaxed)) {
-      int64_t begin = next.fetch_add(batch);
-      if (begin >= rows)
-        return;
-      int64_t end = std::min(rows, begin + batch);
-      for (int64_t r = begin; r < end; ++r) {
-        absl::Status s =
-            dequantize(from, src.subspan(r * src_row, src_row), row);
-        if (s.ok())
-          s = quantize(to, row, dst.subspan(r * dst_row, dst_row));
-        if (!s.ok()) {
-          std::lock_guard lock(error_mutex);
-          if (error.ok())
-            error = s;
-          failed = true;
-          return;
-        }
-      }
-      progress.add(end - begin);
-      if (draws)
-        progress.draw(label);
-    }
-  };
-  int64_t batches = (rows + batch - 1) / batch;
-  std::vector<std::jthread> helpers;
-  for (int64_t i = 1; i < std::min<int64_t>(threads, batches); ++i)
-    helpers.emplace_back(work, false);
-  work(true);
-  helpers.clear(); // joins
-  progress.draw(label, /*force=*/true);
-  return error;
+  return parallel_rows(
+      rows, row_elements, threads, progress, label,
+      [&](int64_t r, std::span<float> row) {
+        KF_RETURN_IF_ERROR(
+            dequantize(from, src.subspan(r * src_row, src_row), row));
+        return kf::quantize(to, row, dst.subspan(r * dst_row, dst_row));
+      });
 }
 
 } // namespace
@@ -130,9 +87,9 @@ absl::Status quantize(const gguf::File &file, const std::string &out_path,
     if (step.target)
       total_rows += step.tensor->rows();
   }
-  if (quantized && !file.find(kQuantizationVersionKey))
-    writer.add_metadata(std::string(kQuantizationVersionKey),
-                        kQuantizationVersion);
+  if (quantized && !file.find(gguf::kQuantizationVersionKey))
+    writer.add_metadata(std::string(gguf::kQuantizationVersionKey),
+                        gguf::kQuantizationVersion);
 
   Progress progress(options.progress, total_rows);
   int reencoded = 0;

@@ -65,9 +65,13 @@ absl::StatusOr<Recipe> Recipe::parse(std::string_view text) {
   return recipe;
 }
 
+bool Recipe::Rule::matches(const std::string &tensor) const {
+  return !regex || std::regex_match(tensor, *regex);
+}
+
 const Recipe::Rule *Recipe::match(const std::string &tensor) const {
   for (const Rule &rule : rules_)
-    if (!rule.regex || std::regex_match(tensor, *rule.regex))
+    if (rule.matches(tensor))
       return &rule;
   return nullptr;
 }

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <regex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,8 @@ public:
     std::string text;                // as written, for messages
     std::optional<std::regex> regex; // none for "*", which matches all
     std::optional<Format> target;    // none for "keep"
+
+    bool matches(const std::string &tensor) const;
   };
 
   // Each regex must match the whole tensor name (ECMAScript syntax; it cannot
@@ -28,6 +31,8 @@ public:
 
   // The first rule matching `tensor`, or null.
   const Rule *match(const std::string &tensor) const;
+  // In order, for callers that choose among the matching rules.
+  std::span<const Rule> rules() const { return rules_; }
 
 private:
   std::vector<Rule> rules_;

@@ -35,6 +35,10 @@ inline constexpr uint32_t kVersion = 3;
 inline constexpr uint32_t kDefaultAlignment = 32;
 // UINT32, a power of two: the alignment of the data section and its tensors.
 inline constexpr std::string_view kAlignmentKey = "general.alignment";
+// UINT32, ggml's GGML_QNT_VERSION: files with quantized tensors carry it.
+inline constexpr std::string_view kQuantizationVersionKey =
+    "general.quantization_version";
+inline constexpr uint32_t kQuantizationVersion = 2;
 // Array of strings "<id>=<mnemonic>", one per private type (ids from
 // kFirstPrivateType up) that the file's tensors use. The writer writes it.
 inline constexpr std::string_view kPrivateTypesKey =

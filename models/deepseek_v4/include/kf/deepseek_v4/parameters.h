@@ -1,0 +1,26 @@
+// Parameter counts of a DeepSeek-V4 configuration, as spec §1 "Derived sizes"
+// computes them.
+#pragma once
+
+#include <cstdint>
+
+#include "kf/deepseek_v4/config.h"
+
+namespace kf::deepseek_v4 {
+
+struct ParameterCount {
+  // Every element of every weight tensor. The tid2eid tables are integer
+  // routing tables, not parameters, and are left out.
+  int64_t total = 0;
+  // What one token computes with: everything but the embedding (one row is
+  // read, not multiplied) and the E - k routed experts of each layer that it
+  // does not use. Attention, indexer, compressors, router, shared experts,
+  // hyper-connections, norms and the LM head all count.
+  int64_t active = 0;
+  // The embedding and the LM head, which spec §1 also quotes.
+  int64_t embedding_and_head = 0;
+};
+
+ParameterCount count_parameters(const Config &config);
+
+} // namespace kf::deepseek_v4

@@ -1,0 +1,54 @@
+// The values of a synthetic DeepSeek-V4 model (kf-gguf synth): random
+// weights drawn as spec §9 advises, scaled so that activations stay O(1)
+// through the layers. Every value is a function of (seed, tensor name, row,
+// column) alone, so a tensor's rows can be drawn in any order, on any number
+// of threads, and give the same bytes. docs/models/deepseek_v4.md lists the
+// distributions and why.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kf/deepseek_v4/config.h"
+#include "kf/deepseek_v4/tensors.h"
+
+namespace kf::deepseek_v4 {
+
+struct Distribution {
+  enum class Shape {
+    Constant,        // every value is `mean`
+    Normal,          // approximately N(mean, stddev²), see below
+    Uniform,         // uniform in [low, high)
+    DistinctExperts, // each row: n_expert_used distinct experts of n_expert
+  };
+  Shape shape = Shape::Constant;
+  float mean = 0;
+  float stddev = 0;
+  float low = 0;
+  float high = 0;
+  // Normal only: each row is shifted to mean zero after it is drawn.
+  bool centred_rows = false;
+};
+
+// How synth draws a tensor.
+Distribution distribution(const TensorSpec &spec);
+
+// Draws the rows of one tensor.
+class TensorDraw {
+public:
+  TensorDraw(const TensorSpec &spec, const Config &config, uint64_t seed);
+
+  // Row `row`: spec.shape[0] values (expert ids for DistinctExperts).
+  void row(int64_t row, std::span<float> out) const;
+  // Row `row` of a DistinctExperts tensor: spec.shape[0] distinct experts,
+  // as the i32 table stores them.
+  void experts(int64_t row, std::span<int32_t> out) const;
+
+private:
+  Distribution distribution_;
+  uint32_t n_expert_;
+  int64_t row_length_;
+  uint64_t stream_; // from (seed, tensor name)
+};
+
+} // namespace kf::deepseek_v4

@@ -1,0 +1,189 @@
+#include "kf/deepseek_v4/synthetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+namespace kf::deepseek_v4 {
+
+namespace {
+
+// Spec §9's advice, at the tiny preset: HC mix projections and bases about
+// N(0, 0.1), HC scales in 0.1..0.6.
+constexpr float kHcSpread = 0.1f;
+constexpr float kHcScaleLow = 0.1f, kHcScaleHigh = 0.6f;
+// The HC mix projection's input width at the tiny preset (4 streams of 256),
+// where §9's N(0, 0.1) holds. Wider inputs get 1/sqrt(fan-in) smaller
+// values, so that the mixes keep the same spread (they see an input of unit
+// RMS: HC folds an RMS normalisation into them).
+constexpr float kHcReferenceWidth = 1024;
+// Small next to the learned scores sqrt(softplus(logit)), which spread over
+// about 0.3..1.5 with unit-variance logits: the bias nudges, it does not
+// decide.
+constexpr float kGateBiasSpread = 0.05f;
+// Per-slot score biases of the compressors, small next to the unit-variance
+// gate scores they are added to.
+constexpr float kApeSpread = 0.1f;
+// Sink logits compete with attention scores, which are about N(0, 1):
+// q and the KV latent are RMS-normalised and the scale is Dh^-1/2.
+constexpr float kSinkSpread = 1.0f;
+// The embedding rows share an offset of 1 per element (half of each row's
+// energy along the all-ones direction), and the index-score head weights
+// w = x·proj a mean of kIndexerBias/D per element, so w ≈ kIndexerBias ·
+// mean(x) ± 1 leans positive: 8·0.71 ± 1 for x fresh from the embedding,
+// still positive in ~98 % of cases where later layers have diluted mean(x)
+// to 0.25. With w > 0 the index scores Σ w·ReLU(q·k) are positive and
+// continuous, so top-k boundaries fall on no exact-zero ties (spec §10).
+// The router and LM head rows are centred so that the offset fixes neither
+// the routing nor the logits.
+constexpr float kEmbeddingOffset = 1.0f;
+constexpr float kIndexerBias = 8.0f;
+
+// 2^64 / φ: SplitMix64's increment.
+constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
+
+// SplitMix64's finaliser (Steele, Lea and Flood, 2014): a bijection whose
+// outputs on consecutive multiples of kGolden pass BigCrush. Drawing value
+// number c as mix(stream + (c + 1)·kGolden) makes the generator
+// counter-based: any value is reached directly, without the ones before it.
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t random_bits(uint64_t stream, uint64_t counter) {
+  return mix(stream + (counter + 1) * kGolden);
+}
+
+// The stream of a tensor: its name's FNV-1a hash mixed with the seed.
+uint64_t stream_of(uint64_t seed, std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char ch : name) {
+    h ^= static_cast<uint8_t>(ch);
+    h *= 0x100000001b3ull;
+  }
+  return mix(mix(seed) ^ h);
+}
+
+// Uniform in [0, 1) with 24 bits: exact in float.
+float unit_uniform(uint64_t bits) {
+  return static_cast<float>(bits >> 40) * 0x1p-24f;
+}
+
+// A standard normal approximated by the Irwin-Hall sum of four uniforms,
+// one per 16 bits: mean 0, variance 1, bounded at ±2√3. One random draw per
+// value and no transcendental functions, which keeps synth's 27 billion
+// values of flash-slice:4 cheap; the bounded tails suit test weights.
+float standard_normal(uint64_t bits) {
+  float sum = 0;
+  for (int i = 0; i < 4; ++i)
+    sum += static_cast<float>((bits >> (16 * i)) & 0xffff);
+  // (u + 1/2) / 2^16 is uniform in (0, 1): the sum less 2 has variance 1/3.
+  return ((sum + 2.0f) * 0x1p-16f - 2.0f) * std::sqrt(3.0f);
+}
+
+Distribution constant(float value) {
+  return {.shape = Distribution::Shape::Constant, .mean = value};
+}
+Distribution normal(float mean, float stddev, bool centred_rows = false) {
+  return {.shape = Distribution::Shape::Normal,
+          .mean = mean,
+          .stddev = stddev,
+          .centred_rows = centred_rows};
+}
+
+} // namespace
+
+Distribution distribution(const TensorSpec &spec) {
+  // A matrix's rows are its outputs' weights over shape[0] inputs: weights
+  // of variance 1/fan-in keep unit-variance inputs at unit variance.
+  const float fan_in = static_cast<float>(spec.shape[0]);
+  const float unit_gain = 1.0f / std::sqrt(fan_in);
+  switch (spec.kind) {
+  case TensorKind::Norm:
+    return constant(1.0f);
+  case TensorKind::HcFn:
+    return normal(0, kHcSpread * std::sqrt(kHcReferenceWidth / fan_in));
+  case TensorKind::HcBase:
+    return normal(0, kHcSpread);
+  case TensorKind::HcScale:
+    return {.shape = Distribution::Shape::Uniform,
+            .low = kHcScaleLow,
+            .high = kHcScaleHigh};
+  case TensorKind::Sinks:
+    return normal(0, kSinkSpread);
+  case TensorKind::CompressorApe:
+    return normal(0, kApeSpread);
+  case TensorKind::GateBias:
+    return normal(0, kGateBiasSpread);
+  case TensorKind::Tid2Eid:
+    return {.shape = Distribution::Shape::DistinctExperts};
+  case TensorKind::Embedding:
+    return normal(kEmbeddingOffset, 1.0f);
+  case TensorKind::IndexerWeight:
+    return normal(kIndexerBias / fan_in, unit_gain);
+  case TensorKind::Router:
+  case TensorKind::Output:
+    return normal(0, unit_gain, /*centred_rows=*/true);
+  case TensorKind::Projection:
+  case TensorKind::RoutedExperts:
+  case TensorKind::SharedExperts:
+    return normal(0, unit_gain);
+  }
+  return constant(0);
+}
+
+TensorDraw::TensorDraw(const TensorSpec &spec, const Config &config,
+                       uint64_t seed)
+    : distribution_(distribution(spec)), n_expert_(config.n_expert),
+      row_length_(spec.shape[0]), stream_(stream_of(seed, spec.name)) {}
+
+void TensorDraw::row(int64_t row, std::span<float> out) const {
+  const Distribution &d = distribution_;
+  const uint64_t first = static_cast<uint64_t>(row * row_length_);
+  switch (d.shape) {
+  case Distribution::Shape::Constant:
+    std::fill(out.begin(), out.end(), d.mean);
+    return;
+  case Distribution::Shape::DistinctExperts: {
+    std::vector<int32_t> ids(out.size());
+    experts(row, ids);
+    std::copy(ids.begin(), ids.end(), out.begin());
+    return;
+  }
+  case Distribution::Shape::Uniform:
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = d.low +
+               (d.high - d.low) * unit_uniform(random_bits(stream_, first + i));
+    return;
+  case Distribution::Shape::Normal:
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = d.stddev * standard_normal(random_bits(stream_, first + i));
+    float shift = d.mean;
+    if (d.centred_rows) {
+      double sum = std::accumulate(out.begin(), out.end(), 0.0);
+      shift -= static_cast<float>(sum / static_cast<double>(out.size()));
+    }
+    for (float &x : out)
+      x += shift;
+    return;
+  }
+}
+
+void TensorDraw::experts(int64_t row, std::span<int32_t> out) const {
+  // The first out.size() places of a Fisher-Yates shuffle of 0..E-1: a
+  // uniformly random subset, in random order. The modulo's bias is below
+  // E / 2^64.
+  std::vector<int32_t> pool(n_expert_);
+  std::iota(pool.begin(), pool.end(), 0);
+  const uint64_t first = static_cast<uint64_t>(row) * n_expert_;
+  for (size_t j = 0; j < out.size(); ++j) {
+    uint64_t pick = j + random_bits(stream_, first + j) % (n_expert_ - j);
+    std::swap(pool[j], pool[pick]);
+    out[j] = pool[j];
+  }
+}
+
+} // namespace kf::deepseek_v4
