@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "RunTool.h"
 #include "TempDir.h"
 #include "commands.h"
 #include "kf/runtime/gguf_writer.h"
@@ -60,17 +61,6 @@ gguf::File written(const gguf::Writer &writer, const TempDir &dir,
   absl::StatusOr<gguf::File> file = gguf::File::open(path);
   EXPECT_TRUE(file.ok()) << file.status();
   return *std::move(file);
-}
-
-// run() with string arguments: the exit code, and what went to each stream.
-struct Ran {
-  int code;
-  std::string out, err;
-};
-Ran run_tool(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = run(args, out, err, /*progress_bar=*/false);
-  return {code, out.str(), err.str()};
 }
 
 TEST(Recipe, FirstMatchingRuleWins) {

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "RunTool.h"
 #include "TempDir.h"
 #include "commands.h"
 #include "kf/deepseek_v4/parameters.h"
@@ -235,16 +236,6 @@ TEST(Synth, Errors) {
               ::testing::StartsWith("recipe rule 1 'attn_.*=q9_9': unknown "
                                     "format 'q9_9'"));
   EXPECT_THAT(dir.files(), ::testing::IsEmpty());
-}
-
-struct Ran {
-  int code;
-  std::string out, err;
-};
-Ran run_tool(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = run(args, out, err, /*progress_bar=*/false);
-  return {code, out.str(), err.str()};
 }
 
 TEST(SynthCommandLine, WritesTinyWithTheDefaultVocabulary) {
