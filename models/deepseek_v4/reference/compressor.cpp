@@ -98,8 +98,8 @@ void pool_compressed_entry_overlap(std::span<const float> prev_values,
 Compressor::Compressor(CompressorWeights weights, CompressorShape shape,
                        CompressorKind kind, std::span<const float> rope_freqs,
                        bool simulate)
-    : weights_(weights), shape_(shape), kind_(kind), rope_freqs_(rope_freqs),
-      simulate_(simulate),
+    : weights_(weights), shape_(shape), kind_(kind),
+      rope_freqs_(rope_freqs.begin(), rope_freqs.end()), simulate_(simulate),
       width_(static_cast<size_t>(shape.dim) * (shape.overlap ? 2 : 1)) {
   size_t ratio = static_cast<size_t>(shape.ratio);
   check(shape.ratio > 0 && shape.dim > shape.rope_dim &&

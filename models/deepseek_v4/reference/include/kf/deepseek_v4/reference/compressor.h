@@ -106,7 +106,7 @@ private:
   CompressorWeights weights_;
   CompressorShape shape_;
   CompressorKind kind_;
-  std::span<const float> rope_freqs_;
+  std::vector<float> rope_freqs_; // a copy: the caller's table may move
   bool simulate_;
   size_t width_; // halves·d
   std::vector<float> entries_;
