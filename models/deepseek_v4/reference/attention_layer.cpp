@@ -17,7 +17,7 @@ using internal::check;
 
 namespace {
 
-// The last rope_dim values of each of the `heads` rows of width `dim`.
+// The last rope_dim values of row `head` of `rows`, rows of width `dim`.
 std::span<float> rope_part(std::span<float> rows, size_t head, size_t dim,
                            size_t rope_dim) {
   return rows.subspan(head * dim + dim - rope_dim, rope_dim);

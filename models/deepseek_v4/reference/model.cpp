@@ -1,5 +1,7 @@
 #include "kf/deepseek_v4/reference/model.h"
 
+#include <algorithm>
+
 #include "internal.h"
 #include "kf/deepseek_v4/reference/hyper_connections.h"
 #include "kf/deepseek_v4/reference/linear.h"
