@@ -1,8 +1,8 @@
 #include "absl/strings/str_cat.h"
 #include "commands.h"
 #include "kf/runtime/atomic_file.h"
+#include "kf/runtime/npy.h"
 #include "kf/runtime/status_macros.h"
-#include "npy.h"
 #include "tensor_rows.h"
 
 namespace kf::gguf_tool {

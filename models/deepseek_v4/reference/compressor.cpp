@@ -6,6 +6,11 @@
 #include <vector>
 
 #include "internal.h"
+#include "kf/deepseek_v4/reference/hadamard.h"
+#include "kf/deepseek_v4/reference/linear.h"
+#include "kf/deepseek_v4/reference/primitives.h"
+#include "kf/deepseek_v4/reference/quant_sim.h"
+#include "kf/deepseek_v4/reference/rope.h"
 
 namespace kf::deepseek_v4::reference {
 
@@ -88,6 +93,119 @@ void pool_compressed_entry_overlap(std::span<const float> prev_values,
     }
     entry[ch] = softmax_pool(slots);
   }
+}
+
+Compressor::Compressor(CompressorWeights weights, CompressorShape shape,
+                       CompressorKind kind, std::span<const float> rope_freqs,
+                       bool simulate)
+    : weights_(weights), shape_(shape), kind_(kind),
+      rope_freqs_(rope_freqs.begin(), rope_freqs.end()), simulate_(simulate),
+      width_(static_cast<size_t>(shape.dim) * (shape.overlap ? 2 : 1)) {
+  size_t ratio = static_cast<size_t>(shape.ratio);
+  check(shape.ratio > 0 && shape.dim > shape.rope_dim &&
+            2 * rope_freqs.size() == static_cast<size_t>(shape.rope_dim),
+        "Compressor: ratio > 0, rope_dim < dim, rope_dim/2 frequencies");
+  check(!weights.kv.empty() && weights.kv.size() % width_ == 0 &&
+            weights.gate.size() == weights.kv.size() &&
+            weights.ape.size() == ratio * width_ &&
+            weights.norm.size() == static_cast<size_t>(shape.dim),
+        "Compressor: wkv and wgate [w][D], ape [ratio][w], norm [d]");
+}
+
+int64_t Compressor::size() const {
+  return static_cast<int64_t>(entries_.size() /
+                              static_cast<size_t>(shape_.dim));
+}
+
+void Compressor::project(std::span<const float> x, std::span<float> a,
+                         std::span<float> g) const {
+  linear_fp32(x, weights_.kv, a);
+  linear_fp32(x, weights_.gate, g);
+}
+
+void Compressor::build_entry(int64_t c, std::span<const float> prev_values,
+                             std::span<const float> prev_gates,
+                             std::span<const float> values,
+                             std::span<const float> gates) {
+  size_t d = static_cast<size_t>(shape_.dim);
+  size_t nope = d - static_cast<size_t>(shape_.rope_dim);
+  std::vector<float> e(d);
+  if (shape_.overlap)
+    pool_compressed_entry_overlap(prev_values, prev_gates, values, gates,
+                                  weights_.ape, shape_.ratio, e);
+  else
+    pool_compressed_entry(values, gates, weights_.ape, shape_.ratio, e);
+  round_bf16(e);
+  rms_norm(e, weights_.norm, shape_.norm_eps, e);
+  rope(std::span<float>(e).subspan(nope), c * shape_.ratio, rope_freqs_);
+  if (simulate_) {
+    if (kind_ == CompressorKind::Main) {
+      fp8_sim(std::span<float>(e).first(nope), 64);
+    } else {
+      hadamard(e);
+      fp4_sim(e, 32);
+    }
+  }
+  entries_.insert(entries_.end(), e.begin(), e.end());
+}
+
+void Compressor::prefill(std::span<const float> x) {
+  size_t n_embd = weights_.kv.size() / width_;
+  check(x.size() % n_embd == 0, "Compressor::prefill: x must be [T, D]");
+  size_t tokens = x.size() / n_embd;
+  size_t ratio = static_cast<size_t>(shape_.ratio);
+  std::vector<float> a(tokens * width_), g(tokens * width_);
+  for (size_t u = 0; u < tokens; ++u)
+    project(x.subspan(u * n_embd, n_embd),
+            std::span<float>(a).subspan(u * width_, width_),
+            std::span<float>(g).subspan(u * width_, width_));
+  // Block b's projections, [ratio][width], or the leftover tokens' when b is
+  // the unfinished last block.
+  auto block = [&](const std::vector<float> &p, size_t b) {
+    size_t first = b * ratio * width_;
+    size_t end = std::min(p.size(), first + ratio * width_);
+    return std::vector<float>(p.begin() + static_cast<std::ptrdiff_t>(first),
+                              p.begin() + static_cast<std::ptrdiff_t>(end));
+  };
+  entries_.clear();
+  size_t complete = tokens / ratio;
+  for (size_t c = 0; c < complete; ++c) {
+    bool has_prev = shape_.overlap && c > 0;
+    std::vector<float> prev_a =
+        has_prev ? block(a, c - 1) : std::vector<float>{};
+    std::vector<float> prev_g =
+        has_prev ? block(g, c - 1) : std::vector<float>{};
+    build_entry(static_cast<int64_t>(c), prev_a, prev_g, block(a, c),
+                block(g, c));
+  }
+  values_ = block(a, complete);
+  gates_ = block(g, complete);
+  bool keep_prev = shape_.overlap && complete > 0;
+  prev_values_ = keep_prev ? block(a, complete - 1) : std::vector<float>{};
+  prev_gates_ = keep_prev ? block(g, complete - 1) : std::vector<float>{};
+}
+
+void Compressor::decode(std::span<const float> x, int64_t pos) {
+  size_t ratio = static_cast<size_t>(shape_.ratio);
+  check(pos >= 0 &&
+            values_.size() / width_ == static_cast<size_t>(pos) % ratio &&
+            size() == pos / shape_.ratio,
+        "Compressor::decode: positions must follow the sequence");
+  size_t slot = values_.size();
+  values_.resize(slot + width_);
+  gates_.resize(slot + width_);
+  project(x, std::span<float>(values_).subspan(slot, width_),
+          std::span<float>(gates_).subspan(slot, width_));
+  if (values_.size() < ratio * width_)
+    return;
+  build_entry(pos / shape_.ratio, prev_values_, prev_gates_, values_, gates_);
+  // The completed block becomes the previous block of the next entry.
+  if (shape_.overlap) {
+    prev_values_ = std::move(values_);
+    prev_gates_ = std::move(gates_);
+  }
+  values_.clear();
+  gates_.clear();
 }
 
 } // namespace kf::deepseek_v4::reference

@@ -1,9 +1,12 @@
 #include "kf/deepseek_v4/reference/compressor.h"
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "TestUtil.h"
+#include "kf/deepseek_v4/reference/primitives.h"
+#include "kf/deepseek_v4/reference/rope.h"
 #include "gtest/gtest.h"
 
 namespace kf::deepseek_v4::reference {
@@ -140,6 +143,143 @@ TEST(CompressorDeathTest, RejectsHalfAPreviousBlock) {
                                              t.own_gates, t.ape, Overlap::ratio,
                                              entry),
                "prev values and gates");
+}
+
+// A compressor over D = 1 inputs x_u = u + 1 with d = 4 (rope_dim 2, one
+// frequency), wkv[ch] = ch + 1, zero gates and ape: every slot has the same
+// score, so an entry is the plain mean of its slots' values a_u[ch] =
+// (u + 1)(ch + 1). No simulation, a unit norm weight.
+struct MeanCompressor {
+  static constexpr int kDim = 4;
+  std::vector<float> kv, gate, ape, norm = std::vector<float>(kDim, 1.0f);
+  std::vector<float> freqs = {0.25f};
+  Compressor compressor;
+
+  MeanCompressor(int ratio, bool overlap)
+      : kv(weights(overlap)), gate(kv.size(), 0.0f),
+        ape(static_cast<size_t>(ratio) * kv.size(), 0.0f),
+        compressor({kv, gate, ape, norm},
+                   {ratio, overlap, kDim, /*rope_dim=*/2, 1e-6f},
+                   CompressorKind::Main, freqs, /*simulate=*/false) {}
+
+  static std::vector<float> weights(bool overlap) {
+    std::vector<float> w(overlap ? 2 * kDim : kDim);
+    for (size_t ch = 0; ch < w.size(); ++ch)
+      w[ch] = static_cast<float>(ch + 1);
+    return w;
+  }
+};
+
+// The entry of pooled values `mean` after §4.3's bf16 cast, RMSNorm with a
+// unit weight and RoPE at `pos`: the norm in fp32 as rms_norm documents it,
+// the rotation of the last pair in fp64 and rounded to bf16 (one rounding
+// apart from rope's fp32 products: compared within a bf16 ulp).
+std::vector<double> expected_entry(const std::vector<double> &mean, int64_t pos,
+                                   float freq) {
+  double sum_sq = 0;
+  for (double v : mean)
+    sum_sq += v * v;
+  float r = static_cast<float>(
+      1 / std::sqrt(static_cast<double>(
+              static_cast<float>(sum_sq / mean.size()) + 1e-6f)));
+  std::vector<double> e;
+  for (double v : mean)
+    e.push_back(test::to_bf16(static_cast<float>(v) * r));
+  double angle = static_cast<float>(static_cast<float>(pos) * freq);
+  double a = e[2], b = e[3];
+  e[2] = test::to_bf16(a * std::cos(angle) - b * std::sin(angle));
+  e[3] = test::to_bf16(a * std::sin(angle) + b * std::cos(angle));
+  return e;
+}
+
+void expect_entry(std::span<const float> entry,
+                  const std::vector<double> &expected) {
+  ASSERT_EQ(entry.size(), expected.size());
+  for (size_t i = 0; i < 2; ++i) // the norm part: exact
+    EXPECT_EQ(entry[i], expected[i]) << i;
+  for (size_t i = 2; i < 4; ++i) // the rotated part: one bf16 rounding
+    EXPECT_NEAR(entry[i], expected[i],
+                2 * test::bf16_rounding_bound(expected[i]))
+        << i;
+}
+
+TEST(Compressor, OverlappingEntriesPoolTheirOwnAndThePreviousBlock) {
+  MeanCompressor m(4, /*overlap=*/true);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  m.compressor.prefill(x);
+  ASSERT_EQ(m.compressor.size(), 2);
+  // Entry 0 has no previous block: the mean of the own slots u = 0..3 on
+  // channels d + ch, 2.5·(d + ch + 1) = 12.5, 15, 17.5, 20, at position 0.
+  std::vector<double> own = {12.5, 15, 17.5, 20};
+  expect_entry(m.compressor.entries().first(4), expected_entry(own, 0, 0.25f));
+  // Entry 1 pools eight slots: u = 0..3 on channels ch (Σ = 10(ch + 1)) and
+  // u = 4..7 on channels d + ch (Σ = 26(d + ch + 1)), at position 4.
+  std::vector<double> both(4);
+  for (int ch = 0; ch < 4; ++ch)
+    both[ch] = (10.0 * (ch + 1) + 26.0 * (4 + ch + 1)) / 8;
+  expect_entry(m.compressor.entries().subspan(4, 4),
+               expected_entry(both, 4, 0.25f));
+}
+
+TEST(Compressor, RatioWithoutOverlapPoolsOneBlock) {
+  MeanCompressor m(4, /*overlap=*/false);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  m.compressor.prefill(x);
+  ASSERT_EQ(m.compressor.size(), 2);
+  // Entry 1: u = 4..7 on channels ch, 6.5·(ch + 1).
+  std::vector<double> mean = {6.5, 13, 19.5, 26};
+  expect_entry(m.compressor.entries().subspan(4, 4),
+               expected_entry(mean, 4, 0.25f));
+}
+
+// Random projections, scores and ape: decode, token by token from a prefill
+// of any length, builds the same entries as one prefill of the whole
+// sequence (§4.3's running state), and a new prefill forgets the old
+// sequence.
+TEST(Compressor, DecodeContinuesAPrefill) {
+  const size_t n_embd = 8;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto draw = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float &e : v)
+      e = normal(rng);
+    return v;
+  };
+  for (bool overlap : {true, false}) {
+    const int ratio = overlap ? 4 : 8;
+    // d = 72: 64 FP8-simulated dims and 8 rotated ones.
+    const size_t d = 72, width = overlap ? 2 * d : d;
+    std::vector<float> kv = draw(width * n_embd), gate = draw(width * n_embd),
+                       ape = draw(ratio * width), norm = draw(d);
+    std::vector<float> freqs = {0.5f, 0.25f, 0.125f, 0.0625f};
+    auto make = [&] {
+      return Compressor({kv, gate, ape, norm}, {ratio, overlap, 72, 8, 1e-6f},
+                        CompressorKind::Main, freqs, /*simulate=*/true);
+    };
+    const size_t tokens = 27;
+    std::vector<float> x = draw(tokens * n_embd);
+    Compressor whole = make();
+    whole.prefill(x);
+    ASSERT_EQ(whole.size(), static_cast<int64_t>(tokens) / ratio);
+    std::vector<float> expected(whole.entries().begin(), whole.entries().end());
+    Compressor stepped = make();
+    for (size_t first : {0, 1, 3, 4, 5, 8, 17}) {
+      // An unrelated sequence first, whose state the next prefill drops.
+      stepped.prefill(std::span<const float>(x).subspan(n_embd, 11 * n_embd));
+      if (first > 0)
+        stepped.prefill(std::span<const float>(x).first(first * n_embd));
+      else
+        stepped = make(); // a decode from position 0 on a fresh compressor
+      for (size_t u = first; u < tokens; ++u)
+        stepped.decode(std::span<const float>(x).subspan(u * n_embd, n_embd),
+                       static_cast<int64_t>(u));
+      EXPECT_EQ(std::vector<float>(stepped.entries().begin(),
+                                   stepped.entries().end()),
+                expected)
+          << "ratio " << ratio << ", prefill of " << first;
+    }
+  }
 }
 
 } // namespace

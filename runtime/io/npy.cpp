@@ -1,11 +1,11 @@
-#include "npy.h"
-
-#include <string>
+#include "kf/runtime/npy.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kf/runtime/atomic_file.h"
+#include "kf/runtime/status_macros.h"
 
-namespace kf::gguf_tool {
+namespace kf {
 
 std::vector<uint8_t> npy_float32_header(std::span<const int64_t> shape) {
   // A 1-tuple needs its trailing comma: "(5,)".
@@ -29,4 +29,21 @@ std::vector<uint8_t> npy_float32_header(std::span<const int64_t> shape) {
   return header;
 }
 
-} // namespace kf::gguf_tool
+absl::Status write_npy_float32(const std::string &path,
+                               std::span<const int64_t> shape,
+                               std::span<const float> values) {
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  if (elements != static_cast<int64_t>(values.size()))
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", values.size(),
+                                                   " values for an array of ",
+                                                   elements, " elements"));
+  KF_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
+  KF_RETURN_IF_ERROR(out.write(npy_float32_header(shape)));
+  KF_RETURN_IF_ERROR(out.write(
+      {reinterpret_cast<const uint8_t *>(values.data()), values.size_bytes()}));
+  return out.commit();
+}
+
+} // namespace kf

@@ -1,0 +1,131 @@
+// kf-run on a small deepseek4 file written for the test: its output and
+// dumps against the reference model run directly, and its errors.
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <sstream>
+
+#include "ModelTestUtil.h"
+#include "TempDir.h"
+#include "kf/deepseek_v4/reference/model.h"
+#include "kf/runtime/npy.h"
+#include "run.h"
+#include "gmock/gmock.h"
+
+namespace kf::run_tool {
+namespace {
+
+using kf::testing::TempDir;
+namespace dsv4 = kf::deepseek_v4;
+
+std::vector<uint8_t> file_bytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The bytes of a float32 .npy file of `shape` holding `values`.
+std::vector<uint8_t> npy(std::vector<int64_t> shape,
+                         std::span<const float> values) {
+  std::vector<uint8_t> bytes = npy_float32_header(shape);
+  const uint8_t *data = reinterpret_cast<const uint8_t *>(values.data());
+  bytes.insert(bytes.end(), data, data + values.size_bytes());
+  return bytes;
+}
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result run_with(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int code = run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// micro_config's four layers (window-only, CSA, HCA, hash and learned
+// routing) with N(0, 0.1) f32 weights, written to `path`. The indexer's
+// heads widen to 64 so that, as in DeepSeek-V4, they have dims that do not
+// rotate (micro_config's 32 are all rope dims).
+class KfRun : public ::testing::Test {
+protected:
+  void SetUp() override {
+    config_ = dsv4::testing::micro_config();
+    config_.indexer_head_dim = 64;
+    std::vector<dsv4::testing::TestTensor> tensors =
+        dsv4::testing::model_tensors(config_);
+    std::mt19937 rng(4);
+    std::normal_distribution<float> normal(0.0f, 0.1f);
+    for (dsv4::testing::TestTensor &t : tensors)
+      if (t.format == Format::F32)
+        for (size_t i = 0; i < t.data.size(); i += 4) {
+          float v = normal(rng);
+          std::memcpy(&t.data[i], &v, 4);
+        }
+    dsv4::testing::InMemoryFile file;
+    dsv4::testing::write(file, dsv4::testing::model_metadata(config_), tensors);
+    path_ = dir_.file("micro.gguf");
+    std::ofstream(path_, std::ios::binary)
+        .write(reinterpret_cast<const char *>(file.bytes.data()),
+               static_cast<std::streamsize>(file.bytes.size()));
+    weights_.emplace(*dsv4::reference::Weights::from_gguf(config_, *file.file));
+  }
+
+  TempDir dir_;
+  dsv4::Config config_;
+  std::string path_;
+  std::optional<dsv4::reference::Weights> weights_;
+};
+
+TEST_F(KfRun, DumpsTheReferenceLogitsAndStreams) {
+  std::string logits = dir_.file("logits.npy");
+  std::string hidden = dir_.file("hidden");
+  Result r =
+      run_with({"--engine", "reference", "-m", path_, "--tokens", "5,17,3,90,1",
+                "--no-sim", "--dump-logits", logits, "--dump-hidden", hidden});
+  ASSERT_EQ(r.code, 0) << r.err;
+
+  dsv4::reference::Model model(
+      *weights_, {.simulate_quantization = false, .keep_layer_streams = true});
+  std::vector<int32_t> tokens = {5, 17, 3, 90, 1};
+  dsv4::reference::ForwardResult expected = model.prefill(tokens);
+  EXPECT_EQ(file_bytes(logits), npy({96}, expected.logits));
+  for (uint32_t l = 0; l < 4; ++l)
+    EXPECT_EQ(file_bytes(hidden + "/layer_" + std::to_string(l) + ".npy"),
+              npy({5, 4, 64}, expected.layer_streams[l]))
+        << l;
+  auto best = std::max_element(expected.logits.begin(), expected.logits.end());
+  EXPECT_THAT(r.out,
+              ::testing::StartsWith(
+                  "prefill of 5 tokens: next token " +
+                  std::to_string(best - expected.logits.begin()) + " (logit"));
+}
+
+TEST_F(KfRun, RefusesWhatItCannotRun) {
+  auto error = [&](std::vector<std::string> args) {
+    Result r = run_with(args);
+    EXPECT_NE(r.code, 0);
+    return std::to_string(r.code) + " " + r.err;
+  };
+  EXPECT_EQ(error({"--engine", "compiled", "-m", path_, "--tokens", "1"}),
+            "2 kf-run: unknown engine 'compiled'; expected reference "
+            "(kf-run --help for usage)\n");
+  EXPECT_EQ(error({"--engine", "reference", "--tokens", "1"}),
+            "2 kf-run: option '-m' is required (kf-run --help for usage)\n");
+  EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1,96",
+                   "--no-sim"}),
+            "1 kf-run: --tokens: token 96 is outside the 96-token "
+            "vocabulary\n");
+  EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1,x"}),
+            "1 kf-run: --tokens: 'x' is not a token id (a non-negative "
+            "integer)\n");
+  // micro_config's 64-wide embedding cannot take the FP8 simulation.
+  EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1"}),
+            "1 kf-run: " + path_ +
+                ": a linear input of width 64 is not a multiple of 128, which "
+                "the FP8 activation simulation needs; run with --no-sim\n");
+}
+
+} // namespace
+} // namespace kf::run_tool

@@ -1,0 +1,171 @@
+#include "kf/deepseek_v4/reference/weights.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ModelTestUtil.h"
+#include "kf/runtime/half.h"
+#include "gtest/gtest.h"
+
+namespace kf::deepseek_v4::reference {
+namespace {
+
+using testing::InMemoryFile;
+using testing::micro_config;
+using testing::model_metadata;
+using testing::model_tensors;
+using testing::TestTensor;
+
+TestTensor &find(std::vector<TestTensor> &tensors, std::string_view name) {
+  for (TestTensor &t : tensors)
+    if (t.name == name)
+      return t;
+  ADD_FAILURE() << "no tensor " << name;
+  return tensors.front();
+}
+
+// A distinct bf16-exact value per element, so a misplaced element shows.
+float element_value(size_t i) {
+  return static_cast<float>(i % 251) * 0.5f - 60;
+}
+
+TEST(Weights, FromGgufDecodesEachTensorToItsLayerAndRole) {
+  Config config = micro_config();
+  std::vector<TestTensor> tensors = model_tensors(config);
+  // blk.0 wq_a stored in bf16, blk.2's compressor in f32, each element
+  // distinct; every other tensor stays zero.
+  TestTensor &q_a = find(tensors, "blk.0.attn_q_a.weight");
+  q_a.format = Format::BF16;
+  size_t q_a_elements = 64 * 32;
+  q_a.data.resize(2 * q_a_elements);
+  for (size_t i = 0; i < q_a_elements; ++i) {
+    uint16_t bits = fp32_to_bf16(element_value(i));
+    std::memcpy(&q_a.data[2 * i], &bits, 2);
+  }
+  TestTensor &kv = find(tensors, "blk.2.attn_compressor_kv.weight");
+  for (size_t i = 0; i < kv.data.size() / 4; ++i) {
+    float v = element_value(i) + 1;
+    std::memcpy(&kv.data[4 * i], &v, 4);
+  }
+  InMemoryFile file;
+  testing::write(file, model_metadata(config), tensors);
+
+  absl::StatusOr<Weights> weights = Weights::from_gguf(config, *file.file);
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  const LayerWeights &l0 = weights->layer(0);
+  ASSERT_EQ(l0.attn_q_a.size(), q_a_elements);
+  for (size_t i = 0; i < q_a_elements; ++i)
+    ASSERT_EQ(l0.attn_q_a[i], element_value(i)) << i;
+  const LayerWeights &l2 = weights->layer(2);
+  ASSERT_EQ(l2.compressor_kv.size(), size_t{2 * 64 * 64}); // ratio 4: 2·Dh
+  for (size_t i = 0; i < l2.compressor_kv.size(); ++i)
+    ASSERT_EQ(l2.compressor_kv[i], element_value(i) + 1) << i;
+
+  // Roles a layer lacks are empty: no compressor on window-only layers, the
+  // indexer on CSA layers only, tid2eid on hash layers, the bias on learned.
+  EXPECT_TRUE(l0.compressor_kv.empty());
+  EXPECT_TRUE(weights->layer(3).indexer_q_b.empty());
+  EXPECT_EQ(weights->layer(3).compressor_ape.size(), size_t{128 * 64});
+  EXPECT_EQ(l2.indexer_compressor_ape.size(), size_t{4 * 2 * 32});
+  EXPECT_TRUE(weights->layer(3).tid2eid.empty());
+  EXPECT_TRUE(l2.exp_probs_b.empty());
+  EXPECT_EQ(weights->layer(3).exp_probs_b.size(), size_t{8});
+  // tid2eid keeps its int32 entries: model_tensors writes (token + j) mod E.
+  ASSERT_EQ(l2.tid2eid.size(), size_t{96 * 2});
+  EXPECT_EQ(l2.tid2eid[2 * 7 + 1], 0); // token 7, slot 1: (7 + 1) mod 8
+  EXPECT_EQ(weights->token_embd().size(), size_t{96 * 64});
+  EXPECT_EQ(weights->output_hc_scale().size(), size_t{1});
+}
+
+TEST(Weights, FromGgufRefusesAFileThatDoesNotMatchTheConfig) {
+  Config config = micro_config();
+  std::vector<TestTensor> tensors = model_tensors(config);
+  std::erase_if(tensors, [](const TestTensor &t) {
+    return t.name == "blk.1.attn_kv.weight";
+  });
+  InMemoryFile file;
+  testing::write(file, model_metadata(config), tensors);
+  absl::StatusOr<Weights> weights = Weights::from_gguf(config, *file.file);
+  ASSERT_FALSE(weights.ok());
+  EXPECT_EQ(std::string(weights.status().message()),
+            "test.gguf: no tensor 'blk.1.attn_kv.weight' (expected shape "
+            "[64, 64])");
+}
+
+// Every tensor of `config` as zeros, tid2eid rows 0..k-1.
+std::pair<Weights::FloatTensors, Weights::IntTensors>
+zero_tensors(const Config &config) {
+  Weights::FloatTensors floats;
+  Weights::IntTensors integers;
+  for (const TensorSpec &spec : tensor_specs(config)) {
+    size_t n = static_cast<size_t>(spec.elements());
+    if (spec.kind == TensorKind::Tid2Eid) {
+      std::vector<int32_t> table(n);
+      for (size_t i = 0; i < n; ++i)
+        table[i] = static_cast<int32_t>(i % config.n_expert_used);
+      integers[spec.name] = std::move(table);
+    } else {
+      floats[spec.name] = std::vector<float>(n, 0.0f);
+    }
+  }
+  return {std::move(floats), std::move(integers)};
+}
+
+TEST(Weights, FromFp32TakesTheTensorsAsGiven) {
+  Config config = micro_config();
+  auto [floats, integers] = zero_tensors(config);
+  floats["blk.3.exp_probs_b.bias"] = {1, 2, 3, 4, 5, 6, 7, 8};
+  absl::StatusOr<Weights> weights =
+      Weights::from_fp32(config, std::move(floats), std::move(integers));
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  // Moving the weights keeps every span valid.
+  Weights moved = *std::move(weights);
+  std::span<const float> bias = moved.layer(3).exp_probs_b;
+  EXPECT_EQ(std::vector<float>(bias.begin(), bias.end()),
+            (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(moved.layer(1).tid2eid[3], 1);
+}
+
+TEST(Weights, FromFp32RefusesMissingMisshapedOrUnknownTensors) {
+  Config config = micro_config();
+  auto refuse = [&](auto edit, std::string_view message) {
+    auto [floats, integers] = zero_tensors(config);
+    edit(floats, integers);
+    absl::StatusOr<Weights> weights =
+        Weights::from_fp32(config, std::move(floats), std::move(integers));
+    ASSERT_FALSE(weights.ok());
+    EXPECT_EQ(std::string(weights.status().message()), message);
+  };
+  refuse([](auto &f, auto &) { f.erase("output_norm.weight"); },
+         "deepseek_v4 reference: no fp32 tensor 'output_norm.weight'");
+  refuse([](auto &f, auto &) { f["blk.0.attn_sinks.weight"].push_back(0); },
+         "deepseek_v4 reference: tensor 'blk.0.attn_sinks.weight' has 3 "
+         "elements, expected 2 (shape [2])");
+  refuse([](auto &f, auto &) { f["blk.9.attn_norm.weight"] = {1}; },
+         "deepseek_v4 reference: unexpected fp32 tensor "
+         "'blk.9.attn_norm.weight'");
+  refuse([](auto &, auto &i) { i["blk.0.ffn_gate_tid2eid.weight"][5] = 8; },
+         "deepseek_v4 reference: tensor 'blk.0.ffn_gate_tid2eid.weight' names "
+         "expert 8, expected 0 to 7");
+  refuse(
+      [](auto &f, auto &i) {
+        i["blk.0.attn_norm.weight"] = {};
+        (void)f;
+      },
+      "deepseek_v4 reference: unexpected int32 tensor "
+      "'blk.0.attn_norm.weight'");
+}
+
+TEST(Weights, RefusesUnnormalisedRouting) {
+  Config config = micro_config();
+  config.normalize_weights = false;
+  auto [floats, integers] = zero_tensors(config);
+  absl::StatusOr<Weights> weights =
+      Weights::from_fp32(config, std::move(floats), std::move(integers));
+  ASSERT_FALSE(weights.ok());
+  EXPECT_EQ(weights.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+} // namespace
+} // namespace kf::deepseek_v4::reference

@@ -1,0 +1,164 @@
+#include "run.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "kf/deepseek_v4/config.h"
+#include "kf/deepseek_v4/reference/model.h"
+#include "kf/deepseek_v4/reference/weights.h"
+#include "kf/runtime/gguf.h"
+#include "kf/runtime/npy.h"
+#include "kf/runtime/status_macros.h"
+
+namespace kf::run_tool {
+
+namespace {
+
+namespace dsv4 = kf::deepseek_v4;
+
+constexpr std::string_view kUsage =
+    "usage: kf-run --engine reference -m FILE --tokens T1,T2,... [options]\n"
+    "  runs the tokens as one prefill from position 0 and prints the next "
+    "token\n"
+    "  --dump-logits OUT.npy  the last token's logits, float32 [vocab]\n"
+    "  --dump-hidden DIR      DIR/layer_L.npy: the stream state after layer "
+    "L,\n"
+    "                         float32 [tokens, streams, embedding]\n"
+    "  --no-sim               without the reference's quantization "
+    "simulations\n";
+
+struct Arguments {
+  std::map<std::string, std::string, std::less<>> options;
+  bool no_sim = false;
+};
+
+constexpr std::string_view kValueOptions[] = {"--engine", "-m", "--tokens",
+                                              "--dump-logits", "--dump-hidden"};
+constexpr std::string_view kRequired[] = {"--engine", "-m", "--tokens"};
+
+// Fills `parsed`; returns the one-line message of a usage error, if any.
+std::optional<std::string> parse(std::span<const std::string> args,
+                                 Arguments &parsed) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg == "--no-sim") {
+      parsed.no_sim = true;
+      continue;
+    }
+    if (std::find(std::begin(kValueOptions), std::end(kValueOptions), arg) ==
+        std::end(kValueOptions))
+      return absl::StrCat("unknown argument '", arg, "'");
+    if (i + 1 == args.size())
+      return absl::StrCat("option '", arg, "' needs a value");
+    parsed.options[arg] = args[++i];
+  }
+  for (std::string_view name : kRequired)
+    if (!parsed.options.contains(name))
+      return absl::StrCat("option '", std::string(name), "' is required");
+  if (parsed.options["--engine"] != "reference")
+    return absl::StrCat("unknown engine '", parsed.options["--engine"],
+                        "'; expected reference");
+  return std::nullopt;
+}
+
+// "1,2,3" as token ids below the vocabulary size.
+absl::StatusOr<std::vector<int32_t>> parse_tokens(const std::string &list,
+                                                  uint32_t vocab) {
+  std::vector<int32_t> tokens;
+  for (absl::string_view item : absl::StrSplit(list, ',')) {
+    uint32_t token = 0;
+    if (!absl::SimpleAtoi(item, &token))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tokens: '", item, "' is not a token id (a non-negative integer)"));
+    if (token >= vocab)
+      return absl::InvalidArgumentError(absl::StrCat("--tokens: token ", token,
+                                                     " is outside the ", vocab,
+                                                     "-token vocabulary"));
+    tokens.push_back(static_cast<int32_t>(token));
+  }
+  return tokens;
+}
+
+// The FP8 activation simulation quantizes every Lin input in blocks of 128
+// (spec §2): the widths those inputs have must be multiples of 128.
+absl::Status check_simulation_widths(const dsv4::Config &c,
+                                     const std::string &file) {
+  for (uint32_t width : {c.n_embd, c.q_lora_rank, c.o_groups * c.o_lora_rank,
+                         c.n_ff_exp, c.n_ff_exp * c.n_expert_shared})
+    if (width % 128 != 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          file, ": a linear input of width ", width,
+          " is not a multiple of 128, which the FP8 activation simulation "
+          "needs; run with --no-sim"));
+  return absl::OkStatus();
+}
+
+absl::Status run_reference(const Arguments &args, std::ostream &out) {
+  const std::string &path = args.options.at("-m");
+  KF_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
+  KF_ASSIGN_OR_RETURN(dsv4::Config config, dsv4::Config::from_gguf(file));
+  KF_ASSIGN_OR_RETURN(
+      std::vector<int32_t> tokens,
+      parse_tokens(args.options.at("--tokens"), config.n_vocab));
+  if (!args.no_sim)
+    KF_RETURN_IF_ERROR(check_simulation_widths(config, path));
+  KF_ASSIGN_OR_RETURN(dsv4::reference::Weights weights,
+                      dsv4::reference::Weights::from_gguf(config, file));
+  auto dump_hidden = args.options.find("--dump-hidden");
+  bool keep_streams = dump_hidden != args.options.end();
+  dsv4::reference::Model model(weights, {.simulate_quantization = !args.no_sim,
+                                         .keep_layer_streams = keep_streams});
+  dsv4::reference::ForwardResult result = model.prefill(tokens);
+
+  auto best = std::max_element(result.logits.begin(), result.logits.end());
+  out << "prefill of " << tokens.size() << " tokens: next token "
+      << (best - result.logits.begin()) << " (logit " << *best << ")\n";
+  if (auto logits = args.options.find("--dump-logits");
+      logits != args.options.end()) {
+    int64_t shape[] = {config.n_vocab};
+    KF_RETURN_IF_ERROR(write_npy_float32(logits->second, shape, result.logits));
+  }
+  if (keep_streams) {
+    std::error_code error;
+    std::filesystem::create_directories(dump_hidden->second, error);
+    if (error)
+      return absl::InternalError(
+          absl::StrCat(dump_hidden->second,
+                       ": cannot create the directory: ", error.message()));
+    int64_t shape[] = {static_cast<int64_t>(tokens.size()), config.hc,
+                       config.n_embd};
+    for (uint32_t l = 0; l < config.n_layer; ++l)
+      KF_RETURN_IF_ERROR(write_npy_float32(
+          absl::StrCat(dump_hidden->second, "/layer_", l, ".npy"), shape,
+          result.layer_streams[l]));
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+int run(std::span<const std::string> args, std::ostream &out,
+        std::ostream &err) {
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+    out << kUsage;
+    return 0;
+  }
+  Arguments parsed;
+  if (std::optional<std::string> usage = parse(args, parsed)) {
+    err << "kf-run: " << *usage << " (kf-run --help for usage)\n";
+    return 2;
+  }
+  if (absl::Status status = run_reference(parsed, out); !status.ok()) {
+    err << "kf-run: " << status.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace kf::run_tool
