@@ -26,10 +26,15 @@ constexpr std::string_view kUsage =
     "usage: kf-run --engine reference -m FILE --tokens T1,T2,... [options]\n"
     "  runs the tokens as one prefill from position 0 and prints the next "
     "token\n"
-    "  --dump-logits OUT.npy  the last token's logits, float32 [vocab]\n"
+    "  --decode N             then decodes N tokens one at a time, each the\n"
+    "                         argmax of the previous logits, and prints them\n"
+    "  --dump-logits OUT.npy  the last logits computed (of the prompt's last\n"
+    "                         token, or of the last decoded one), float32 "
+    "[vocab]\n"
     "  --dump-hidden DIR      DIR/layer_L.npy: the stream state after layer "
     "L,\n"
-    "                         float32 [tokens, streams, embedding]\n"
+    "                         float32 [tokens, streams, embedding], of the "
+    "prompt\n"
     "  --no-sim               without the reference's quantization "
     "simulations\n";
 
@@ -38,8 +43,8 @@ struct Arguments {
   bool no_sim = false;
 };
 
-constexpr std::string_view kValueOptions[] = {"--engine", "-m", "--tokens",
-                                              "--dump-logits", "--dump-hidden"};
+constexpr std::string_view kValueOptions[] = {
+    "--engine", "-m", "--tokens", "--decode", "--dump-logits", "--dump-hidden"};
 constexpr std::string_view kRequired[] = {"--engine", "-m", "--tokens"};
 
 // Fills `parsed`; returns the one-line message of a usage error, if any.
@@ -85,6 +90,12 @@ absl::StatusOr<std::vector<int32_t>> parse_tokens(const std::string &list,
   return tokens;
 }
 
+// The index of the largest logit (the first one on ties).
+int32_t argmax(std::span<const float> logits) {
+  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
+                              logits.begin());
+}
+
 // The FP8 activation simulation quantizes every Lin input in blocks of 128
 // (spec §2): the widths those inputs have must be multiples of 128.
 absl::Status check_simulation_widths(const dsv4::Config &c,
@@ -106,6 +117,13 @@ absl::Status run_reference(const Arguments &args, std::ostream &out) {
   KF_ASSIGN_OR_RETURN(
       std::vector<int32_t> tokens,
       parse_tokens(args.options.at("--tokens"), config.n_vocab));
+  uint32_t decode_steps = 0;
+  if (auto decode = args.options.find("--decode");
+      decode != args.options.end() &&
+      !absl::SimpleAtoi(decode->second, &decode_steps))
+    return absl::InvalidArgumentError(
+        absl::StrCat("--decode: '", decode->second,
+                     "' is not a token count (a non-negative integer)"));
   if (!args.no_sim)
     KF_RETURN_IF_ERROR(check_simulation_widths(config, path));
   KF_ASSIGN_OR_RETURN(dsv4::reference::Weights weights,
@@ -116,13 +134,23 @@ absl::Status run_reference(const Arguments &args, std::ostream &out) {
                                          .keep_layer_streams = keep_streams});
   dsv4::reference::ForwardResult result = model.prefill(tokens);
 
-  auto best = std::max_element(result.logits.begin(), result.logits.end());
-  out << "prefill of " << tokens.size() << " tokens: next token "
-      << (best - result.logits.begin()) << " (logit " << *best << ")\n";
-  if (auto logits = args.options.find("--dump-logits");
-      logits != args.options.end()) {
+  int32_t next = argmax(result.logits);
+  out << "prefill of " << tokens.size() << " tokens: next token " << next
+      << " (logit " << result.logits[next] << ")\n";
+  std::vector<float> logits = std::move(result.logits);
+  if (decode_steps > 0) {
+    out << "decoded:";
+    for (uint32_t step = 0; step < decode_steps; ++step) {
+      out << " " << next;
+      logits = model.decode(next).logits;
+      next = argmax(logits);
+    }
+    out << "\n";
+  }
+  if (auto dump_logits = args.options.find("--dump-logits");
+      dump_logits != args.options.end()) {
     int64_t shape[] = {config.n_vocab};
-    KF_RETURN_IF_ERROR(write_npy_float32(logits->second, shape, result.logits));
+    KF_RETURN_IF_ERROR(write_npy_float32(dump_logits->second, shape, logits));
   }
   if (keep_streams) {
     std::error_code error;

@@ -102,6 +102,32 @@ TEST_F(KfRun, DumpsTheReferenceLogitsAndStreams) {
                   std::to_string(best - expected.logits.begin()) + " (logit"));
 }
 
+// --decode N continues greedily: each token the argmax of the logits before
+// it, exactly as Model::decode gives them; the dump holds the last logits.
+TEST_F(KfRun, DecodesGreedily) {
+  std::string logits = dir_.file("logits.npy");
+  Result r =
+      run_with({"--engine", "reference", "-m", path_, "--tokens", "5,17,3",
+                "--no-sim", "--decode", "3", "--dump-logits", logits});
+  ASSERT_EQ(r.code, 0) << r.err;
+
+  dsv4::reference::Model model(*weights_, {.simulate_quantization = false});
+  std::vector<int32_t> prompt = {5, 17, 3};
+  std::vector<float> last = model.prefill(prompt).logits;
+  auto argmax = [](const std::vector<float> &v) {
+    return static_cast<int32_t>(std::max_element(v.begin(), v.end()) -
+                                v.begin());
+  };
+  std::string decoded = "decoded:";
+  for (int step = 0; step < 3; ++step) {
+    int32_t token = argmax(last);
+    decoded.append(" ").append(std::to_string(token));
+    last = model.decode(token).logits;
+  }
+  EXPECT_THAT(r.out, ::testing::HasSubstr(decoded + "\n"));
+  EXPECT_EQ(file_bytes(logits), npy({96}, last));
+}
+
 TEST_F(KfRun, RefusesWhatItCannotRun) {
   auto error = [&](std::vector<std::string> args) {
     Result r = run_with(args);
@@ -117,6 +143,10 @@ TEST_F(KfRun, RefusesWhatItCannotRun) {
                    "--no-sim"}),
             "1 kf-run: --tokens: token 96 is outside the 96-token "
             "vocabulary\n");
+  EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1",
+                   "--decode", "-2", "--no-sim"}),
+            "1 kf-run: --decode: '-2' is not a token count (a non-negative "
+            "integer)\n");
   EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1,x"}),
             "1 kf-run: --tokens: 'x' is not a token id (a non-negative "
             "integer)\n");
