@@ -250,11 +250,13 @@ absl::Status read_attention(const Keys &keys, Config &c) {
 
 absl::Status read_rope(const Keys &keys, Config &c) {
   KF_ASSIGN_OR_RETURN(c.rope_dim, keys.positive(kRopeDim));
-  uint32_t widest = std::min(c.head_dim, c.indexer_head_dim);
-  if (c.rope_dim % 2 != 0 || c.rope_dim > widest)
+  // Heads and compressed entries keep dims that do not rotate: the FP8
+  // simulation and the indexer's pooled keys act on them (spec §4.2-§4.4).
+  uint32_t narrowest = std::min(c.head_dim, c.indexer_head_dim);
+  if (c.rope_dim % 2 != 0 || c.rope_dim >= narrowest)
     return keys.invalid_model(
         kRopeDim, c.rope_dim,
-        absl::StrCat("an even number of dimensions, at most ", widest,
+        absl::StrCat("an even number of dimensions, fewer than ", narrowest,
                      " (the head and indexer key lengths)"));
   KF_ASSIGN_OR_RETURN(c.rope_base, keys.model_or(kRopeBase, kDefaultRopeBase));
   KF_ASSIGN_OR_RETURN(c.compress_rope_base,

@@ -45,14 +45,11 @@ Result run_with(std::vector<std::string> args) {
 }
 
 // micro_config's four layers (window-only, CSA, HCA, hash and learned
-// routing) with N(0, 0.1) f32 weights, written to `path`. The indexer's
-// heads widen to 64 so that, as in DeepSeek-V4, they have dims that do not
-// rotate (micro_config's 32 are all rope dims).
+// routing) with N(0, 0.1) f32 weights, written to `path`.
 class KfRun : public ::testing::Test {
 protected:
   void SetUp() override {
     config_ = dsv4::testing::micro_config();
-    config_.indexer_head_dim = 64;
     std::vector<dsv4::testing::TestTensor> tensors =
         dsv4::testing::model_tensors(config_);
     std::mt19937 rng(4);

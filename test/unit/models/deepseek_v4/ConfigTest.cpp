@@ -289,7 +289,11 @@ TEST(FromGguf, KeyErrors) {
        "of two (the indexer's Hadamard transform)"},
       {set("deepseek4.rope.dimension_count", uint32_t{256}),
        "key 'deepseek4.rope.dimension_count' is 256, expected an even number "
-       "of dimensions, at most 128 (the head and indexer key lengths)"},
+       "of dimensions, fewer than 128 (the head and indexer key lengths)"},
+      // The indexer's keys must keep dims that do not rotate.
+      {set("deepseek4.rope.dimension_count", uint32_t{128}),
+       "key 'deepseek4.rope.dimension_count' is 128, expected an even number "
+       "of dimensions, fewer than 128 (the head and indexer key lengths)"},
       {set("deepseek4.rope.scaling.type", "linear"),
        "key 'deepseek4.rope.scaling.type' is \"linear\", expected \"yarn\""},
       {set("deepseek4.expert_used_count", uint32_t{17}),

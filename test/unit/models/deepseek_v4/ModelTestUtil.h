@@ -32,7 +32,7 @@ inline Config micro_config() {
   c.o_groups = 2;
   c.o_lora_rank = 32;
   c.indexer_heads = 4;
-  c.indexer_head_dim = 32;
+  c.indexer_head_dim = 64;
   c.indexer_top_k = 4;
   c.n_expert = 8;
   c.n_expert_used = 2;

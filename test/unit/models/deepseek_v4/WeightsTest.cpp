@@ -67,7 +67,7 @@ TEST(Weights, FromGgufDecodesEachTensorToItsLayerAndRole) {
   EXPECT_TRUE(l0.compressor_kv.empty());
   EXPECT_TRUE(weights->layer(3).indexer_q_b.empty());
   EXPECT_EQ(weights->layer(3).compressor_ape.size(), size_t{128 * 64});
-  EXPECT_EQ(l2.indexer_compressor_ape.size(), size_t{4 * 2 * 32});
+  EXPECT_EQ(l2.indexer_compressor_ape.size(), size_t{4 * 2 * 64});
   EXPECT_TRUE(weights->layer(3).tid2eid.empty());
   EXPECT_TRUE(l2.exp_probs_b.empty());
   EXPECT_EQ(weights->layer(3).exp_probs_b.size(), size_t{8});
