@@ -92,22 +92,26 @@ std::string describe_accepted(TensorKind kind) {
   return "a weight format";
 }
 
-// Every row of a tid2eid table names n_expert_used distinct experts below
-// n_expert: a repeated expert has no agreed meaning (the reference adds it
-// once, llama.cpp twice).
 absl::Status check_tid2eid(const Config &c, const gguf::File &file,
                            const gguf::TensorInfo &t) {
   std::span<const uint8_t> data = file.data(t);
-  std::vector<int32_t> row(c.n_expert_used);
+  std::vector<int32_t> table(data.size() / sizeof(int32_t));
+  std::memcpy(table.data(), data.data(), table.size() * sizeof(int32_t));
+  return check_tid2eid_rows(
+      c, table, absl::StrCat(file.name(), ": tensor ", gguf::quoted(t.name)));
+}
+
+} // namespace
+
+absl::Status check_tid2eid_rows(const Config &c, std::span<const int32_t> table,
+                                std::string_view what) {
   std::vector<int64_t> seen_in_row(c.n_expert, -1);
   for (int64_t token = 0; token < c.n_vocab; ++token) {
-    std::memcpy(row.data(), data.data() + token * row.size() * sizeof(int32_t),
-                row.size() * sizeof(int32_t));
-    for (int32_t expert : row) {
-      auto problem = [&](std::string_view what) {
+    for (uint32_t j = 0; j < c.n_expert_used; ++j) {
+      int32_t expert = table[token * c.n_expert_used + j];
+      auto problem = [&](const std::string &issue) {
         return absl::InvalidArgumentError(
-            absl::StrCat(file.name(), ": tensor ", gguf::quoted(t.name),
-                         " row ", token, " ", to_absl(what)));
+            absl::StrCat(to_absl(what), " row ", token, " ", issue));
       };
       if (expert < 0 || static_cast<uint32_t>(expert) >= c.n_expert)
         return problem(absl::StrCat("names expert ", expert, ", expected 0 to ",
@@ -121,8 +125,6 @@ absl::Status check_tid2eid(const Config &c, const gguf::File &file,
   }
   return absl::OkStatus();
 }
-
-} // namespace
 
 int64_t TensorSpec::elements() const {
   int64_t n = 1;

@@ -68,11 +68,10 @@ absl::StatusOr<Weights> Weights::from_fp32(const Config &config,
         return absl::NotFoundError(absl::StrCat(
             "deepseek_v4 reference: no int32 tensor '", spec.name, "'"));
       found = it->second.size();
-      for (int32_t expert : it->second)
-        if (expert < 0 || static_cast<uint32_t>(expert) >= config.n_expert)
-          return absl::InvalidArgumentError(absl::StrCat(
-              "deepseek_v4 reference: tensor '", spec.name, "' names expert ",
-              expert, ", expected 0 to ", config.n_expert - 1));
+      if (found == static_cast<size_t>(spec.elements()))
+        KF_RETURN_IF_ERROR(check_tid2eid_rows(
+            config, it->second,
+            absl::StrCat("deepseek_v4 reference: tensor '", spec.name, "'")));
     } else {
       auto it = floats.find(spec.name);
       if (it == floats.end())

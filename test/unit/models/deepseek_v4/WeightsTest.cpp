@@ -146,8 +146,12 @@ TEST(Weights, FromFp32RefusesMissingMisshapedOrUnknownTensors) {
          "deepseek_v4 reference: unexpected fp32 tensor "
          "'blk.9.attn_norm.weight'");
   refuse([](auto &, auto &i) { i["blk.0.ffn_gate_tid2eid.weight"][5] = 8; },
-         "deepseek_v4 reference: tensor 'blk.0.ffn_gate_tid2eid.weight' names "
-         "expert 8, expected 0 to 7");
+         "deepseek_v4 reference: tensor 'blk.0.ffn_gate_tid2eid.weight' row 2 "
+         "names expert 8, expected 0 to 7");
+  // The same rule as a file's tables: each row names distinct experts.
+  refuse([](auto &, auto &i) { i["blk.1.ffn_gate_tid2eid.weight"][7] = 0; },
+         "deepseek_v4 reference: tensor 'blk.1.ffn_gate_tid2eid.weight' row 3 "
+         "names expert 0 twice, expected 2 distinct experts");
   refuse(
       [](auto &f, auto &i) {
         i["blk.0.attn_norm.weight"] = {};

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -57,6 +59,14 @@ std::vector<TensorSpec> tensor_specs(const Config &config);
 bool accepts(TensorKind kind, Format format);
 // The format a kind must have when it allows only one, e.g. f32 for a norm.
 std::optional<Format> fixed_format(TensorKind kind);
+
+// Checks the n_vocab rows of n_expert_used expert ids of a tid2eid table:
+// each names distinct experts below n_expert (a repeated expert has no agreed
+// meaning: the reference adds it once, llama.cpp twice). Errors start with
+// `what`, e.g. "m.gguf: tensor 'blk.0.ffn_gate_tid2eid.weight'".
+absl::Status check_tid2eid_rows(const Config &config,
+                                std::span<const int32_t> table,
+                                std::string_view what);
 
 // Checks that `file` holds exactly the tensors of `config`: none missing,
 // none extra, each with its shape and an accepted format, and every tid2eid
