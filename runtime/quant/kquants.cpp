@@ -400,14 +400,9 @@ struct Q3K {
   // Student-t (nu = 3).
   static void quantize(const float *x, SuperBlock &s) {
     float scales[16];
-    float max_scale = 0, amax = 0;
-    for (int k = 0; k < 16; ++k) {
+    for (int k = 0; k < 16; ++k)
       scales[k] = fit_scale_refined(x + 16 * k, 16, 4, s.q + 16 * k);
-      if (std::fabs(scales[k]) > amax) {
-        amax = std::fabs(scales[k]);
-        max_scale = scales[k];
-      }
-    }
+    float max_scale = signed_absmax(scales, 16);
     if (max_scale != 0) {
       float iscale = -32.f / max_scale;
       for (int k = 0; k < 16; ++k)
@@ -545,14 +540,9 @@ struct Q6K {
   // Student-t (nu = 3).
   static void quantize(const float *x, SuperBlock &s) {
     float scales[16];
-    float max_scale = 0, amax = 0;
-    for (int k = 0; k < 16; ++k) {
+    for (int k = 0; k < 16; ++k)
       scales[k] = fit_scale_search(x + 16 * k, 16, 32, s.q + 16 * k);
-      if (std::fabs(scales[k]) > amax) {
-        amax = std::fabs(scales[k]);
-        max_scale = scales[k];
-      }
-    }
+    float max_scale = signed_absmax(scales, 16), amax = std::fabs(max_scale);
     if (amax < kGroupMaxEps) {
       s = SuperBlock{};
       std::fill(s.q, s.q + QK, -32); // code 0

@@ -115,23 +115,31 @@ double rope_tolerance(double exact, double pair_norm) {
   return bf16_rounding_bound(exact) + 4 * kU32 * pair_norm;
 }
 
+// y = rope(x) at `pos` against x rotated exactly by the angles §2's precision
+// note prescribes: fl32(fl32(pos) · f_i).
+void expect_fp32_angle_rotation(const std::vector<float> &x,
+                                const std::vector<float> &y, int64_t pos,
+                                const std::vector<float> &freqs) {
+  std::vector<double> angles(32);
+  for (int i = 0; i < 32; ++i)
+    angles[i] = static_cast<float>(pos) * freqs[i];
+  std::vector<double> expected = rotated(x, angles);
+  for (int k = 0; k < 64; ++k) {
+    double norm = std::hypot(x[k & ~1], x[k | 1]);
+    EXPECT_NEAR(y[k], expected[k], rope_tolerance(expected[k], norm))
+        << "pos " << pos << " dim " << k;
+  }
+}
+
 TEST(Rope, YarnAtPositions0_1_127_65535) {
   std::vector<float> freqs = frequencies(kCompressedRope);
   const std::vector<float> x = sample_slice();
   for (int64_t pos : {0, 1, 127, 65535}) {
     std::vector<float> y = x;
     rope(y, pos, freqs);
-    // §2 precision note: the angle is fl32(fl32(pos) · f_i).
-    std::vector<double> angles(32);
-    for (int i = 0; i < 32; ++i)
-      angles[i] = static_cast<float>(pos) * freqs[i];
-    std::vector<double> expected = rotated(x, angles);
-    for (int k = 0; k < 64; ++k) {
-      double norm = std::hypot(x[k & ~1], x[k | 1]);
-      EXPECT_NEAR(y[k], expected[k], rope_tolerance(expected[k], norm))
-          << "pos " << pos << " dim " << k;
-      EXPECT_TRUE(is_bf16(y[k]));
-    }
+    expect_fp32_angle_rotation(x, y, pos, freqs);
+    for (int k = 0; k < 64; ++k)
+      EXPECT_TRUE(is_bf16(y[k])) << "pos " << pos << " dim " << k;
     if (pos == 0) { // angle 0: the identity on bf16 inputs
       EXPECT_EQ(y, x);
     }
@@ -171,15 +179,7 @@ TEST(Rope, AnyPosition) {
     for (int64_t pos : {int64_t{1048575}, int64_t{16777217}}) {
       std::vector<float> y = x;
       rope(y, pos, freqs);
-      std::vector<double> angles(32);
-      for (int i = 0; i < 32; ++i)
-        angles[i] = static_cast<float>(pos) * freqs[i];
-      std::vector<double> expected = rotated(x, angles);
-      for (int k = 0; k < 64; ++k) {
-        double norm = std::hypot(x[k & ~1], x[k | 1]);
-        EXPECT_NEAR(y[k], expected[k], rope_tolerance(expected[k], norm))
-            << "pos " << pos << " dim " << k;
-      }
+      expect_fp32_angle_rotation(x, y, pos, freqs);
     }
   }
 }
