@@ -79,3 +79,35 @@ TargetAttr TargetAttr::lookup(Operation *op) {
       return attr;
   return {};
 }
+
+FailureOr<llvm::APFloat> mlir::kf::parseDouble(AsmParser &parser) {
+  double value;
+  if (parser.parseFloat(value))
+    return failure();
+  return llvm::APFloat(value);
+}
+
+LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t dim, llvm::APFloat baseValue,
+                               llvm::APFloat yarnValue,
+                               llvm::APFloat betaFastValue,
+                               llvm::APFloat betaSlowValue,
+                               int64_t originalContext) {
+  double base = baseValue.convertToDouble();
+  double yarnFactor = yarnValue.convertToDouble();
+  double betaFast = betaFastValue.convertToDouble();
+  double betaSlow = betaSlowValue.convertToDouble();
+  if (dim <= 0 || dim % 2 != 0)
+    return emitError() << "#kf.rope: dim must be positive and even, got "
+                       << dim;
+  if (!(base > 1))
+    return emitError() << "#kf.rope: base must exceed 1, got " << base;
+  if (yarnFactor == 0 && betaFast == 0 && betaSlow == 0 &&
+      originalContext == 0)
+    return success();
+  if (!(yarnFactor > 1) || !(betaFast > betaSlow) || !(betaSlow > 0) ||
+      originalContext <= 0)
+    return emitError() << "#kf.rope: YaRN needs yarn_factor > 1, beta_fast > "
+                          "beta_slow > 0 and original_context > 0";
+  return success();
+}

@@ -33,13 +33,20 @@ LogicalResult RmsNormOp::verify() {
     return emitOpError() << "input must have at least one dimension";
   if (!getWeight())
     return success();
-  auto weightType = getWeight().getType();
-  if (weightType.getRank() != 1)
+  ArrayRef<int64_t> weightShape;
+  if (auto qweight = dyn_cast<QWeightType>(getWeight().getType())) {
+    if (qweight.getFormat() != Format::F32)
+      return emitOpError() << "weight must be an f32 vector, got " << qweight;
+    weightShape = qweight.getShape();
+  } else {
+    weightShape = cast<RankedTensorType>(getWeight().getType()).getShape();
+  }
+  if (weightShape.size() != 1)
     return emitOpError() << "weight must be 1-D, got rank "
-                         << weightType.getRank();
+                         << weightShape.size();
   int64_t inner = inputType.getShape().back();
-  if (!dimsAgree(weightType.getDimSize(0), inner))
-    return emitOpError() << "weight has " << weightType.getDimSize(0)
+  if (!dimsAgree(weightShape[0], inner))
+    return emitOpError() << "weight has " << weightShape[0]
                          << " elements but the input's innermost dimension is "
                          << inner;
   return success();
@@ -60,7 +67,8 @@ struct DropUnitRmsNormWeight : OpRewritePattern<RmsNormOp> {
                       [](const APFloat &v) { return v.isExactlyValue(1.0); }))
       return rewriter.notifyMatchFailure(op, "weight is not all ones");
     rewriter.replaceOpWithNewOp<RmsNormOp>(op, op.getType(), op.getInput(),
-                                           Value(), op.getEpsAttr());
+                                           Value(), op.getEpsAttr(),
+                                           op.getComputeAttr());
     return success();
   }
 };
@@ -86,10 +94,9 @@ LogicalResult LinearOp::verify() {
   if (resultType.getRank() != 2)
     return emitOpError() << "result must be [M, N], got rank "
                          << resultType.getRank();
-  if (weightType.isExpertStack())
-    return emitOpError()
-           << "weight must be a single [N, K] matrix, got an expert stack "
-           << weightType;
+  if (weightType.getShape().size() != 2)
+    return emitOpError() << "weight must be a single [N, K] matrix, got "
+                         << weightType;
   int64_t k = inputType.getDimSize(1);
   if (!dimsAgree(k, weightType.getCols()))
     return emitOpError() << "input has K = " << k << " columns but the weight "
@@ -103,4 +110,466 @@ LogicalResult LinearOp::verify() {
                          << " columns but the weight has N = "
                          << weightType.getRows() << " rows";
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape rules shared by the graph ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr int64_t kAny = ShapedType::kDynamic;
+
+void printShape(InFlightDiagnostic &diag, ArrayRef<int64_t> shape) {
+  diag << "[";
+  llvm::interleaveComma(shape, diag, [&](int64_t d) {
+    if (ShapedType::isDynamic(d))
+      diag << "?";
+    else
+      diag << d;
+  });
+  diag << "]";
+}
+
+/// Checks that `actual` has the rank of `expected` and agrees with it in
+/// every dimension (kAny, or a dynamic dimension of `actual`, agrees with
+/// anything). Reports "<what> must be [..], got [..]".
+LogicalResult checkShape(Operation *op, StringRef what,
+                         ArrayRef<int64_t> actual,
+                         ArrayRef<int64_t> expected) {
+  bool ok = actual.size() == expected.size();
+  for (size_t i = 0; ok && i < actual.size(); ++i)
+    ok = dimsAgree(actual[i], expected[i]);
+  if (ok)
+    return success();
+  InFlightDiagnostic diag = op->emitOpError() << what << " must be ";
+  printShape(diag, expected);
+  diag << ", got ";
+  printShape(diag, actual);
+  return diag;
+}
+
+LogicalResult checkShape(Operation *op, StringRef what, Type type,
+                         ArrayRef<int64_t> expected) {
+  if (auto weight = dyn_cast<QWeightType>(type))
+    return checkShape(op, what, weight.getShape(), expected);
+  return checkShape(op, what, cast<ShapedType>(type).getShape(), expected);
+}
+
+/// The static size of dimension `dim` of a ranked tensor, or failure with
+/// "<what> needs a static dimension <dim>".
+FailureOr<int64_t> staticDim(Operation *op, StringRef what, Value value,
+                             unsigned dim) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() <= dim || type.isDynamicDim(dim))
+    return op->emitOpError()
+           << what << " needs a static dimension " << dim << ", got "
+           << type;
+  return type.getDimSize(dim);
+}
+
+/// The token count of `value`'s leading dimension (kAny when dynamic).
+int64_t tokens(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getRank() == 0 ? kAny : type.getDimSize(0);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Weights and state
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+template <typename DeclOp>
+LogicalResult verifyDeclaredType(Operation *op, FlatSymbolRefAttr name,
+                                 Type type, SymbolTableCollection &symbols,
+                                 StringRef declKind) {
+  auto decl = symbols.lookupNearestSymbolFrom<DeclOp>(op, name);
+  if (!decl)
+    return op->emitOpError() << "'" << name.getValue() << "' is not a "
+                             << declKind << " of the module";
+  if (decl.getType() != type)
+    return op->emitOpError()
+           << "result type " << type << " differs from the declared "
+           << decl.getType() << " of '" << name.getValue() << "'";
+  return success();
+}
+
+} // namespace
+
+LogicalResult
+GetWeightOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyDeclaredType<WeightOp>(*this, getNameAttr(), getType(),
+                                      symbolTable, "kf.weight");
+}
+
+LogicalResult GetCacheOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyDeclaredType<CacheOp>(*this, getNameAttr(), getType(),
+                                     symbolTable, "kf.cache");
+}
+
+LogicalResult CacheAppendOp::verify() {
+  WindowCacheType cache = getCache().getType();
+  int64_t t = tokens(getRows());
+  if (failed(checkShape(*this, "rows", getRows().getType(),
+                        {kAny, cache.getDim()})) ||
+      failed(checkShape(*this, "positions", getPositions().getType(), {t})))
+    return failure();
+  return success();
+}
+
+LogicalResult CacheReadOp::verify() {
+  if (auto ring = dyn_cast<WindowCacheType>(getCache().getType()))
+    return checkShape(*this, "result", getType(),
+                      {ring.getRows(), ring.getDim()});
+  auto compressed = cast<CompressedCacheType>(getCache().getType());
+  return checkShape(*this, "result", getType(), {kAny, compressed.getDim()});
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding and hyper-connections
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbedOp::verify() {
+  QWeightType table = getTable().getType();
+  if (failed(checkShape(*this, "tokens", getTokens().getType(), {kAny})) ||
+      failed(checkShape(*this, "table", table, {kAny, kAny})))
+    return failure();
+  return checkShape(*this, "result", getType(),
+                    {tokens(getTokens()), table.getCols()});
+}
+
+LogicalResult HcExpandOp::verify() {
+  auto input = getInput().getType();
+  if (failed(checkShape(*this, "input", input, {kAny, kAny})))
+    return failure();
+  if (failed(staticDim(*this, "result", getResult(), 1)))
+    return failure();
+  return checkShape(*this, "result", getType(),
+                    {input.getDimSize(0), kAny, input.getDimSize(1)});
+}
+
+namespace {
+
+/// Stream count and width of a [T, mult, D] stream tensor.
+FailureOr<std::pair<int64_t, int64_t>> streamShape(Operation *op, Value s) {
+  if (failed(checkShape(op, "streams", s.getType(), {kAny, kAny, kAny})))
+    return failure();
+  FailureOr<int64_t> mult = staticDim(op, "streams", s, 1);
+  FailureOr<int64_t> dim = staticDim(op, "streams", s, 2);
+  if (failed(mult) || failed(dim))
+    return failure();
+  return std::make_pair(*mult, *dim);
+}
+
+} // namespace
+
+LogicalResult HcPreOp::verify() {
+  auto shape = streamShape(*this, getStreams());
+  if (failed(shape))
+    return failure();
+  auto [mult, dim] = *shape;
+  int64_t t = tokens(getStreams()), mixes = (2 + mult) * mult;
+  if (failed(checkShape(*this, "fn", getFn().getType(), {mixes, mult * dim})) ||
+      failed(checkShape(*this, "base", getBase().getType(), {mixes})) ||
+      failed(checkShape(*this, "scale", getScale().getType(), {3})) ||
+      failed(checkShape(*this, "x", getX().getType(), {t, dim})) ||
+      failed(checkShape(*this, "post", getPost().getType(), {t, mult})) ||
+      failed(checkShape(*this, "comb", getComb().getType(), {t, mult, mult})))
+    return failure();
+  return success();
+}
+
+LogicalResult HcPostOp::verify() {
+  auto shape = streamShape(*this, getStreams());
+  if (failed(shape))
+    return failure();
+  auto [mult, dim] = *shape;
+  int64_t t = tokens(getStreams());
+  if (failed(checkShape(*this, "input", getInput().getType(), {t, dim})) ||
+      failed(checkShape(*this, "post", getPost().getType(), {t, mult})) ||
+      failed(checkShape(*this, "comb", getComb().getType(), {t, mult, mult})) ||
+      failed(checkShape(*this, "result", getType(), {t, mult, dim})))
+    return failure();
+  return success();
+}
+
+LogicalResult HcHeadOp::verify() {
+  auto shape = streamShape(*this, getStreams());
+  if (failed(shape))
+    return failure();
+  auto [mult, dim] = *shape;
+  if (failed(checkShape(*this, "fn", getFn().getType(), {mult, mult * dim})) ||
+      failed(checkShape(*this, "base", getBase().getType(), {mult})) ||
+      failed(checkShape(*this, "scale", getScale().getType(), {1})) ||
+      failed(checkShape(*this, "result", getType(),
+                        {tokens(getStreams()), dim})))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and elementwise transforms
+//===----------------------------------------------------------------------===//
+
+LogicalResult GroupedLinearOp::verify() {
+  FailureOr<int64_t> k = staticDim(*this, "input", getInput(), 1);
+  if (failed(k) ||
+      failed(checkShape(*this, "input", getInput().getType(), {kAny, *k})))
+    return failure();
+  int64_t groups = static_cast<int64_t>(getGroups());
+  if (*k % groups != 0)
+    return emitOpError() << "input has K = " << *k
+                         << " columns, not a multiple of " << groups
+                         << " groups";
+  QWeightType weight = getWeight().getType();
+  if (failed(checkShape(*this, "weight", weight, {kAny, *k / groups})))
+    return failure();
+  if (weight.getRows() % groups != 0)
+    return emitOpError() << "weight has " << weight.getRows()
+                         << " rows, not a multiple of " << groups << " groups";
+  return checkShape(*this, "result", getType(),
+                    {tokens(getInput()), weight.getRows()});
+}
+
+namespace {
+
+/// Checks a [T] positions tensor against the leading dimension of `input`.
+LogicalResult checkPositions(Operation *op, Value positions, Value input) {
+  return checkShape(op, "positions", positions.getType(), {tokens(input)});
+}
+
+/// The static innermost dimension of a tensor of rank `minRank`..`maxRank`.
+FailureOr<int64_t> innermost(Operation *op, StringRef what, Value value,
+                             int64_t minRank, int64_t maxRank) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() < minRank || type.getRank() > maxRank)
+    return op->emitOpError() << what << " must have rank " << minRank
+                             << (minRank == maxRank ? "" : " to ")
+                             << (minRank == maxRank ? std::string()
+                                                    : std::to_string(maxRank))
+                             << ", got " << type;
+  return staticDim(op, what, value, type.getRank() - 1);
+}
+
+} // namespace
+
+LogicalResult RopeOp::verify() {
+  FailureOr<int64_t> inner = innermost(*this, "input", getInput(), 2, 3);
+  if (failed(inner) ||
+      failed(checkPositions(*this, getPositions(), getInput())))
+    return failure();
+  if (getRope().getDim() > *inner)
+    return emitOpError() << "rope dim " << getRope().getDim()
+                         << " exceeds the row length " << *inner;
+  return success();
+}
+
+LogicalResult HadamardOp::verify() {
+  FailureOr<int64_t> inner = innermost(*this, "input", getInput(), 1, 3);
+  if (failed(inner))
+    return failure();
+  if (!llvm::isPowerOf2_64(static_cast<uint64_t>(*inner)))
+    return emitOpError() << "the row length " << *inner
+                         << " is not a power of two";
+  return success();
+}
+
+namespace {
+
+LogicalResult verifyQuantSim(Operation *op, Value input, uint64_t block,
+                             std::optional<uint64_t> leading) {
+  FailureOr<int64_t> inner = innermost(op, "input", input, 1, 3);
+  if (failed(inner))
+    return failure();
+  int64_t span = leading ? static_cast<int64_t>(*leading) : *inner;
+  if (span > *inner)
+    return op->emitOpError() << "leading(" << span
+                             << ") exceeds the row length " << *inner;
+  if (span % static_cast<int64_t>(block) != 0)
+    return op->emitOpError()
+           << (leading ? "leading(" : "the row length (") << span
+           << ") is not a multiple of block(" << block << ")";
+  return success();
+}
+
+} // namespace
+
+LogicalResult Fp8SimOp::verify() {
+  return verifyQuantSim(*this, getInput(), getBlock(), getLeading());
+}
+
+LogicalResult Fp4SimOp::verify() {
+  return verifyQuantSim(*this, getInput(), getBlock(), getLeading());
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompressOp::verify() {
+  CompressedCacheType cache = getCache().getType();
+  FailureOr<int64_t> d = staticDim(*this, "input", getInput(), 1);
+  if (failed(d) ||
+      failed(checkShape(*this, "input", getInput().getType(), {kAny, *d})) ||
+      failed(checkPositions(*this, getPositions(), getInput())))
+    return failure();
+  int64_t width = cache.getStateWidth();
+  if (failed(checkShape(*this, "kv", getKv().getType(), {width, *d})) ||
+      failed(checkShape(*this, "gate", getGate().getType(), {width, *d})) ||
+      failed(checkShape(*this, "ape", getApe().getType(),
+                        {cache.getRatio(), width})) ||
+      failed(checkShape(*this, "norm", getNorm().getType(), {cache.getDim()})))
+    return failure();
+  if (getRope().getDim() > cache.getDim())
+    return emitOpError() << "rope dim " << getRope().getDim()
+                         << " exceeds the entry length " << cache.getDim();
+  return success();
+}
+
+LogicalResult WindowIndicesOp::verify() {
+  if (failed(checkShape(*this, "positions", getPositions().getType(), {kAny})))
+    return failure();
+  return checkShape(*this, "result", getType(),
+                    {tokens(getPositions()),
+                     static_cast<int64_t>(getWindow())});
+}
+
+LogicalResult VisibleEntriesOp::verify() {
+  if (failed(checkShape(*this, "positions", getPositions().getType(),
+                        {kAny})) ||
+      failed(checkShape(*this, "entries", getEntries().getType(),
+                        {kAny, kAny})))
+    return failure();
+  return checkShape(*this, "result", getType(),
+                    {tokens(getPositions()), tokens(getEntries())});
+}
+
+LogicalResult IndexerScoresOp::verify() {
+  auto q = getQuery().getType();
+  if (failed(checkShape(*this, "query", q, {kAny, kAny, kAny})))
+    return failure();
+  int64_t t = q.getDimSize(0), heads = q.getDimSize(1), dim = q.getDimSize(2);
+  if (failed(checkShape(*this, "weights", getWeights().getType(),
+                        {t, heads})) ||
+      failed(checkShape(*this, "keys", getKeys().getType(), {kAny, dim})))
+    return failure();
+  return checkShape(*this, "result", getType(), {t, tokens(getKeys())});
+}
+
+LogicalResult IndexerTopKOp::verify() {
+  auto scores = getScores().getType();
+  if (failed(checkShape(*this, "scores", scores, {kAny, kAny})) ||
+      failed(checkPositions(*this, getPositions(), getScores())))
+    return failure();
+  int64_t k = static_cast<int64_t>(getK()), entries = scores.getDimSize(1);
+  int64_t picks = ShapedType::isDynamic(entries) ? kAny : std::min(k, entries);
+  return checkShape(*this, "result", getType(), {scores.getDimSize(0), picks});
+}
+
+LogicalResult SparseAttentionOp::verify() {
+  auto q = getQuery().getType();
+  if (failed(checkShape(*this, "query", q, {kAny, kAny, kAny})))
+    return failure();
+  int64_t t = q.getDimSize(0), heads = q.getDimSize(1), dim = q.getDimSize(2);
+  if (failed(checkShape(*this, "window", getWindow().getType(),
+                        {kAny, dim})) ||
+      failed(checkShape(*this, "window indices",
+                        getWindowIndices().getType(), {t, kAny})) ||
+      failed(checkShape(*this, "sinks", getSinks().getType(), {heads})) ||
+      failed(checkShape(*this, "result", getType(), {t, heads, dim})))
+    return failure();
+  if (static_cast<bool>(getEntries()) != static_cast<bool>(getEntryIndices()))
+    return emitOpError() << "entries and entry indices come together";
+  if (!getEntries())
+    return success();
+  if (failed(checkShape(*this, "entries", getEntries().getType(),
+                        {kAny, dim})) ||
+      failed(checkShape(*this, "entry indices", getEntryIndices().getType(),
+                        {t, kAny})))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+LogicalResult MoeGateOp::verify() {
+  auto logits = getLogits().getType();
+  if (failed(checkShape(*this, "logits", logits, {kAny, kAny})))
+    return failure();
+  int64_t t = logits.getDimSize(0), experts = logits.getDimSize(1);
+  int64_t k = static_cast<int64_t>(getK());
+  if (!ShapedType::isDynamic(experts) && k > experts)
+    return emitOpError() << "k(" << k << ") exceeds the " << experts
+                         << " experts";
+  bool hash = static_cast<bool>(getTid2eid());
+  if (hash == static_cast<bool>(getBias()))
+    return emitOpError()
+           << "needs exactly one of bias (learned) and hash (table) routing";
+  if (hash != static_cast<bool>(getTokens()))
+    return emitOpError() << "hash routing needs the token ids";
+  if (hash) {
+    if (getTid2eid().getType().getFormat() != Format::I32)
+      return emitOpError() << "tid2eid must be an i32 table, got "
+                           << getTid2eid().getType();
+    if (failed(checkShape(*this, "tid2eid", getTid2eid().getType(),
+                          {kAny, k})) ||
+        failed(checkShape(*this, "tokens", getTokens().getType(), {t})))
+      return failure();
+  } else if (failed(checkShape(*this, "bias", getBias().getType(),
+                               {experts}))) {
+    return failure();
+  }
+  if (failed(checkShape(*this, "ids", getIds().getType(), {t, k})) ||
+      failed(checkShape(*this, "weights", getWeights().getType(), {t, k})))
+    return failure();
+  return success();
+}
+
+LogicalResult MoeOp::verify() {
+  auto input = getInput().getType();
+  FailureOr<int64_t> d = staticDim(*this, "input", getInput(), 1);
+  if (failed(d) || failed(checkShape(*this, "input", input, {kAny, *d})))
+    return failure();
+  int64_t t = input.getDimSize(0);
+  QWeightType gate = getGateExps().getType();
+  if (failed(checkShape(*this, "gate experts", gate, {kAny, kAny, *d})))
+    return failure();
+  int64_t experts = gate.getShape()[0], ff = gate.getShape()[1];
+  QWeightType sharedGate = getGateShexp().getType();
+  if (failed(checkShape(*this, "shared gate", sharedGate, {kAny, *d})))
+    return failure();
+  int64_t sharedFf = sharedGate.getRows();
+  if (failed(checkShape(*this, "ids", getIds().getType(), {t, kAny})) ||
+      failed(checkShape(*this, "weights", getWeights().getType(),
+                        cast<ShapedType>(getIds().getType()).getShape())) ||
+      failed(checkShape(*this, "up experts", getUpExps().getType(),
+                        {experts, ff, *d})) ||
+      failed(checkShape(*this, "down experts", getDownExps().getType(),
+                        {experts, *d, ff})) ||
+      failed(checkShape(*this, "shared up", getUpShexp().getType(),
+                        {sharedFf, *d})) ||
+      failed(checkShape(*this, "shared down", getDownShexp().getType(),
+                        {*d, sharedFf})) ||
+      failed(checkShape(*this, "result", getType(), {t, *d})))
+    return failure();
+  if (!(getLimit().convertToFloat() > 0) ||
+      !(getSharedLimit().convertToFloat() > 0))
+    return emitOpError() << "SwiGLU limits must be positive";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Sampling
+//===----------------------------------------------------------------------===//
+
+LogicalResult ArgmaxOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() < 1)
+    return emitOpError() << "input must have at least one dimension";
+  return checkShape(*this, "result", getType(), input.getShape().drop_back());
 }

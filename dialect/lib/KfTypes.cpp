@@ -37,15 +37,12 @@ FailureOr<Format> mlir::kf::parseFormat(AsmParser &parser) {
 LogicalResult QWeightType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   Format format, ArrayRef<int64_t> shape) {
   const ::kf::FormatInfo &info = formatInfo(format);
-  if (info.role != ::kf::FormatRole::Weight)
-    return emitError() << "!kf.qweight: " << info.name << " is an "
-                       << (info.role == ::kf::FormatRole::Activation
-                               ? "activation"
-                               : "integer table")
-                       << " format and cannot hold weights";
-  if (shape.size() != 2 && shape.size() != 3)
-    return emitError() << "!kf.qweight: expected shape [rows, cols] or "
-                          "[experts, rows, cols], got "
+  if (info.role == ::kf::FormatRole::Activation)
+    return emitError() << "!kf.qweight: " << info.name
+                       << " is an activation format and cannot hold weights";
+  if (shape.empty() || shape.size() > 3)
+    return emitError() << "!kf.qweight: expected shape [cols], [rows, cols] "
+                          "or [experts, rows, cols], got "
                        << shape.size() << " dimensions";
   for (int64_t d : shape)
     if (d <= 0)
@@ -65,4 +62,35 @@ uint64_t QWeightType::getSizeInBytes() const {
     rows *= static_cast<uint64_t>(d);
   return rows *
          *::kf::row_bytes(static_cast<::kf::Format>(getFormat()), getCols());
+}
+
+namespace {
+
+/// Cache elements are stored as a float type the runtime can hold.
+LogicalResult verifyCacheShape(function_ref<InFlightDiagnostic()> emitError,
+                               StringRef type, int64_t rows, int64_t dim,
+                               Type element) {
+  if (rows <= 0 || dim <= 0)
+    return emitError() << type << ": sizes must be positive, got " << rows
+                       << " and " << dim;
+  if (!element.isF32() && !element.isBF16() && !element.isF16())
+    return emitError() << type << ": element must be f32, bf16 or f16, got "
+                       << element;
+  return success();
+}
+
+} // namespace
+
+LogicalResult
+WindowCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t rows, int64_t dim, Type element) {
+  return verifyCacheShape(emitError, "!kf.window_cache", rows, dim, element);
+}
+
+LogicalResult
+CompressedCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t ratio, int64_t dim, bool overlap,
+                            Type element) {
+  return verifyCacheShape(emitError, "!kf.compressed_cache", ratio, dim,
+                          element);
 }

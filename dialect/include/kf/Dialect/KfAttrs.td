@@ -58,4 +58,65 @@ def Kf_TargetAttr : Kf_Attr<"Target", "target"> {
   }];
 }
 
+// The precision an op computes or rounds its result to. `f32`: the result is
+// the fp32 value. `bf16`: the result is rounded to the nearest bf16 (ties to
+// even) and kept in an f32 tensor, which is how the model's bf16 tensors are
+// held between kernels.
+def Kf_Precision : I32EnumAttr<"Precision", "precision of an op's result",
+    [I32EnumAttrCase<"f32", 0>, I32EnumAttrCase<"bf16", 1>]> {
+  let cppNamespace = "::mlir::kf";
+}
+
+
+def Kf_EntryPost : I32EnumAttr<"EntryPost",
+    "what follows the pooling of a compressed entry",
+    [I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"fp8", 1>,
+     I32EnumAttrCase<"hadamard_fp4", 2>]> {
+  let cppNamespace = "::mlir::kf";
+}
+
+
+// A double held as an f64 APFloat (so it hashes), written as a float literal.
+class Kf_DoubleParameter<string desc, string default = "">
+    : AttrOrTypeParameter<"::llvm::APFloat", desc> {
+  let comparator = "$_lhs.bitwiseIsEqual($_rhs)";
+  let parser = "::mlir::kf::parseDouble($_parser)";
+  let printer = "$_printer << $_self.convertToDouble()";
+  let defaultValue = !if(!empty(default), "",
+                         "::llvm::APFloat(" # default # ")");
+}
+
+def Kf_RopeAttr : Kf_Attr<"Rope", "rope"> {
+  let summary = "Rotary position embedding parameters, with optional YaRN";
+  let description = [{
+    The last `dim` values of each row rotate in interleaved pairs
+    `(x[2i], x[2i+1])` by `pos * f_i` with `f_i = base^(-2i/dim)`. With
+    `yarn_factor` > 0 the frequencies are YaRN-blended with `f_i / factor`
+    over the correction range given by `beta_fast`, `beta_slow` and
+    `original_context` (spec §2).
+
+    Example:
+
+    ```mlir
+    #kf.rope<dim = 64, base = 1.000000e+04>
+    #kf.rope<dim = 64, base = 1.600000e+05, yarn_factor = 1.600000e+01,
+             beta_fast = 3.200000e+01, beta_slow = 1.000000e+00,
+             original_context = 65536>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$dim,
+    Kf_DoubleParameter<"frequency base">:$base,
+    Kf_DoubleParameter<"YaRN factor, 0 without YaRN", "0.0">:$yarn_factor,
+    Kf_DoubleParameter<"YaRN beta_fast", "0.0">:$beta_fast,
+    Kf_DoubleParameter<"YaRN beta_slow", "0.0">:$beta_slow,
+    DefaultValuedParameter<"int64_t", "0">:$original_context
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool hasYarn() const { return getYarnFactor().convertToDouble() > 0; }
+  }];
+}
+
 #endif // KF_DIALECT_KFATTRS

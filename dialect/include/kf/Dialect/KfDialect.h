@@ -15,6 +15,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "kf/Dialect/KfDialect.h.inc"
@@ -24,6 +25,8 @@ namespace mlir::kf {
 /// Parses a format mnemonic ("q8_0"); on an unknown one, reports the formats
 /// there are.
 FailureOr<Format> parseFormat(AsmParser &parser);
+/// Parses a float literal into an f64 APFloat (#kf.rope's parameters).
+FailureOr<llvm::APFloat> parseDouble(AsmParser &parser);
 } // namespace mlir::kf
 
 #define GET_ATTRDEF_CLASSES
