@@ -279,9 +279,10 @@ public:
       for (Value result : op->getResults()) {
         if (!isa<RankedTensorType>(result.getType()))
           continue;
-        if (Value source = reshapeSource(op); source && root.count(source)) {
-          Value buffer = root.lookup(source);
-          root[result] = buffer;
+        // A reshape of an argument is the caller's memory too.
+        if (Value source = reshapeSource(op)) {
+          if (Value buffer = root.lookup(source))
+            root[result] = buffer;
           continue;
         }
         root[result] = result;
@@ -331,8 +332,12 @@ private:
 
   static std::string describeOp(Operation *op) {
     std::string text = op->getName().getStringRef().str();
+    // The builder names ops "blk.L.step"; a parsed file without debug
+    // info has only its line.
     if (auto name = op->getLoc()->findInstanceOf<NameLoc>())
       text += " (" + name.getName().str() + ")";
+    else if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
+      text += llvm::formatv(" ({0}:{1})", file.getFilename(), file.getLine());
     return text;
   }
 
@@ -349,7 +354,7 @@ private:
   /// the indexer scores and of the visible entries follow their entries;
   /// the indexer picks min(k, entries); every other dynamic dimension is
   /// the token count.
-  ArrayRef<int64_t> shapeOf(Value value) {
+  SmallVector<int64_t> shapeOf(Value value) {
     if (auto it = shapes.find(value); it != shapes.end())
       return it->second;
     auto type = cast<RankedTensorType>(value.getType());
@@ -375,7 +380,8 @@ private:
                           shapeOf(topk.getScores())[1]);
       }
     }
-    return shapes[value] = std::move(shape);
+    shapes[value] = shape;
+    return shape;
   }
 
   int64_t tokens, context;
@@ -464,8 +470,8 @@ FailureOr<GraphStats> GraphStats::compute(ModuleOp module,
     stats.decodeArena =
         ArenaEstimator(1, options.contextTokens).estimate(decode);
   }
+  // A prefill starts at position 0: its caches hold its own tokens.
   if (func::FuncOp prefill = function("prefill"))
-    // A prefill starts at position 0: its caches hold its own tokens.
     stats.prefillArena =
         ArenaEstimator(options.prefillTokens, options.prefillTokens)
             .estimate(prefill);
@@ -492,7 +498,7 @@ void GraphStats::print(raw_ostream &os) const {
                       weightBytes);
   os << "  total bytes        " << bytes(weightBytes) << "\n";
   os << "  parameters         " << count(parameters)
-     << " (integer tables are not parameters)\n";
+     << "; integer tables are not parameters\n";
 
   os << "decode, one token (@decode; k of E experts, one row of a lookup):\n";
   if (decode) {

@@ -60,7 +60,7 @@
 // CHECK-NEXT:   mxfp4             3            49152            26112
 // CHECK-NEXT:   total            27                            113416
 // CHECK-NEXT:   total bytes        113416 bytes (110.76 KiB)
-// CHECK-NEXT:   parameters         94882 (integer tables are not parameters)
+// CHECK-NEXT:   parameters         94882; integer tables are not parameters
 // CHECK-NEXT: decode, one token (@decode; k of E experts, one row of a lookup):
 // CHECK-NEXT:   weight bytes read  91220 bytes (89.08 KiB)
 // CHECK-NEXT:   active parameters  55906
@@ -325,7 +325,7 @@ module {
 // CHECK:        q8_0              3             6144             6528
 // CHECK-NEXT:   mxfp4             3            24576            13056
 // CHECK-NEXT:   total             6                             19584
-// CHECK:        parameters         30720 (integer tables are not parameters)
+// CHECK:        parameters         30720; integer tables are not parameters
 // CHECK-NEXT: decode, one token
 // CHECK-NEXT:   weight bytes read  16320 bytes (15.94 KiB)
 // CHECK-NEXT:   active parameters  24576
