@@ -2,8 +2,8 @@
 //
 // kf-compile [input.mlir] --target=NAME [-o out.mlir]
 //   runs the compilation pipeline for the target and writes the result.
-// kf-compile -m model.gguf | --preset NAME [--recipe R] --emit=graph
-//   builds the model's graph (docs/graph.md) and prints it.
+// kf-compile -m model.gguf | --preset NAME [--recipe R] --emit=graph|stats
+//   builds the model's graph (docs/graph.md) and prints it, or what it costs.
 // kf-compile --print-target[=NAME]   the target description (host by default)
 // kf-compile --list-targets          the named targets usable on any host
 //
@@ -77,14 +77,29 @@ static cl::opt<bool>
           cl::desc("Build the graph without the quantization simulations"),
           cl::cat(category));
 
-enum class Emit { Plan, Graph };
+enum class Emit { Plan, Graph, Stats };
 static cl::opt<Emit>
     emit("emit", cl::desc("What to produce"), cl::init(Emit::Plan),
          cl::values(clEnumValN(Emit::Plan, "plan",
                                "the input compiled for --target (default)"),
                     clEnumValN(Emit::Graph, "graph",
-                               "the model graph as built, before any pass")),
+                               "the model graph as built, before any pass"),
+                    clEnumValN(Emit::Stats, "stats",
+                               "what the graph costs: weight bytes by format, "
+                               "bytes a decode token reads, KV cache, "
+                               "activation arena")),
          cl::cat(category));
+
+static cl::opt<int64_t> contextTokens(
+    "context-tokens",
+    cl::desc("--emit=stats: context length for the KV cache and the decode "
+             "arena"),
+    cl::init(65536), cl::cat(category));
+static cl::opt<int64_t>
+    prefillTokens("prefill-tokens",
+                  cl::desc("--emit=stats: tokens of the prefill whose arena "
+                           "is estimated"),
+                  cl::init(2048), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "kf-compile") << message << "\n";
@@ -181,8 +196,10 @@ static int runCompile() {
       return fail(llvm::toString(built.takeError()));
     module = std::move(*built);
   } else {
-    if (emit == Emit::Graph)
-      return fail("--emit=graph needs a model: -m model.gguf or --preset");
+    if (emit != Emit::Plan)
+      return fail(llvm::Twine("--emit=") +
+                  (emit == Emit::Graph ? "graph" : "stats") +
+                  " needs a model: -m model.gguf or --preset");
     std::unique_ptr<llvm::MemoryBuffer> input =
         mlir::openInputFile(inputFilename, &error);
     if (!input)
@@ -205,6 +222,16 @@ static int runCompile() {
   }
 
   mlir::PassManager pm(&context);
+  if (emit == Emit::Stats) {
+    mlir::kf::KfGraphStatsOptions statsOptions;
+    statsOptions.contextTokens = contextTokens;
+    statsOptions.prefillTokens = prefillTokens;
+    pm.addPass(mlir::kf::createKfGraphStats(output->os(), statsOptions));
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+    output->keep();
+    return 0;
+  }
   mlir::kf::KfSetTargetOptions targetOptions;
   targetOptions.targetName = targetName;
   pm.addPass(mlir::kf::createKfSetTarget(targetOptions));
