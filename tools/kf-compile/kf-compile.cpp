@@ -2,6 +2,8 @@
 //
 // kf-compile [input.mlir] --target=NAME [-o out.mlir]
 //   runs the compilation pipeline for the target and writes the result.
+// kf-compile -m model.gguf | --preset NAME [--recipe R] --emit=graph
+//   builds the model's graph (docs/graph.md) and prints it.
 // kf-compile --print-target[=NAME]   the target description (host by default)
 // kf-compile --list-targets          the named targets usable on any host
 //
@@ -9,15 +11,22 @@
 
 #include "kf/Passes/InitAll.h"
 #include "kf/Target/TargetInfo.h"
+#include "kf/deepseek_v4/builder/graph_builder.h"
+#include "kf/deepseek_v4/presets.h"
+#include "kf/deepseek_v4/tensor_formats.h"
+#include "kf/deepseek_v4/tensors.h"
+#include "kf/runtime/gguf.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -48,6 +57,35 @@ static cl::opt<bool> listTargets("list-targets",
                                  cl::desc("List the named targets and exit"),
                                  cl::cat(category));
 
+static cl::opt<std::string>
+    modelFile("m",
+              cl::desc("Build the graph of a deepseek4 GGUF model instead of "
+                       "reading an input"),
+              cl::value_desc("model.gguf"), cl::cat(category));
+static cl::opt<std::string> presetName(
+    "preset",
+    cl::desc("Build the graph of a preset (tiny, flash, flash-slice:N) "
+             "without a file; formats from --recipe"),
+    cl::value_desc("name"), cl::cat(category));
+static cl::opt<std::string>
+    recipe("recipe",
+           cl::desc("With --preset: REGEX=FORMAT rules choosing tensor "
+                    "formats, before the default recipe's"),
+           cl::value_desc("rules"), cl::cat(category));
+static cl::opt<bool>
+    noSim("no-sim",
+          cl::desc("Build the graph without the quantization simulations"),
+          cl::cat(category));
+
+enum class Emit { Plan, Graph };
+static cl::opt<Emit>
+    emit("emit", cl::desc("What to produce"), cl::init(Emit::Plan),
+         cl::values(clEnumValN(Emit::Plan, "plan",
+                               "the input compiled for --target (default)"),
+                    clEnumValN(Emit::Graph, "graph",
+                               "the model graph as built, before any pass")),
+         cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "kf-compile") << message << "\n";
   return 1;
@@ -73,23 +111,98 @@ static int runListTargets() {
   return 0;
 }
 
+namespace dsv4 = kf::deepseek_v4;
+
+/// The graph of the model file or preset given, or a message why not.
+static llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildModelGraph(mlir::MLIRContext &context) {
+  auto error = [](const absl::Status &status) {
+    return llvm::createStringError(std::string(status.message()));
+  };
+  dsv4::GraphOptions options;
+  options.simulate = !noSim;
+  std::optional<dsv4::Config> config;
+  std::vector<kf::Format> formats;
+  if (!modelFile.empty()) {
+    absl::StatusOr<kf::gguf::File> file = kf::gguf::File::open(modelFile);
+    if (!file.ok())
+      return error(file.status());
+    absl::StatusOr<dsv4::Config> read = dsv4::Config::from_gguf(*file);
+    if (!read.ok())
+      return error(read.status());
+    if (absl::Status valid = dsv4::validate_tensors(*read, *file); !valid.ok())
+      return error(valid);
+    config = *read;
+    for (const dsv4::TensorSpec &spec : dsv4::tensor_specs(*config))
+      formats.push_back(file->find_tensor(spec.name)->format);
+    // The module is named after the file, as a bare MLIR identifier.
+    options.name = llvm::sys::path::stem(modelFile).str();
+    for (char &ch : options.name)
+      if (!llvm::isAlnum(ch))
+        ch = '_';
+  } else {
+    absl::StatusOr<dsv4::Preset> preset = dsv4::preset(presetName);
+    if (!preset.ok())
+      return error(preset.status());
+    config = preset->config;
+    std::optional<std::string_view> rules;
+    if (recipe.getNumOccurrences())
+      rules = recipe.getValue();
+    std::vector<dsv4::TensorSpec> specs = dsv4::tensor_specs(*config);
+    absl::StatusOr<std::vector<kf::Format>> chosen =
+        dsv4::tensor_formats(specs, rules, /*log=*/nullptr);
+    if (!chosen.ok())
+      return error(chosen.status());
+    formats = std::move(*chosen);
+    options.name = presetName.getValue();
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      dsv4::build_graph(context, *config, formats, options);
+  if (mlir::failed(mlir::verify(*module)))
+    return llvm::createStringError("the built graph does not verify");
+  return std::move(module);
+}
+
 static int runCompile() {
   mlir::DialectRegistry registry;
   mlir::kf::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
 
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      mlir::openInputFile(inputFilename, &error);
-  if (!input)
-    return fail(error);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return 1;
+  std::string error;
+  if (!modelFile.empty() || !presetName.empty()) {
+    if (!modelFile.empty() && !presetName.empty())
+      return fail("-m and --preset are alternatives; give one");
+    llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> built =
+        buildModelGraph(context);
+    if (!built)
+      return fail(llvm::toString(built.takeError()));
+    module = std::move(*built);
+  } else {
+    if (emit == Emit::Graph)
+      return fail("--emit=graph needs a model: -m model.gguf or --preset");
+    std::unique_ptr<llvm::MemoryBuffer> input =
+        mlir::openInputFile(inputFilename, &error);
+    if (!input)
+      return fail(error);
+    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1;
+  }
+
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
+  if (emit == Emit::Graph) {
+    module->print(output->os());
+    output->os() << "\n";
+    output->keep();
+    return 0;
+  }
 
   mlir::PassManager pm(&context);
   mlir::kf::KfSetTargetOptions targetOptions;
@@ -99,11 +212,6 @@ static int runCompile() {
   pm.addPass(mlir::createCSEPass());
   if (mlir::failed(pm.run(*module)))
     return 1;
-
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFilename, &error);
-  if (!output)
-    return fail(error);
   module->print(output->os());
   output->keep();
   return 0;

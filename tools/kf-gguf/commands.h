@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "kf/deepseek_v4/config.h"
 #include "kf/runtime/gguf.h"
-#include "recipe.h"
+#include "kf/runtime/recipe.h"
 
 namespace kf::gguf_tool {
 
@@ -44,12 +44,10 @@ absl::Status quantize(const gguf::File &file, const std::string &out_path,
 // The rules synth applies after the user's: attention, indexer and
 // compressor projections, shared experts, embedding and head q8_0, routed
 // experts mxfp4, everything else f32.
-extern const std::string_view kSynthDefaultRecipe;
-
 struct SynthOptions {
   std::string preset; // a kf::deepseek_v4::preset name
   uint64_t seed = 0;
-  // Rules applied before kSynthDefaultRecipe's.
+  // Rules applied before kf::deepseek_v4::kDefaultRecipe's.
   std::optional<std::string> recipe;
   // The deepseek-coder vocabulary file the tiny preset embeds.
   std::string vocab;

@@ -9,6 +9,7 @@
 #include "kf/deepseek_v4/parameters.h"
 #include "kf/deepseek_v4/presets.h"
 #include "kf/deepseek_v4/synthetic.h"
+#include "kf/deepseek_v4/tensor_formats.h"
 #include "kf/deepseek_v4/tensors.h"
 #include "kf/runtime/absl_compat.h"
 #include "kf/runtime/gguf_writer.h"
@@ -20,13 +21,6 @@
 namespace kf::gguf_tool {
 
 namespace dsv4 = deepseek_v4;
-
-const std::string_view kSynthDefaultRecipe =
-    "token_embd\\.weight=q8_0,output\\.weight=q8_0,"
-    ".*_exps\\.weight=mxfp4,.*_shexp\\.weight=q8_0,"
-    ".*\\.(attn_(q_a|q_b|kv|output_a|output_b)|indexer\\.(attn_q_b|proj)|"
-    "(attn|indexer)_compressor_(kv|gate))\\.weight=q8_0,"
-    "*=f32";
 
 namespace {
 
@@ -73,40 +67,6 @@ tokenizer_metadata(const dsv4::Preset &preset, const std::string &vocab_path) {
   return keys;
 }
 
-// The format of one tensor: the one its kind allows, if it allows one;
-// else that of the first rule matching its name whose format it accepts,
-// the user's rules first ('keep' among them leaves the tensor to the
-// default rules), then the default recipe's, which ends with "*=f32".
-Format choose_format(const dsv4::TensorSpec &spec, const Recipe *user,
-                     const Recipe &defaults, std::ostream *log) {
-  if (std::optional<Format> fixed = dsv4::fixed_format(spec.kind))
-    return *fixed;
-  for (const Recipe *recipe : {user, &defaults}) {
-    if (!recipe)
-      continue;
-    for (const Recipe::Rule &rule : recipe->rules()) {
-      if (!rule.matches(spec.name))
-        continue;
-      if (!rule.target)
-        break; // keep: the default rules decide
-      if (!dsv4::accepts(spec.kind, *rule.target))
-        continue;
-      const FormatInfo &to = format_info(*rule.target);
-      if (spec.shape[0] % to.block_elems != 0) {
-        if (log)
-          *log << "warning: tensor " << gguf::quoted(spec.name)
-               << " has rows of " << spec.shape[0]
-               << " elements, not a multiple of " << to.block_elems
-               << " (the block size of " << to.name << "); rule "
-               << gguf::quoted(rule.text) << " passed over\n";
-        continue;
-      }
-      return *rule.target;
-    }
-  }
-  return Format::F32; // unreachable: the default recipe ends with "*=f32"
-}
-
 // Fills `dst` with the tensor's values encoded in `format`, rows on
 // `threads` threads.
 absl::Status draw_tensor(const dsv4::TensorSpec &spec,
@@ -135,23 +95,18 @@ absl::Status draw_tensor(const dsv4::TensorSpec &spec,
 absl::Status synth(const SynthOptions &options, const std::string &out_path) {
   KF_ASSIGN_OR_RETURN(dsv4::Preset preset, dsv4::preset(options.preset));
   const dsv4::Config &config = preset.config;
-  std::optional<Recipe> user;
-  if (options.recipe) {
-    KF_ASSIGN_OR_RETURN(user, Recipe::parse(*options.recipe));
-  }
-  KF_ASSIGN_OR_RETURN(Recipe defaults, Recipe::parse(kSynthDefaultRecipe));
+  std::vector<dsv4::TensorSpec> specs = dsv4::tensor_specs(config);
+  KF_ASSIGN_OR_RETURN(std::vector<Format> formats,
+                      dsv4::tensor_formats(specs, options.recipe, options.log));
   KF_ASSIGN_OR_RETURN(std::vector<gguf::KeyValue> tokenizer,
                       tokenizer_metadata(preset, options.vocab));
 
-  std::vector<dsv4::TensorSpec> specs = dsv4::tensor_specs(config);
-  std::vector<Format> formats;
   bool quantized = false;
   uint64_t total_rows = 0, data_bytes = 0;
   std::map<std::string_view, int> tensors_per_format;
-  for (const dsv4::TensorSpec &spec : specs) {
-    Format format =
-        choose_format(spec, user ? &*user : nullptr, defaults, options.log);
-    formats.push_back(format);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const dsv4::TensorSpec &spec = specs[i];
+    Format format = formats[i];
     quantized |= format_info(format).block_elems > 1;
     total_rows += spec.rows();
     data_bytes += *row_bytes(format, spec.shape[0]) * spec.rows();
@@ -170,7 +125,7 @@ absl::Status synth(const SynthOptions &options, const std::string &out_path) {
     writer.add_metadata(model[i].key, model[i].value);
   for (gguf::KeyValue &kv : tokenizer)
     writer.add_metadata(std::move(kv.key), std::move(kv.value));
-  std::string recipe = std::string(kSynthDefaultRecipe);
+  std::string recipe = std::string(dsv4::kDefaultRecipe);
   if (options.recipe)
     recipe = absl::StrCat(*options.recipe, ",", recipe);
   writer.add_metadata(std::string(kPresetKey), preset.name);

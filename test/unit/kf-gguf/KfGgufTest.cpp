@@ -13,7 +13,7 @@
 #include "kf/runtime/npy.h"
 #include "kf/runtime/quant.h"
 #include "progress.h"
-#include "recipe.h"
+#include "kf/runtime/recipe.h"
 #include "gmock/gmock.h"
 
 namespace kf::gguf_tool {

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "kf/deepseek_v4/parameters.h"
 #include "kf/deepseek_v4/presets.h"
+#include "kf/deepseek_v4/tensor_formats.h"
 #include "kf/deepseek_v4/tensors.h"
 #include "gmock/gmock.h"
 
@@ -93,7 +94,7 @@ TEST_F(SynthTiny, EmbedsTheCoderVocabularyAndSaysHowItWasMade) {
   EXPECT_EQ(*file.get<std::string_view>("kernelforge.synth.preset"), "tiny");
   EXPECT_EQ(*file.get<uint64_t>("kernelforge.synth.seed"), 1u);
   EXPECT_EQ(*file.get<std::string_view>("kernelforge.synth.recipe"),
-            kSynthDefaultRecipe);
+            deepseek_v4::kDefaultRecipe);
   EXPECT_EQ(*file.get<uint32_t>("general.quantization_version"), 2u);
 }
 
@@ -199,7 +200,7 @@ TEST(Synth, UserRulesComeFirstWithinWhatATensorAccepts) {
   EXPECT_THAT(log.str(), ::testing::StartsWith(warning));
   EXPECT_EQ(*file->get<std::string_view>("kernelforge.synth.recipe"),
             std::string(*options.recipe) + "," +
-                std::string(kSynthDefaultRecipe));
+                std::string(deepseek_v4::kDefaultRecipe));
   absl::StatusOr<deepseek_v4::Config> config =
       deepseek_v4::Config::from_gguf(*file);
   ASSERT_TRUE(config.ok());

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "kf/runtime/format.h"
 
-namespace kf::gguf_tool {
+namespace kf {
 
 class Recipe {
 public:
@@ -38,4 +38,4 @@ private:
   std::vector<Rule> rules_;
 };
 
-} // namespace kf::gguf_tool
+} // namespace kf

@@ -1,4 +1,4 @@
-#include "recipe.h"
+#include "kf/runtime/recipe.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -6,7 +6,7 @@
 #include "kf/runtime/absl_compat.h"
 #include "kf/runtime/quant.h"
 
-namespace kf::gguf_tool {
+namespace kf {
 
 namespace {
 
@@ -76,4 +76,4 @@ const Recipe::Rule *Recipe::match(const std::string &tensor) const {
   return nullptr;
 }
 
-} // namespace kf::gguf_tool
+} // namespace kf

@@ -1,0 +1,471 @@
+#include "kf/deepseek_v4/builder/graph_builder.h"
+
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "kf/Dialect/KfDialect.h"
+#include "kf/runtime/absl_compat.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace kf::deepseek_v4 {
+
+namespace {
+
+namespace kfd = ::mlir::kf;
+using ::mlir::Location;
+using ::mlir::OpBuilder;
+using ::mlir::RankedTensorType;
+using ::mlir::Value;
+
+constexpr int64_t kDynamic = ::mlir::ShapedType::kDynamic;
+
+// The rope of a layer's attention (spec §1, §2): plain on window-only
+// layers, YaRN with the compressed base elsewhere, as the reference's
+// layer_rope.
+kfd::RopeAttr layer_rope(mlir::MLIRContext *context, const Config &c,
+                         uint32_t layer) {
+  auto f = [](double v) { return llvm::APFloat(v); };
+  if (c.attention(layer) == AttentionKind::Window)
+    return kfd::RopeAttr::get(context, c.rope_dim, f(c.rope_base), f(0), f(0),
+                              f(0), 0);
+  return kfd::RopeAttr::get(context, c.rope_dim, f(c.compress_rope_base),
+                            f(c.yarn_factor), f(c.yarn_beta_fast),
+                            f(c.yarn_beta_slow), c.yarn_original_context);
+}
+
+class GraphBuilder {
+public:
+  GraphBuilder(mlir::MLIRContext &context, const Config &config,
+               const GraphOptions &options)
+      : context_(context), c_(config), options_(options), b_(&context) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> build(std::span<const Format> formats);
+
+private:
+  // Declarations.
+  void declare_weights(std::span<const Format> formats);
+  void declare_caches();
+
+  // One function: @prefill (a sequence from position 0) or @decode.
+  void build_function(bool decode);
+  // HcPre of the layer's "attn" or "ffn" site.
+  mlir::kf::HcPreOp hc_pre(Value streams, std::string_view site);
+  Value attention(Value streams);
+  Value moe(Value streams);
+  Value head(Value streams);
+
+  // Locations "blk.L.step" inside layer L, "step" outside the layers.
+  Location at(std::string_view step) {
+    std::string name = layer_ < 0
+                           ? std::string(step)
+                           : absl::StrCat("blk.", layer_, ".", to_absl(step));
+    return mlir::NameLoc::get(b_.getStringAttr(name));
+  }
+  std::string layer_name(std::string_view tensor) const {
+    return absl::StrCat("blk.", layer_, ".", to_absl(tensor), ".weight");
+  }
+
+  // Values.
+  RankedTensorType f32(llvm::ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b_.getF32Type());
+  }
+  Value weight(const std::string &name, Location loc) {
+    return kfd::GetWeightOp::create(
+        b_, loc, weights_.at(name),
+        mlir::FlatSymbolRefAttr::get(&context_, name));
+  }
+  Value layer_weight(std::string_view tensor, Location loc) {
+    return weight(layer_name(tensor), loc);
+  }
+  Value cache(std::string_view kind, Location loc) {
+    std::string name = absl::StrCat("blk.", layer_, ".", to_absl(kind));
+    return kfd::GetCacheOp::create(
+        b_, loc, caches_.at(name),
+        mlir::FlatSymbolRefAttr::get(&context_, name));
+  }
+  // The activation side of a quantized linear: FP8SIM in blocks of 128.
+  Value fp8_activation(Value x, Location loc) {
+    if (!options_.simulate)
+      return x;
+    return kfd::Fp8SimOp::create(b_, loc, x.getType(), x,
+                                 b_.getI64IntegerAttr(128),
+                                 mlir::IntegerAttr());
+  }
+  Value linear(Value x, Value w, kfd::Precision precision, Location loc) {
+    auto type = llvm::cast<kfd::QWeightType>(w.getType());
+    auto input = llvm::cast<RankedTensorType>(x.getType());
+    return kfd::LinearOp::create(
+        b_, loc, f32({input.getDimSize(0), type.getRows()}), x, w,
+        kfd::PrecisionAttr::get(&context_, precision));
+  }
+  // Lin(x) of spec §2: a quantized linear with its activation simulation.
+  Value lin(Value x, std::string_view tensor, Location loc) {
+    return linear(fp8_activation(x, loc), layer_weight(tensor, loc),
+                  kfd::Precision::bf16, loc);
+  }
+  Value rms_norm(Value x, Value w, kfd::Precision compute, Location loc) {
+    return kfd::RmsNormOp::create(b_, loc, x.getType(), x, w,
+                                  b_.getF32FloatAttr(c_.norm_eps),
+                                  kfd::PrecisionAttr::get(&context_, compute));
+  }
+  // [T, heads·dim] -> [T, heads, dim].
+  Value split_heads(Value x, int64_t heads, int64_t dim, Location loc);
+  // [T, heads, dim] -> [T, heads·dim].
+  Value merge_heads(Value x, Location loc);
+  Value rope(Value x, bool inverse, Location loc) {
+    return kfd::RopeOp::create(b_, loc, x.getType(), x, positions_, rope_,
+                               inverse ? b_.getUnitAttr() : mlir::UnitAttr());
+  }
+  void compress(std::string_view cache_kind, std::string_view prefix,
+                kfd::EntryPost post, Value xn, Location loc);
+
+  mlir::MLIRContext &context_;
+  const Config &c_;
+  const GraphOptions &options_;
+  OpBuilder b_;
+  mlir::ModuleOp module_;
+  llvm::StringMap<kfd::QWeightType> weights_;
+  llvm::StringMap<mlir::Type> caches_;
+
+  // The function being built.
+  bool decode_ = false;
+  int64_t tokens_dim_ = kDynamic; // T: dynamic in prefill, 1 in decode
+  Value tokens_, positions_;
+  int64_t layer_ = -1;
+  kfd::RopeAttr rope_;
+};
+
+mlir::OwningOpRef<mlir::ModuleOp>
+GraphBuilder::build(std::span<const Format> formats) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::NameLoc::get(b_.getStringAttr("model")),
+                             llvm::StringRef(options_.name));
+  module_ = *module;
+  b_.setInsertionPointToEnd(module_.getBody());
+  declare_weights(formats);
+  declare_caches();
+  build_function(/*decode=*/false);
+  build_function(/*decode=*/true);
+  return module;
+}
+
+void GraphBuilder::declare_weights(std::span<const Format> formats) {
+  std::vector<TensorSpec> specs = tensor_specs(c_);
+  Location loc = mlir::NameLoc::get(b_.getStringAttr("weights"));
+  for (size_t i = 0; i < specs.size(); ++i) {
+    // ggml's shape lists the row length first; the type is row-major.
+    llvm::SmallVector<int64_t> shape(specs[i].shape.rbegin(),
+                                     specs[i].shape.rend());
+    // The dialect's format enum carries the runtime's ids.
+    auto type = kfd::QWeightType::get(
+        &context_, static_cast<kfd::Format>(formats[i]), shape);
+    weights_[specs[i].name] = type;
+    kfd::WeightOp::create(b_, loc, b_.getStringAttr(specs[i].name),
+                          mlir::TypeAttr::get(type));
+  }
+}
+
+void GraphBuilder::declare_caches() {
+  Location loc = mlir::NameLoc::get(b_.getStringAttr("caches"));
+  mlir::Type bf16 = b_.getBF16Type();
+  auto declare = [&](std::string name, mlir::Type type) {
+    caches_[name] = type;
+    kfd::CacheOp::create(b_, loc, b_.getStringAttr(name),
+                         mlir::TypeAttr::get(type));
+  };
+  for (uint32_t l = 0; l < c_.n_layer; ++l) {
+    declare(absl::StrCat("blk.", l, ".kv"),
+            kfd::WindowCacheType::get(&context_, c_.window, c_.head_dim, bf16));
+    int64_t ratio = c_.compress_ratios[l];
+    if (ratio == 0)
+      continue;
+    declare(absl::StrCat("blk.", l, ".compressor"),
+            kfd::CompressedCacheType::get(&context_, ratio, c_.head_dim,
+                                          c_.compressor_halves(l) == 2, bf16));
+    if (c_.attention(l) == AttentionKind::Csa)
+      declare(absl::StrCat("blk.", l, ".indexer"),
+              kfd::CompressedCacheType::get(&context_, ratio,
+                                            c_.indexer_head_dim, true, bf16));
+  }
+}
+
+Value GraphBuilder::split_heads(Value x, int64_t heads, int64_t dim,
+                                Location loc) {
+  llvm::SmallVector<mlir::OpFoldResult> shape;
+  if (tokens_dim_ == kDynamic)
+    shape.push_back(mlir::tensor::DimOp::create(b_, loc, x, 0).getResult());
+  else
+    shape.push_back(b_.getIndexAttr(tokens_dim_));
+  shape.push_back(b_.getIndexAttr(heads));
+  shape.push_back(b_.getIndexAttr(dim));
+  return mlir::tensor::ExpandShapeOp::create(
+      b_, loc, f32({tokens_dim_, heads, dim}), x,
+      llvm::ArrayRef<mlir::ReassociationIndices>{{0}, {1, 2}}, shape);
+}
+
+Value GraphBuilder::merge_heads(Value x, Location loc) {
+  auto type = llvm::cast<RankedTensorType>(x.getType());
+  return mlir::tensor::CollapseShapeOp::create(
+      b_, loc, f32({tokens_dim_, type.getDimSize(1) * type.getDimSize(2)}), x,
+      llvm::ArrayRef<mlir::ReassociationIndices>{{0}, {1, 2}});
+}
+
+void GraphBuilder::compress(std::string_view cache_kind,
+                            std::string_view prefix, kfd::EntryPost post,
+                            Value xn, Location loc) {
+  Value parts[4];
+  for (int i = 0; i < 4; ++i) {
+    std::string_view what = std::array{"kv", "gate", "ape", "norm"}[i];
+    parts[i] = layer_weight(
+        absl::StrCat(to_absl(prefix), "_compressor_", to_absl(what)), loc);
+  }
+  kfd::CompressOp::create(b_, loc, xn, positions_, cache(cache_kind, loc),
+                          parts[0], parts[1], parts[2], parts[3], rope_,
+                          kfd::EntryPostAttr::get(&context_, post),
+                          b_.getF32FloatAttr(c_.norm_eps));
+}
+
+kfd::HcPreOp GraphBuilder::hc_pre(Value streams, std::string_view site) {
+  const int64_t T = tokens_dim_, D = c_.n_embd, M = c_.hc;
+  std::string step = absl::StrCat(to_absl(site), "_hc_pre");
+  std::string hc = absl::StrCat("hc_", to_absl(site), "_");
+  Value fn = layer_weight(hc + "fn", at(step));
+  Value base = layer_weight(hc + "base", at(step));
+  Value scale = layer_weight(hc + "scale", at(step));
+  return kfd::HcPreOp::create(
+      b_, at(step), f32({T, D}), f32({T, M}), f32({T, M, M}), streams, fn, base,
+      scale, b_.getI64IntegerAttr(c_.sinkhorn_iterations),
+      b_.getF32FloatAttr(c_.hc_eps), b_.getF32FloatAttr(c_.norm_eps));
+}
+
+Value GraphBuilder::attention(Value streams) {
+  const int64_t T = tokens_dim_, H = c_.n_head, dh = c_.head_dim, W = c_.window;
+  const AttentionKind kind = c_.attention(layer_);
+  const int64_t ratio = c_.compress_ratios[layer_];
+  kfd::HcPreOp pre = hc_pre(streams, "attn");
+  Value xn = rms_norm(pre.getX(), layer_weight("attn_norm", at("attn_norm")),
+                      kfd::Precision::f32, at("attn_norm"));
+
+  // The query (§4.2): low-rank, normed per head in bf16, rotated.
+  Value qr = lin(xn, "attn_q_a", at("q_a"));
+  qr = rms_norm(qr, layer_weight("attn_q_a_norm", at("q_a_norm")),
+                kfd::Precision::f32, at("q_a_norm"));
+  Value q = split_heads(lin(qr, "attn_q_b", at("q_b")), H, dh, at("q_b"));
+  q = rms_norm(q, Value(), kfd::Precision::bf16, at("q_norm"));
+  q = rope(q, /*inverse=*/false, at("q_rope"));
+
+  // The KV latent, one row per token, key and value at once.
+  Value kv = lin(xn, "attn_kv", at("kv"));
+  kv = rms_norm(kv, layer_weight("attn_kv_a_norm", at("kv")),
+                kfd::Precision::f32, at("kv"));
+  kv = rope(kv, /*inverse=*/false, at("kv"));
+  if (options_.simulate)
+    kv = kfd::Fp8SimOp::create(b_, at("kv"), kv.getType(), kv,
+                               b_.getI64IntegerAttr(64),
+                               b_.getI64IntegerAttr(dh - c_.rope_dim));
+
+  // The window bank: the call's fresh rows in a prefill, the ring in a
+  // decode (which has just received this token's row).
+  Value ring = cache("kv", at("kv_cache"));
+  kfd::CacheAppendOp::create(b_, at("kv_cache"), ring, kv, positions_);
+  Value bank = kv;
+  if (decode_)
+    bank = kfd::CacheReadOp::create(b_, at("kv_cache"), f32({W, dh}), ring);
+  Value window = kfd::WindowIndicesOp::create(
+      b_, at("window"), RankedTensorType::get({T, W}, b_.getI32Type()),
+      positions_, b_.getI64IntegerAttr(W),
+      decode_ ? b_.getUnitAttr() : mlir::UnitAttr());
+
+  // Compressed entries (§4.3) and the ones each query sees (§4.4).
+  Value entries, selected;
+  auto index_type = RankedTensorType::get({T, kDynamic}, b_.getI32Type());
+  if (kind == AttentionKind::Csa)
+    compress("indexer", "indexer",
+             options_.simulate ? kfd::EntryPost::hadamard_fp4
+                               : kfd::EntryPost::none,
+             xn, at("indexer_compress"));
+  if (kind != AttentionKind::Window) {
+    compress("compressor", "attn",
+             options_.simulate ? kfd::EntryPost::fp8 : kfd::EntryPost::none, xn,
+             at("compress"));
+    entries = kfd::CacheReadOp::create(b_, at("compress"), f32({kDynamic, dh}),
+                                       cache("compressor", at("compress")));
+  }
+  if (kind == AttentionKind::Csa) {
+    const int64_t hi = c_.indexer_heads, di = c_.indexer_head_dim;
+    Location loc = at("indexer");
+    Value qi = split_heads(lin(qr, "indexer.attn_q_b", loc), hi, di, loc);
+    qi = rope(qi, /*inverse=*/false, loc);
+    if (options_.simulate) {
+      qi = kfd::HadamardOp::create(b_, loc, qi.getType(), qi);
+      qi = kfd::Fp4SimOp::create(b_, loc, qi.getType(), qi,
+                                 b_.getI64IntegerAttr(32), mlir::IntegerAttr());
+    }
+    Value weights = linear(xn, layer_weight("indexer.proj", loc),
+                           kfd::Precision::bf16, loc);
+    Value keys = kfd::CacheReadOp::create(b_, loc, f32({kDynamic, di}),
+                                          cache("indexer", loc));
+    // §4.4: the head weights are scaled by (Di · Hi)^-1/2 in fp32.
+    float scale = static_cast<float>(
+        1.0 / std::sqrt(static_cast<double>(di) * static_cast<double>(hi)));
+    Value scores =
+        kfd::IndexerScoresOp::create(b_, loc, f32({T, kDynamic}), qi, weights,
+                                     keys, b_.getF32FloatAttr(scale));
+    selected = kfd::IndexerTopKOp::create(
+        b_, loc, index_type, scores, positions_,
+        b_.getI64IntegerAttr(c_.indexer_top_k), b_.getI64IntegerAttr(ratio));
+  } else if (kind == AttentionKind::Hca) {
+    selected =
+        kfd::VisibleEntriesOp::create(b_, at("indexer"), index_type, positions_,
+                                      entries, b_.getI64IntegerAttr(ratio));
+  }
+
+  // §4.2: softmax scale head_dim^-1/2, as the reference's attention_scale.
+  float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dh)));
+  Value o = kfd::SparseAttentionOp::create(
+      b_, at("attention"), f32({T, H, dh}), q, bank, window, entries, selected,
+      layer_weight("attn_sinks", at("attention")), b_.getF32FloatAttr(scale));
+  o = merge_heads(rope(o, /*inverse=*/true, at("o_rope")), at("o_rope"));
+  Value z = kfd::GroupedLinearOp::create(
+      b_, at("o_a"), f32({T, int64_t{c_.o_groups} * c_.o_lora_rank}), o,
+      layer_weight("attn_output_a", at("o_a")),
+      b_.getI64IntegerAttr(c_.o_groups),
+      kfd::PrecisionAttr::get(&context_, kfd::Precision::bf16));
+  Value out = lin(z, "attn_output_b", at("o_b"));
+  return kfd::HcPostOp::create(b_, at("attn_hc_post"), streams.getType(), out,
+                               streams, pre.getPost(), pre.getComb());
+}
+
+Value GraphBuilder::moe(Value streams) {
+  const int64_t T = tokens_dim_, D = c_.n_embd, k = c_.n_expert_used;
+  kfd::HcPreOp pre = hc_pre(streams, "ffn");
+  Value xn = rms_norm(pre.getX(), layer_weight("ffn_norm", at("ffn_norm")),
+                      kfd::Precision::f32, at("ffn_norm"));
+  Value logits = linear(xn, layer_weight("ffn_gate_inp", at("router")),
+                        kfd::Precision::f32, at("router"));
+
+  // §4.5: the first layers route by token id, the others by score + bias.
+  Value bias, table, tokens;
+  if (c_.hash_routed(layer_)) {
+    table = layer_weight("ffn_gate_tid2eid", at("gate"));
+    tokens = tokens_;
+  } else {
+    bias =
+        weight(absl::StrCat("blk.", layer_, ".exp_probs_b.bias"), at("gate"));
+  }
+  auto gate = kfd::MoeGateOp::create(
+      b_, at("gate"), RankedTensorType::get({T, k}, b_.getI32Type()),
+      f32({T, k}), logits, bias, table, tokens, b_.getI64IntegerAttr(k),
+      b_.getF32FloatAttr(c_.route_scale));
+  Location loc = at("moe");
+  Value experts[3], shared[3];
+  for (int i = 0; i < 3; ++i) {
+    std::string_view part = std::array{"gate", "up", "down"}[i];
+    experts[i] =
+        layer_weight(absl::StrCat("ffn_", to_absl(part), "_exps"), loc);
+    shared[i] =
+        layer_weight(absl::StrCat("ffn_", to_absl(part), "_shexp"), loc);
+  }
+  Value y = kfd::MoeOp::create(
+      b_, loc, f32({T, D}), xn, gate.getIds(), gate.getWeights(), experts[0],
+      experts[1], experts[2], shared[0], shared[1], shared[2],
+      b_.getF32FloatAttr(c_.swiglu_clamp_exp.at(layer_)),
+      b_.getF32FloatAttr(c_.swiglu_clamp_shexp.at(layer_)),
+      options_.simulate ? b_.getUnitAttr() : mlir::UnitAttr());
+  return kfd::HcPostOp::create(b_, at("ffn_hc_post"), streams.getType(), y,
+                               streams, pre.getPost(), pre.getComb());
+}
+
+Value GraphBuilder::head(Value streams) {
+  const int64_t D = c_.n_embd, M = c_.hc;
+  Location loc = at("head");
+  // §3, §6: the head reads the last token only.
+  Value last = streams;
+  if (tokens_dim_ != 1) {
+    Value zero = mlir::arith::ConstantIndexOp::create(b_, loc, 0);
+    Value one = mlir::arith::ConstantIndexOp::create(b_, loc, 1);
+    Value count = mlir::tensor::DimOp::create(b_, loc, streams, zero);
+    Value index = mlir::arith::SubIOp::create(b_, loc, count, one);
+    last = mlir::tensor::ExtractSliceOp::create(
+        b_, loc, f32({1, M, D}), streams,
+        llvm::ArrayRef<mlir::OpFoldResult>{index, b_.getIndexAttr(0),
+                                           b_.getIndexAttr(0)},
+        llvm::ArrayRef<mlir::OpFoldResult>{
+            b_.getIndexAttr(1), b_.getIndexAttr(M), b_.getIndexAttr(D)},
+        llvm::ArrayRef<mlir::OpFoldResult>{
+            b_.getIndexAttr(1), b_.getIndexAttr(1), b_.getIndexAttr(1)});
+  }
+  Value fn = weight("output_hc_fn.weight", loc);
+  Value base = weight("output_hc_base.weight", loc);
+  Value scale = weight("output_hc_scale.weight", loc);
+  Value y = kfd::HcHeadOp::create(b_, loc, f32({1, D}), last, fn, base, scale,
+                                  b_.getF32FloatAttr(c_.hc_eps),
+                                  b_.getF32FloatAttr(c_.norm_eps));
+  y = rms_norm(y, weight("output_norm.weight", loc), kfd::Precision::f32, loc);
+  return linear(y, weight("output.weight", loc), kfd::Precision::f32, loc);
+}
+
+void GraphBuilder::build_function(bool decode) {
+  decode_ = decode;
+  tokens_dim_ = decode ? 1 : kDynamic;
+  layer_ = -1;
+  const int64_t T = tokens_dim_;
+  auto tokens_type = RankedTensorType::get({T}, b_.getI32Type());
+  auto positions_type = RankedTensorType::get({T}, b_.getI64Type());
+  auto logits_type = f32({1, c_.n_vocab});
+  auto token_type = RankedTensorType::get({1}, b_.getI32Type());
+  Location loc = at(decode ? "decode" : "prefill");
+  auto function = mlir::func::FuncOp::create(
+      b_, loc, decode ? "decode" : "prefill",
+      b_.getFunctionType({tokens_type, positions_type},
+                         {logits_type, token_type}));
+  OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPointToStart(function.addEntryBlock());
+  tokens_ = function.getArgument(0);
+  positions_ = function.getArgument(1);
+
+  if (!decode) { // a prefill starts a sequence (§5)
+    for (uint32_t l = 0; l < c_.n_layer; ++l) {
+      layer_ = l;
+      for (std::string_view kind : {"kv", "compressor", "indexer"})
+        if (caches_.count(absl::StrCat("blk.", l, ".", to_absl(kind))))
+          kfd::CacheResetOp::create(b_, at("reset"), cache(kind, at("reset")));
+    }
+    layer_ = -1;
+  }
+
+  Value x = kfd::EmbedOp::create(b_, at("embed"), f32({T, c_.n_embd}), tokens_,
+                                 weight("token_embd.weight", at("embed")));
+  Value streams = kfd::HcExpandOp::create(
+      b_, at("embed"), f32({T, int64_t{c_.hc}, int64_t{c_.n_embd}}), x);
+  for (uint32_t l = 0; l < c_.n_layer; ++l) {
+    layer_ = l;
+    rope_ = layer_rope(&context_, c_, l);
+    streams = moe(attention(streams));
+  }
+  layer_ = -1;
+  Value logits = head(streams);
+  Value token =
+      kfd::ArgmaxOp::create(b_, at("head"), token_type, logits).getResult();
+  mlir::func::ReturnOp::create(b_, at("head"), mlir::ValueRange{logits, token});
+}
+
+} // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp> build_graph(mlir::MLIRContext &context,
+                                              const Config &config,
+                                              std::span<const Format> formats,
+                                              const GraphOptions &options) {
+  context.loadDialect<mlir::kf::KfDialect, mlir::func::FuncDialect,
+                      mlir::tensor::TensorDialect, mlir::arith::ArithDialect>();
+  return GraphBuilder(context, config, options).build(formats);
+}
+
+} // namespace kf::deepseek_v4
