@@ -17,6 +17,7 @@
 #include "kf/deepseek_v4/reference/primitives.h"
 #include "kf/deepseek_v4/reference/weights.h"
 #include "kf/deepseek_v4/synthetic.h"
+#include "kf/deepseek_v4/tensor_formats.h"
 #include "kf/deepseek_v4/tensors.h"
 #include "kf/runtime/gguf.h"
 #include "kf/runtime/gguf_writer.h"
@@ -89,34 +90,18 @@ inline Config tinyConfig() {
   return c;
 }
 
-/// A model file in memory, as kf-gguf synth draws it, with every matrix in
-/// q8_0 (so binding decodes a block format), the compressors' ape in bf16
-/// and the rest in f32. Norms are 1 + N(0, 0.1) rather than synth's ones,
-/// so that a norm applied with the wrong weight shows.
+/// A model file in memory as kf-gguf synth writes it: the default recipe's
+/// formats (q8_0 matrices, mxfp4 routed experts, f32 for the rest, so that
+/// binding decodes block formats) and synth's values, except that norms are
+/// 1 + N(0, 0.1) rather than ones, so that a norm applied with the wrong
+/// weight shows.
 struct TinyModel {
   Config config;
+  std::vector<Format> formats; // of tensor_specs(config), in order
   std::vector<uint8_t> bytes;
   std::unique_ptr<gguf::File> file;
   std::unique_ptr<reference::Weights> weights;
 };
-
-inline Format tinyFormat(TensorKind kind) {
-  if (std::optional<Format> fixed = fixed_format(kind))
-    return *fixed;
-  switch (kind) {
-  case TensorKind::Embedding:
-  case TensorKind::Output:
-  case TensorKind::Projection:
-  case TensorKind::IndexerWeight:
-  case TensorKind::RoutedExperts:
-  case TensorKind::SharedExperts:
-    return Format::Q8_0;
-  case TensorKind::CompressorApe:
-    return Format::BF16;
-  default:
-    return Format::F32;
-  }
-}
 
 inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
   auto model = std::make_unique<TinyModel>();
@@ -127,8 +112,16 @@ inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
     writer.add_metadata(std::move(kv.key), std::move(kv.value));
   std::mt19937 rng(static_cast<uint32_t>(seed));
   std::normal_distribution<float> normal(0.0f, 0.1f);
-  for (const TensorSpec &spec : tensor_specs(config)) {
-    Format format = tinyFormat(spec.kind);
+  std::vector<TensorSpec> specs = tensor_specs(config);
+  absl::StatusOr<std::vector<Format>> formats =
+      tensor_formats(specs, std::nullopt, nullptr);
+  EXPECT_TRUE(formats.ok()) << formats.status();
+  if (!formats.ok())
+    return nullptr;
+  model->formats = *std::move(formats);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec &spec = specs[i];
+    Format format = model->formats[i];
     TensorDraw draw(spec, config, seed);
     size_t cols = static_cast<size_t>(spec.shape[0]);
     size_t rowBytes = *row_bytes(format, spec.shape[0]);
