@@ -12,8 +12,8 @@
 #include "kf/runtime/gguf_writer.h"
 #include "kf/runtime/npy.h"
 #include "kf/runtime/quant.h"
-#include "progress.h"
 #include "kf/runtime/recipe.h"
+#include "progress.h"
 #include "gmock/gmock.h"
 
 namespace kf::gguf_tool {

@@ -26,4 +26,46 @@ def KfSetTarget : Pass<"kf-set-target", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::kf::KfDialect"];
 }
 
+def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
+  let summary = "Print what a model graph costs: weights, KV cache, arena";
+  let description = [{
+    Prints a report of the module, as `--print-op-stats` does, and leaves the
+    module unchanged:
+
+    * the bytes of the `kf.weight` symbols by `#kf.format`, their total and
+      the parameter count (integer tables such as `tid2eid` are looked up,
+      not multiplied, and are not parameters);
+    * the weight bytes one `@decode` token reads, the numerator of the decode
+      roofline, and its active parameters: every weight `@decode` (or a
+      function it calls) uses counts whole, except the expert stacks of a
+      `kf.moe`, of which a token reads k of E (k of the `kf.moe_gate` that
+      routes it), and lookup tables (the `kf.embed` table, `tid2eid`), of
+      which it reads one row and no parameters;
+    * the KV cache by layer kind, the layer being the `kf.cache` symbol
+      before its last dot (`blk.3`): SWA (a ring only), CSA (an indexer), HCA
+      (a compressor without one). A layer's fixed bytes are its rings and
+      the compressors' fp32 running state; its compressed entries grow by
+      `dim · element / ratio` bytes per token. The total is at `tokens`.
+    * the activation arena of `@prefill` at `prefill-tokens` tokens and of
+      `@decode` at a context of `tokens`: the peak, in program order, of the
+      bytes of the op results live at once (a reshape shares its operand's
+      buffer). Dynamic dimensions are the token count, except compressed
+      cache entries (context / ratio) and what follows from them (indexer
+      scores, visible entries, and min(k, entries) indexer picks);
+    * one line: the memory weights, KV at `tokens` and the larger arena
+      need together.
+
+    docs/graph.md has an example report.
+
+    Example: `kf-opt --kf-graph-stats="tokens=131072 prefill-tokens=4096"
+    graph.mlir -o /dev/null`
+  }];
+  let options = [
+    Option<"contextTokens", "tokens", "int64_t", /*default=*/"65536",
+           "context length: the KV cache total and the entries @decode reads">,
+    Option<"prefillTokens", "prefill-tokens", "int64_t", /*default=*/"2048",
+           "tokens of the @prefill whose arena is estimated">
+  ];
+}
+
 #endif // KF_PASSES_PASSES
