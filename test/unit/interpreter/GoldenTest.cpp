@@ -1,0 +1,168 @@
+// The builder's whole graph of the tiny model, run by the interpreter,
+// against the reference forward on the same file: a prefill of 200 tokens
+// and 20 decode steps, every layer's stream state, the logits and their
+// argmax, with the quantization simulations and without.
+//
+// Tolerance: none — the results must be bit-identical, and are. The graph
+// runs the reference's own kernels on the same operands in the same order
+// (the interpreter adds no arithmetic: reshapes, slices and index
+// bookkeeping move values, they compute none), and both sides decode the
+// same file with the same codecs, so every value is the same floating-point
+// computation. Any difference is a graph that says something other than the
+// reference does. The largest relative difference is printed as well; it is
+// 0.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "TestSupport.h"
+#include "kf/deepseek_v4/builder/graph_builder.h"
+#include "kf/deepseek_v4/reference/model.h"
+
+namespace kf::deepseek_v4::interpreter::test {
+namespace {
+
+constexpr size_t kPrefill = 200, kDecode = 20;
+
+double maxRelativeDifference(std::span<const float> a,
+                             std::span<const float> b) {
+  if (a.size() != b.size())
+    return INFINITY;
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst,
+                     std::fabs(static_cast<double>(a[i]) - b[i]) /
+                         std::max(std::fabs(static_cast<double>(b[i])), 1e-30));
+  return worst;
+}
+
+bool bitIdentical(std::span<const float> a, std::span<const float> b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+int32_t firstArgmax(std::span<const float> values) {
+  return static_cast<int32_t>(std::max_element(values.begin(), values.end()) -
+                              values.begin());
+}
+
+/// The layer of an op at loc("blk.L.ffn_hc_post"), the stream state after
+/// layer L (docs/graph.md).
+std::optional<uint32_t> streamLayer(mlir::Operation *op) {
+  auto name = llvm::dyn_cast<mlir::NameLoc>(op->getLoc());
+  if (!name)
+    return std::nullopt;
+  llvm::StringRef text = name.getName().getValue();
+  if (!text.consume_front("blk.") || !text.consume_back(".ffn_hc_post"))
+    return std::nullopt;
+  uint32_t layer = 0;
+  if (text.getAsInteger(10, layer))
+    return std::nullopt;
+  return layer;
+}
+
+class Golden : public ::testing::TestWithParam<bool> {
+protected:
+  static void SetUpTestSuite() { model = makeTinyModel(5).release(); }
+  static void TearDownTestSuite() { delete model; }
+  static TinyModel *model;
+};
+
+TinyModel *Golden::model = nullptr;
+
+TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
+  bool simulate = GetParam();
+  ASSERT_TRUE(model);
+  const Config &config = model->config;
+  std::unique_ptr<mlir::MLIRContext> context = makeContext();
+  mlir::OwningOpRef<mlir::ModuleOp> graph =
+      build_graph(*context, config, model->formats,
+                  GraphOptions{.name = "tiny", .simulate = simulate});
+  ASSERT_TRUE(graph);
+  absl::StatusOr<Interpreter> interpreter =
+      Interpreter::create(*graph, *model->file);
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  std::map<uint32_t, std::vector<float>> streams;
+  interpreter->setObserver(
+      [&](mlir::Operation *op, std::span<const Tensor *> results) {
+        if (std::optional<uint32_t> layer = streamLayer(op))
+          streams[*layer].assign(results[0]->getFloats().begin(),
+                                 results[0]->getFloats().end());
+      });
+  reference::Model reference(
+      *model->weights, reference::Options{.simulate_quantization = simulate,
+                                          .keep_layer_streams = true});
+
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int32_t> draw(
+      0, static_cast<int32_t>(config.n_vocab) - 1);
+  std::vector<int32_t> tokens(kPrefill + kDecode);
+  for (int32_t &t : tokens)
+    t = draw(rng);
+  std::vector<int64_t> positions(tokens.size());
+  for (size_t t = 0; t < positions.size(); ++t)
+    positions[t] = static_cast<int64_t>(t);
+
+  double worst = 0;
+  double interpreterSeconds = 0, referenceSeconds = 0;
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  for (size_t step = 0; step <= kDecode; ++step) {
+    bool prefill = step == 0;
+    size_t first = prefill ? 0 : kPrefill + step - 1;
+    size_t count = prefill ? kPrefill : 1;
+    std::string where =
+        prefill ? "prefill" : "decode at position " + std::to_string(first);
+    streams.clear();
+    Clock::time_point start = Clock::now();
+    absl::StatusOr<std::vector<Tensor>> got = interpreter->run(
+        prefill ? "prefill" : "decode",
+        std::span<const int32_t>(tokens).subspan(first, count),
+        std::span<const int64_t>(positions).subspan(first, count));
+    interpreterSeconds += seconds(start);
+    ASSERT_TRUE(got.ok()) << where << ": " << got.status();
+    start = Clock::now();
+    reference::ForwardResult expected =
+        prefill ? reference.prefill(
+                      std::span<const int32_t>(tokens).first(kPrefill))
+                : reference.decode(tokens[first]);
+    referenceSeconds += seconds(start);
+
+    ASSERT_EQ(streams.size(), config.n_layer) << where;
+    for (uint32_t l = 0; l < config.n_layer; ++l) {
+      worst = std::max(
+          worst, maxRelativeDifference(streams[l], expected.layer_streams[l]));
+      EXPECT_TRUE(bitIdentical(streams[l], expected.layer_streams[l]))
+          << where << ", layer " << l;
+    }
+    ASSERT_EQ(got->size(), 2u);
+    const Tensor &logits = (*got)[0];
+    const Tensor &argmax = (*got)[1];
+    ASSERT_EQ(logits.getRank(), 2);
+    worst = std::max(
+        worst, maxRelativeDifference(logits.getFloats(), expected.logits));
+    EXPECT_TRUE(bitIdentical(logits.getFloats(), expected.logits)) << where;
+    ASSERT_EQ(argmax.getNumElements(), 1);
+    EXPECT_EQ(argmax.getInts()[0], firstArgmax(expected.logits)) << where;
+  }
+  EXPECT_EQ(worst, 0.0);
+  std::printf("simulate %d: largest relative difference %.3g; interpreter "
+              "%.2f s, reference %.2f s\n",
+              simulate, worst, interpreterSeconds, referenceSeconds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, Golden, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &info) {
+                           return info.param ? "Simulated" : "Exact";
+                         });
+
+} // namespace
+} // namespace kf::deepseek_v4::interpreter::test

@@ -1,0 +1,196 @@
+// Shared by the interpreter's tests: an MLIR context with the graph's
+// dialects, parsing, random values and a tiny model file in memory.
+#ifndef KF_TEST_UNIT_INTERPRETER_TESTSUPPORT_H
+#define KF_TEST_UNIT_INTERPRETER_TESTSUPPORT_H
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kf/Dialect/KfDialect.h"
+#include "kf/deepseek_v4/config.h"
+#include "kf/deepseek_v4/interpreter/interpreter.h"
+#include "kf/deepseek_v4/presets.h"
+#include "kf/deepseek_v4/reference/primitives.h"
+#include "kf/deepseek_v4/reference/weights.h"
+#include "kf/deepseek_v4/synthetic.h"
+#include "kf/deepseek_v4/tensor_formats.h"
+#include "kf/deepseek_v4/tensors.h"
+#include "kf/runtime/gguf.h"
+#include "kf/runtime/gguf_writer.h"
+#include "kf/runtime/quant.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "gtest/gtest.h"
+
+namespace kf::deepseek_v4::interpreter::test {
+
+inline std::unique_ptr<mlir::MLIRContext> makeContext() {
+  auto context = std::make_unique<mlir::MLIRContext>();
+  context
+      ->loadDialect<mlir::kf::KfDialect, mlir::func::FuncDialect,
+                    mlir::tensor::TensorDialect, mlir::arith::ArithDialect>();
+  return context;
+}
+
+/// Parses and verifies `source`; a null module (and a test failure) if
+/// either fails.
+inline mlir::OwningOpRef<mlir::ModuleOp> parse(mlir::MLIRContext &context,
+                                               std::string_view source) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(
+          llvm::StringRef(source.data(), source.size()), &context);
+  EXPECT_TRUE(module) << "does not parse:\n" << source;
+  if (module && mlir::failed(mlir::verify(*module))) {
+    ADD_FAILURE() << "does not verify:\n" << source;
+    return nullptr;
+  }
+  return module;
+}
+
+/// N(0, scale²) values rounded to bf16, as activations are.
+inline std::vector<float> randomValues(size_t n, uint32_t seed,
+                                       float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> values(n);
+  for (float &v : values)
+    v = reference::round_bf16(normal(rng));
+  return values;
+}
+
+/// The interpreter over `module` with in-memory weights; fails the test if
+/// binding fails.
+inline std::unique_ptr<Interpreter> makeInterpreter(mlir::ModuleOp module,
+                                                    InMemoryWeights weights) {
+  absl::StatusOr<Interpreter> interpreter =
+      Interpreter::create(module, std::move(weights));
+  EXPECT_TRUE(interpreter.ok()) << interpreter.status();
+  if (!interpreter.ok())
+    return nullptr;
+  return std::make_unique<Interpreter>(*std::move(interpreter));
+}
+
+/// The tiny preset's dimensions (spec §9: ratios [0, 0, 4, 128, 4, 128, 4],
+/// window 16) with a 2048-token vocabulary, as the reference's own tests
+/// use: the 32256 rows of the preset's vocabulary would only make the
+/// embedding and the head slower to draw and decode.
+inline Config tinyConfig() {
+  Config c = preset("tiny")->config;
+  c.n_vocab = 2048;
+  c.bos_token = 0;
+  c.eos_token = 1;
+  return c;
+}
+
+/// A model file in memory as kf-gguf synth writes it: the default recipe's
+/// formats (q8_0 matrices, mxfp4 routed experts, f32 for the rest, so that
+/// binding decodes block formats) and synth's values, except that norms are
+/// 1 + N(0, 0.1) rather than ones, so that a norm applied with the wrong
+/// weight shows.
+struct TinyModel {
+  Config config;
+  std::vector<Format> formats; // of tensor_specs(config), in order
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<gguf::File> file;
+  std::unique_ptr<reference::Weights> weights;
+};
+
+inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
+  auto model = std::make_unique<TinyModel>();
+  model->config = tinyConfig();
+  const Config &config = model->config;
+  gguf::Writer writer;
+  for (gguf::KeyValue &kv : config.gguf_metadata())
+    writer.add_metadata(std::move(kv.key), std::move(kv.value));
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::normal_distribution<float> normal(0.0f, 0.1f);
+  std::vector<TensorSpec> specs = tensor_specs(config);
+  absl::StatusOr<std::vector<Format>> formats =
+      tensor_formats(specs, std::nullopt, nullptr);
+  EXPECT_TRUE(formats.ok()) << formats.status();
+  if (!formats.ok())
+    return nullptr;
+  model->formats = *std::move(formats);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec &spec = specs[i];
+    Format format = model->formats[i];
+    TensorDraw draw(spec, config, seed);
+    size_t cols = static_cast<size_t>(spec.shape[0]);
+    size_t rowBytes = *row_bytes(format, spec.shape[0]);
+    std::vector<uint8_t> data(rowBytes * static_cast<size_t>(spec.rows()));
+    std::vector<float> values(cols);
+    std::vector<int32_t> ids(cols);
+    for (int64_t r = 0; r < spec.rows(); ++r) {
+      std::span<uint8_t> target(data.data() + r * rowBytes, rowBytes);
+      if (format == Format::I32) {
+        draw.experts(r, ids);
+        std::memcpy(target.data(), ids.data(), rowBytes);
+        continue;
+      }
+      draw.row(r, values);
+      if (spec.kind == TensorKind::Norm)
+        for (float &v : values)
+          v = 1.0f + normal(rng);
+      absl::Status encoded = quantize(format, values, target);
+      EXPECT_TRUE(encoded.ok()) << spec.name << ": " << encoded;
+    }
+    writer.add_tensor(spec.name, format, spec.shape, std::move(data));
+  }
+  absl::StatusOr<std::vector<uint8_t>> bytes = writer.serialize("tiny.gguf");
+  EXPECT_TRUE(bytes.ok()) << bytes.status();
+  if (!bytes.ok())
+    return nullptr;
+  model->bytes = *std::move(bytes);
+  absl::StatusOr<gguf::File> file =
+      gguf::File::parse(model->bytes, "tiny.gguf");
+  EXPECT_TRUE(file.ok()) << file.status();
+  if (!file.ok())
+    return nullptr;
+  model->file = std::make_unique<gguf::File>(*std::move(file));
+  absl::StatusOr<reference::Weights> weights =
+      reference::Weights::from_gguf(config, *model->file);
+  EXPECT_TRUE(weights.ok()) << weights.status();
+  if (!weights.ok())
+    return nullptr;
+  model->weights = std::make_unique<reference::Weights>(*std::move(weights));
+  return model;
+}
+
+/// `kf.weight` declarations of every tensor of `file`, by name, with its
+/// format and its shape in the graph's order (ggml's reversed).
+inline std::string weightDeclarations(const gguf::File &file) {
+  std::string text;
+  for (const gguf::TensorInfo &t : file.tensors()) {
+    text += "  kf.weight @" + t.name + " : !kf.qweight<" +
+            std::string(format_info(t.format).name) + ", [";
+    for (size_t d = t.shape.size(); d-- > 0;)
+      text += std::to_string(t.shape[d]) + (d ? ", " : "");
+    text += "]>\n";
+  }
+  return text;
+}
+
+/// The graph's type of the weight `name` of `file`.
+inline std::string weightType(const gguf::File &file, std::string_view name) {
+  const gguf::TensorInfo *t = file.find_tensor(name);
+  EXPECT_TRUE(t) << name;
+  if (!t)
+    return "";
+  std::string text =
+      "!kf.qweight<" + std::string(format_info(t->format).name) + ", [";
+  for (size_t d = t->shape.size(); d-- > 0;)
+    text += std::to_string(t->shape[d]) + (d ? ", " : "");
+  return text + "]>";
+}
+
+} // namespace kf::deepseek_v4::interpreter::test
+
+#endif // KF_TEST_UNIT_INTERPRETER_TESTSUPPORT_H
