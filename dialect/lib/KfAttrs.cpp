@@ -102,8 +102,7 @@ LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << dim;
   if (!(base > 1))
     return emitError() << "#kf.rope: base must exceed 1, got " << base;
-  if (yarnFactor == 0 && betaFast == 0 && betaSlow == 0 &&
-      originalContext == 0)
+  if (yarnFactor == 0 && betaFast == 0 && betaSlow == 0 && originalContext == 0)
     return success();
   if (!(yarnFactor > 1) || !(betaFast > betaSlow) || !(betaSlow > 0) ||
       originalContext <= 0)

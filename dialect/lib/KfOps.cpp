@@ -135,8 +135,7 @@ void printShape(InFlightDiagnostic &diag, ArrayRef<int64_t> shape) {
 /// every dimension (kAny, or a dynamic dimension of `actual`, agrees with
 /// anything). Reports "<what> must be [..], got [..]".
 LogicalResult checkShape(Operation *op, StringRef what,
-                         ArrayRef<int64_t> actual,
-                         ArrayRef<int64_t> expected) {
+                         ArrayRef<int64_t> actual, ArrayRef<int64_t> expected) {
   bool ok = actual.size() == expected.size();
   for (size_t i = 0; ok && i < actual.size(); ++i)
     ok = dimsAgree(actual[i], expected[i]);
@@ -163,8 +162,7 @@ FailureOr<int64_t> staticDim(Operation *op, StringRef what, Value value,
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() <= dim || type.isDynamicDim(dim))
     return op->emitOpError()
-           << what << " needs a static dimension " << dim << ", got "
-           << type;
+           << what << " needs a static dimension " << dim << ", got " << type;
   return type.getDimSize(dim);
 }
 
@@ -304,8 +302,8 @@ LogicalResult HcHeadOp::verify() {
   if (failed(checkShape(*this, "fn", getFn().getType(), {mult, mult * dim})) ||
       failed(checkShape(*this, "base", getBase().getType(), {mult})) ||
       failed(checkShape(*this, "scale", getScale().getType(), {1})) ||
-      failed(checkShape(*this, "result", getType(),
-                        {tokens(getStreams()), dim})))
+      failed(
+          checkShape(*this, "result", getType(), {tokens(getStreams()), dim})))
     return failure();
   return success();
 }
@@ -346,11 +344,11 @@ FailureOr<int64_t> innermost(Operation *op, StringRef what, Value value,
                              int64_t minRank, int64_t maxRank) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() < minRank || type.getRank() > maxRank)
-    return op->emitOpError() << what << " must have rank " << minRank
-                             << (minRank == maxRank ? "" : " to ")
-                             << (minRank == maxRank ? std::string()
-                                                    : std::to_string(maxRank))
-                             << ", got " << type;
+    return op->emitOpError()
+           << what << " must have rank " << minRank
+           << (minRank == maxRank ? "" : " to ")
+           << (minRank == maxRank ? std::string() : std::to_string(maxRank))
+           << ", got " << type;
   return staticDim(op, what, value, type.getRank() - 1);
 }
 
@@ -386,8 +384,8 @@ LogicalResult verifyQuantSim(Operation *op, Value input, uint64_t block,
     return failure();
   int64_t span = leading ? static_cast<int64_t>(*leading) : *inner;
   if (span > *inner)
-    return op->emitOpError() << "leading(" << span
-                             << ") exceeds the row length " << *inner;
+    return op->emitOpError()
+           << "leading(" << span << ") exceeds the row length " << *inner;
   if (span % static_cast<int64_t>(block) != 0)
     return op->emitOpError()
            << (leading ? "leading(" : "the row length (") << span
@@ -432,16 +430,16 @@ LogicalResult CompressOp::verify() {
 LogicalResult WindowIndicesOp::verify() {
   if (failed(checkShape(*this, "positions", getPositions().getType(), {kAny})))
     return failure();
-  return checkShape(*this, "result", getType(),
-                    {tokens(getPositions()),
-                     static_cast<int64_t>(getWindow())});
+  return checkShape(
+      *this, "result", getType(),
+      {tokens(getPositions()), static_cast<int64_t>(getWindow())});
 }
 
 LogicalResult VisibleEntriesOp::verify() {
-  if (failed(checkShape(*this, "positions", getPositions().getType(),
-                        {kAny})) ||
-      failed(checkShape(*this, "entries", getEntries().getType(),
-                        {kAny, kAny})))
+  if (failed(
+          checkShape(*this, "positions", getPositions().getType(), {kAny})) ||
+      failed(
+          checkShape(*this, "entries", getEntries().getType(), {kAny, kAny})))
     return failure();
   return checkShape(*this, "result", getType(),
                     {tokens(getPositions()), tokens(getEntries())});
@@ -452,8 +450,8 @@ LogicalResult IndexerScoresOp::verify() {
   if (failed(checkShape(*this, "query", q, {kAny, kAny, kAny})))
     return failure();
   int64_t t = q.getDimSize(0), heads = q.getDimSize(1), dim = q.getDimSize(2);
-  if (failed(checkShape(*this, "weights", getWeights().getType(),
-                        {t, heads})) ||
+  if (failed(
+          checkShape(*this, "weights", getWeights().getType(), {t, heads})) ||
       failed(checkShape(*this, "keys", getKeys().getType(), {kAny, dim})))
     return failure();
   return checkShape(*this, "result", getType(), {t, tokens(getKeys())});
@@ -474,10 +472,9 @@ LogicalResult SparseAttentionOp::verify() {
   if (failed(checkShape(*this, "query", q, {kAny, kAny, kAny})))
     return failure();
   int64_t t = q.getDimSize(0), heads = q.getDimSize(1), dim = q.getDimSize(2);
-  if (failed(checkShape(*this, "window", getWindow().getType(),
-                        {kAny, dim})) ||
-      failed(checkShape(*this, "window indices",
-                        getWindowIndices().getType(), {t, kAny})) ||
+  if (failed(checkShape(*this, "window", getWindow().getType(), {kAny, dim})) ||
+      failed(checkShape(*this, "window indices", getWindowIndices().getType(),
+                        {t, kAny})) ||
       failed(checkShape(*this, "sinks", getSinks().getType(), {heads})) ||
       failed(checkShape(*this, "result", getType(), {t, heads, dim})))
     return failure();
@@ -485,8 +482,8 @@ LogicalResult SparseAttentionOp::verify() {
     return emitOpError() << "entries and entry indices come together";
   if (!getEntries())
     return success();
-  if (failed(checkShape(*this, "entries", getEntries().getType(),
-                        {kAny, dim})) ||
+  if (failed(
+          checkShape(*this, "entries", getEntries().getType(), {kAny, dim})) ||
       failed(checkShape(*this, "entry indices", getEntryIndices().getType(),
                         {t, kAny})))
     return failure();
@@ -516,12 +513,12 @@ LogicalResult MoeGateOp::verify() {
     if (getTid2eid().getType().getFormat() != Format::I32)
       return emitOpError() << "tid2eid must be an i32 table, got "
                            << getTid2eid().getType();
-    if (failed(checkShape(*this, "tid2eid", getTid2eid().getType(),
-                          {kAny, k})) ||
+    if (failed(
+            checkShape(*this, "tid2eid", getTid2eid().getType(), {kAny, k})) ||
         failed(checkShape(*this, "tokens", getTokens().getType(), {t})))
       return failure();
-  } else if (failed(checkShape(*this, "bias", getBias().getType(),
-                               {experts}))) {
+  } else if (failed(
+                 checkShape(*this, "bias", getBias().getType(), {experts}))) {
     return failure();
   }
   if (failed(checkShape(*this, "ids", getIds().getType(), {t, k})) ||
