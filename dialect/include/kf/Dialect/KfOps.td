@@ -369,11 +369,15 @@ def Kf_RopeOp : Kf_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
     back (the de-rotation of the attention output, spec §4.2). The angle is
     formed in fp32 and the result rounded to bf16.
 
+    The `#kf.rope` parameters are written without the `#kf.rope` prefix, as
+    they print: a prefixed attribute right before the `:` would take the
+    type list that follows as its own type and fail to parse.
+
     Example:
 
     ```mlir
-    %q = kf.rope %x, %pos, #kf.rope<dim = 64, base = 1.000000e+04> : tensor<?x64x512xf32>, tensor<?xi64>
-    %o = kf.rope %y, %pos, #kf.rope<dim = 64, base = 1.000000e+04> inverse : tensor<?x64x512xf32>, tensor<?xi64>
+    %q = kf.rope %x, %pos, <dim = 64, base = 1.000000e+04> : tensor<?x64x512xf32>, tensor<?xi64>
+    %o = kf.rope %y, %pos, <dim = 64, base = 1.000000e+04> inverse : tensor<?x64x512xf32>, tensor<?xi64>
     ```
   }];
   let arguments = (ins Kf_F32Tensor:$input, RankedTensorOf<[I64]>:$positions,
@@ -466,7 +470,7 @@ def Kf_CompressOp : Kf_Op<"compress"> {
     Example:
 
     ```mlir
-    kf.compress %x, %pos, %c, %wkv, %wgate, %ape, %norm, #kf.rope<dim = 64, base = 1.600000e+05> post(fp8) eps(1.0e-06)
+    kf.compress %x, %pos, %c, %wkv, %wgate, %ape, %norm, <dim = 64, base = 1.600000e+05> post(fp8) eps(1.0e-06)
         : tensor<?x4096xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>,
           !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [4, 1024]>, !kf.qweight<f32, [512]>
     ```

@@ -30,6 +30,7 @@ def Kf_QWeightType : Kf_Type<"QWeight", "qweight"> {
     !kf.qweight<f32, [7, 3]>
     !kf.qweight<q8_0, [256, 2048, 4096]>   // 256 experts
     !kf.qweight<f32, [4096]>               // a norm's weight
+    !kf.qweight<i32, [129280, 6]>          // a token-to-expert table
     ```
   }];
   let parameters = (ins
