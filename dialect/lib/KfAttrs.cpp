@@ -107,6 +107,8 @@ LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!(yarnFactor > 1) || !(betaFast > betaSlow) || !(betaSlow > 0) ||
       originalContext <= 0)
     return emitError() << "#kf.rope: YaRN needs yarn_factor > 1, beta_fast > "
-                          "beta_slow > 0 and original_context > 0";
+                          "beta_slow > 0 and original_context > 0, got "
+                       << yarnFactor << ", " << betaFast << " > " << betaSlow
+                       << " and " << originalContext;
   return success();
 }

@@ -11,11 +11,97 @@ using namespace mlir::kf;
 #define GET_OP_CLASSES
 #include "kf/Dialect/KfOps.cpp.inc"
 
+//===----------------------------------------------------------------------===//
+// Rules shared by the graph ops
+//===----------------------------------------------------------------------===//
+
 namespace {
+
+constexpr int64_t kAny = ShapedType::kDynamic;
 
 /// Two dimensions agree when either is dynamic or both are equal.
 bool dimsAgree(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+void printShape(InFlightDiagnostic &diag, ArrayRef<int64_t> shape) {
+  diag << "[";
+  llvm::interleaveComma(shape, diag, [&](int64_t d) {
+    if (ShapedType::isDynamic(d))
+      diag << "?";
+    else
+      diag << d;
+  });
+  diag << "]";
+}
+
+/// Checks that `actual` has the rank of `expected` and agrees with it in
+/// every dimension (kAny, or a dynamic dimension of `actual`, agrees with
+/// anything). Reports "<what> must be [..], got [..]".
+LogicalResult checkShape(Operation *op, StringRef what,
+                         ArrayRef<int64_t> actual, ArrayRef<int64_t> expected) {
+  bool ok = actual.size() == expected.size();
+  for (size_t i = 0; ok && i < actual.size(); ++i)
+    ok = dimsAgree(actual[i], expected[i]);
+  if (ok)
+    return success();
+  InFlightDiagnostic diag = op->emitOpError() << what << " must be ";
+  printShape(diag, expected);
+  diag << ", got ";
+  printShape(diag, actual);
+  return diag;
+}
+
+LogicalResult checkShape(Operation *op, StringRef what, Type type,
+                         ArrayRef<int64_t> expected) {
+  if (auto weight = dyn_cast<QWeightType>(type))
+    return checkShape(op, what, weight.getShape(), expected);
+  return checkShape(op, what, cast<ShapedType>(type).getShape(), expected);
+}
+
+/// The static size of dimension `dim` of a ranked tensor, or failure with
+/// "<what> needs a static dimension <dim>".
+FailureOr<int64_t> staticDim(Operation *op, StringRef what, Value value,
+                             unsigned dim) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() <= dim || type.isDynamicDim(dim))
+    return op->emitOpError()
+           << what << " needs a static dimension " << dim << ", got " << type;
+  return type.getDimSize(dim);
+}
+
+/// The token count of `value`'s leading dimension (kAny when dynamic).
+int64_t tokens(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getRank() == 0 ? kAny : type.getDimSize(0);
+}
+
+/// Epsilons, scales and limits: zero, a negative value or a NaN is a mistake
+/// of whoever built the graph, never something a kernel should run with.
+LogicalResult checkPositive(Operation *op, StringRef what,
+                            const APFloat &value) {
+  float v = value.convertToFloat();
+  if (v > 0.0f && std::isfinite(v))
+    return success();
+  return op->emitOpError() << what << " must be positive and finite, got " << v;
+}
+
+/// Integer tables (tid2eid) are looked up by index; no kernel decodes them
+/// into floats.
+LogicalResult checkFloatWeight(Operation *op, StringRef what,
+                               QWeightType type) {
+  if (!type.isIntegerTable())
+    return success();
+  return op->emitOpError() << what << " must be a float weight, got " << type;
+}
+
+/// Parameter vectors (norm weights, biases, sinks, hyper-connection bases
+/// and scales) are f32 in the model file, and the kernels read them as such
+/// rather than decoding a block format per element.
+LogicalResult checkF32Vector(Operation *op, StringRef what, QWeightType type) {
+  if (type.getFormat() == Format::F32)
+    return success();
+  return op->emitOpError() << what << " must be an f32 vector, got " << type;
 }
 
 } // namespace
@@ -25,9 +111,8 @@ bool dimsAgree(int64_t a, int64_t b) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult RmsNormOp::verify() {
-  float eps = getEps().convertToFloat();
-  if (!(eps > 0.0f) || !std::isfinite(eps))
-    return emitOpError() << "eps must be positive and finite, got " << eps;
+  if (failed(checkPositive(*this, "eps", getEps())))
+    return failure();
   auto inputType = getInput().getType();
   if (inputType.getRank() < 1)
     return emitOpError() << "input must have at least one dimension";
@@ -35,8 +120,8 @@ LogicalResult RmsNormOp::verify() {
     return success();
   ArrayRef<int64_t> weightShape;
   if (auto qweight = dyn_cast<QWeightType>(getWeight().getType())) {
-    if (qweight.getFormat() != Format::F32)
-      return emitOpError() << "weight must be an f32 vector, got " << qweight;
+    if (failed(checkF32Vector(*this, "weight", qweight)))
+      return failure();
     weightShape = qweight.getShape();
   } else {
     weightShape = cast<RankedTensorType>(getWeight().getType()).getShape();
@@ -97,6 +182,8 @@ LogicalResult LinearOp::verify() {
   if (weightType.getShape().size() != 2)
     return emitOpError() << "weight must be a single [N, K] matrix, got "
                          << weightType;
+  if (failed(checkFloatWeight(*this, "weight", weightType)))
+    return failure();
   int64_t k = inputType.getDimSize(1);
   if (!dimsAgree(k, weightType.getCols()))
     return emitOpError() << "input has K = " << k << " columns but the weight "
@@ -111,68 +198,6 @@ LogicalResult LinearOp::verify() {
                          << weightType.getRows() << " rows";
   return success();
 }
-
-//===----------------------------------------------------------------------===//
-// Shape rules shared by the graph ops
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-constexpr int64_t kAny = ShapedType::kDynamic;
-
-void printShape(InFlightDiagnostic &diag, ArrayRef<int64_t> shape) {
-  diag << "[";
-  llvm::interleaveComma(shape, diag, [&](int64_t d) {
-    if (ShapedType::isDynamic(d))
-      diag << "?";
-    else
-      diag << d;
-  });
-  diag << "]";
-}
-
-/// Checks that `actual` has the rank of `expected` and agrees with it in
-/// every dimension (kAny, or a dynamic dimension of `actual`, agrees with
-/// anything). Reports "<what> must be [..], got [..]".
-LogicalResult checkShape(Operation *op, StringRef what,
-                         ArrayRef<int64_t> actual, ArrayRef<int64_t> expected) {
-  bool ok = actual.size() == expected.size();
-  for (size_t i = 0; ok && i < actual.size(); ++i)
-    ok = dimsAgree(actual[i], expected[i]);
-  if (ok)
-    return success();
-  InFlightDiagnostic diag = op->emitOpError() << what << " must be ";
-  printShape(diag, expected);
-  diag << ", got ";
-  printShape(diag, actual);
-  return diag;
-}
-
-LogicalResult checkShape(Operation *op, StringRef what, Type type,
-                         ArrayRef<int64_t> expected) {
-  if (auto weight = dyn_cast<QWeightType>(type))
-    return checkShape(op, what, weight.getShape(), expected);
-  return checkShape(op, what, cast<ShapedType>(type).getShape(), expected);
-}
-
-/// The static size of dimension `dim` of a ranked tensor, or failure with
-/// "<what> needs a static dimension <dim>".
-FailureOr<int64_t> staticDim(Operation *op, StringRef what, Value value,
-                             unsigned dim) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (type.getRank() <= dim || type.isDynamicDim(dim))
-    return op->emitOpError()
-           << what << " needs a static dimension " << dim << ", got " << type;
-  return type.getDimSize(dim);
-}
-
-/// The token count of `value`'s leading dimension (kAny when dynamic).
-int64_t tokens(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return type.getRank() == 0 ? kAny : type.getDimSize(0);
-}
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Weights and state
@@ -233,7 +258,8 @@ LogicalResult CacheReadOp::verify() {
 LogicalResult EmbedOp::verify() {
   QWeightType table = getTable().getType();
   if (failed(checkShape(*this, "tokens", getTokens().getType(), {kAny})) ||
-      failed(checkShape(*this, "table", table, {kAny, kAny})))
+      failed(checkShape(*this, "table", table, {kAny, kAny})) ||
+      failed(checkFloatWeight(*this, "table", table)))
     return failure();
   return checkShape(*this, "result", getType(),
                     {tokens(getTokens()), table.getCols()});
@@ -271,11 +297,16 @@ LogicalResult HcPreOp::verify() {
   auto [mult, dim] = *shape;
   int64_t t = tokens(getStreams()), mixes = (2 + mult) * mult;
   if (failed(checkShape(*this, "fn", getFn().getType(), {mixes, mult * dim})) ||
+      failed(checkFloatWeight(*this, "fn", getFn().getType())) ||
       failed(checkShape(*this, "base", getBase().getType(), {mixes})) ||
+      failed(checkF32Vector(*this, "base", getBase().getType())) ||
       failed(checkShape(*this, "scale", getScale().getType(), {3})) ||
+      failed(checkF32Vector(*this, "scale", getScale().getType())) ||
       failed(checkShape(*this, "x", getX().getType(), {t, dim})) ||
       failed(checkShape(*this, "post", getPost().getType(), {t, mult})) ||
-      failed(checkShape(*this, "comb", getComb().getType(), {t, mult, mult})))
+      failed(checkShape(*this, "comb", getComb().getType(), {t, mult, mult})) ||
+      failed(checkPositive(*this, "eps", getEps())) ||
+      failed(checkPositive(*this, "norm_eps", getNormEps())))
     return failure();
   return success();
 }
@@ -300,10 +331,15 @@ LogicalResult HcHeadOp::verify() {
     return failure();
   auto [mult, dim] = *shape;
   if (failed(checkShape(*this, "fn", getFn().getType(), {mult, mult * dim})) ||
+      failed(checkFloatWeight(*this, "fn", getFn().getType())) ||
       failed(checkShape(*this, "base", getBase().getType(), {mult})) ||
+      failed(checkF32Vector(*this, "base", getBase().getType())) ||
       failed(checkShape(*this, "scale", getScale().getType(), {1})) ||
-      failed(
-          checkShape(*this, "result", getType(), {tokens(getStreams()), dim})))
+      failed(checkF32Vector(*this, "scale", getScale().getType())) ||
+      failed(checkShape(*this, "result", getType(),
+                        {tokens(getStreams()), dim})) ||
+      failed(checkPositive(*this, "eps", getEps())) ||
+      failed(checkPositive(*this, "norm_eps", getNormEps())))
     return failure();
   return success();
 }
@@ -323,7 +359,8 @@ LogicalResult GroupedLinearOp::verify() {
                          << " columns, not a multiple of " << groups
                          << " groups";
   QWeightType weight = getWeight().getType();
-  if (failed(checkShape(*this, "weight", weight, {kAny, *k / groups})))
+  if (failed(checkShape(*this, "weight", weight, {kAny, *k / groups})) ||
+      failed(checkFloatWeight(*this, "weight", weight)))
     return failure();
   if (weight.getRows() % groups != 0)
     return emitOpError() << "weight has " << weight.getRows()
@@ -421,10 +458,20 @@ LogicalResult CompressOp::verify() {
                         {cache.getRatio(), width})) ||
       failed(checkShape(*this, "norm", getNorm().getType(), {cache.getDim()})))
     return failure();
+  if (failed(checkFloatWeight(*this, "kv", getKv().getType())) ||
+      failed(checkFloatWeight(*this, "gate", getGate().getType())) ||
+      failed(checkF32Vector(*this, "norm", getNorm().getType())))
+    return failure();
+  // The slot biases are added to fp32 scores as they are; the model file
+  // holds them in f32 or bf16, never in a block format.
+  Format apeFormat = getApe().getType().getFormat();
+  if (apeFormat != Format::F32 && apeFormat != Format::BF16)
+    return emitOpError() << "ape must be f32 or bf16, got "
+                         << getApe().getType();
   if (getRope().getDim() > cache.getDim())
     return emitOpError() << "rope dim " << getRope().getDim()
                          << " exceeds the entry length " << cache.getDim();
-  return success();
+  return checkPositive(*this, "eps", getEps());
 }
 
 LogicalResult WindowIndicesOp::verify() {
@@ -452,7 +499,8 @@ LogicalResult IndexerScoresOp::verify() {
   int64_t t = q.getDimSize(0), heads = q.getDimSize(1), dim = q.getDimSize(2);
   if (failed(
           checkShape(*this, "weights", getWeights().getType(), {t, heads})) ||
-      failed(checkShape(*this, "keys", getKeys().getType(), {kAny, dim})))
+      failed(checkShape(*this, "keys", getKeys().getType(), {kAny, dim})) ||
+      failed(checkPositive(*this, "scale", getScale())))
     return failure();
   return checkShape(*this, "result", getType(), {t, tokens(getKeys())});
 }
@@ -464,7 +512,15 @@ LogicalResult IndexerTopKOp::verify() {
     return failure();
   int64_t k = static_cast<int64_t>(getK()), entries = scores.getDimSize(1);
   int64_t picks = ShapedType::isDynamic(entries) ? kAny : std::min(k, entries);
-  return checkShape(*this, "result", getType(), {scores.getDimSize(0), picks});
+  if (failed(checkShape(*this, "result", getType(),
+                        {scores.getDimSize(0), picks})))
+    return failure();
+  // With the entry count unknown, min(k, E) is too, but it is never above k.
+  int64_t columns = getType().getDimSize(1);
+  if (!ShapedType::isDynamic(columns) && columns > k)
+    return emitOpError() << "result has " << columns << " columns, more than k("
+                         << k << ")";
+  return success();
 }
 
 LogicalResult SparseAttentionOp::verify() {
@@ -476,7 +532,9 @@ LogicalResult SparseAttentionOp::verify() {
       failed(checkShape(*this, "window indices", getWindowIndices().getType(),
                         {t, kAny})) ||
       failed(checkShape(*this, "sinks", getSinks().getType(), {heads})) ||
-      failed(checkShape(*this, "result", getType(), {t, heads, dim})))
+      failed(checkF32Vector(*this, "sinks", getSinks().getType())) ||
+      failed(checkShape(*this, "result", getType(), {t, heads, dim})) ||
+      failed(checkPositive(*this, "scale", getScale())))
     return failure();
   if (static_cast<bool>(getEntries()) != static_cast<bool>(getEntryIndices()))
     return emitOpError() << "entries and entry indices come together";
@@ -508,7 +566,8 @@ LogicalResult MoeGateOp::verify() {
     return emitOpError()
            << "needs exactly one of bias (learned) and hash (table) routing";
   if (hash != static_cast<bool>(getTokens()))
-    return emitOpError() << "hash routing needs the token ids";
+    return emitOpError() << (hash ? "hash routing needs the token ids"
+                                  : "token ids are only for hash routing");
   if (hash) {
     if (getTid2eid().getType().getFormat() != Format::I32)
       return emitOpError() << "tid2eid must be an i32 table, got "
@@ -518,13 +577,14 @@ LogicalResult MoeGateOp::verify() {
         failed(checkShape(*this, "tokens", getTokens().getType(), {t})))
       return failure();
   } else if (failed(
-                 checkShape(*this, "bias", getBias().getType(), {experts}))) {
+                 checkShape(*this, "bias", getBias().getType(), {experts})) ||
+             failed(checkF32Vector(*this, "bias", getBias().getType()))) {
     return failure();
   }
   if (failed(checkShape(*this, "ids", getIds().getType(), {t, k})) ||
       failed(checkShape(*this, "weights", getWeights().getType(), {t, k})))
     return failure();
-  return success();
+  return checkPositive(*this, "route_scale", getRouteScale());
 }
 
 LogicalResult MoeOp::verify() {
@@ -554,9 +614,17 @@ LogicalResult MoeOp::verify() {
                         {*d, sharedFf})) ||
       failed(checkShape(*this, "result", getType(), {t, *d})))
     return failure();
-  if (!(getLimit().convertToFloat() > 0) ||
-      !(getSharedLimit().convertToFloat() > 0))
-    return emitOpError() << "SwiGLU limits must be positive";
+  std::pair<StringRef, Value> weights[] = {
+      {"gate experts", getGateExps()}, {"up experts", getUpExps()},
+      {"down experts", getDownExps()}, {"shared gate", getGateShexp()},
+      {"shared up", getUpShexp()},     {"shared down", getDownShexp()}};
+  for (auto [what, weight] : weights)
+    if (failed(
+            checkFloatWeight(*this, what, cast<QWeightType>(weight.getType()))))
+      return failure();
+  if (failed(checkPositive(*this, "limit", getLimit())) ||
+      failed(checkPositive(*this, "shared_limit", getSharedLimit())))
+    return failure();
   return success();
 }
 

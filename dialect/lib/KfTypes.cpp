@@ -56,6 +56,10 @@ LogicalResult QWeightType::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+bool QWeightType::isIntegerTable() const {
+  return formatInfo(getFormat()).role == ::kf::FormatRole::Integer;
+}
+
 uint64_t QWeightType::getSizeInBytes() const {
   uint64_t rows = 1;
   for (int64_t d : getShape().drop_back())
@@ -67,12 +71,14 @@ uint64_t QWeightType::getSizeInBytes() const {
 namespace {
 
 /// Cache elements are stored as a float type the runtime can hold.
+/// `rowsName` names the first size: rows of a ring, ratio of a compressor.
 LogicalResult verifyCacheShape(function_ref<InFlightDiagnostic()> emitError,
-                               StringRef type, int64_t rows, int64_t dim,
-                               Type element) {
+                               StringRef type, StringRef rowsName, int64_t rows,
+                               int64_t dim, Type element) {
   if (rows <= 0 || dim <= 0)
-    return emitError() << type << ": sizes must be positive, got " << rows
-                       << " and " << dim;
+    return emitError() << type << ": " << rowsName
+                       << " and dim must be positive, got " << rowsName << " = "
+                       << rows << ", dim = " << dim;
   if (!element.isF32() && !element.isBF16() && !element.isF16())
     return emitError() << type << ": element must be f32, bf16 or f16, got "
                        << element;
@@ -84,13 +90,14 @@ LogicalResult verifyCacheShape(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 WindowCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t rows, int64_t dim, Type element) {
-  return verifyCacheShape(emitError, "!kf.window_cache", rows, dim, element);
+  return verifyCacheShape(emitError, "!kf.window_cache", "rows", rows, dim,
+                          element);
 }
 
 LogicalResult
 CompressedCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
                             int64_t ratio, int64_t dim, bool overlap,
                             Type element) {
-  return verifyCacheShape(emitError, "!kf.compressed_cache", ratio, dim,
-                          element);
+  return verifyCacheShape(emitError, "!kf.compressed_cache", "ratio", ratio,
+                          dim, element);
 }

@@ -55,11 +55,11 @@ def Kf_LinearOp : Kf_Op<"linear", [Pure]> {
   let description = [{
     `result[m, n] = sum_k input[m, k] * weight[n, k]` for `input` of shape
     `[M, K]` (M token columns, possibly dynamic) and a 2-D `!kf.qweight` of
-    shape `[N, K]` in any weight format. The result is `[M, N]`, in fp32 or
-    rounded to bf16 (`precision`, default `bf16`: the quantized and BF16
-    linears of spec §2; the compressor, router and LM head use `f32`). The
-    activation side of a quantized linear's QAT simulation is a separate
-    `kf.fp8_sim` on the input.
+    shape `[N, K]` in any weight format (not an integer table). The result
+    is `[M, N]`, in fp32 or rounded to bf16 (`precision`, default `bf16`:
+    the quantized and BF16 linears of spec §2; the compressor, router and
+    LM head use `f32`). The activation side of a quantized linear's QAT
+    simulation is a separate `kf.fp8_sim` on the input.
 
     Example:
 
@@ -258,10 +258,11 @@ def Kf_HcPreOp : Kf_Op<"hc_pre", [Pure]> {
   let summary = "Hyper-connection pre-mix with Sinkhorn (mHC HcPre)";
   let description = [{
     For each token, from its streams `[mult, D]` and the site's `fn`
-    (`[(2 + mult)·mult, mult·D]`), `base` (`[(2 + mult)·mult]`) and `scale`
-    (`[3]`): the sublayer input `x = bf16(Σ_j pre_j · stream_j)` `[D]`, the
-    post weights `[mult]` and the Sinkhorn-normalised combination
-    `[mult, mult]` that `kf.hc_post` uses after the sublayer (spec §4.1).
+    (`[(2 + mult)·mult, mult·D]`) and f32 vectors `base`
+    (`[(2 + mult)·mult]`) and `scale` (`[3]`): the sublayer input
+    `x = bf16(Σ_j pre_j · stream_j)` `[D]`, the post weights `[mult]` and
+    the Sinkhorn-normalised combination `[mult, mult]` that `kf.hc_post`
+    uses after the sublayer (spec §4.1).
 
     Example:
 
@@ -311,8 +312,8 @@ def Kf_HcHeadOp : Kf_Op<"hc_head", [Pure]> {
   let summary = "Hyper-connection head: the streams reduced to one";
   let description = [{
     `y = bf16(Σ_j pre_j · stream_j)` per token with `pre` from `fn`
-    (`[mult, mult·D]`), `base` (`[mult]`) and `scale` (`[1]`), without
-    Sinkhorn (spec §3).
+    (`[mult, mult·D]`) and the f32 vectors `base` (`[mult]`) and `scale`
+    (`[1]`), without Sinkhorn (spec §3).
 
     Example:
 
@@ -369,11 +370,15 @@ def Kf_RopeOp : Kf_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
     back (the de-rotation of the attention output, spec §4.2). The angle is
     formed in fp32 and the result rounded to bf16.
 
+    The `#kf.rope` parameters are written without the `#kf.rope` prefix, as
+    they print: a prefixed attribute right before the `:` would take the
+    type list that follows as its own type and fail to parse.
+
     Example:
 
     ```mlir
-    %q = kf.rope %x, %pos, #kf.rope<dim = 64, base = 1.000000e+04> : tensor<?x64x512xf32>, tensor<?xi64>
-    %o = kf.rope %y, %pos, #kf.rope<dim = 64, base = 1.000000e+04> inverse : tensor<?x64x512xf32>, tensor<?xi64>
+    %q = kf.rope %x, %pos, <dim = 64, base = 1.000000e+04> : tensor<?x64x512xf32>, tensor<?xi64>
+    %o = kf.rope %y, %pos, <dim = 64, base = 1.000000e+04> inverse : tensor<?x64x512xf32>, tensor<?xi64>
     ```
   }];
   let arguments = (ins Kf_F32Tensor:$input, RankedTensorOf<[I64]>:$positions,
@@ -458,15 +463,16 @@ def Kf_CompressOp : Kf_Op<"compress"> {
     `positions` (consecutive): each token's fp32 projections by `kv` and
     `gate` (`[w, D]`, `w` = the cache's state width) join the running state,
     and every block of `ratio` tokens it completes is pooled (a per-channel
-    softmax of gate + `ape` `[ratio, w]` over the block's slots, and the
-    previous block's when overlapping), rounded to bf16, RMS-normed with
-    `norm` `[dim]`, rotated at the block's first position by `rope`, given
-    `post`'s simulation and appended to the cache.
+    softmax of gate + `ape` `[ratio, w]` (f32 or bf16) over the block's
+    slots, and the previous block's when overlapping), rounded to bf16,
+    RMS-normed with the f32 vector `norm` `[dim]`, rotated at the block's
+    first position by `rope`, given `post`'s simulation and appended to the
+    cache.
 
     Example:
 
     ```mlir
-    kf.compress %x, %pos, %c, %wkv, %wgate, %ape, %norm, #kf.rope<dim = 64, base = 1.600000e+05> post(fp8) eps(1.0e-06)
+    kf.compress %x, %pos, %c, %wkv, %wgate, %ape, %norm, <dim = 64, base = 1.600000e+05> post(fp8) eps(1.0e-06)
         : tensor<?x4096xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>,
           !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [4, 1024]>, !kf.qweight<f32, [512]>
     ```
@@ -560,10 +566,11 @@ def Kf_IndexerScoresOp : Kf_Op<"indexer_scores", [Pure]> {
 def Kf_IndexerTopKOp : Kf_Op<"indexer_topk", [Pure]> {
   let summary = "The compressed entries the indexer chooses for each query";
   let description = [{
-    Row `t`: the `min(k, E)` entries of highest `scores[t]` among the causal
-    ones (`c < floor((positions[t] + 1) / ratio)`), in descending order of
-    score with ties to the lower index; picks past the causal entries are
-    −1 (spec §4.4).
+    Row `t`: the `min(k, E)` entries (so at most `k` columns) of highest
+    `scores[t]` among the causal ones
+    (`c < floor((positions[t] + 1) / ratio)`), in descending order of score
+    with ties to the lower index; picks past the causal entries are −1
+    (spec §4.4).
 
     Example:
 
@@ -589,9 +596,9 @@ def Kf_SparseAttentionOp : Kf_Op<"sparse_attention", [Pure,
     followed by the compressed `entries` `[E, d]` (each row both key and
     value); token `t` attends to the window rows `window_indices[t]` and
     the entries `entry_indices[t]` (−1 is padding). Per head, a softmax of
-    `scale · q·k` together with the head's `sinks` logit (which has no
-    value), the probabilities rounded to bf16, the output rounded to bf16
-    (spec §2). Sliding-window layers have no entries.
+    `scale · q·k` together with the head's logit in the f32 vector `sinks`
+    `[H]` (which has no value), the probabilities rounded to bf16, the
+    output rounded to bf16 (spec §2). Sliding-window layers have no entries.
 
     Example:
 
@@ -623,10 +630,11 @@ def Kf_MoeGateOp : Kf_Op<"moe_gate", [Pure, AttrSizedOperandSegments]> {
   let description = [{
     From the router logits `[T, E]`: scores `s = sqrt(softplus(logits))`;
     the `k` experts of a token are the top `k` of `s + bias` (learned
-    routing) or, given `tid2eid` `[V, k]` and the token ids, the table's row
-    of the token (hash routing, the first layers); their weights
-    `s[i] / Σ s · route_scale` from the unbiased scores (spec §4.5). Results:
-    expert ids `[T, k]` and weights `[T, k]`.
+    routing, `bias` an f32 vector `[E]`) or, given the i32 table `tid2eid`
+    `[V, k]` and the token ids, the table's row of the token (hash routing,
+    the first layers); their weights `s[i] / Σ s · route_scale` from the
+    unbiased scores (spec §4.5). Results: expert ids `[T, k]` and weights
+    `[T, k]`.
 
     Example:
 

@@ -11,8 +11,10 @@ def Kf_FormatParameter : EnumParameter<Kf_Format> {
   let parser = "::mlir::kf::parseFormat($_parser)";
 }
 
+// Type summaries start in lower case: ODS completes constraint errors with
+// them ("operand #1 must be a weight tensor stored in a block format").
 def Kf_QWeightType : Kf_Type<"QWeight", "qweight"> {
-  let summary = "A weight tensor stored in a block format";
+  let summary = "a weight tensor stored in a block format";
   let description = [{
     A weight of shape `[rows, cols]`, or `[experts, rows, cols]` for a stack
     of MoE experts, or `[cols]` for a vector (a norm, a bias), stored in
@@ -30,6 +32,7 @@ def Kf_QWeightType : Kf_Type<"QWeight", "qweight"> {
     !kf.qweight<f32, [7, 3]>
     !kf.qweight<q8_0, [256, 2048, 4096]>   // 256 experts
     !kf.qweight<f32, [4096]>               // a norm's weight
+    !kf.qweight<i32, [129280, 6]>          // a token-to-expert table
     ```
   }];
   let parameters = (ins
@@ -45,13 +48,15 @@ def Kf_QWeightType : Kf_Type<"QWeight", "qweight"> {
     }
     int64_t getCols() const { return getShape().back(); }
     bool isExpertStack() const { return getShape().size() == 3; }
+    /// An integer table (such as tid2eid): looked up, never decoded to floats.
+    bool isIntegerTable() const;
     /// Bytes the weight occupies in its format.
     uint64_t getSizeInBytes() const;
   }];
 }
 
 def Kf_WindowCacheType : Kf_Type<"WindowCache", "window_cache"> {
-  let summary = "A ring of the latest KV rows of one attention layer";
+  let summary = "a ring of the latest KV rows of one attention layer";
   let description = [{
     `rows` KV rows of `dim` values stored as `element`: the row of position
     `p` lives in slot `p mod rows`. It is state that outlives a call: a
@@ -70,7 +75,7 @@ def Kf_WindowCacheType : Kf_Type<"WindowCache", "window_cache"> {
 }
 
 def Kf_CompressedCacheType : Kf_Type<"CompressedCache", "compressed_cache"> {
-  let summary = "A compressor's cache of entries and its running state";
+  let summary = "a compressor's cache of entries and its running state";
   let description = [{
     The compressed KV entries of one layer (or of its indexer), one per
     `ratio` tokens, `dim` values each stored as `element`, and the running
