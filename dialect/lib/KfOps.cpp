@@ -118,6 +118,11 @@ LogicalResult RmsNormOp::verify() {
     return emitOpError() << "input must have at least one dimension";
   if (!getWeight())
     return success();
+  // The bf16 form is the model's weightless per-head scaling (spec §4.2);
+  // no kernel applies a weight in bf16 arithmetic.
+  if (getCompute() == Precision::bf16)
+    return emitOpError() << "compute(bf16) is the weightless scaling and "
+                            "takes no weight";
   ArrayRef<int64_t> weightShape;
   if (auto qweight = dyn_cast<QWeightType>(getWeight().getType())) {
     if (failed(checkF32Vector(*this, "weight", qweight)))

@@ -737,7 +737,7 @@ func.func @rms_norm_qweight_rank(%x: tensor<4x64xf32>, %g: !kf.qweight<f32, [1, 
 
 func.func @rms_norm_qweight_length(%x: tensor<4x64xf32>, %g: !kf.qweight<f32, [32]>) {
   // expected-error @+1 {{'kf.rms_norm' op weight has 32 elements but the input's innermost dimension is 64}}
-  %0 = kf.rms_norm %x, %g eps(1.0e-06) compute(bf16) : tensor<4x64xf32>, !kf.qweight<f32, [32]>
+  %0 = kf.rms_norm %x, %g eps(1.0e-06) : tensor<4x64xf32>, !kf.qweight<f32, [32]>
   return
 }
 
@@ -1648,5 +1648,13 @@ func.func @argmax_scalar(%x: tensor<f32>) {
 func.func @argmax_result(%x: tensor<4x100xf32>) {
   // expected-error @+1 {{'kf.argmax' op result must be [4], got [4, 1]}}
   %i = kf.argmax %x : tensor<4x100xf32> -> tensor<4x1xi32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_bf16_with_weight(%x: tensor<?x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'kf.rms_norm' op compute(bf16) is the weightless scaling and takes no weight}}
+  %0 = kf.rms_norm %x, %g eps(1.0e-06) compute(bf16) : tensor<?x64xf32>, tensor<64xf32>
   return
 }
