@@ -26,6 +26,50 @@ def KfSetTarget : Pass<"kf-set-target", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::kf::KfDialect"];
 }
 
+def KfSelectKernels : Pass<"kf-select-kernels", "::mlir::ModuleOp"> {
+  let summary = "Decide each matmul's ISA, weight layout, column limit and "
+                "threads";
+  let description = [{
+    Writes a `#kf.kernel` as the discardable attribute `kf.kernel` on every
+    `kf.linear` and `kf.grouped_linear`, and on every `kf.moe` a dictionary
+    of one `#kf.kernel` per weight stack (`gate_exps`, `up_exps`,
+    `down_exps`, `gate_shexp`, `up_shexp`, `down_shexp`), replacing any
+    earlier decision. It reads the module's `#kf.target` only, so a test
+    states its target and checks every ISA's choice on any host; without
+    one the pass fails ("run --kf-set-target first").
+
+    * `isa`: the richest family the target runs: `avx512vnni` with
+      avx512f, avx512bw and avx512vnni; else `avx2` with avx2 and fma; else
+      `neon_dotprod` with neon and dotprod; else `scalar`. Every weight
+      format gets a decision, including those no emitter implements yet
+      (the lowering refuses those); an integer table (`i32`) is never a
+      matmul weight and fails the pass.
+    * `layout`: the weight's format interleaved in row groups of the ISA's
+      int32 lanes: 16 rows for `avx512vnni`, 8 for `avx2`, 4 for
+      `neon_dotprod`, 1 for `scalar` (`q8_0_r16`).
+    * `max_cols`: 8, the widest micro-kernel.
+    * `threads`: the target's cores, or the `threads` option when given.
+
+    With `tuning-file=PATH`, the rules of that file (kf/Tuning/TuningFile.h)
+    override these defaults for the matmuls they match by format, target
+    name, default ISA, M, N and K: `isa` (one the target runs; the rows
+    follow it unless the rule sets them), `rows`, `max_cols`, `threads` (at
+    most the threads available), `l2_rows` and `l1_k` (which
+    `--kf-block-caches` then keeps; clamped to the matrix). Example rule:
+    `format=q8_0 target=znver5 n=2048 k=4096 -> l2_rows=64 l1_k=1024`. A
+    malformed line is an error at its file, line and column.
+
+    Example: `kf-opt --kf-select-kernels="tuning-file=znver5.tune" in.mlir`
+  }];
+  let options = [
+    Option<"threads", "threads", "unsigned", /*default=*/"0",
+           "threads the plan may use (0: the target's cores)">,
+    Option<"tuningFile", "tuning-file", "std::string", /*default=*/"\"\"",
+           "a tuning file whose rules override the default decisions">
+  ];
+  let dependentDialects = ["::mlir::kf::KfDialect"];
+}
+
 def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
   let summary = "Print what a model graph costs: weights, KV cache, arena";
   let description = [{
