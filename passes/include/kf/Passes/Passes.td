@@ -70,6 +70,26 @@ def KfSelectKernels : Pass<"kf-select-kernels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::kf::KfDialect"];
 }
 
+def KfTileColumns : Pass<"kf-tile-columns", "::mlir::ModuleOp"> {
+  let summary = "Split each matmul's M token columns into micro-kernel widths";
+  let description = [{
+    Sets `cols` of every `#kf.kernel` that has none. A static M is split
+    into the widths {8, 4, 3, 2} up to the kernel's `max_cols`: [1] for
+    M = 1; otherwise the fewest tiles, never 1 wide, and among those the
+    list that is widest first (M = 9: [4, 3, 2]; M = 17: [8, 4, 3, 2]). Each
+    tile is one pass over a row group's weights, so fewer tiles read the
+    weights fewer times. A dynamic M (a prefill's tokens; a `kf.moe` expert
+    bucket, unless T = 1, whose buckets hold at most that token) gets
+    `cols = dynamic`: a generated dispatcher applies the same rule at run
+    time (`kf::tiling::decomposeColumns` is the rule).
+
+    A matmul without a `kf.kernel` fails the pass ("run --kf-select-kernels
+    first"); `cols` already set (by hand) are kept.
+
+    Example: `kf-opt --kf-select-kernels --kf-tile-columns in.mlir`
+  }];
+}
+
 def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
   let summary = "Print what a model graph costs: weights, KV cache, arena";
   let description = [{
