@@ -90,6 +90,43 @@ def KfTileColumns : Pass<"kf-tile-columns", "::mlir::ModuleOp"> {
   }];
 }
 
+def KfBlockCaches : Pass<"kf-block-caches", "::mlir::ModuleOp"> {
+  let summary = "Size each matmul's L2 row blocks and L1 K blocks";
+  let description = [{
+    Sets `l2_rows` and `l1_k` of every `#kf.kernel` from the module's
+    `#kf.target` cache sizes (per core), the format table and the matrix:
+
+    * L1: the activation tile, `w` columns x `l1_k` elements in the
+      weight's activation format (Q8_0's 34 bytes per 32 for Q8_0, Q4_0,
+      MXFP4; Q8_K's 292 per 256 for the K-quants and IQ formats; the float
+      formats' own bytes), stays resident while the weight rows stream past
+      it, so it takes at most half of L1d. `w` is the widest tile of `cols`
+      (`max_cols` when dynamic or unset). `l1_k` is K when that fits;
+      otherwise K is split into the fewest blocks that fit, of equal size
+      rounded up to the K granule (the least common multiple of the
+      weight's block, the activation's block and 32), so the K tail is as
+      long as the other blocks, give or take a granule.
+    * L2: a block of `l2_rows` weight rows x `l1_k` elements, in the
+      format's bytes (block_bytes per block_elems), is reused by every
+      column tile, so it takes at most half of L2; the rest holds the
+      activations and results. The rows one thread gets (N rounded up to
+      row groups of the layout, split over `threads`) are split into the
+      fewest such blocks, of equal size rounded up to a row group. N per
+      matmul is a group's rows for `kf.grouped_linear` and an expert's for
+      a stack.
+
+    Both are at least one granule or row group when a cache is too small
+    for even that. A value already set (by the tuning file) is kept, and
+    `l2_rows` is sized for a tuned `l1_k`. A matmul without a `kf.kernel`
+    or a module without a `kf.target` fails the pass.
+
+    Example: Q8_0 `[2048, 4096]`, M = 17 on znver5 (48 KiB L1d, 1 MiB L2,
+    16 threads): the 8-column tile fits 2880 elements of K in 24 KiB, so
+    K = 4096 is two blocks of `l1_k = 2048`; 240 rows of 2048 fit in
+    512 KiB, more than a thread's 128, so `l2_rows = 128`.
+  }];
+}
+
 def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
   let summary = "Print what a model graph costs: weights, KV cache, arena";
   let description = [{
