@@ -2,7 +2,9 @@
 
 #include "kf/Dialect/KfDialect.h"
 
+#include "kf/runtime/format.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
@@ -110,5 +112,173 @@ LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "beta_slow > 0 and original_context > 0, got "
                        << yarnFactor << ", " << betaFast << " > " << betaSlow
                        << " and " << originalContext;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// #kf.kernel
+//===----------------------------------------------------------------------===//
+
+llvm::hash_code mlir::kf::hash_value(const PackedLayout &layout) {
+  return llvm::hash_combine(layout.format, layout.rows);
+}
+
+std::string mlir::kf::stringifyPackedLayout(const PackedLayout &layout) {
+  return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows)).str();
+}
+
+FailureOr<PackedLayout> mlir::kf::parsePackedLayout(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (failed(parser.parseKeyword(&keyword)))
+    return failure();
+  // The format's own name may contain '_' (iq2_xxs), so split at the last
+  // "_r".
+  size_t split = keyword.rfind("_r");
+  int64_t rows = 0;
+  if (split == StringRef::npos ||
+      keyword.drop_front(split + 2).getAsInteger(10, rows))
+    return parser.emitError(loc)
+           << "expected a packed layout <format>_r<rows> such as q8_0_r16, "
+              "got '"
+           << keyword << "'";
+  std::optional<Format> format = symbolizeFormat(keyword.take_front(split));
+  if (!format)
+    return parser.emitError(loc)
+           << "unknown format '" << keyword.take_front(split) << "' in layout '"
+           << keyword << "'";
+  return PackedLayout{*format, rows};
+}
+
+void mlir::kf::printPackedLayout(AsmPrinter &printer,
+                                 const PackedLayout &layout) {
+  printer << stringifyPackedLayout(layout);
+}
+
+FailureOr<Attribute> mlir::kf::parseColumnTiles(AsmParser &parser) {
+  if (succeeded(parser.parseOptionalKeyword("dynamic")))
+    return Attribute(UnitAttr::get(parser.getContext()));
+  SmallVector<int64_t> tiles;
+  if (failed(parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            return parser.parseInteger(tiles.emplace_back());
+          })))
+    return failure();
+  return Attribute(DenseI64ArrayAttr::get(parser.getContext(), tiles));
+}
+
+void mlir::kf::printColumnTiles(AsmPrinter &printer, Attribute cols) {
+  if (auto tiles = dyn_cast<DenseI64ArrayAttr>(cols)) {
+    printer << "[";
+    llvm::interleaveComma(tiles.asArrayRef(), printer);
+    printer << "]";
+    return;
+  }
+  printer << "dynamic";
+}
+
+int64_t KernelAttr::getLaneRows(KernelIsa isa) {
+  switch (isa) {
+  case KernelIsa::scalar:
+    return 1;
+  case KernelIsa::avx2:
+    return 8;
+  case KernelIsa::avx512vnni:
+    return 16;
+  case KernelIsa::neon_dotprod:
+    return 4;
+  }
+  llvm_unreachable("every ISA has a lane count");
+}
+
+SmallVector<int64_t> KernelAttr::getColumnWidths(int64_t maxCols) {
+  SmallVector<int64_t> widths;
+  for (int64_t width : {8, 4, 3, 2})
+    if (width <= maxCols)
+      widths.push_back(width);
+  return widths;
+}
+
+bool KernelAttr::hasDynamicColumns() const {
+  return isa_and_present<UnitAttr>(getCols());
+}
+
+ArrayRef<int64_t> KernelAttr::getColumnTiles() const {
+  if (auto tiles = dyn_cast_if_present<DenseI64ArrayAttr>(getCols()))
+    return tiles.asArrayRef();
+  return {};
+}
+
+int64_t KernelAttr::getWidestColumnTile() const {
+  ArrayRef<int64_t> tiles = getColumnTiles();
+  return tiles.empty() ? getMaxCols() : tiles.front();
+}
+
+KernelAttr
+KernelAttr::withColumnTiles(std::optional<ArrayRef<int64_t>> tiles) const {
+  MLIRContext *context = getContext();
+  Attribute cols = tiles ? Attribute(DenseI64ArrayAttr::get(context, *tiles))
+                         : Attribute(UnitAttr::get(context));
+  return get(context, getIsa(), getLayout(), getMaxCols(), getThreads(), cols,
+             getL2Rows(), getL1K());
+}
+
+KernelAttr KernelAttr::withCacheBlocks(int64_t l2Rows, int64_t l1K) const {
+  return get(getContext(), getIsa(), getLayout(), getMaxCols(), getThreads(),
+             getCols(), l2Rows, l1K);
+}
+
+LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 KernelIsa kernelIsa, PackedLayout layout,
+                                 int64_t maxCols, int64_t threads,
+                                 Attribute cols, std::optional<int64_t> l2Rows,
+                                 std::optional<int64_t> l1K) {
+  const ::kf::FormatInfo &format =
+      ::kf::format_info(static_cast<::kf::Format>(layout.format));
+  if (format.role != ::kf::FormatRole::Weight)
+    return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)
+                       << ": " << format.name
+                       << " is not a weight format a matmul multiplies by";
+  int64_t lanes = getLaneRows(kernelIsa);
+  if (layout.rows <= 0 || layout.rows % lanes != 0)
+    return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)
+                       << ": rows must be a positive multiple of " << lanes
+                       << " (" << stringifyKernelIsa(kernelIsa)
+                       << "'s int32 lanes per vector)";
+  if (maxCols != 3 && maxCols != 4 && maxCols != 8)
+    return emitError() << "#kf.kernel: max_cols must be 3, 4 or 8, got "
+                       << maxCols;
+  if (threads < 1)
+    return emitError() << "#kf.kernel: threads must be at least 1, got "
+                       << threads;
+  if (cols && !isa<UnitAttr>(cols)) {
+    auto tiles = dyn_cast<DenseI64ArrayAttr>(cols);
+    if (!tiles)
+      return emitError() << "#kf.kernel: cols must be a list of widths or "
+                            "dynamic, got "
+                         << cols;
+    ArrayRef<int64_t> widths = tiles.asArrayRef();
+    SmallVector<int64_t> allowed = getColumnWidths(maxCols);
+    bool ok = !widths.empty();
+    for (size_t i = 0; ok && i < widths.size(); ++i)
+      ok = llvm::is_contained(allowed, widths[i]) &&
+           (i == 0 || widths[i] <= widths[i - 1]);
+    if (!ok && !(widths.size() == 1 && widths[0] == 1)) {
+      InFlightDiagnostic diag = emitError() << "#kf.kernel: cols [";
+      llvm::interleaveComma(widths, diag);
+      diag << "] must be widths of {";
+      llvm::interleaveComma(allowed, diag);
+      return diag << "} (max_cols = " << maxCols
+                  << ") widest first, or [1] for one column";
+    }
+  }
+  if (l2Rows && (*l2Rows <= 0 || *l2Rows % layout.rows != 0))
+    return emitError() << "#kf.kernel: l2_rows = " << *l2Rows
+                       << " must be a positive multiple of the layout's "
+                       << layout.rows << " rows";
+  if (l1K && (*l1K <= 0 || *l1K % format.block_elems != 0))
+    return emitError() << "#kf.kernel: l1_k = " << *l1K
+                       << " must be a positive multiple of " << format.name
+                       << "'s block of " << format.block_elems;
   return success();
 }

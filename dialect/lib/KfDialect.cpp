@@ -1,6 +1,7 @@
 //===- KfDialect.cpp - The kf dialect -------------------------------------===//
 
 #include "kf/Dialect/KfDialect.h"
+#include "kf/Dialect/KfMatmuls.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -42,6 +43,8 @@ LogicalResult KfDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (attr.getName() == kKernelAttrName)
+    return verifyKernelAttribute(op, attr.getValue());
   return op->emitError() << "unknown kf attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -235,6 +235,9 @@ static int runCompile() {
   mlir::kf::KfSetTargetOptions targetOptions;
   targetOptions.targetName = targetName;
   pm.addPass(mlir::kf::createKfSetTarget(targetOptions));
+  pm.addPass(mlir::kf::createKfSelectKernels());
+  pm.addPass(mlir::kf::createKfTileColumns());
+  pm.addPass(mlir::kf::createKfBlockCaches());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (mlir::failed(pm.run(*module)))

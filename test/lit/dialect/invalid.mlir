@@ -1658,3 +1658,168 @@ func.func @rms_norm_bf16_with_weight(%x: tensor<?x64xf32>, %g: tensor<64xf32>) {
   %0 = kf.rms_norm %x, %g eps(1.0e-06) compute(bf16) : tensor<?x64xf32>, tensor<64xf32>
   return
 }
+
+// -----
+
+// expected-error @+2 {{unknown format 'q9_0' in layout 'q9_0_r16'}}
+// expected-error @+1 {{failed to parse Kf_KernelAttr parameter 'layout'}}
+func.func @kernel_layout_format() attributes {k = #kf.kernel<isa = avx512vnni, layout = q9_0_r16, max_cols = 8, threads = 1>}
+
+// -----
+
+// expected-error @+2 {{expected a packed layout <format>_r<rows> such as q8_0_r16, got 'q8_0'}}
+// expected-error @+1 {{failed to parse Kf_KernelAttr parameter 'layout'}}
+func.func @kernel_layout_rows() attributes {k = #kf.kernel<isa = avx512vnni, layout = q8_0, max_cols = 8, threads = 1>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: layout q8_0_r8: rows must be a positive multiple of 16 (avx512vnni's int32 lanes per vector)}}
+func.func @kernel_rows_lanes() attributes {k = #kf.kernel<isa = avx512vnni, layout = q8_0_r8, max_cols = 8, threads = 1>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: layout i32_r1: i32 is not a weight format a matmul multiplies by}}
+func.func @kernel_integer_layout() attributes {k = #kf.kernel<isa = scalar, layout = i32_r1, max_cols = 8, threads = 1>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: max_cols must be 3, 4 or 8, got 2}}
+func.func @kernel_max_cols() attributes {k = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 2, threads = 1>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: threads must be at least 1, got 0}}
+func.func @kernel_threads() attributes {k = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 8, threads = 0>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: cols [8, 1] must be widths of {8, 4, 3, 2} (max_cols = 8) widest first, or [1] for one column}}
+func.func @kernel_cols_one() attributes {k = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 8, threads = 1, cols = [8, 1]>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: cols [2, 4] must be widths of {4, 3, 2} (max_cols = 4) widest first, or [1] for one column}}
+func.func @kernel_cols_order() attributes {k = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 4, threads = 1, cols = [2, 4]>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: cols [8] must be widths of {4, 3, 2} (max_cols = 4) widest first, or [1] for one column}}
+func.func @kernel_cols_max() attributes {k = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 4, threads = 1, cols = [8]>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: cols [] must be widths of {8, 4, 3, 2} (max_cols = 8) widest first, or [1] for one column}}
+func.func @kernel_cols_empty() attributes {k = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 8, threads = 1, cols = []>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: l2_rows = 24 must be a positive multiple of the layout's 16 rows}}
+func.func @kernel_l2_rows() attributes {k = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 1, l2_rows = 24>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: l1_k = 128 must be a positive multiple of iq2_xxs's block of 256}}
+func.func @kernel_l1_k() attributes {k = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 1, l1_k = 128>}
+
+// -----
+
+func.func @kernel_layout_mismatch(%x: tensor<4x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'kf.linear' op kf.kernel: layout q4_0_r16 does not hold the weight's format q8_0}}
+  %0 = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 1>}
+      : tensor<4x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @kernel_l1_k_beyond_k(%x: tensor<4x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'kf.linear' op kf.kernel: l1_k = 128 exceeds K = 64}}
+  %0 = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 1, l1_k = 128>}
+      : tensor<4x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @kernel_cols_sum(%x: tensor<9x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<9x16xf32> {
+  // expected-error @+1 {{'kf.linear' op kf.kernel: cols [8] sum to 8, expected M = 9}}
+  %0 = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 1, cols = [8]>}
+      : tensor<9x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<9x16xf32>
+  return %0 : tensor<9x16xf32>
+}
+
+// -----
+
+func.func @kernel_cols_dynamic_m(%x: tensor<?x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.linear' op kf.kernel: static cols [4, 4] for a dynamic M (expected cols = dynamic)}}
+  %0 = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 1, cols = [4, 4]>}
+      : tensor<?x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @kernel_not_a_kernel(%x: tensor<4x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'kf.linear' op kf.kernel must be a #kf.kernel, got 16 : i64}}
+  %0 = kf.linear %x, %w {kf.kernel = 16} : tensor<4x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @kernel_not_a_matmul(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{'kf.kernel' belongs on kf.linear, kf.grouped_linear or kf.moe, not on 'kf.rms_norm'}}
+  %0 = kf.rms_norm %x eps(1.0e-06) {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 8, threads = 1>} : tensor<4x64xf32>
+  return %0 : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @moe_kernel_missing(%x: tensor<1x64xf32>, %ids: tensor<1x2xi32>, %w: tensor<1x2xf32>,
+                              %g: !kf.qweight<mxfp4, [4, 32, 64]>, %u: !kf.qweight<mxfp4, [4, 32, 64]>,
+                              %d: !kf.qweight<mxfp4, [4, 64, 32]>, %sg: !kf.qweight<q8_0, [32, 64]>,
+                              %su: !kf.qweight<q8_0, [32, 64]>, %sd: !kf.qweight<q8_0, [64, 32]>) -> tensor<1x64xf32> {
+  // expected-error @+1 {{'kf.moe' op kf.kernel has no #kf.kernel for up_exps}}
+  %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(10.0) shared_limit(10.0)
+      {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8, cols = dynamic>}}
+      : tensor<1x64xf32>, tensor<1x2xi32>, tensor<1x2xf32>,
+        !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 64, 32]>,
+        !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [64, 32]> -> tensor<1x64xf32>
+  return %y : tensor<1x64xf32>
+}
+
+// -----
+
+func.func @moe_kernel_unknown(%x: tensor<1x64xf32>, %ids: tensor<1x2xi32>, %w: tensor<1x2xf32>,
+                              %g: !kf.qweight<mxfp4, [4, 32, 64]>, %u: !kf.qweight<mxfp4, [4, 32, 64]>,
+                              %d: !kf.qweight<mxfp4, [4, 64, 32]>, %sg: !kf.qweight<q8_0, [32, 64]>,
+                              %su: !kf.qweight<q8_0, [32, 64]>, %sd: !kf.qweight<q8_0, [64, 32]>) -> tensor<1x64xf32> {
+  // expected-error @+1 {{'kf.moe' op kf.kernel has an entry for 'router', which is not a weight (expected gate_exps, up_exps, down_exps, gate_shexp, up_shexp, down_shexp)}}
+  %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(10.0) shared_limit(10.0)
+      {kf.kernel = {router = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8>}}
+      : tensor<1x64xf32>, tensor<1x2xi32>, tensor<1x2xf32>,
+        !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 64, 32]>,
+        !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [64, 32]> -> tensor<1x64xf32>
+  return %y : tensor<1x64xf32>
+}
+
+// -----
+
+// An expert's bucket is dynamic for more than one token.
+func.func @moe_kernel_static_bucket(%x: tensor<2x64xf32>, %ids: tensor<2x2xi32>, %w: tensor<2x2xf32>,
+                                    %g: !kf.qweight<mxfp4, [4, 32, 64]>, %u: !kf.qweight<mxfp4, [4, 32, 64]>,
+                                    %d: !kf.qweight<mxfp4, [4, 64, 32]>, %sg: !kf.qweight<q8_0, [32, 64]>,
+                                    %su: !kf.qweight<q8_0, [32, 64]>, %sd: !kf.qweight<q8_0, [64, 32]>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{'kf.moe' op kf.kernel of gate_exps: static cols [2] for a dynamic M (expected cols = dynamic)}}
+  %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(10.0) shared_limit(10.0)
+      {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8, cols = [2]>,
+                    up_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8>,
+                    down_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8>,
+                    gate_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8>,
+                    up_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8>,
+                    down_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8>}}
+      : tensor<2x64xf32>, tensor<2x2xi32>, tensor<2x2xf32>,
+        !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 64, 32]>,
+        !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [64, 32]> -> tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}

@@ -446,3 +446,52 @@ func.func @argmax(%logits: tensor<1x32256xf32>, %v: tensor<?xf32>) {
   %one = kf.argmax %v : tensor<?xf32> -> tensor<i32>
   return
 }
+
+// -----
+
+// The kernel decisions, at every stage of the kernel passes.
+// CHECK-LABEL: func.func @kernel_decisions
+func.func @kernel_decisions(%x: tensor<17x4096xf32>, %w: !kf.qweight<q8_0, [2048, 4096]>,
+                            %xd: tensor<?x256xf32>, %iq: !kf.qweight<iq2_xxs, [64, 256]>,
+                            %o: tensor<?x256xf32>, %wo: !kf.qweight<bf16, [64, 128]>) {
+  // The ODS example.
+  // CHECK: kf.linear %arg0, %arg1 {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = [8, 4, 3, 2], l2_rows = 128, l1_k = 2048>} : tensor<17x4096xf32>
+  %a = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx512vnni,
+      layout = q8_0_r16, max_cols = 8, threads = 16, cols = [8, 4, 3, 2],
+      l2_rows = 128, l1_k = 2048>}
+      : tensor<17x4096xf32>, !kf.qweight<q8_0, [2048, 4096]> -> tensor<17x2048xf32>
+  // Before --kf-tile-columns; fields in any order.
+  // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 8>}
+  %b = kf.linear %xd, %iq {kf.kernel = #kf.kernel<threads = 8, max_cols = 8, layout = iq2_xxs_r8, isa = avx2>}
+      : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
+  // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 4, threads = 64, cols = dynamic, l2_rows = 64, l1_k = 256>}
+  %c = kf.linear %xd, %iq {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 4, threads = 64, cols = dynamic, l2_rows = 64, l1_k = 256>}
+      : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
+  // CHECK: kf.grouped_linear %arg4, %arg5 groups(2) {kf.kernel = #kf.kernel<isa = scalar, layout = bf16_r1, max_cols = 3, threads = 1, cols = dynamic, l2_rows = 32, l1_k = 128>}
+  %d = kf.grouped_linear %o, %wo groups(2) {kf.kernel = #kf.kernel<isa = scalar, layout = bf16_r1, max_cols = 3, threads = 1, cols = dynamic, l2_rows = 32, l1_k = 128>}
+      : tensor<?x256xf32>, !kf.qweight<bf16, [64, 128]> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+// A kf.moe holds one decision per weight stack. A single token's expert
+// buckets hold at most that token: M = 1.
+// CHECK-LABEL: func.func @moe_kernels
+func.func @moe_kernels(%x: tensor<1x64xf32>, %ids: tensor<1x2xi32>, %w: tensor<1x2xf32>,
+                       %g: !kf.qweight<mxfp4, [4, 32, 64]>, %u: !kf.qweight<mxfp4, [4, 32, 64]>,
+                       %d: !kf.qweight<mxfp4, [4, 64, 32]>, %sg: !kf.qweight<q8_0, [32, 64]>,
+                       %su: !kf.qweight<q8_0, [32, 64]>, %sd: !kf.qweight<q8_0, [64, 32]>) {
+  // CHECK: kf.moe {{.*}} {kf.kernel = {down_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8, cols = [1]>, down_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8, cols = [1]>, gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8, cols = [1]>, gate_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8, cols = [1]>, up_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8, cols = [1]>, up_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8, cols = [1]>}}
+  %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(10.0) shared_limit(10.0)
+      {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8, cols = [1]>,
+                    up_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8, cols = [1]>,
+                    down_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 8, cols = [1]>,
+                    gate_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8, cols = [1]>,
+                    up_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8, cols = [1]>,
+                    down_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8, cols = [1]>}}
+      : tensor<1x64xf32>, tensor<1x2xi32>, tensor<1x2xf32>,
+        !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 64, 32]>,
+        !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [64, 32]> -> tensor<1x64xf32>
+  return
+}

@@ -11,19 +11,27 @@
 // computation. Any difference is a graph that says something other than the
 // reference does. The largest relative difference is printed as well; it is
 // 0.
+//
+// The simulated graph runs a second time after the kernel passes
+// (--kf-select-kernels, --kf-tile-columns, --kf-block-caches for znver5):
+// their decisions are attributes the interpreter must leave alone.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "TestSupport.h"
+#include "kf/Dialect/KfMatmuls.h"
+#include "kf/Passes/Passes.h"
 #include "kf/deepseek_v4/builder/graph_builder.h"
 #include "kf/deepseek_v4/reference/model.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace kf::deepseek_v4::interpreter::test {
 namespace {
@@ -67,7 +75,41 @@ std::optional<uint32_t> streamLayer(mlir::Operation *op) {
   return layer;
 }
 
-class Golden : public ::testing::TestWithParam<bool> {
+struct GoldenCase {
+  bool simulate;
+  /// Run the kernel passes over the graph before interpreting it.
+  bool kernelDecisions;
+};
+
+void PrintTo(const GoldenCase &c, std::ostream *os) {
+  *os << (c.simulate ? "simulated" : "exact")
+      << (c.kernelDecisions ? ", with kernel decisions" : "");
+}
+
+/// Decides every matmul's kernel for znver5 and checks that the graph holds
+/// the decisions.
+void decideKernels(mlir::ModuleOp graph) {
+  mlir::PassManager pm(graph->getContext());
+  mlir::kf::KfSetTargetOptions target;
+  target.targetName = "znver5";
+  pm.addPass(mlir::kf::createKfSetTarget(target));
+  pm.addPass(mlir::kf::createKfSelectKernels());
+  pm.addPass(mlir::kf::createKfTileColumns());
+  pm.addPass(mlir::kf::createKfBlockCaches());
+  ASSERT_TRUE(mlir::succeeded(pm.run(graph)));
+  int decided = 0;
+  graph.walk([&](mlir::Operation *op) {
+    for (const mlir::kf::Matmul &matmul : mlir::kf::getMatmuls(op)) {
+      mlir::kf::KernelAttr kernel = mlir::kf::getKernel(op, matmul.name);
+      EXPECT_TRUE(kernel && kernel.hasColumnTiles() && kernel.getL1K())
+          << "an undecided matmul";
+      ++decided;
+    }
+  });
+  EXPECT_GT(decided, 0);
+}
+
+class Golden : public ::testing::TestWithParam<GoldenCase> {
 protected:
   static void SetUpTestSuite() { model = makeTinyModel(5).release(); }
   static void TearDownTestSuite() { delete model; }
@@ -77,7 +119,7 @@ protected:
 TinyModel *Golden::model = nullptr;
 
 TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
-  bool simulate = GetParam();
+  bool simulate = GetParam().simulate;
   ASSERT_TRUE(model);
   const Config &config = model->config;
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
@@ -85,6 +127,9 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
       build_graph(*context, config, model->formats,
                   GraphOptions{.name = "tiny", .simulate = simulate});
   ASSERT_TRUE(graph);
+  if (GetParam().kernelDecisions) {
+    ASSERT_NO_FATAL_FAILURE(decideKernels(*graph));
+  }
   absl::StatusOr<Interpreter> interpreter =
       Interpreter::create(*graph, *model->file);
   ASSERT_TRUE(interpreter.ok()) << interpreter.status();
@@ -159,10 +204,14 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
               simulate, worst, interpreterSeconds, referenceSeconds);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, Golden, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool> &info) {
-                           return info.param ? "Simulated" : "Exact";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Tiny, Golden,
+    ::testing::Values(GoldenCase{false, false}, GoldenCase{true, false},
+                      GoldenCase{true, true}),
+    [](const ::testing::TestParamInfo<GoldenCase> &info) {
+      std::string name = info.param.simulate ? "Simulated" : "Exact";
+      return info.param.kernelDecisions ? name + "WithKernelDecisions" : name;
+    });
 
 } // namespace
 } // namespace kf::deepseek_v4::interpreter::test

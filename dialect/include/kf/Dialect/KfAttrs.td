@@ -58,6 +58,127 @@ def Kf_TargetAttr : Kf_Attr<"Target", "target"> {
   }];
 }
 
+// The instruction set family a matmul kernel is generated for. Each names the
+// dot-product instruction the kernel is built around; the richest one a target
+// runs is chosen by --kf-select-kernels.
+def Kf_KernelIsa : I32EnumAttr<"KernelIsa",
+    "instruction set family of a matmul kernel",
+    [I32EnumAttrCase<"scalar", 0>,
+     // vpmaddubsw / vpmaddwd, vpshufb lookups; needs avx2 and fma.
+     I32EnumAttrCase<"avx2", 1>,
+     // vpdpbusd, vpermb / vpermi2b lookups with VBMI; needs avx512f, avx512bw
+     // and avx512vnni.
+     I32EnumAttrCase<"avx512vnni", 2>,
+     // sdot, tbl lookups; needs neon and dotprod.
+     I32EnumAttrCase<"neon_dotprod", 3>]> {
+  let cppNamespace = "::mlir::kf";
+}
+
+// A packed weight layout, written `<format>_r<rows>` (`q8_0_r16`).
+def Kf_PackedLayoutParameter
+    : AttrOrTypeParameter<"::mlir::kf::PackedLayout",
+                          "packed weight layout: format and row interleave"> {
+  let parser = "::mlir::kf::parsePackedLayout($_parser)";
+  let printer = "::mlir::kf::printPackedLayout($_printer, $_self)";
+}
+
+// The column tiles: absent, `dynamic` or a list `[8, 4, 3, 2]`. Held as an
+// attribute (a dense i64 array, or a unit attribute for `dynamic`) so the
+// three states need no storage of their own.
+def Kf_ColumnTilesParameter
+    : OptionalParameter<"::mlir::Attribute",
+                        "column tiles: a static list, or dynamic"> {
+  let parser = "::mlir::kf::parseColumnTiles($_parser)";
+  let printer = "::mlir::kf::printColumnTiles($_printer, $_self)";
+}
+
+class Kf_OptionalIntParameter<string desc>
+    : OptionalParameter<"std::optional<int64_t>", desc> {
+  let printer = "$_printer << *$_self";
+}
+
+def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
+  let summary = "The kernel decisions of one matrix multiplication";
+  let description = [{
+    Every decision the kernel passes take for one matrix multiplication
+    `y[m, n] = sum_k x[m, k] * w[n, k]` (docs/codegen.md), so that tests
+    check them, a tuning file overrides them and code emission reads them
+    instead of deciding again. It is held by the discardable attribute
+    `kf.kernel`: a `#kf.kernel` on `kf.linear` and `kf.grouped_linear` (the
+    decision for each group's matmul), and on `kf.moe` a dictionary with one
+    `#kf.kernel` per weight operand (`gate_exps`, `up_exps`, `down_exps`,
+    `gate_shexp`, `up_shexp`, `down_shexp`).
+
+    * `isa`: the instruction set family: `scalar`, `avx2`, `avx512vnni` or
+      `neon_dotprod`.
+    * `layout`: the packed weight layout, `<format>_r<rows>`: the weight's
+      format with its rows interleaved in groups of `rows`, which is also the
+      rows one micro-kernel computes. `rows` is a multiple of the int32 lanes
+      of one vector of the ISA (16 for `avx512vnni`, 8 for `avx2`, 4 for
+      `neon_dotprod`, 1 for `scalar`): one lane per row.
+    * `max_cols`: the widest column tile, 3, 4 or 8; the tiles are the widths
+      {8, 4, 3, 2} up to it.
+    * `threads`: how many threads split the N rows.
+    * `cols` (`--kf-tile-columns`): the micro-kernel widths the M token
+      columns are split into, widest first (`[1]` for M = 1, never a 1-wide
+      tile otherwise), or `dynamic` when M is only known at run time and a
+      dispatcher splits it by the same rule.
+    * `l2_rows`, `l1_k` (`--kf-block-caches`): weight rows per L2 block, a
+      multiple of `rows`, and K elements per L1 block, a multiple of the
+      format's block.
+
+    Example:
+
+    ```mlir
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx512vnni,
+        layout = q8_0_r16, max_cols = 8, threads = 16, cols = [8, 4, 3, 2],
+        l2_rows = 128, l1_k = 2048>}
+        : tensor<17x4096xf32>, !kf.qweight<q8_0, [2048, 4096]> -> tensor<17x2048xf32>
+    ```
+
+    Before `--kf-tile-columns` and `--kf-block-caches`, `cols`, `l2_rows`
+    and `l1_k` are absent: `#kf.kernel<isa = avx2, layout = q4_0_r8,
+    max_cols = 8, threads = 8>`.
+  }];
+  let parameters = (ins
+    EnumParameter<Kf_KernelIsa>:$isa,
+    Kf_PackedLayoutParameter:$layout,
+    "int64_t":$max_cols,
+    "int64_t":$threads,
+    Kf_ColumnTilesParameter:$cols,
+    Kf_OptionalIntParameter<"weight rows per L2 block">:$l2_rows,
+    Kf_OptionalIntParameter<"K elements per L1 block">:$l1_k
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Weight rows per micro-kernel: the layout's row interleave.
+    int64_t getRows() const { return getLayout().rows; }
+    /// Whether `cols` is set, to a static list or to `dynamic`.
+    bool hasColumnTiles() const { return static_cast<bool>(getCols()); }
+    /// `cols = dynamic`: a dispatcher tiles M at run time.
+    bool hasDynamicColumns() const;
+    /// The static column tiles, widest first; empty when absent or dynamic.
+    ::llvm::ArrayRef<int64_t> getColumnTiles() const;
+    /// The widest column tile the kernel runs: the widest static tile, else
+    /// `max_cols`.
+    int64_t getWidestColumnTile() const;
+
+    /// This decision with `cols` set to `tiles`, or to `dynamic` when
+    /// `tiles` is std::nullopt.
+    KernelAttr withColumnTiles(
+        std::optional<::llvm::ArrayRef<int64_t>> tiles) const;
+    /// This decision with `l2_rows` and `l1_k` set.
+    KernelAttr withCacheBlocks(int64_t l2Rows, int64_t l1K) const;
+
+    /// The micro-kernel widths {8, 4, 3, 2} up to `maxCols`, widest first.
+    static ::llvm::SmallVector<int64_t> getColumnWidths(int64_t maxCols);
+    /// The int32 lanes of one vector register of `isa`: the smallest row
+    /// interleave its kernels use (a vpdpbusd lane per row).
+    static int64_t getLaneRows(KernelIsa isa);
+  }];
+}
+
 // The precision an op computes or rounds its result to. `f32`: the result is
 // the fp32 value. `bf16`: the result is rounded to the nearest bf16 (ties to
 // even) and kept in an f32 tensor, which is how the model's bf16 tensors are

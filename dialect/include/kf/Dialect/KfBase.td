@@ -17,7 +17,9 @@ def Kf_Dialect : Dialect {
     decisions the compiler takes for each kernel, recorded as attributes.
 
     The discardable module attribute `kf.target` (a `#kf.target`) names the
-    CPU a module is compiled for; `--kf-set-target` attaches it.
+    CPU a module is compiled for; `--kf-set-target` attaches it. The
+    discardable attribute `kf.kernel` holds the kernel decisions of a matmul
+    op (`#kf.kernel`); `--kf-select-kernels` attaches it.
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
@@ -26,6 +28,8 @@ def Kf_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// Name of the discardable attribute holding a module's #kf.target.
     static constexpr ::llvm::StringLiteral kTargetAttrName = "kf.target";
+    /// Name of the discardable attribute holding a matmul's #kf.kernel.
+    static constexpr ::llvm::StringLiteral kKernelAttrName = "kf.kernel";
   }];
 }
 

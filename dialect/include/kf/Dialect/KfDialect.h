@@ -27,6 +27,24 @@ namespace mlir::kf {
 FailureOr<Format> parseFormat(AsmParser &parser);
 /// Parses a float literal into an f64 APFloat (#kf.rope's parameters).
 FailureOr<llvm::APFloat> parseDouble(AsmParser &parser);
+
+/// A packed weight layout (docs/codegen.md): `format` with its rows
+/// interleaved in groups of `rows`. Written `q8_0_r16`.
+struct PackedLayout {
+  Format format;
+  int64_t rows;
+
+  bool operator==(const PackedLayout &other) const = default;
+};
+llvm::hash_code hash_value(const PackedLayout &layout);
+/// "q8_0_r16".
+std::string stringifyPackedLayout(const PackedLayout &layout);
+FailureOr<PackedLayout> parsePackedLayout(AsmParser &parser);
+void printPackedLayout(AsmPrinter &printer, const PackedLayout &layout);
+
+/// #kf.kernel's `cols`: `dynamic` or `[8, 4, 3, 2]`.
+FailureOr<Attribute> parseColumnTiles(AsmParser &parser);
+void printColumnTiles(AsmPrinter &printer, Attribute cols);
 } // namespace mlir::kf
 
 #define GET_ATTRDEF_CLASSES

@@ -26,6 +26,107 @@ def KfSetTarget : Pass<"kf-set-target", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::kf::KfDialect"];
 }
 
+def KfSelectKernels : Pass<"kf-select-kernels", "::mlir::ModuleOp"> {
+  let summary = "Decide each matmul's ISA, weight layout, column limit and "
+                "threads";
+  let description = [{
+    Writes a `#kf.kernel` as the discardable attribute `kf.kernel` on every
+    `kf.linear` and `kf.grouped_linear`, and on every `kf.moe` a dictionary
+    of one `#kf.kernel` per weight stack (`gate_exps`, `up_exps`,
+    `down_exps`, `gate_shexp`, `up_shexp`, `down_shexp`), replacing any
+    earlier decision. It reads the module's `#kf.target` only, so a test
+    states its target and checks every ISA's choice on any host; without
+    one the pass fails ("run --kf-set-target first").
+
+    * `isa`: the richest family the target runs: `avx512vnni` with
+      avx512f, avx512bw and avx512vnni; else `avx2` with avx2 and fma; else
+      `neon_dotprod` with neon and dotprod; else `scalar`. Every weight
+      format gets a decision, including those no emitter implements yet
+      (the lowering refuses those); an integer table (`i32`) is never a
+      matmul weight and fails the pass.
+    * `layout`: the weight's format interleaved in row groups of the ISA's
+      int32 lanes: 16 rows for `avx512vnni`, 8 for `avx2`, 4 for
+      `neon_dotprod`, 1 for `scalar` (`q8_0_r16`).
+    * `max_cols`: 8, the widest micro-kernel.
+    * `threads`: the target's cores, or the `threads` option when given.
+
+    With `tuning-file=PATH`, the rules of that file (kf/Tuning/TuningFile.h)
+    override these defaults for the matmuls they match by format, target
+    name, default ISA, M, N and K: `isa` (one the target runs; the rows
+    follow it unless the rule sets them), `rows`, `max_cols`, `threads` (at
+    most the threads available), `l2_rows` and `l1_k` (which
+    `--kf-block-caches` then keeps; clamped to the matrix). Example rule:
+    `format=q8_0 target=znver5 n=2048 k=4096 -> l2_rows=64 l1_k=1024`. A
+    malformed line is an error at its file, line and column.
+
+    Example: `kf-opt --kf-select-kernels="tuning-file=znver5.tune" in.mlir`
+  }];
+  let options = [
+    Option<"threads", "threads", "unsigned", /*default=*/"0",
+           "threads the plan may use (0: the target's cores)">,
+    Option<"tuningFile", "tuning-file", "std::string", /*default=*/"\"\"",
+           "a tuning file whose rules override the default decisions">
+  ];
+  let dependentDialects = ["::mlir::kf::KfDialect"];
+}
+
+def KfTileColumns : Pass<"kf-tile-columns", "::mlir::ModuleOp"> {
+  let summary = "Split each matmul's M token columns into micro-kernel widths";
+  let description = [{
+    Sets `cols` of every `#kf.kernel` that has none. A static M is split
+    into the widths {8, 4, 3, 2} up to the kernel's `max_cols`: [1] for
+    M = 1; otherwise the fewest tiles, never 1 wide, and among those the
+    list that is widest first (M = 9: [4, 3, 2]; M = 17: [8, 4, 3, 2]). Each
+    tile is one pass over a row group's weights, so fewer tiles read the
+    weights fewer times. A dynamic M (a prefill's tokens; a `kf.moe` expert
+    bucket, unless T = 1, whose buckets hold at most that token) gets
+    `cols = dynamic`: a generated dispatcher applies the same rule at run
+    time (`kf::tiling::decomposeColumns` is the rule).
+
+    A matmul without a `kf.kernel` fails the pass ("run --kf-select-kernels
+    first"); `cols` already set (by hand) are kept.
+
+    Example: `kf-opt --kf-select-kernels --kf-tile-columns in.mlir`
+  }];
+}
+
+def KfBlockCaches : Pass<"kf-block-caches", "::mlir::ModuleOp"> {
+  let summary = "Size each matmul's L2 row blocks and L1 K blocks";
+  let description = [{
+    Sets `l2_rows` and `l1_k` of every `#kf.kernel` from the module's
+    `#kf.target` cache sizes (per core), the format table and the matrix:
+
+    * L1: the activation tile, `w` columns x `l1_k` elements in the
+      weight's activation format (Q8_0's 34 bytes per 32 for Q8_0, Q4_0,
+      MXFP4; Q8_K's 292 per 256 for the K-quants and IQ formats; the float
+      formats' own bytes), stays resident while the weight rows stream past
+      it, so it takes at most half of L1d. `w` is the widest tile of `cols`
+      (`max_cols` when dynamic or unset). `l1_k` is K when that fits;
+      otherwise K is split into the fewest blocks that fit, of equal size
+      rounded up to the K granule (the least common multiple of the
+      weight's block, the activation's block and 32), so the K tail is as
+      long as the other blocks, give or take a granule.
+    * L2: a block of `l2_rows` weight rows x `l1_k` elements, in the
+      format's bytes (block_bytes per block_elems), is reused by every
+      column tile, so it takes at most half of L2; the rest holds the
+      activations and results. The rows one thread gets (N rounded up to
+      row groups of the layout, split over `threads`) are split into the
+      fewest such blocks, of equal size rounded up to a row group. N per
+      matmul is a group's rows for `kf.grouped_linear` and an expert's for
+      a stack.
+
+    Both are at least one granule or row group when a cache is too small
+    for even that. A value already set (by the tuning file) is kept, and
+    `l2_rows` is sized for a tuned `l1_k`. A matmul without a `kf.kernel`
+    or a module without a `kf.target` fails the pass.
+
+    Example: Q8_0 `[2048, 4096]`, M = 17 on znver5 (48 KiB L1d, 1 MiB L2,
+    16 threads): the 8-column tile fits 2880 elements of K in 24 KiB, so
+    K = 4096 is two blocks of `l1_k = 2048`; 240 rows of 2048 fit in
+    512 KiB, more than a thread's 128, so `l2_rows = 128`.
+  }];
+}
+
 def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
   let summary = "Print what a model graph costs: weights, KV cache, arena";
   let description = [{

@@ -1,0 +1,76 @@
+//===- CacheBlocks.cpp - L2 row blocks and L1 K blocks of a matmul --------===//
+
+#include "kf/Tiling/CacheBlocks.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <cassert>
+#include <numeric>
+
+namespace kf::tiling {
+namespace {
+
+/// Bytes of `elems` elements of `format`; `elems` is a whole number of
+/// blocks.
+int64_t bytesOf(const FormatInfo &format, int64_t elems) {
+  assert(elems % format.block_elems == 0 && "not a whole number of blocks");
+  return elems / format.block_elems * format.block_bytes;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return llvm::divideCeilSigned(a, b); }
+
+int64_t roundUp(int64_t a, int64_t multiple) {
+  return ceilDiv(a, multiple) * multiple;
+}
+
+/// `total` split into the fewest parts of at most `limit` (a multiple of
+/// `granule`), of equal size rounded up to `granule`: equal blocks leave no
+/// short tail block, and the rounded size still fits the limit.
+int64_t balancedBlock(int64_t total, int64_t limit, int64_t granule) {
+  return roundUp(ceilDiv(total, ceilDiv(total, limit)), granule);
+}
+
+} // namespace
+
+int64_t getKGranule(Format format) {
+  const FormatInfo &weight = format_info(format);
+  const FormatInfo &activation = format_info(weight.dot_format);
+  int64_t blocks = std::lcm(static_cast<int64_t>(weight.block_elems),
+                            static_cast<int64_t>(activation.block_elems));
+  return std::lcm(blocks, int64_t{32});
+}
+
+CacheBlocks blockCaches(const CacheBlockProblem &problem) {
+  const FormatInfo &weight = format_info(problem.format);
+  const FormatInfo &activation = format_info(weight.dot_format);
+  assert(weight.role == FormatRole::Weight && "not a matmul weight");
+  assert(problem.rows > 0 && problem.columns > 0 && problem.threads > 0 &&
+         problem.n > 0 && problem.k > 0 && "empty problem");
+
+  int64_t l1K;
+  if (problem.l1K) {
+    l1K = *problem.l1K;
+  } else {
+    int64_t granule = getKGranule(problem.format);
+    int64_t tileBytes = problem.columns * bytesOf(activation, granule);
+    int64_t granules = std::max<int64_t>(
+        1, static_cast<int64_t>(problem.l1dBytes / 2) / tileBytes);
+    int64_t limit = granules * granule;
+    l1K = problem.k <= limit ? problem.k
+                             : balancedBlock(problem.k, limit, granule);
+  }
+
+  int64_t rowBytes = bytesOf(weight, l1K);
+  int64_t limit =
+      std::max<int64_t>(1, static_cast<int64_t>(problem.l2Bytes / 2) /
+                               rowBytes / problem.rows) *
+      problem.rows;
+  int64_t groups = ceilDiv(problem.n, problem.rows);
+  int64_t share = ceilDiv(groups, problem.threads) * problem.rows;
+  int64_t l2Rows =
+      share <= limit ? share : balancedBlock(share, limit, problem.rows);
+  return {l2Rows, l1K};
+}
+
+} // namespace kf::tiling

@@ -1,0 +1,173 @@
+//===- SelectKernels.cpp - Decide each matmul's ISA, layout and threads ---===//
+
+#include "kf/Passes/Passes.h"
+
+#include "KernelDecisions.h"
+#include "kf/Target/TargetInfo.h"
+#include "kf/Tuning/TuningFile.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::kf {
+#define GEN_PASS_DEF_KFSELECTKERNELS
+#include "kf/Passes/Passes.h.inc"
+
+namespace {
+
+using ::kf::target::Feature;
+using ::kf::target::TargetInfo;
+
+/// The features a family's kernels are built from (KfAttrs.td names the
+/// instructions).
+ArrayRef<Feature> getRequiredFeatures(KernelIsa isa) {
+  static constexpr Feature avx512vnni[] = {Feature::AVX512F, Feature::AVX512BW,
+                                           Feature::AVX512VNNI};
+  static constexpr Feature avx2[] = {Feature::AVX2, Feature::FMA};
+  static constexpr Feature neonDotprod[] = {Feature::NEON, Feature::DotProd};
+  switch (isa) {
+  case KernelIsa::scalar:
+    return {};
+  case KernelIsa::avx2:
+    return avx2;
+  case KernelIsa::avx512vnni:
+    return avx512vnni;
+  case KernelIsa::neon_dotprod:
+    return neonDotprod;
+  }
+  llvm_unreachable("every ISA has its features");
+}
+
+bool canRun(const TargetInfo &target, KernelIsa isa) {
+  return llvm::all_of(getRequiredFeatures(isa),
+                      [&](Feature f) { return target.has(f); });
+}
+
+/// The richest family `target` runs.
+KernelIsa selectIsa(const TargetInfo &target) {
+  for (KernelIsa isa :
+       {KernelIsa::avx512vnni, KernelIsa::avx2, KernelIsa::neon_dotprod})
+    if (canRun(target, isa))
+      return isa;
+  return KernelIsa::scalar;
+}
+
+/// One matmul's decision while the tuning rules apply to it.
+struct Decision {
+  KernelIsa isa;
+  int64_t rows;
+  int64_t maxCols = 8;
+  int64_t threads;
+  std::optional<int64_t> l2Rows, l1K;
+};
+
+struct SelectKernelsPass : impl::KfSelectKernelsBase<SelectKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    TargetAttr targetAttr = getTargetOrError(module, "kf-select-kernels");
+    if (!targetAttr)
+      return signalPassFailure();
+    target = targetAttr.getTargetInfo();
+    unsigned requested = threads;
+    available = requested > 0 ? requested : target.cores;
+    tuning.reset();
+    if (!tuningFile.empty()) {
+      FailureOr<TuningFile> read = TuningFile::read(&getContext(), tuningFile);
+      if (failed(read))
+        return signalPassFailure();
+      tuning = std::move(*read);
+    }
+
+    WalkResult walk = module.walk([&](Operation *op) {
+      if (!isMatmulOp(op))
+        return WalkResult::advance();
+      for (const Matmul &matmul : getMatmuls(op)) {
+        KernelAttr kernel = decide(op, matmul);
+        if (!kernel)
+          return WalkResult::interrupt();
+        setKernel(op, matmul.name, kernel);
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      signalPassFailure();
+  }
+
+private:
+  InFlightDiagnostic emitMatmulError(Operation *op, const Matmul &matmul) {
+    InFlightDiagnostic diag = op->emitOpError();
+    if (!matmul.name.empty())
+      diag << matmul.name << ": ";
+    return diag;
+  }
+
+  /// The decision for `matmul`: the defaults, then every matching tuning
+  /// rule in file order. Null after an error.
+  KernelAttr decide(Operation *op, const Matmul &matmul) {
+    MLIRContext *context = op->getContext();
+    if (matmul.weight.isIntegerTable()) {
+      emitMatmulError(op, matmul)
+          << "weight " << matmul.weight
+          << " is an integer table, not a weight a matmul multiplies by";
+      return {};
+    }
+    Format format = matmul.weight.getFormat();
+    KernelIsa isa = selectIsa(target);
+    Decision d{isa, KernelAttr::getLaneRows(isa), 8, available, {}, {}};
+    auto build = [&](function_ref<InFlightDiagnostic()> emitError) {
+      return KernelAttr::getChecked(emitError, context, d.isa,
+                                    PackedLayout{format, d.rows}, d.maxCols,
+                                    d.threads, Attribute(), d.l2Rows, d.l1K);
+    };
+    if (tuning) {
+      TuningKey key{format, target.name, isa, matmul.m, matmul.n, matmul.k};
+      for (const TuningRule &rule : tuning->rules) {
+        if (!rule.matches(key))
+          continue;
+        auto emitRuleError = [&]() {
+          return emitMatmulError(op, matmul)
+                 << "tuning file " << tuning->path << ":" << rule.line << ": ";
+        };
+        if (rule.setIsa) {
+          if (!canRun(target, *rule.setIsa)) {
+            InFlightDiagnostic diag =
+                emitRuleError()
+                << "isa = " << stringifyKernelIsa(*rule.setIsa) << " needs ";
+            llvm::interleaveComma(
+                getRequiredFeatures(*rule.setIsa), diag,
+                [&](Feature f) { diag << ::kf::target::getFeatureName(f); });
+            diag << ", which target '" << target.name << "' lacks";
+            return {};
+          }
+          d.isa = *rule.setIsa;
+          d.rows = KernelAttr::getLaneRows(d.isa);
+        }
+        d.rows = rule.setRows.value_or(d.rows);
+        d.maxCols = rule.setMaxCols.value_or(d.maxCols);
+        if (rule.setThreads)
+          d.threads = std::min(*rule.setThreads, available);
+        if (rule.setL2Rows)
+          d.l2Rows = rule.setL2Rows;
+        if (rule.setL1K)
+          d.l1K = rule.setL1K;
+        if (!build(emitRuleError))
+          return {};
+      }
+    }
+    // A rule need not name the shape: a block larger than the matrix is
+    // the whole matrix.
+    if (d.l1K)
+      d.l1K = std::min(*d.l1K, matmul.k);
+    if (d.l2Rows)
+      d.l2Rows = std::min(*d.l2Rows,
+                          llvm::divideCeilSigned(matmul.n, d.rows) * d.rows);
+    return build([&]() { return emitMatmulError(op, matmul); });
+  }
+
+  TargetInfo target;
+  int64_t available = 1;
+  std::optional<TuningFile> tuning;
+};
+
+} // namespace
+} // namespace mlir::kf

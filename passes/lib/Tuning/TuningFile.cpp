@@ -1,0 +1,176 @@
+//===- TuningFile.cpp - Kernel decisions measured on a machine ------------===//
+
+#include "kf/Tuning/TuningFile.h"
+
+#include "kf/runtime/format.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace mlir;
+using namespace mlir::kf;
+
+bool TuningRule::matches(const TuningKey &key) const {
+  return (!format || *format == key.format) &&
+         (!target || *target == key.target) && (!isa || *isa == key.isa) &&
+         (!m || *m == key.m) && (!n || *n == key.n) && (!k || *k == key.k);
+}
+
+namespace {
+
+/// A word of a rule (`key=value` or `->`) and the column it starts at.
+struct Word {
+  StringRef text;
+  unsigned column;
+};
+
+class RuleParser {
+public:
+  RuleParser(MLIRContext *context, StringRef path, unsigned line)
+      : context(context), path(path), line(line) {}
+
+  InFlightDiagnostic error(unsigned column) {
+    return emitError(FileLineColLoc::get(context, path, line, column));
+  }
+
+  /// Parses the words of one line into `rule`.
+  LogicalResult parse(ArrayRef<Word> words, TuningRule &rule) {
+    const Word *arrow = llvm::find_if(
+        words, [](const Word &word) { return word.text == "->"; });
+    if (arrow == words.end())
+      return error(words.front().column)
+             << "expected a rule '<selectors> -> <overrides>', such as "
+                "'format=q8_0 n=2048 -> l1_k=1024'";
+    if (arrow + 1 == words.end())
+      return error(arrow->column) << "expected overrides after '->'";
+    for (const Word *word = words.begin(); word != words.end(); ++word) {
+      if (word == arrow)
+        continue;
+      auto [key, value] = word->text.split('=');
+      if (key.empty() || value.empty() || word->text.count('=') != 1)
+        return error(word->column)
+               << "expected key=value, got '" << word->text << "'";
+      unsigned valueColumn = word->column + key.size() + 1;
+      if (!seen.insert(key.str() + (word < arrow ? "<" : ">")).second)
+        return error(word->column) << "'" << key << "' is given twice";
+      if (failed(word < arrow ? parseSelector(key, value, valueColumn, rule)
+                              : parseOverride(key, value, valueColumn, rule)))
+        return failure();
+    }
+    return success();
+  }
+
+private:
+  LogicalResult parseSelector(StringRef key, StringRef value, unsigned column,
+                              TuningRule &rule) {
+    if (key == "format") {
+      std::optional<Format> format = symbolizeFormat(value);
+      if (!format)
+        return error(column) << "unknown format '" << value << "'";
+      if (::kf::format_info(static_cast<::kf::Format>(*format)).role !=
+          ::kf::FormatRole::Weight)
+        return error(column)
+               << value << " is not a weight format a matmul multiplies by";
+      rule.format = format;
+      return success();
+    }
+    if (key == "target") {
+      rule.target = value.str();
+      return success();
+    }
+    if (key == "isa")
+      return parseIsa(value, column, rule.isa);
+    if (key == "m" && value == "dynamic") {
+      rule.m = ShapedType::kDynamic;
+      return success();
+    }
+    if (key == "m" || key == "n" || key == "k")
+      return parsePositive(key, value, column,
+                           key == "m"   ? rule.m
+                           : key == "n" ? rule.n
+                                        : rule.k);
+    return error(column - key.size() - 1)
+           << "unknown selector '" << key
+           << "' (expected format, target, isa, m, n or k)";
+  }
+
+  LogicalResult parseOverride(StringRef key, StringRef value, unsigned column,
+                              TuningRule &rule) {
+    if (key == "isa")
+      return parseIsa(value, column, rule.setIsa);
+    std::optional<int64_t> *field =
+        llvm::StringSwitch<std::optional<int64_t> *>(key)
+            .Case("rows", &rule.setRows)
+            .Case("max_cols", &rule.setMaxCols)
+            .Case("threads", &rule.setThreads)
+            .Case("l2_rows", &rule.setL2Rows)
+            .Case("l1_k", &rule.setL1K)
+            .Default(nullptr);
+    if (!field)
+      return error(column - key.size() - 1)
+             << "unknown override '" << key
+             << "' (expected isa, rows, max_cols, threads, l2_rows or l1_k)";
+    return parsePositive(key, value, column, *field);
+  }
+
+  LogicalResult parseIsa(StringRef value, unsigned column,
+                         std::optional<KernelIsa> &isa) {
+    isa = symbolizeKernelIsa(value);
+    if (!isa)
+      return error(column) << "unknown isa '" << value
+                           << "' (expected scalar, avx2, avx512vnni or "
+                              "neon_dotprod)";
+    return success();
+  }
+
+  LogicalResult parsePositive(StringRef key, StringRef value, unsigned column,
+                              std::optional<int64_t> &field) {
+    int64_t number = 0;
+    if (value.getAsInteger(10, number) || number <= 0)
+      return error(column) << key << "=" << value
+                           << ": expected a positive integer";
+    field = number;
+    return success();
+  }
+
+  MLIRContext *context;
+  StringRef path;
+  unsigned line;
+  llvm::StringSet<> seen;
+};
+
+} // namespace
+
+FailureOr<TuningFile> TuningFile::read(MLIRContext *context, StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return emitError(UnknownLoc::get(context))
+           << "cannot read tuning file '" << path
+           << "': " << buffer.getError().message();
+  TuningFile file;
+  file.path = path.str();
+  StringRef rest = (*buffer)->getBuffer();
+  for (unsigned line = 1; !rest.empty(); ++line) {
+    StringRef text;
+    std::tie(text, rest) = rest.split('\n');
+    text = text.take_until([](char c) { return c == '#'; });
+    SmallVector<Word> words;
+    for (size_t pos = 0;;) {
+      pos = text.find_first_not_of(" \t\r", pos);
+      if (pos == StringRef::npos)
+        break;
+      size_t end = std::min(text.find_first_of(" \t\r", pos), text.size());
+      words.push_back({text.slice(pos, end), static_cast<unsigned>(pos + 1)});
+      pos = end;
+    }
+    if (words.empty())
+      continue;
+    TuningRule rule;
+    rule.line = line;
+    if (failed(RuleParser(context, file.path, line).parse(words, rule)))
+      return failure();
+    file.rules.push_back(std::move(rule));
+  }
+  return file;
+}

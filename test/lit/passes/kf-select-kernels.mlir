@@ -1,0 +1,124 @@
+// RUN: kf-opt %s --split-input-file --kf-select-kernels | FileCheck %s
+// RUN: kf-opt %s --split-input-file --kf-select-kernels=threads=2 | FileCheck %s --check-prefix=THREADS
+
+// The target is written into each module, so every ISA's choice is checked
+// on any host. znver5 has avx512f, avx512bw and avx512vnni: every weight
+// format gets the avx512vnni kernel, rows in groups of 16, one thread per
+// core; M does not enter the choice.
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  // CHECK-LABEL: func.func @formats
+  func.func @formats(%x1: tensor<1x256xf32>, %x2: tensor<2x256xf32>, %x9: tensor<9x256xf32>,
+                     %x17: tensor<17x256xf32>, %xd: tensor<?x256xf32>,
+                     %q8: !kf.qweight<q8_0, [64, 256]>, %q4: !kf.qweight<q4_0, [64, 256]>,
+                     %mx: !kf.qweight<mxfp4, [64, 256]>, %iq: !kf.qweight<iq2_xxs, [64, 256]>,
+                     %bf: !kf.qweight<bf16, [64, 256]>, %q6: !kf.qweight<q6_k, [64, 256]>)
+      -> (tensor<1x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>, tensor<17x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
+    // CHECK: kf.linear %{{.*}}, %{{.*}} {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>} : tensor<1x256xf32>
+    // THREADS: kf.linear %{{.*}}, %{{.*}} {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 2>} : tensor<1x256xf32>
+    %a = kf.linear %x1, %q8 : tensor<1x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<1x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 16>} : tensor<2x256xf32>
+    %b = kf.linear %x2, %q4 : tensor<2x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<2x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16>} : tensor<9x256xf32>
+    %c = kf.linear %x9, %mx : tensor<9x256xf32>, !kf.qweight<mxfp4, [64, 256]> -> tensor<9x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq2_xxs_r16, max_cols = 8, threads = 16>} : tensor<17x256xf32>
+    %d = kf.linear %x17, %iq : tensor<17x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<17x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = bf16_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
+    %e = kf.linear %xd, %bf precision(f32) : tensor<?x256xf32>, !kf.qweight<bf16, [64, 256]> -> tensor<?x64xf32>
+    // Formats without an emitter yet get a decision; the lowering refuses them.
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q6_k_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
+    %f = kf.linear %xd, %q6 : tensor<?x256xf32>, !kf.qweight<q6_k, [64, 256]> -> tensor<?x64xf32>
+    return %a, %b, %c, %d, %e, %f : tensor<1x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>, tensor<17x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>
+  }
+
+  // A grouped linear takes one decision for all its groups; a kf.moe one per
+  // weight stack, keyed by operand name (printed in name order).
+  // CHECK-LABEL: func.func @grouped_and_moe
+  func.func @grouped_and_moe(%o: tensor<?x256xf32>, %wo: !kf.qweight<q8_0, [64, 128]>,
+                             %x: tensor<?x64xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+                             %g: !kf.qweight<mxfp4, [4, 32, 64]>, %u: !kf.qweight<mxfp4, [4, 32, 64]>,
+                             %d: !kf.qweight<mxfp4, [4, 64, 32]>, %sg: !kf.qweight<q8_0, [32, 64]>,
+                             %su: !kf.qweight<q8_0, [32, 64]>, %sd: !kf.qweight<q4_0, [64, 32]>)
+      -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+    // CHECK: kf.grouped_linear %{{.*}} groups(2) {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>}
+    %z = kf.grouped_linear %o, %wo groups(2) : tensor<?x256xf32>, !kf.qweight<q8_0, [64, 128]> -> tensor<?x64xf32>
+    // CHECK: kf.moe {{.*}} {kf.kernel = {
+    // CHECK-SAME: down_exps = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16>,
+    // CHECK-SAME: down_shexp = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 16>,
+    // CHECK-SAME: gate_exps = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16>,
+    // CHECK-SAME: gate_shexp = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>,
+    // CHECK-SAME: up_exps = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16>,
+    // CHECK-SAME: up_shexp = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>}}
+    %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(10.0) shared_limit(10.0)
+        : tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>,
+          !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 64, 32]>,
+          !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q4_0, [64, 32]> -> tensor<?x64xf32>
+    return %z, %y : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+
+  // An earlier decision is replaced, later fields and all.
+  // CHECK-LABEL: func.func @redecide
+  func.func @redecide(%x: tensor<3x256xf32>, %w: !kf.qweight<q8_0, [64, 256]>) -> tensor<3x64xf32> {
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>}
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 4, threads = 1, cols = [3], l2_rows = 1, l1_k = 32>}
+        : tensor<3x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<3x64xf32>
+    return %y : tensor<3x64xf32>
+  }
+}
+
+// -----
+
+// x86-64-v3: avx2 and fma, no AVX-512: the avx2 kernel, rows in groups of 8.
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 8>} {
+  // CHECK-LABEL: func.func @v3
+  func.func @v3(%x: tensor<?x256xf32>, %q4: !kf.qweight<q4_0, [64, 256]>, %iq: !kf.qweight<iq2_xxs, [64, 256]>)
+      -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = q4_0_r8, max_cols = 8, threads = 8>}
+    // THREADS: {kf.kernel = #kf.kernel<isa = avx2, layout = q4_0_r8, max_cols = 8, threads = 2>}
+    %a = kf.linear %x, %q4 : tensor<?x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 8>}
+    %b = kf.linear %x, %iq : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
+    return %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+}
+
+// -----
+
+// x86-64-v4 has avx512f and avx512bw but not avx512vnni: still avx2.
+module attributes {kf.target = #kf.target<name = "x86-64-v4", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v4", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq", l1d = 32768, l2 = 1048576, l3 = 16777216, cores = 8>} {
+  // CHECK-LABEL: func.func @v4
+  func.func @v4(%x: tensor<?x256xf32>, %q8: !kf.qweight<q8_0, [64, 256]>) -> tensor<?x64xf32> {
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8>}
+    %a = kf.linear %x, %q8 : tensor<?x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<?x64xf32>
+    return %a : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+// x86-64-v2 has no AVX2: the portable scalar kernel, one row at a time.
+module attributes {kf.target = #kf.target<name = "x86-64-v2", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v2", features = "+sse4.2", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  // CHECK-LABEL: func.func @v2
+  func.func @v2(%x: tensor<?x256xf32>, %mx: !kf.qweight<mxfp4, [64, 256]>, %bf: !kf.qweight<bf16, [64, 256]>)
+      -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+    // CHECK: {kf.kernel = #kf.kernel<isa = scalar, layout = mxfp4_r1, max_cols = 8, threads = 4>}
+    %a = kf.linear %x, %mx : tensor<?x256xf32>, !kf.qweight<mxfp4, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = scalar, layout = bf16_r1, max_cols = 8, threads = 4>}
+    %b = kf.linear %x, %bf : tensor<?x256xf32>, !kf.qweight<bf16, [64, 256]> -> tensor<?x64xf32>
+    return %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+}
+
+// -----
+
+// neoverse-v1: neon with dotprod, rows in groups of 4.
+module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch64-unknown-linux-gnu", cpu = "neoverse-v1", features = "+neon,+dotprod,+i8mm,+sve", l1d = 65536, l2 = 1048576, l3 = 33554432, cores = 64>} {
+  // CHECK-LABEL: func.func @neoverse
+  func.func @neoverse(%x: tensor<?x256xf32>, %q8: !kf.qweight<q8_0, [64, 256]>, %iq: !kf.qweight<iq2_xxs, [64, 256]>)
+      -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+    // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = q8_0_r4, max_cols = 8, threads = 64>}
+    %a = kf.linear %x, %q8 : tensor<?x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 8, threads = 64>}
+    %b = kf.linear %x, %iq : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
+    return %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+}
