@@ -1,0 +1,79 @@
+//===- KernelCompiler.h - Kernels to native code: ORC JIT and objects -----===//
+//
+// The last step of docs/codegen.md's pipeline: a module of kernels lowered to
+// the LLVM dialect with the standard conversions, translated to LLVM IR for a
+// target's triple, CPU and features, optimized, and then either JIT-compiled
+// in process (the host) or written as an object file (any named target,
+// AArch64 included). Every entry point checks the kernels against the target
+// first (verifyMatmulKernel) and returns a one-line error; nothing the target
+// cannot run reaches LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KF_CODEGEN_KERNELCOMPILER_H
+#define KF_CODEGEN_KERNELCOMPILER_H
+
+#include "kf/Codegen/MatmulKernel.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+namespace orc {
+class LLJIT;
+} // namespace orc
+} // namespace llvm
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace kf::codegen {
+
+/// A kernel compiled in process. `fn` stays valid while this object (or
+/// another kernel from the same jitMatmuls call) lives.
+struct JitKernel {
+  MatmulKernelFn fn = nullptr;
+  MatmulKernelSpec spec;
+  /// What the kernel reads: pack weights to this (kf::pack_weights) and
+  /// activations with kf::pack_activations.
+  kf::PackedLayout weightLayout;
+  std::shared_ptr<llvm::orc::LLJIT> jit;
+};
+
+/// JIT-compiles the kernel of `spec` for `target`, which must be able to run
+/// on this machine (its architecture, and features the host has).
+llvm::Expected<JitKernel> jitMatmul(const MatmulKernelSpec &spec,
+                                    const target::TargetInfo &target);
+/// Several kernels in one module and one JIT: one LLVM compilation.
+llvm::Expected<std::vector<JitKernel>>
+jitMatmuls(llvm::ArrayRef<MatmulKernelSpec> specs,
+           const target::TargetInfo &target);
+
+/// Writes the kernels of `specs` for `target` (any target LLVM was built
+/// for) as one relocatable object file at `path`.
+llvm::Error emitObject(llvm::ArrayRef<MatmulKernelSpec> specs,
+                       const target::TargetInfo &target, llvm::StringRef path);
+/// The same code as assembly text, for inspection.
+llvm::Expected<std::string> emitAssembly(llvm::ArrayRef<MatmulKernelSpec> specs,
+                                         const target::TargetInfo &target);
+
+/// Lowers a module built by the emitters (func/scf/arith/vector/llvm) to the
+/// LLVM dialect, translates it for `target` and optimizes it (O3 with the
+/// target's machine). For callers that assemble their own modules.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateKernels(mlir::ModuleOp module, llvm::LLVMContext &llvmContext,
+                 const target::TargetInfo &target);
+
+/// Fails, naming the feature, unless code for `target` runs on this machine.
+llvm::Error checkRunsOnHost(const target::TargetInfo &target);
+
+} // namespace kf::codegen
+
+#endif // KF_CODEGEN_KERNELCOMPILER_H

@@ -1,0 +1,89 @@
+//===- Jit.cpp - Kernels compiled in process with ORC's LLJIT -------------===//
+
+#include "CompilerInternals.h"
+
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace kf::codegen {
+
+llvm::Error checkRunsOnHost(const target::TargetInfo &target) {
+  static const target::TargetInfo host = target::detectHost();
+  if (target.arch != host.arch)
+    return llvm::createStringError(llvm::formatv(
+        "cannot run code for target '{0}' ({1}) on this {2} machine",
+        target.name, target::getArchName(target.arch),
+        target::getArchName(host.arch)));
+  for (target::Feature f : target::allFeatures())
+    if (target.has(f) && !host.has(f))
+      return llvm::createStringError(
+          llvm::formatv("cannot run code for target '{0}' on this machine: "
+                        "its CPU lacks '{1}'",
+                        target.name, target::getFeatureName(f)));
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<JitKernel>>
+jitMatmuls(llvm::ArrayRef<MatmulKernelSpec> specs,
+           const target::TargetInfo &target) {
+  if (llvm::Error err = checkRunsOnHost(target))
+    return std::move(err);
+  // Verify every kernel against the target before any IR exists, and
+  // translate with a context that starts no threads.
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  llvm::Expected<OwningOpRef<ModuleOp>> module =
+      buildKernelModule(context, specs, target);
+  if (!module)
+    return module.takeError();
+  auto llvmContext = std::make_unique<llvm::LLVMContext>();
+  llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
+      translateKernels(**module, *llvmContext, target);
+  if (!llvmModule)
+    return llvmModule.takeError();
+
+  llvm::orc::JITTargetMachineBuilder machine{llvm::Triple(target.triple)};
+  machine.setCPU(target.cpu);
+  llvm::SmallVector<llvm::StringRef> features;
+  std::string featureString = target.getLLVMFeatureString();
+  llvm::SplitString(featureString, features, ",");
+  machine.addFeatures(
+      std::vector<std::string>(features.begin(), features.end()));
+  machine.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(std::move(machine))
+          .create();
+  if (!jit)
+    return jit.takeError();
+  std::shared_ptr<llvm::orc::LLJIT> owner = std::move(*jit);
+  if (llvm::Error err = owner->addIRModule(llvm::orc::ThreadSafeModule(
+          std::move(*llvmModule), std::move(llvmContext))))
+    return std::move(err);
+
+  std::vector<JitKernel> kernels;
+  for (const MatmulKernelSpec &spec : specs) {
+    llvm::Expected<llvm::orc::ExecutorAddr> address =
+        owner->lookup(spec.getSymbolName());
+    if (!address)
+      return address.takeError();
+    kernels.push_back({address->toPtr<MatmulKernelFn>(), spec,
+                       spec.getWeightLayout(), owner});
+  }
+  return kernels;
+}
+
+llvm::Expected<JitKernel> jitMatmul(const MatmulKernelSpec &spec,
+                                    const target::TargetInfo &target) {
+  llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(spec, target);
+  if (!kernels)
+    return kernels.takeError();
+  return std::move(kernels->front());
+}
+
+} // namespace kf::codegen
