@@ -75,10 +75,15 @@ void checkKernel(const JitKernel &kernel, uint32_t seed) {
   ASSERT_TRUE(packedW.ok()) << packedW.status();
   ASSERT_EQ(static_cast<int64_t>(packedW->size()), spec.getWeightBytes());
 
-  // Activations: kMaxM columns ldx apart, one of them all zero.
+  // Activations: kMaxM columns ldx apart, one of them all zero, and some
+  // copies of weight rows: their block dots are near the largest integers
+  // with many significant bits, where a float operation done in another
+  // order would round differently (random data rarely gets there).
   const int64_t ldx = k + 8;
   std::vector<float> x = gaussian(kMaxM * ldx, seed + 1, 2.0f);
   std::fill_n(x.begin() + 3 * ldx, k, 0.0f);
+  for (int64_t j = 4; j < kMaxM; j += 2)
+    std::copy_n(wf.begin() + (j % n) * k, k, x.begin() + j * ldx);
   const int64_t columnBytes = spec.getActivationColumnBytes();
   std::vector<uint8_t> packedX(kMaxM * columnBytes);
   ASSERT_TRUE(pack_activations(x, kMaxM, k, ldx, packedX).ok());
@@ -188,22 +193,27 @@ TEST(MatmulKernel, NarrowColumnTiles) {
     checkKernel(kernel, 99);
 }
 
+// The kernels available on this machine, one per ISA, for (format, k, n).
+std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n) {
+  const TargetInfo &target = host();
+  std::vector<MatmulKernelSpec> specs = {
+      {format, KernelIsa::Scalar, 4, k, n, 8}};
+  if (target.has(target::Feature::AVX2))
+    specs.push_back({format, KernelIsa::Avx2, 8, k, n, 8});
+  if (target.has(target::Feature::AVX512VNNI) &&
+      target.has(target::Feature::AVX512BW))
+    specs.push_back({format, KernelIsa::Avx512Vnni, 16, k, n, 8});
+  llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
+  EXPECT_TRUE(static_cast<bool>(kernels))
+      << llvm::toString(kernels.takeError());
+  return kernels ? std::move(*kernels) : std::vector<JitKernel>{};
+}
+
 // Edge weights: Q8_0's -128 (which files may hold though the quantizer never
 // writes it), +127, zero scales, subnormal and negative fp16 scales.
 TEST(MatmulKernel, ExtremeWeights) {
-  const TargetInfo &target = host();
-  std::vector<MatmulKernelSpec> specs = {
-      {Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8}};
-  if (target.has(target::Feature::AVX2))
-    specs.push_back({Format::Q8_0, KernelIsa::Avx2, 8, 64, 8, 8});
-  if (target.has(target::Feature::AVX512VNNI) &&
-      target.has(target::Feature::AVX512BW))
-    specs.push_back({Format::Q8_0, KernelIsa::Avx512Vnni, 16, 64, 8, 8});
-  llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
-  ASSERT_TRUE(static_cast<bool>(kernels))
-      << llvm::toString(kernels.takeError());
-
   const int64_t n = 8, k = 64;
+  std::vector<JitKernel> kernels = hostKernels(Format::Q8_0, k, n);
   std::vector<uint8_t> w(n * 2 * 34);
   const uint16_t scales[] = {0x3c00, 0xbc00, 0x0001, 0x03ff,
                              0x0000, 0x7bff, 0x8400, 0x3555};
@@ -228,7 +238,7 @@ TEST(MatmulKernel, ExtremeWeights) {
                                     std::span(x).subspan(j * k, k),
                                     std::span(xq).subspan(j * 68, 68))
                     .ok());
-  for (const JitKernel &kernel : *kernels) {
+  for (const JitKernel &kernel : kernels) {
     SCOPED_TRACE(kernel.spec.describe());
     std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
     std::vector<float> y(m * n);
@@ -241,6 +251,77 @@ TEST(MatmulKernel, ExtremeWeights) {
                   std::bit_cast<uint32_t>(want))
             << "column " << j << ", row " << r;
       }
+  }
+}
+
+// Blocks whose integer dot has so many significant bits that the two orders
+// of scaling, sumi * (d_w * d_x) and (sumi * d_w) * d_x, round differently
+// (random data almost never gets there: the scales' products are exact and
+// typical sums short). Q8_0's reference takes the first, Q4_0's the second,
+// and the kernels must follow each.
+TEST(MatmulKernel, FollowsTheReferenceRoundingOrder) {
+  const int64_t n = 16, k = 32;
+  // Full 11-bit mantissas: d_w = 0x3bff (1 - 2^-11), d_x = fp16(amax / 127)
+  // with amax chosen to make it 0x1ffc * 2^-22 (the same mantissa).
+  const uint16_t dw = 0x3bff;
+  const float amax = 127.0f * 0x1.ffcp-8f;
+  for (Format format : {Format::Q8_0, Format::Q4_0}) {
+    const int64_t blockBytes = format == Format::Q8_0 ? 34 : 18;
+    std::vector<uint8_t> w(n * blockBytes);
+    std::vector<float> x(k, -amax); // every q = -127
+    for (int64_t r = 0; r < n; ++r) {
+      uint8_t *block = w.data() + r * blockBytes;
+      std::memcpy(block, &dw, 2);
+      if (format == Format::Q8_0) {
+        // w = -127 but for a few -126 .. -112: odd sums near 2^19.
+        for (int i = 0; i < 32; ++i)
+          block[2 + i] = static_cast<uint8_t>(i < r ? -126 + i : -127);
+      } else {
+        // w = -8 (nibble 0) but element 0 at -7 .. -1 +: odd sums near 2^15.
+        for (int i = 0; i < 16; ++i)
+          block[2 + i] = 0;
+        block[2] = static_cast<uint8_t>(1 + r % 8);
+      }
+    }
+    std::vector<uint8_t> xq(34);
+    ASSERT_TRUE(quantize_activation(Format::Q8_0, x, xq).ok());
+    std::vector<uint8_t> packedX(*packed_activation_bytes(k));
+    ASSERT_TRUE(pack_activations(x, 1, k, k, packedX).ok());
+
+    // The test has teeth: the other order differs for some rows.
+    float dx;
+    std::memcpy(&dx, packedX.data() + kActivationScaleOffset, 4);
+    float dwf = 1.0f - 0x1p-11f;
+    int differing = 0;
+    std::vector<float> want(n);
+    for (int64_t r = 0; r < n; ++r) {
+      want[r] =
+          *dot(format, std::span(w).subspan(r * blockBytes, blockBytes), xq);
+      std::vector<float> decoded(k);
+      ASSERT_TRUE(dequantize(format,
+                             std::span(w).subspan(r * blockBytes, blockBytes),
+                             decoded)
+                      .ok());
+      int sumi = 0;
+      for (float v : decoded)
+        sumi += static_cast<int>(v / dwf) * -127;
+      float other =
+          format == Format::Q8_0 ? (sumi * dwf) * dx : sumi * (dwf * dx);
+      differing += other != want[r];
+    }
+    ASSERT_GT(differing, 0) << format_info(format).name;
+
+    for (const JitKernel &kernel : hostKernels(format, k, n)) {
+      SCOPED_TRACE(kernel.spec.describe());
+      std::vector<uint8_t> packedW =
+          *pack_weights(kernel.weightLayout, w, n, k);
+      std::vector<float> y(n);
+      kernel.fn(packedW.data(), packedX.data(), y.data(), n, 1, 0, n);
+      for (int64_t r = 0; r < n; ++r)
+        EXPECT_EQ(std::bit_cast<uint32_t>(y[r]),
+                  std::bit_cast<uint32_t>(want[r]))
+            << "row " << r;
+    }
   }
 }
 
