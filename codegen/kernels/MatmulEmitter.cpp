@@ -34,6 +34,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace kf::codegen {
@@ -107,6 +109,15 @@ private:
   void emitColumnTiles(const KernelArgs &args, Value group, Value rowBase);
   void emitTile(const KernelArgs &args, int64_t width, Value col, Value group,
                 Value rowBase);
+  /// Independent int32 accumulators per column and block. A dot instruction
+  /// waits for the previous one on the same accumulator (vpdpbusd: about 5
+  /// cycles), so a narrow tile with one accumulator per column would run at
+  /// that latency, not at the dot units' throughput; splitting each column's
+  /// block dot over chains keeps about 4 in flight, wide tiles having them
+  /// already.
+  int64_t getIntChains(int64_t width) const {
+    return std::clamp<int64_t>(4 / width, 1, decode.getStepsPerBlock());
+  }
   Value emitWeightScales(Value block);
   Value emitHalfToFloat(Value halves);
   Value emitActivation(Value xBlock, int64_t kOffset);
@@ -207,25 +218,31 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
         Value xOffset =
             arith::MulIOp::create(b, loc, blk, i64(kf::kActivationBlockBytes));
 
-        SmallVector<Value, 8> xBlocks, xScales, iaccs;
-        for (Value column : xColumns) {
+        // chains[j][c]: column j's independent int32 partial sums (see
+        // getIntChains); chain 0 starts from the correction.
+        const int64_t numChains = getIntChains(width);
+        SmallVector<Value, 8> xBlocks, xScales;
+        SmallVector<SmallVector<Value, 4>, 8> chains(width);
+        for (auto [j, column] : llvm::enumerate(xColumns)) {
           Value xBlock = emitByteOffset(b, loc, column, xOffset);
           xBlocks.push_back(xBlock);
           Value d = emitLoad(b, loc, b.getF32Type(), xBlock,
                              kf::kActivationScaleOffset);
           xScales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
-          if (correction == 0) {
-            iaccs.push_back(emitSplat(b, loc, i32Rows, 0));
-            continue;
+          Value start = emitSplat(b, loc, i32Rows, 0);
+          if (correction != 0) {
+            // -offset * sum(q): what the lanes' offset adds to the dot.
+            Value sum = emitLoad(b, loc, b.getI32Type(), xBlock,
+                                 kf::kActivationSumOffset);
+            Value init =
+                arith::MulIOp::create(b, loc, sum,
+                                      arith::ConstantIntOp::create(
+                                          b, loc, b.getI32Type(), -correction));
+            start = vector::BroadcastOp::create(b, loc, i32Rows, init);
           }
-          // -offset * sum(q): what the lanes' offset adds to the dot.
-          Value sum = emitLoad(b, loc, b.getI32Type(), xBlock,
-                               kf::kActivationSumOffset);
-          Value init =
-              arith::MulIOp::create(b, loc, sum,
-                                    arith::ConstantIntOp::create(
-                                        b, loc, b.getI32Type(), -correction));
-          iaccs.push_back(vector::BroadcastOp::create(b, loc, i32Rows, init));
+          chains[j].push_back(start);
+          for (int64_t c = 1; c < numChains; ++c)
+            chains[j].push_back(emitSplat(b, loc, i32Rows, 0));
         }
 
         for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
@@ -234,12 +251,23 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
           lanes.clear();
           for (const DecodedLanes &d : decoded)
             lanes.push_back(dot.prepareLanes(b, loc, d.lanes, range));
-          for (size_t j = 0; j < xBlocks.size(); ++j) {
+          for (auto [xBlock, columnChains] : llvm::zip_equal(xBlocks, chains)) {
             acts.clear();
             for (const DecodedLanes &d : decoded)
-              acts.push_back(emitActivation(xBlocks[j], d.kOffset));
-            iaccs[j] = dot.emitDot(b, loc, iaccs[j], lanes, acts, range);
+              acts.push_back(emitActivation(xBlock, d.kOffset));
+            Value &chain = columnChains[step % numChains];
+            chain = dot.emitDot(b, loc, chain, lanes, acts, range);
           }
+        }
+
+        // Integer sums are exact in any order, so joining the chains keeps
+        // the block dot exact.
+        SmallVector<Value, 8> iaccs;
+        for (ArrayRef<Value> columnChains : chains) {
+          Value iacc = columnChains.front();
+          for (Value chain : columnChains.drop_front())
+            iacc = arith::AddIOp::create(b, loc, iacc, chain);
+          iaccs.push_back(iacc);
         }
 
         SmallVector<Value, 8> next;
