@@ -119,7 +119,6 @@ private:
     return std::clamp<int64_t>(4 / width, 1, decode.getStepsPerBlock());
   }
   Value emitWeightScales(Value block);
-  Value emitHalfToFloat(Value halves);
   Value emitActivation(Value xBlock, int64_t kOffset);
   void emitStore(Value acc, Value yPtr, Value rowBase);
 
@@ -291,44 +290,7 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
 
 Value MatmulLoopNest::emitWeightScales(Value block) {
   Value halves = emitLoad(b, loc, rowsOf(b.getI16Type()), block, 0);
-  if (hardwareHalf) {
-    Value f16 =
-        arith::BitcastOp::create(b, loc, rowsOf(b.getF16Type()), halves);
-    return arith::ExtFOp::create(b, loc, rowsOf(b.getF32Type()), f16);
-  }
-  return emitHalfToFloat(halves);
-}
-
-// fp16 -> fp32 in integer arithmetic, for targets whose LLVM lowering of
-// fpext from half is a library call. Exact for every input, NaN payloads
-// included (kf::fp16_to_fp32): normals and inf/NaN rebias the exponent;
-// subnormals are the integer mantissa times 2^-24, exact in fp32.
-Value MatmulLoopNest::emitHalfToFloat(Value halves) {
-  VectorType i32Rows = rowsOf(b.getI32Type());
-  VectorType f32Rows = rowsOf(b.getF32Type());
-  auto splat = [&](int64_t v) { return emitSplat(b, loc, i32Rows, v); };
-  Value h = arith::ExtUIOp::create(b, loc, i32Rows, halves);
-  Value sign = arith::ShLIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, h, splat(0x8000)), splat(16));
-  Value magnitude = arith::AndIOp::create(b, loc, h, splat(0x7fff));
-  Value shifted = arith::ShLIOp::create(b, loc, magnitude, splat(13));
-  Value normal = arith::AddIOp::create(b, loc, shifted, splat(112 << 23));
-  Value infNan = arith::OrIOp::create(b, loc, shifted, splat(0x7f800000));
-  Value isInfNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         magnitude, splat(0x7c00));
-  Value bits = arith::SelectOp::create(b, loc, isInfNan, infNan, normal);
-  Value subnormal = arith::MulFOp::create(
-      b, loc, arith::SIToFPOp::create(b, loc, f32Rows, magnitude),
-      arith::ConstantOp::create(
-          b, loc, f32Rows,
-          DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0x1p-24f))));
-  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                            magnitude, splat(0x400));
-  bits = arith::SelectOp::create(
-      b, loc, isSubnormal, arith::BitcastOp::create(b, loc, i32Rows, subnormal),
-      bits);
-  bits = arith::OrIOp::create(b, loc, bits, sign);
-  return arith::BitcastOp::create(b, loc, f32Rows, bits);
+  return emitHalfToFloat(b, loc, halves, hardwareHalf);
 }
 
 // The 4 activation bytes at element kOffset of the block, broadcast to every

@@ -18,11 +18,10 @@ namespace kf::codegen {
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const target::TargetInfo &target);
 
-/// A module holding the kernel of every spec, each verified against
-/// `target`; a spec given twice is an error.
+/// A module holding every kernel of the set, each verified against
+/// `target`; a kernel given twice is an error.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-buildKernelModule(mlir::MLIRContext &context,
-                  llvm::ArrayRef<MatmulKernelSpec> specs,
+buildKernelModule(mlir::MLIRContext &context, const KernelSet &kernels,
                   const target::TargetInfo &target);
 
 } // namespace kf::codegen

@@ -29,16 +29,18 @@ llvm::Error checkRunsOnHost(const target::TargetInfo &target) {
   return llvm::Error::success();
 }
 
-llvm::Expected<std::vector<JitKernel>>
-jitMatmuls(llvm::ArrayRef<MatmulKernelSpec> specs,
-           const target::TargetInfo &target) {
+namespace {
+
+/// One JIT holding every kernel of the set.
+llvm::Expected<std::shared_ptr<llvm::orc::LLJIT>>
+jitKernelSet(const KernelSet &kernels, const target::TargetInfo &target) {
   if (llvm::Error err = checkRunsOnHost(target))
     return std::move(err);
   // Verify every kernel against the target before any IR exists, and
   // translate with a context that starts no threads.
   MLIRContext context(MLIRContext::Threading::DISABLED);
   llvm::Expected<OwningOpRef<ModuleOp>> module =
-      buildKernelModule(context, specs, target);
+      buildKernelModule(context, kernels, target);
   if (!module)
     return module.takeError();
   auto llvmContext = std::make_unique<llvm::LLVMContext>();
@@ -65,15 +67,33 @@ jitMatmuls(llvm::ArrayRef<MatmulKernelSpec> specs,
   if (llvm::Error err = owner->addIRModule(llvm::orc::ThreadSafeModule(
           std::move(*llvmModule), std::move(llvmContext))))
     return std::move(err);
+  return owner;
+}
 
+template <typename Fn>
+llvm::Expected<Fn> lookup(llvm::orc::LLJIT &jit, const std::string &name) {
+  llvm::Expected<llvm::orc::ExecutorAddr> address = jit.lookup(name);
+  if (!address)
+    return address.takeError();
+  return address->toPtr<Fn>();
+}
+
+} // namespace
+
+llvm::Expected<std::vector<JitKernel>>
+jitMatmuls(llvm::ArrayRef<MatmulKernelSpec> specs,
+           const target::TargetInfo &target) {
+  llvm::Expected<std::shared_ptr<llvm::orc::LLJIT>> jit =
+      jitKernelSet(KernelSet{specs.vec(), {}}, target);
+  if (!jit)
+    return jit.takeError();
   std::vector<JitKernel> kernels;
   for (const MatmulKernelSpec &spec : specs) {
-    llvm::Expected<llvm::orc::ExecutorAddr> address =
-        owner->lookup(spec.getSymbolName());
-    if (!address)
-      return address.takeError();
-    kernels.push_back({address->toPtr<MatmulKernelFn>(), spec,
-                       spec.getWeightLayout(), owner});
+    llvm::Expected<MatmulKernelFn> fn =
+        lookup<MatmulKernelFn>(**jit, spec.getSymbolName());
+    if (!fn)
+      return fn.takeError();
+    kernels.push_back({*fn, spec, spec.getWeightLayout(), *jit});
   }
   return kernels;
 }
@@ -84,6 +104,19 @@ llvm::Expected<JitKernel> jitMatmul(const MatmulKernelSpec &spec,
   if (!kernels)
     return kernels.takeError();
   return std::move(kernels->front());
+}
+
+llvm::Expected<JitQuantizer> jitQuantizer(const QuantizeKernelSpec &spec,
+                                          const target::TargetInfo &target) {
+  llvm::Expected<std::shared_ptr<llvm::orc::LLJIT>> jit =
+      jitKernelSet(KernelSet{{}, {spec}}, target);
+  if (!jit)
+    return jit.takeError();
+  llvm::Expected<QuantizeKernelFn> fn =
+      lookup<QuantizeKernelFn>(**jit, spec.getSymbolName());
+  if (!fn)
+    return fn.takeError();
+  return JitQuantizer{*fn, spec, *jit};
 }
 
 } // namespace kf::codegen

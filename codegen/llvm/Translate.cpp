@@ -9,6 +9,7 @@
 #include "CompilerInternals.h"
 
 #include "kf/Codegen/MatmulEmitter.h"
+#include "kf/Codegen/QuantizeKernel.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -94,16 +95,30 @@ createTargetMachine(const target::TargetInfo &target) {
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>>
-buildKernelModule(MLIRContext &context, llvm::ArrayRef<MatmulKernelSpec> specs,
+buildKernelModule(MLIRContext &context, const KernelSet &kernels,
                   const target::TargetInfo &target) {
   loadKernelDialects(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
   llvm::StringSet<> names;
-  for (const MatmulKernelSpec &spec : specs) {
-    if (!names.insert(spec.getSymbolName()).second)
-      return llvm::createStringError("matmul kernel " + spec.describe() +
-                                     " is requested twice");
+  auto twice = [&](const std::string &name,
+                   const std::string &what) -> llvm::Error {
+    if (names.insert(name).second)
+      return llvm::Error::success();
+    return llvm::createStringError(what + " is requested twice");
+  };
+  for (const MatmulKernelSpec &spec : kernels.matmuls) {
+    if (llvm::Error err =
+            twice(spec.getSymbolName(), "matmul kernel " + spec.describe()))
+      return std::move(err);
     llvm::Expected<func::FuncOp> fn = buildMatmulKernel(*module, spec, target);
+    if (!fn)
+      return fn.takeError();
+  }
+  for (const QuantizeKernelSpec &spec : kernels.quantizers) {
+    if (llvm::Error err = twice(spec.getSymbolName(), spec.describe()))
+      return std::move(err);
+    llvm::Expected<func::FuncOp> fn =
+        buildQuantizeKernel(*module, spec, target);
     if (!fn)
       return fn.takeError();
   }
@@ -159,12 +174,12 @@ namespace {
 
 /// The kernels of `specs` compiled for `target` into an object or assembly
 /// file's bytes.
-llvm::Expected<llvm::SmallString<0>>
-emitCode(llvm::ArrayRef<MatmulKernelSpec> specs,
-         const target::TargetInfo &target, llvm::CodeGenFileType fileType) {
+llvm::Expected<llvm::SmallString<0>> emitCode(const KernelSet &kernels,
+                                              const target::TargetInfo &target,
+                                              llvm::CodeGenFileType fileType) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   llvm::Expected<OwningOpRef<ModuleOp>> module =
-      buildKernelModule(context, specs, target);
+      buildKernelModule(context, kernels, target);
   if (!module)
     return module.takeError();
   llvm::LLVMContext llvmContext;
@@ -188,10 +203,10 @@ emitCode(llvm::ArrayRef<MatmulKernelSpec> specs,
 
 } // namespace
 
-llvm::Error emitObject(llvm::ArrayRef<MatmulKernelSpec> specs,
+llvm::Error emitObject(const KernelSet &kernels,
                        const target::TargetInfo &target, llvm::StringRef path) {
   llvm::Expected<llvm::SmallString<0>> code =
-      emitCode(specs, target, llvm::CodeGenFileType::ObjectFile);
+      emitCode(kernels, target, llvm::CodeGenFileType::ObjectFile);
   if (!code)
     return code.takeError();
   std::error_code ec;
@@ -207,13 +222,24 @@ llvm::Error emitObject(llvm::ArrayRef<MatmulKernelSpec> specs,
   return llvm::Error::success();
 }
 
-llvm::Expected<std::string> emitAssembly(llvm::ArrayRef<MatmulKernelSpec> specs,
+llvm::Error emitObject(llvm::ArrayRef<MatmulKernelSpec> matmuls,
+                       const target::TargetInfo &target, llvm::StringRef path) {
+  return emitObject(KernelSet{matmuls.vec(), {}}, target, path);
+}
+
+llvm::Expected<std::string> emitAssembly(const KernelSet &kernels,
                                          const target::TargetInfo &target) {
   llvm::Expected<llvm::SmallString<0>> code =
-      emitCode(specs, target, llvm::CodeGenFileType::AssemblyFile);
+      emitCode(kernels, target, llvm::CodeGenFileType::AssemblyFile);
   if (!code)
     return code.takeError();
   return std::string(code->str());
+}
+
+llvm::Expected<std::string>
+emitAssembly(llvm::ArrayRef<MatmulKernelSpec> matmuls,
+             const target::TargetInfo &target) {
+  return emitAssembly(KernelSet{matmuls.vec(), {}}, target);
 }
 
 } // namespace kf::codegen

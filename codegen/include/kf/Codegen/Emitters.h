@@ -103,6 +103,19 @@ mlir::Value emitLoad(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
 /// A splat of the integer constant `value` to the integer vector `type`.
 mlir::Value emitSplat(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::VectorType type, int64_t value);
+/// Whether the target converts between fp16 and fp32 in hardware (x86 F16C,
+/// every AArch64). Elsewhere LLVM lowers the conversions to library calls,
+/// which a kernel must not depend on, so they are done in integer arithmetic.
+bool hasHardwareHalf(const target::TargetInfo &target);
+/// fp16 bits (vector<N x i16>) to fp32 (vector<N x f32>), exactly as
+/// kf::fp16_to_fp32 (NaN payloads kept in the integer path).
+mlir::Value emitHalfToFloat(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value halves, bool hardwareHalf);
+/// fp32 (a scalar f32) rounded to the nearest fp16 value, ties to even, and
+/// returned as fp32: kf::fp16_to_fp32(kf::fp32_to_fp16(x)) for every finite
+/// x >= 0 (an activation block's amax / 127).
+mlir::Value emitRoundToHalf(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value x, bool hardwareHalf);
 /// An LLVM intrinsic call (llvm.call_intrinsic) returning `resultType`.
 mlir::Value emitIntrinsic(mlir::OpBuilder &b, mlir::Location loc,
                           llvm::StringRef name, mlir::Type resultType,

@@ -14,6 +14,7 @@
 #define KF_CODEGEN_KERNELCOMPILER_H
 
 #include "kf/Codegen/MatmulKernel.h"
+#include "kf/Codegen/QuantizeKernel.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -36,14 +37,26 @@ class ModuleOp;
 
 namespace kf::codegen {
 
+/// The kernels of one compilation (one module, one object file).
+struct KernelSet {
+  std::vector<MatmulKernelSpec> matmuls;
+  std::vector<QuantizeKernelSpec> quantizers;
+};
+
 /// A kernel compiled in process. `fn` stays valid while this object (or
-/// another kernel from the same jitMatmuls call) lives.
+/// another kernel from the same JIT) lives.
 struct JitKernel {
   MatmulKernelFn fn = nullptr;
   MatmulKernelSpec spec;
   /// What the kernel reads: pack weights to this (kf::pack_weights) and
-  /// activations with kf::pack_activations.
+  /// activations with kf::pack_activations or a JitQuantizer.
   kf::PackedLayout weightLayout;
+  std::shared_ptr<llvm::orc::LLJIT> jit;
+};
+
+struct JitQuantizer {
+  QuantizeKernelFn fn = nullptr;
+  QuantizeKernelSpec spec;
   std::shared_ptr<llvm::orc::LLJIT> jit;
 };
 
@@ -55,14 +68,21 @@ llvm::Expected<JitKernel> jitMatmul(const MatmulKernelSpec &spec,
 llvm::Expected<std::vector<JitKernel>>
 jitMatmuls(llvm::ArrayRef<MatmulKernelSpec> specs,
            const target::TargetInfo &target);
+llvm::Expected<JitQuantizer> jitQuantizer(const QuantizeKernelSpec &spec,
+                                          const target::TargetInfo &target);
 
-/// Writes the kernels of `specs` for `target` (any target LLVM was built
-/// for) as one relocatable object file at `path`.
-llvm::Error emitObject(llvm::ArrayRef<MatmulKernelSpec> specs,
+/// Writes the kernels for `target` (any target LLVM was built for) as one
+/// relocatable object file at `path`; nothing is written on an error.
+llvm::Error emitObject(const KernelSet &kernels,
+                       const target::TargetInfo &target, llvm::StringRef path);
+llvm::Error emitObject(llvm::ArrayRef<MatmulKernelSpec> matmuls,
                        const target::TargetInfo &target, llvm::StringRef path);
 /// The same code as assembly text, for inspection.
-llvm::Expected<std::string> emitAssembly(llvm::ArrayRef<MatmulKernelSpec> specs,
+llvm::Expected<std::string> emitAssembly(const KernelSet &kernels,
                                          const target::TargetInfo &target);
+llvm::Expected<std::string>
+emitAssembly(llvm::ArrayRef<MatmulKernelSpec> matmuls,
+             const target::TargetInfo &target);
 
 /// Lowers a module built by the emitters (func/scf/arith/vector/llvm) to the
 /// LLVM dialect, translates it for `target` and optimizes it (O3 with the
