@@ -23,11 +23,11 @@ target::TargetInfo lookup(llvm::StringRef name) {
 
 // Writes the kernels' object for `targetName` and returns its architecture
 // and defined symbols.
-void checkObject(llvm::ArrayRef<MatmulKernelSpec> specs,
-                 llvm::StringRef targetName, llvm::Triple::ArchType arch) {
+void checkObject(const KernelSet &kernels, llvm::StringRef targetName,
+                 llvm::Triple::ArchType arch) {
   llvm::SmallString<128> path;
   ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("kf-kernels", "o", path));
-  llvm::Error err = emitObject(specs, lookup(targetName), path);
+  llvm::Error err = emitObject(kernels, lookup(targetName), path);
   ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
 
   llvm::Expected<llvm::object::OwningBinary<llvm::object::ObjectFile>> object =
@@ -46,25 +46,28 @@ void checkObject(llvm::ArrayRef<MatmulKernelSpec> specs,
       llvm::consumeError(type.takeError());
     }
   }
-  for (const MatmulKernelSpec &spec : specs)
+  for (const MatmulKernelSpec &spec : kernels.matmuls)
+    EXPECT_TRUE(defined.count(spec.getSymbolName())) << spec.getSymbolName();
+  for (const QuantizeKernelSpec &spec : kernels.quantizers)
     EXPECT_TRUE(defined.count(spec.getSymbolName())) << spec.getSymbolName();
   llvm::sys::fs::remove(path);
 }
 
-TEST(KernelObject, CrossCompilesTheScalarKernelForAArch64) {
-  checkObject({{Format::Q8_0, KernelIsa::Scalar, 4, 4096, 2048, 8},
-               {Format::Q4_0, KernelIsa::Scalar, 4, 4096, 2048, 8}},
+TEST(KernelObject, CrossCompilesThePortableKernelsForAArch64) {
+  checkObject({{{Format::Q8_0, KernelIsa::Scalar, 4, 4096, 2048, 8},
+                {Format::Q4_0, KernelIsa::Scalar, 4, 4096, 2048, 8}},
+               {{4096}}},
               "neoverse-v1", llvm::Triple::aarch64);
 }
 
 TEST(KernelObject, CompilesEveryX86Isa) {
-  checkObject({{Format::Q8_0, KernelIsa::Scalar, 1, 256, 37, 8}}, "x86-64-v2",
-              llvm::Triple::x86_64);
-  checkObject({{Format::Q8_0, KernelIsa::Avx2, 8, 256, 37, 8},
-               {Format::Q4_0, KernelIsa::Avx2, 8, 256, 37, 8}},
+  checkObject({{{Format::Q8_0, KernelIsa::Scalar, 1, 256, 37, 8}}, {{256}}},
+              "x86-64-v2", llvm::Triple::x86_64);
+  checkObject({{{Format::Q8_0, KernelIsa::Avx2, 8, 256, 37, 8},
+                {Format::Q4_0, KernelIsa::Avx2, 8, 256, 37, 8}}},
               "x86-64-v3", llvm::Triple::x86_64);
-  checkObject({{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 256, 37, 8},
-               {Format::Q4_0, KernelIsa::Avx512Vnni, 16, 256, 37, 8}},
+  checkObject({{{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 256, 37, 8},
+                {Format::Q4_0, KernelIsa::Avx512Vnni, 16, 256, 37, 8}}},
               "znver5", llvm::Triple::x86_64);
 }
 

@@ -143,14 +143,18 @@ struct Shape {
 // N not a multiple of any row group, one that is, and K of 1, 3 and 8 blocks.
 constexpr Shape kShapes[] = {{37, 96}, {32, 256}, {5, 32}};
 
-// All the kernels of one ISA, compiled together (one LLVM compilation).
+// All the kernels of one ISA, compiled together (one LLVM compilation):
+// every shape with the first row count, the first shape with the others.
 void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
               const TargetInfo &target) {
   std::vector<MatmulKernelSpec> specs;
   for (Format format : {Format::Q8_0, Format::Q4_0})
     for (int64_t r : rows)
-      for (Shape shape : kShapes)
+      for (Shape shape : kShapes) {
         specs.push_back({format, isa, r, shape.k, shape.n, 8});
+        if (r != rows.front())
+          break;
+      }
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
@@ -160,9 +164,9 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
 }
 
 // The portable kernel, compiled for the x86-64-v2 baseline (SSE only), with
-// one row per group and with 4.
+// 4 rows per group and with 1.
 TEST(MatmulKernel, ScalarEqualsReference) {
-  checkIsa(KernelIsa::Scalar, {1, 4}, lookup("x86-64-v2"));
+  checkIsa(KernelIsa::Scalar, {4, 1}, lookup("x86-64-v2"));
 }
 
 // AVX2 compiled for x86-64-v3, so that no AVX-512 instruction sneaks in on an
