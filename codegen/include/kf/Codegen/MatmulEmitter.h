@@ -1,9 +1,10 @@
-//===- MatmulEmitter.h - Building a quantized matmul kernel in MLIR -------===//
+//===- MatmulEmitter.h - Building kernels in MLIR -------------------------===//
 //
 // Builds the kernel function of a MatmulKernelSpec with the func, scf, arith,
 // vector and llvm dialects: the loop nest of docs/codegen.md (row groups,
 // column tiles of a run-time decomposition of m, K blocks) composed of the
-// format's decode emitter and the ISA's dot emitter (kf/Codegen/Emitters.h).
+// format's decode emitter and the ISA's dot emitter (kf/Codegen/Emitters.h);
+// and the activation quantizer's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +12,9 @@
 #define KF_CODEGEN_MATMULEMITTER_H
 
 #include "kf/Codegen/MatmulKernel.h"
+#include "kf/Codegen/QuantizeKernel.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
 
 namespace mlir {
@@ -20,9 +23,6 @@ class MLIRContext;
 class ModuleOp;
 class OpBuilder;
 class Value;
-namespace func {
-class FuncOp;
-} // namespace func
 } // namespace mlir
 
 namespace kf::codegen {
@@ -38,6 +38,11 @@ void loadKernelDialects(mlir::MLIRContext &context);
 llvm::Expected<mlir::func::FuncOp>
 buildMatmulKernel(mlir::ModuleOp module, const MatmulKernelSpec &spec,
                   const target::TargetInfo &target);
+
+/// Appends the quantizer of `spec` to `module` (after verifyQuantizeKernel).
+llvm::Expected<mlir::func::FuncOp>
+buildQuantizeKernel(mlir::ModuleOp module, const QuantizeKernelSpec &spec,
+                    const target::TargetInfo &target);
 
 /// The IR of nextColumnTile (kf/Codegen/ColumnTiles.h): the width of the next
 /// column tile for `remaining` (i64, >= 1) columns, as an i64.

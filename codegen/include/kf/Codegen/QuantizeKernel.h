@@ -18,13 +18,6 @@
 #include <cstdint>
 #include <string>
 
-namespace mlir {
-class ModuleOp;
-namespace func {
-class FuncOp;
-} // namespace func
-} // namespace mlir
-
 namespace kf::codegen {
 
 /// The ABI (docs/codegen.md, "Kernel ABI"): m columns of K floats, ldx floats
@@ -44,11 +37,6 @@ struct QuantizeKernelSpec {
 /// Fails, in one line naming the kernel, unless K is a positive multiple of
 /// 32.
 llvm::Error verifyQuantizeKernel(const QuantizeKernelSpec &spec);
-
-/// Appends the quantizer of `spec` to `module` (after verifyQuantizeKernel).
-llvm::Expected<mlir::func::FuncOp>
-buildQuantizeKernel(mlir::ModuleOp module, const QuantizeKernelSpec &spec,
-                    const target::TargetInfo &target);
 
 } // namespace kf::codegen
 
