@@ -13,15 +13,37 @@ using namespace mlir;
 
 namespace kf::codegen {
 
+namespace {
+
+const target::TargetInfo &host() {
+  static const target::TargetInfo info = target::detectHost();
+  return info;
+}
+
+/// The CPU to generate JIT code for. A CPU name implies more ISA extensions
+/// than the features a TargetInfo lists (LLVM uses GFNI for byte shifts, for
+/// one), so a specific CPU other than this one could yield instructions this
+/// machine lacks. The host's own CPU and the generic ISA levels are kept;
+/// any other CPU is replaced by the host's, which changes tuning only: the
+/// kernels' ISA was decided from the target's features, which
+/// checkRunsOnHost has found on this machine.
+std::string jitCpu(const target::TargetInfo &target) {
+  llvm::StringRef cpu = target.cpu;
+  if (cpu == host().cpu || cpu == "generic" || cpu.starts_with("x86-64"))
+    return target.cpu;
+  return host().cpu;
+}
+
+} // namespace
+
 llvm::Error checkRunsOnHost(const target::TargetInfo &target) {
-  static const target::TargetInfo host = target::detectHost();
-  if (target.arch != host.arch)
+  if (target.arch != host().arch)
     return llvm::createStringError(llvm::formatv(
         "cannot run code for target '{0}' ({1}) on this {2} machine",
         target.name, target::getArchName(target.arch),
-        target::getArchName(host.arch)));
+        target::getArchName(host().arch)));
   for (target::Feature f : target::allFeatures())
-    if (target.has(f) && !host.has(f))
+    if (target.has(f) && !host().has(f))
       return llvm::createStringError(
           llvm::formatv("cannot run code for target '{0}' on this machine: "
                         "its CPU lacks '{1}'",
@@ -33,9 +55,11 @@ namespace {
 
 /// One JIT holding every kernel of the set.
 llvm::Expected<std::shared_ptr<llvm::orc::LLJIT>>
-jitKernelSet(const KernelSet &kernels, const target::TargetInfo &target) {
-  if (llvm::Error err = checkRunsOnHost(target))
+jitKernelSet(const KernelSet &kernels, const target::TargetInfo &requested) {
+  if (llvm::Error err = checkRunsOnHost(requested))
     return std::move(err);
+  target::TargetInfo target = requested;
+  target.cpu = jitCpu(requested);
   // Verify every kernel against the target before any IR exists, and
   // translate with a context that starts no threads.
   MLIRContext context(MLIRContext::Threading::DISABLED);

@@ -61,7 +61,10 @@ struct JitQuantizer {
 };
 
 /// JIT-compiles the kernel of `spec` for `target`, which must be able to run
-/// on this machine (its architecture, and features the host has).
+/// on this machine (its architecture, and features the host has). Code is
+/// generated for the target's CPU when it is this machine's or a generic ISA
+/// level (x86-64-v3, ...), else for this machine's CPU with the target's
+/// features: a specific CPU's name implies extensions beyond them.
 llvm::Expected<JitKernel> jitMatmul(const MatmulKernelSpec &spec,
                                     const target::TargetInfo &target);
 /// Several kernels in one module and one JIT: one LLVM compilation.
