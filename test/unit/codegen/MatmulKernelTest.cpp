@@ -12,8 +12,9 @@
 // to a sum that starts at 0 and runs over the blocks in K order; the weight
 // scales are converted from fp16 exactly; and neither side contracts a
 // multiply and an add into an FMA (LLVM fuses separate fmul/fadd only under
-// the contract flag, which the kernels never set, and the runtime is compiled
-// for baseline x86-64, which has no FMA). Any difference is a bug.
+// the contract flag, which the kernels never set; the runtime is compiled in
+// ISO C++ mode, where GCC does not contract, for baseline x86-64, which has
+// no FMA). Any difference is a bug.
 #include "kf/Codegen/KernelCompiler.h"
 #include "kf/runtime/packing.h"
 #include "kf/runtime/quant.h"
