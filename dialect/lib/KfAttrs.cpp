@@ -2,6 +2,8 @@
 
 #include "kf/Dialect/KfDialect.h"
 
+#include "kf/Tiling/ColumnTiles.h"
+
 #include "kf/runtime/format.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -193,7 +195,7 @@ int64_t KernelAttr::getLaneRows(KernelIsa isa) {
 
 SmallVector<int64_t> KernelAttr::getColumnWidths(int64_t maxCols) {
   SmallVector<int64_t> widths;
-  for (int64_t width : {8, 4, 3, 2})
+  for (int64_t width : ::kf::tiling::kColumnTileWidths)
     if (width <= maxCols)
       widths.push_back(width);
   return widths;

@@ -29,8 +29,8 @@ struct TileColumnsPass : impl::KfTileColumnsBase<TileColumnsPass> {
           setKernel(op, matmul.name, kernel.withColumnTiles(std::nullopt));
           continue;
         }
-        SmallVector<int64_t> tiles = ::kf::tiling::decomposeColumns(
-            matmul.m, KernelAttr::getColumnWidths(kernel.getMaxCols()));
+        SmallVector<int64_t, 4> tiles =
+            ::kf::tiling::decomposeColumns(matmul.m, kernel.getMaxCols());
         setKernel(op, matmul.name, kernel.withColumnTiles(ArrayRef(tiles)));
       }
       return WalkResult::advance();

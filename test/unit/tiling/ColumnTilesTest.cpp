@@ -15,8 +15,10 @@ namespace {
 
 using Tiles = std::vector<int64_t>;
 
+/// The split of a kernel whose widest tile is the widest of `widths`.
 Tiles split(int64_t m, llvm::ArrayRef<int64_t> widths) {
-  llvm::SmallVector<int64_t> tiles = decomposeColumns(m, widths);
+  llvm::SmallVector<int64_t, 4> tiles =
+      decomposeColumns(m, *std::max_element(widths.begin(), widths.end()));
   return Tiles(tiles.begin(), tiles.end());
 }
 
@@ -105,8 +107,7 @@ TEST(ColumnTiles, NarrowerWidthsEqualBruteForce) {
   }
 }
 
-// The examples docs/codegen.md gives, and the order of the widths given
-// does not matter.
+// The examples docs/codegen.md gives.
 TEST(ColumnTiles, DocumentedExamples) {
   EXPECT_EQ(split(1, kWidths), (Tiles{1}));
   EXPECT_EQ(split(2, kWidths), (Tiles{2}));
@@ -121,8 +122,17 @@ TEST(ColumnTiles, DocumentedExamples) {
   EXPECT_EQ(split(15, kWidths), (Tiles{8, 4, 3}));
   EXPECT_EQ(split(17, kWidths), (Tiles{8, 4, 3, 2}));
   EXPECT_EQ(split(24, kWidths), (Tiles{8, 8, 8}));
-  const int64_t shuffled[] = {2, 8, 3, 4};
-  EXPECT_EQ(split(17, shuffled), (Tiles{8, 4, 3, 2}));
+  EXPECT_EQ(split(25, kWidths), (Tiles{8, 8, 4, 3, 2}));
+}
+
+// Kernels narrower than 3 columns cannot avoid 1-wide tiles; they take the
+// widest tile that fits.
+TEST(ColumnTiles, NarrowKernelsFallBackToOne) {
+  EXPECT_EQ(decomposeColumns(3, 1), (llvm::SmallVector<int64_t, 4>{1, 1, 1}));
+  EXPECT_EQ(decomposeColumns(3, 2), (llvm::SmallVector<int64_t, 4>{2, 1}));
+  EXPECT_EQ(decomposeColumns(4, 2), (llvm::SmallVector<int64_t, 4>{2, 2}));
+  EXPECT_EQ(kf::tiling::columnTileWidths(4),
+            (llvm::SmallVector<int64_t, 5>{4, 3, 2, 1}));
 }
 
 } // namespace

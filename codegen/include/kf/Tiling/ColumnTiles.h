@@ -1,7 +1,14 @@
-//===- ColumnTiles.h - Splitting M token columns into micro-kernels -------===//
+//===- ColumnTiles.h - Splitting M token columns into micro-kernel tiles --===//
 //
-// The rule --kf-tile-columns applies to a static M and a generated dispatcher
-// applies to a dynamic one (docs/codegen.md), in one place so both agree.
+// The rule of docs/codegen.md ("--kf-tile-columns"): M columns split into
+// micro-kernel widths {8, 4, 3, 2}, and 1 only for M = 1; fewest tiles, then
+// the widest first. M = 9 -> 4 + 3 + 2, 17 -> 8 + 4 + 3 + 2.
+//
+// The rule is applied one tile at a time (nextColumnTile), so that a kernel
+// taking M at run time decomposes it with the same arithmetic a pass uses on
+// a static M (the kernels' run-time dispatch builds the IR of the same
+// function). Header-only: the dialect's verifier, --kf-tile-columns and the
+// kernel emitters share it without linking one another.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,18 +22,54 @@
 
 namespace kf::tiling {
 
-/// Splits `m` >= 1 token columns into micro-kernel widths taken from
-/// `widths`, which must hold 2 and 3 so that every m >= 2 splits without a
-/// 1-wide tile: [1] for m = 1; otherwise the fewest tiles, and among those
-/// the list that is widest first (the largest in lexicographic order when
-/// sorted widest first). With {8, 4, 3, 2}: 9 -> [4, 3, 2],
-/// 17 -> [8, 4, 3, 2], 24 -> [8, 8, 8].
+/// The micro-kernel widths wider than 1, widest first.
+inline constexpr int64_t kColumnTileWidths[] = {8, 4, 3, 2};
+
+/// The width of the next tile when `remaining` (>= 1) columns are left and no
+/// tile may be wider than `maxCols` (>= 1): the widest width that fits and
+/// does not leave exactly one column behind. When none does (only possible
+/// for maxCols < 3, or remaining = 1), the widest width that fits, else 1.
 ///
-/// Each tile is one pass of a micro-kernel over the weights of a row group,
-/// so fewer tiles read the weights fewer times; a 1-wide tile would pay a
-/// whole pass for one column.
-llvm::SmallVector<int64_t> decomposeColumns(int64_t m,
-                                            llvm::ArrayRef<int64_t> widths);
+/// Taking tiles this way gives the fewest tiles, widest first: a remainder
+/// r = M mod 8 of 2, 3 or 4 is one tile; 5, 6 and 7 are two (3 + 2, 4 + 2,
+/// 4 + 3), the fewest possible; and r = 1 after at least one 8 is 4 + 3 + 2 in
+/// place of an 8, since M = 8q + 1 needs q + 2 tiles (q + 1 of width <= 8
+/// would have to fall 7 short of 8(q + 1) with shortfalls of 4, 5 or 6 each).
+/// ColumnTilesTest checks this against an exhaustive search.
+constexpr int64_t nextColumnTile(int64_t remaining, int64_t maxCols) {
+  int64_t fallback = 1;
+  for (int64_t width : kColumnTileWidths) {
+    if (width > maxCols || width > remaining)
+      continue;
+    if (remaining - width != 1)
+      return width;
+    if (fallback == 1)
+      fallback = width;
+  }
+  return fallback;
+}
+
+/// The widths of every tile for `m` columns, in the order a kernel runs them.
+inline llvm::SmallVector<int64_t, 4> decomposeColumns(int64_t m,
+                                                      int64_t maxCols) {
+  llvm::SmallVector<int64_t, 4> tiles;
+  for (int64_t done = 0; done < m;) {
+    tiles.push_back(nextColumnTile(m - done, maxCols));
+    done += tiles.back();
+  }
+  return tiles;
+}
+
+/// The widths a kernel with widest tile `maxCols` may run, widest first: the
+/// entries of kColumnTileWidths up to maxCols, then 1.
+inline llvm::SmallVector<int64_t, 5> columnTileWidths(int64_t maxCols) {
+  llvm::SmallVector<int64_t, 5> widths;
+  for (int64_t width : kColumnTileWidths)
+    if (width <= maxCols)
+      widths.push_back(width);
+  widths.push_back(1);
+  return widths;
+}
 
 } // namespace kf::tiling
 

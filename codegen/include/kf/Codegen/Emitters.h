@@ -1,0 +1,126 @@
+//===- Emitters.h - Per-format decode and per-ISA dot emitters ------------===//
+//
+// The matmul loop nest (MatmulEmitter.cpp) is written once. What differs by
+// weight format is how a packed block turns into int8 lanes and how its int32
+// dot meets the scales (a WeightDecodeEmitter); what differs by ISA is how
+// lanes and activation bytes become int32 dot products (a DotEmitter). The
+// two meet in the lanes: a vector<4R x i8> holding, for each of the group's R
+// rows, 4 consecutive weights (lanes 4r .. 4r + 3), stored unsigned as
+// w + offset; and an activation operand of 4 signed bytes broadcast to every
+// row.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KF_CODEGEN_EMITTERS_H
+#define KF_CODEGEN_EMITTERS_H
+
+#include "kf/Codegen/MatmulKernel.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+
+namespace kf::codegen {
+
+/// What decoded lanes hold: w + offset, unsigned, below 2^bits.
+struct LaneRange {
+  unsigned bits = 8;
+  int64_t offset = 128;
+};
+
+/// Lanes for the 4 weights at elements kOffset .. kOffset + 3 of a block.
+struct DecodedLanes {
+  mlir::Value lanes; ///< vector<4R x i8>
+  int64_t kOffset;
+};
+
+class WeightDecodeEmitter {
+public:
+  virtual ~WeightDecodeEmitter() = default;
+
+  virtual LaneRange getLaneRange() const = 0;
+  /// How many decodeStep calls cover a block of 32 weights.
+  virtual int64_t getStepsPerBlock() const = 0;
+  /// Appends the lanes of step `step` of the packed block at `block` (an
+  /// !llvm.ptr to the block's R fp16 scales, the weights after them).
+  virtual void decodeStep(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value block, int64_t rows, int64_t step,
+                          llvm::SmallVectorImpl<DecodedLanes> &out) const = 0;
+  /// A block's contribution to the fp32 accumulator, from its exact integer
+  /// dot `dot` (vector<R x f32>), the weights' scales `wScales` (vector<R x
+  /// f32>) and the activation's scale `xScale` (splat), in the order of float
+  /// operations of the format's reference dot (kf::dot), so that the kernel
+  /// rounds as it does.
+  virtual mlir::Value scaleBlock(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value dot, mlir::Value wScales,
+                                 mlir::Value xScale) const = 0;
+};
+
+/// Q8_0 or Q4_0; null for any other format (verifyMatmulKernel refuses them
+/// first).
+std::unique_ptr<WeightDecodeEmitter>
+createWeightDecodeEmitter(kf::Format format);
+
+class DotEmitter {
+public:
+  virtual ~DotEmitter() = default;
+
+  /// What the activation's quant sum is multiplied by and subtracted from the
+  /// int32 accumulator so that it holds the signed dot sum_k w_k x_k: the
+  /// lanes' offset, or 0 when the emitter restores signed weights itself.
+  virtual int64_t getCorrectionOffset(LaneRange range) const = 0;
+  /// Called once per decoded lane vector; the result is shared by every
+  /// column of the tile.
+  virtual mlir::Value prepareLanes(mlir::OpBuilder &b, mlir::Location loc,
+                                   mlir::Value lanes, LaneRange range) const {
+    return lanes;
+  }
+  /// `acc` (vector<R x i32>) plus, for each row r and each i,
+  /// sum_{t < 4} lanes[i][4r + t] * acts[i][4r + t].
+  virtual mlir::Value emitDot(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value acc,
+                              llvm::ArrayRef<mlir::Value> lanes,
+                              llvm::ArrayRef<mlir::Value> acts,
+                              LaneRange range) const = 0;
+};
+
+std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa);
+
+//===----------------------------------------------------------------------===//
+// Building blocks shared by the emitters
+//===----------------------------------------------------------------------===//
+
+/// `ptr` + `bytes`, an !llvm.ptr.
+mlir::Value emitByteOffset(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value ptr, int64_t bytes);
+mlir::Value emitByteOffset(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value ptr, mlir::Value bytes);
+/// An unaligned load of `type` at `ptr` + `bytes`.
+mlir::Value emitLoad(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
+                     mlir::Value ptr, int64_t bytes);
+/// A splat of the integer constant `value` to the integer vector `type`.
+mlir::Value emitSplat(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::VectorType type, int64_t value);
+/// Whether the target converts between fp16 and fp32 in hardware (x86 F16C,
+/// every AArch64). Elsewhere LLVM lowers the conversions to library calls,
+/// which a kernel must not depend on, so they are done in integer arithmetic.
+bool hasHardwareHalf(const target::TargetInfo &target);
+/// fp16 bits (vector<N x i16>) to fp32 (vector<N x f32>), exactly as
+/// kf::fp16_to_fp32 (NaN payloads kept in the integer path).
+mlir::Value emitHalfToFloat(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value halves, bool hardwareHalf);
+/// fp32 (a scalar f32) rounded to the nearest fp16 value, ties to even, and
+/// returned as fp32: kf::fp16_to_fp32(kf::fp32_to_fp16(x)) for every finite
+/// x >= 0 (an activation block's amax / 127).
+mlir::Value emitRoundToHalf(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value x, bool hardwareHalf);
+/// An LLVM intrinsic call (llvm.call_intrinsic) returning `resultType`.
+mlir::Value emitIntrinsic(mlir::OpBuilder &b, mlir::Location loc,
+                          llvm::StringRef name, mlir::Type resultType,
+                          mlir::ValueRange args);
+
+} // namespace kf::codegen
+
+#endif // KF_CODEGEN_EMITTERS_H

@@ -1,0 +1,74 @@
+//===- MatmulKernel.h - What a compiled quantized matmul kernel is --------===//
+//
+// A MatmulKernelSpec names one kernel: weight format, ISA, rows per
+// interleaved group, the K and N it is compiled for and its widest column
+// tile. Plain data, no MLIR: the kernel passes, the JIT and kf-bench all speak
+// it. The kernel's C ABI and the layouts it reads are docs/codegen.md's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KF_CODEGEN_MATMULKERNEL_H
+#define KF_CODEGEN_MATMULKERNEL_H
+
+#include "kf/Target/TargetInfo.h"
+#include "kf/runtime/packed_layout.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kf::codegen {
+
+/// The instruction family a kernel's int8 dot products use. Names as in
+/// #kf.kernel's `isa`.
+enum class KernelIsa {
+  Scalar,     ///< portable integer code, no intrinsics: any target
+  Avx2,       ///< vpmaddubsw + vpmaddwd on 8 rows (ymm)
+  Avx512Vnni, ///< vpdpbusd on 16 rows (zmm)
+};
+
+/// "scalar", "avx2", "avx512vnni".
+llvm::StringRef getIsaName(KernelIsa isa);
+std::optional<KernelIsa> lookupIsa(llvm::StringRef name);
+
+/// The kernel ABI (docs/codegen.md, "Kernel ABI"): rows [nBegin, nEnd) of y,
+/// for m token columns, y[j * ldy + n] = sum_k x[j][k] * w[n][k]. nBegin is a
+/// multiple of the spec's rows; nEnd is one too, or N. packedW is the whole
+/// tensor in getWeightLayout(), packedX m columns of packed activations.
+using MatmulKernelFn = void (*)(const void *packedW, const void *packedX,
+                                float *y, int64_t ldy, int64_t m,
+                                int64_t nBegin, int64_t nEnd);
+
+struct MatmulKernelSpec {
+  kf::Format format = kf::Format::Q8_0; ///< Q8_0 or Q4_0
+  KernelIsa isa = KernelIsa::Scalar;
+  int64_t rows = 16;   ///< rows per interleaved group (16 AVX-512, 8 AVX2)
+  int64_t k = 0;       ///< elements per weight row, a multiple of 32
+  int64_t n = 0;       ///< weight rows
+  int64_t maxCols = 8; ///< widest column tile, 1..8
+
+  /// The function's symbol, e.g.
+  /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048".
+  std::string getSymbolName() const;
+  /// The packed weight layout the kernel reads.
+  kf::PackedLayout getWeightLayout() const;
+  /// Bytes of the packed weights, and of one packed activation column.
+  int64_t getWeightBytes() const;
+  int64_t getActivationColumnBytes() const;
+  /// "q8_0/avx512vnni r16 c8 [2048 x 4096]", for messages.
+  std::string describe() const;
+};
+
+/// Checks that the emitters can build `spec` and that `target` can run it
+/// (its architecture and ISA features), before any IR exists: an intrinsic
+/// the target lacks must never reach LLVM, which aborts on it. The error is
+/// one line naming the kernel and what was expected.
+llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
+                               const target::TargetInfo &target);
+
+} // namespace kf::codegen
+
+#endif // KF_CODEGEN_MATMULKERNEL_H

@@ -1,0 +1,141 @@
+//===- EmitterUtils.cpp - Building blocks shared by the kernel emitters ---===//
+//
+// Kernels address raw bytes (the ABI passes plain pointers into packed
+// buffers), so memory is !llvm.ptr with i8 GEPs and unaligned llvm.load;
+// arithmetic stays in arith/vector so the standard conversions lower it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kf/Codegen/Emitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace kf::codegen {
+
+Value emitByteOffset(OpBuilder &b, Location loc, Value ptr, int64_t bytes) {
+  if (bytes == 0)
+    return ptr;
+  Value offset = arith::ConstantIntOp::create(b, loc, b.getI64Type(), bytes);
+  return emitByteOffset(b, loc, ptr, offset);
+}
+
+Value emitByteOffset(OpBuilder &b, Location loc, Value ptr, Value bytes) {
+  return LLVM::GEPOp::create(b, loc, ptr.getType(), b.getI8Type(), ptr,
+                             ValueRange{bytes});
+}
+
+Value emitLoad(OpBuilder &b, Location loc, Type type, Value ptr,
+               int64_t bytes) {
+  return LLVM::LoadOp::create(b, loc, type, emitByteOffset(b, loc, ptr, bytes),
+                              /*alignment=*/1);
+}
+
+Value emitSplat(OpBuilder &b, Location loc, VectorType type, int64_t value) {
+  auto elementType = cast<IntegerType>(type.getElementType());
+  APInt bits(elementType.getWidth(), value, /*isSigned=*/true);
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, bits));
+}
+
+Value emitIntrinsic(OpBuilder &b, Location loc, llvm::StringRef name,
+                    Type resultType, ValueRange args) {
+  return LLVM::CallIntrinsicOp::create(b, loc, resultType,
+                                       b.getStringAttr(name), args)
+      .getResult(0);
+}
+
+bool hasHardwareHalf(const target::TargetInfo &target) {
+  return target.arch == target::Arch::AArch64 ||
+         (target.arch == target::Arch::X86_64 &&
+          target.has(target::Feature::F16C));
+}
+
+// The integer path: normals and inf/NaN rebias the exponent; subnormals are
+// the integer mantissa times 2^-24, exact in fp32.
+Value emitHalfToFloat(OpBuilder &b, Location loc, Value halves,
+                      bool hardwareHalf) {
+  int64_t n = cast<VectorType>(halves.getType()).getNumElements();
+  auto i32Type = VectorType::get({n}, b.getI32Type());
+  auto f32Type = VectorType::get({n}, b.getF32Type());
+  if (hardwareHalf) {
+    Value f16 = arith::BitcastOp::create(
+        b, loc, VectorType::get({n}, b.getF16Type()), halves);
+    return arith::ExtFOp::create(b, loc, f32Type, f16);
+  }
+  auto splat = [&](int64_t v) { return emitSplat(b, loc, i32Type, v); };
+  Value h = arith::ExtUIOp::create(b, loc, i32Type, halves);
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, h, splat(0x8000)), splat(16));
+  Value magnitude = arith::AndIOp::create(b, loc, h, splat(0x7fff));
+  Value shifted = arith::ShLIOp::create(b, loc, magnitude, splat(13));
+  Value normal = arith::AddIOp::create(b, loc, shifted, splat(112 << 23));
+  Value infNan = arith::OrIOp::create(b, loc, shifted, splat(0x7f800000));
+  Value isInfNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         magnitude, splat(0x7c00));
+  Value bits = arith::SelectOp::create(b, loc, isInfNan, infNan, normal);
+  Value subnormal = arith::MulFOp::create(
+      b, loc, arith::SIToFPOp::create(b, loc, f32Type, magnitude),
+      arith::ConstantOp::create(
+          b, loc, f32Type,
+          DenseElementsAttr::get(f32Type, b.getF32FloatAttr(0x1p-24f))));
+  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                            magnitude, splat(0x400));
+  bits = arith::SelectOp::create(
+      b, loc, isSubnormal, arith::BitcastOp::create(b, loc, i32Type, subnormal),
+      bits);
+  bits = arith::OrIOp::create(b, loc, bits, sign);
+  return arith::BitcastOp::create(b, loc, f32Type, bits);
+}
+
+// The integer path, for x >= 0 (kf::fp32_to_fp16's cases): past the largest
+// half it is inf; in the half normal range, dropping 13 mantissa bits with
+// ties to even; below it, a multiple of 2^-24 rounded by the float adder
+// (x * 2^24 < 2^14, so adding and removing 2^23 rounds it to an integer,
+// ties to even), scaled back exactly.
+Value emitRoundToHalf(OpBuilder &b, Location loc, Value x, bool hardwareHalf) {
+  if (hardwareHalf) {
+    Value half = arith::TruncFOp::create(b, loc, b.getF16Type(), x);
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), half);
+  }
+  Type i32 = b.getI32Type();
+  Type f32 = b.getF32Type();
+  auto int32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  auto float32 = [&](float v) -> Value {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          llvm::APFloat(v));
+  };
+  Value u = arith::BitcastOp::create(b, loc, i32, x);
+  Value odd = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, u, int32(13)), int32(1));
+  Value rounded = arith::AndIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, u,
+                            arith::AddIOp::create(b, loc, odd, int32(0xfff))),
+      int32(~0x1fff));
+  Value normal = arith::BitcastOp::create(b, loc, f32, rounded);
+  Value scaled = arith::MulFOp::create(b, loc, x, float32(0x1p24f));
+  Value integer = arith::SubFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, scaled, float32(0x1p23f)),
+      float32(0x1p23f));
+  Value subnormal = arith::MulFOp::create(b, loc, integer, float32(0x1p-24f));
+  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            u, int32(0x38800000));
+  Value overflows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, u,
+                                          int32(0x477ff000));
+  Value result =
+      arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+  return arith::SelectOp::create(
+      b, loc, overflows, float32(std::numeric_limits<float>::infinity()),
+      result);
+}
+
+} // namespace kf::codegen

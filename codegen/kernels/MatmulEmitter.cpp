@@ -1,0 +1,375 @@
+//===- MatmulEmitter.cpp - The quantized matmul loop nest -----------------===//
+//
+// One loop nest for every format and ISA (docs/codegen.md):
+//
+//   for each row group g of R rows in [nBegin, nEnd):
+//     for each column tile (width c from the run-time decomposition of m):
+//       acc[c] = 0                                  (vector<R x f32> each)
+//       for each K block b:                         (weights read once per
+//         s_w = the group's R scales                 tile, from L1/L2 after
+//         for each column j: iacc[j] = -offset*sum_j  the first tile)
+//         for each decode step: lanes = decode(block, step)
+//           for each column j: iacc[j] = dot(iacc[j], lanes, x[j] bytes)
+//         for each column j: acc[j] += scale(float(iacc[j]), s_w, d_j)
+//       store acc[j] to y[j][g*R ..]                 (masked past N)
+//
+// The int32 accumulator starts from -offset * sum(q) so it ends holding the
+// signed block dot exactly; the float work per block and row lane is then the
+// reference dot's, in its order, and the kernel's sums equal kf::dot's bit for
+// bit. Each column tile width is its own straight-line micro-kernel (every
+// column's accumulators live in registers), chosen at run time by an
+// scf.index_switch on the width nextColumnTile gives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kf/Codegen/MatmulEmitter.h"
+
+#include "kf/Codegen/Emitters.h"
+#include "kf/Tiling/ColumnTiles.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace kf::codegen {
+
+void loadKernelDialects(MLIRContext &context) {
+  context.loadDialect<arith::ArithDialect, func::FuncDialect, LLVM::LLVMDialect,
+                      scf::SCFDialect, vector::VectorDialect>();
+}
+
+Value emitNextColumnTile(OpBuilder &b, Location loc, Value remaining,
+                         int64_t maxCols) {
+  Type i64 = b.getI64Type();
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  // Built from the narrowest width up, so that a wider width that qualifies
+  // overrides: the result is the widest, as nextColumnTile's first match.
+  Value fallback = constant(1);
+  Value width = fallback;
+  SmallVector<int64_t, 5> widths = tiling::columnTileWidths(maxCols);
+  widths.pop_back(); // 1 is the fallback's start
+  for (int64_t w : llvm::reverse(widths)) {
+    Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                       remaining, constant(w));
+    Value leavesOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            remaining, constant(w + 1));
+    Value ok = arith::AndIOp::create(
+        b, loc, fits,
+        arith::XOrIOp::create(b, loc, leavesOne,
+                              arith::ConstantIntOp::create(b, loc, 1, 1)));
+    fallback = arith::SelectOp::create(b, loc, fits, constant(w), fallback);
+    width = arith::SelectOp::create(b, loc, ok, constant(w), width);
+  }
+  // No width qualified: the widest that fits (or 1).
+  Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, width,
+                                     constant(1));
+  return arith::SelectOp::create(b, loc, none, fallback, width);
+}
+
+namespace {
+
+constexpr int64_t kBlockElems = 32;
+
+struct KernelArgs {
+  Value w, x, y, ldy, m, nBegin, nEnd;
+};
+
+class MatmulLoopNest {
+public:
+  MatmulLoopNest(OpBuilder &b, Location loc, const MatmulKernelSpec &spec,
+                 const target::TargetInfo &target,
+                 const WeightDecodeEmitter &decode, const DotEmitter &dot)
+      : b(b), loc(loc), spec(spec), decode(decode), dot(dot),
+        range(decode.getLaneRange()),
+        correction(dot.getCorrectionOffset(range)),
+        blockBytes(kf::packed_block_bytes(spec.getWeightLayout())),
+        hardwareHalf((target.arch == target::Arch::X86_64 &&
+                      target.has(target::Feature::F16C)) ||
+                     target.arch == target::Arch::AArch64) {}
+
+  void build(const KernelArgs &args);
+
+private:
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  VectorType rowsOf(Type element) {
+    return VectorType::get({spec.rows}, element);
+  }
+
+  void emitColumnTiles(const KernelArgs &args, Value group, Value rowBase);
+  void emitTile(const KernelArgs &args, int64_t width, Value col, Value group,
+                Value rowBase);
+  /// Independent int32 accumulators per column and block. A dot instruction
+  /// waits for the previous one on the same accumulator (vpdpbusd: about 5
+  /// cycles), so a narrow tile with one accumulator per column would run at
+  /// that latency, not at the dot units' throughput; splitting each column's
+  /// block dot over chains keeps about 4 in flight, wide tiles having them
+  /// already.
+  int64_t getIntChains(int64_t width) const {
+    return std::clamp<int64_t>(4 / width, 1, decode.getStepsPerBlock());
+  }
+  Value emitWeightScales(Value block);
+  Value emitActivation(Value xBlock, int64_t kOffset);
+  void emitStore(Value acc, Value yPtr, Value rowBase);
+
+  OpBuilder &b;
+  Location loc;
+  const MatmulKernelSpec &spec;
+  const WeightDecodeEmitter &decode;
+  const DotEmitter &dot;
+  LaneRange range;
+  int64_t correction;
+  int64_t blockBytes;
+  bool hardwareHalf;
+};
+
+void MatmulLoopNest::build(const KernelArgs &args) {
+  // nBegin is a multiple of R; nEnd is one too or N, whose group is partial.
+  Value rows = i64(spec.rows);
+  Value first = arith::DivSIOp::create(b, loc, args.nBegin, rows);
+  Value last = arith::DivSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, args.nEnd, i64(spec.rows - 1)),
+      rows);
+  int64_t groupBytes = spec.k / kBlockElems * blockBytes;
+  scf::ForOp::create(b, loc, first, last, i64(1), ValueRange{},
+                     [&](OpBuilder &, Location, Value g, ValueRange) {
+                       Value group = emitByteOffset(
+                           b, loc, args.w,
+                           arith::MulIOp::create(b, loc, g, i64(groupBytes)));
+                       Value rowBase = arith::MulIOp::create(b, loc, g, rows);
+                       emitColumnTiles(args, group, rowBase);
+                       scf::YieldOp::create(b, loc);
+                     });
+}
+
+void MatmulLoopNest::emitColumnTiles(const KernelArgs &args, Value group,
+                                     Value rowBase) {
+  Type i64Type = b.getI64Type();
+  SmallVector<int64_t, 5> widths = tiling::columnTileWidths(spec.maxCols);
+  scf::WhileOp::create(
+      b, loc, TypeRange{i64Type}, ValueRange{i64(0)},
+      [&](OpBuilder &, Location, ValueRange cols) {
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           cols[0], args.m);
+        scf::ConditionOp::create(b, loc, more, cols);
+      },
+      [&](OpBuilder &, Location, ValueRange cols) {
+        Value col = cols[0];
+        Value remaining = arith::SubIOp::create(b, loc, args.m, col);
+        Value width = emitNextColumnTile(b, loc, remaining, spec.maxCols);
+        Value index =
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), width);
+        auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, index,
+                                                   widths, widths.size());
+        for (auto [w, region] :
+             llvm::zip_equal(widths, dispatch.getCaseRegions())) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&region.emplaceBlock());
+          emitTile(args, w, col, group, rowBase);
+          scf::YieldOp::create(b, loc);
+        }
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(
+              &dispatch.getDefaultRegion().emplaceBlock());
+          scf::YieldOp::create(b, loc); // nextColumnTile returns no other
+        }
+        Value next = arith::AddIOp::create(b, loc, col, width);
+        scf::YieldOp::create(b, loc, ValueRange{next});
+      });
+}
+
+void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
+                              Value group, Value rowBase) {
+  int64_t columnBytes = spec.getActivationColumnBytes();
+  SmallVector<Value, 8> xColumns;
+  for (int64_t j = 0; j < width; ++j) {
+    Value column = arith::AddIOp::create(b, loc, col, i64(j));
+    xColumns.push_back(emitByteOffset(
+        b, loc, args.x,
+        arith::MulIOp::create(b, loc, column, i64(columnBytes))));
+  }
+
+  VectorType f32Rows = rowsOf(b.getF32Type());
+  VectorType i32Rows = rowsOf(b.getI32Type());
+  Value zero = arith::ConstantOp::create(
+      b, loc, f32Rows, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
+  SmallVector<Value, 8> inits(width, zero);
+  SmallVector<DecodedLanes, 2> decoded;
+  SmallVector<Value, 2> lanes, acts;
+
+  auto loop = scf::ForOp::create(
+      b, loc, i64(0), i64(spec.k / kBlockElems), i64(1), inits,
+      [&](OpBuilder &, Location, Value blk, ValueRange accs) {
+        Value block = emitByteOffset(
+            b, loc, group, arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
+        Value wScales = emitWeightScales(block);
+        Value xOffset =
+            arith::MulIOp::create(b, loc, blk, i64(kf::kActivationBlockBytes));
+
+        // chains[j][c]: column j's independent int32 partial sums (see
+        // getIntChains); chain 0 starts from the correction.
+        const int64_t numChains = getIntChains(width);
+        SmallVector<Value, 8> xBlocks, xScales;
+        SmallVector<SmallVector<Value, 4>, 8> chains(width);
+        for (auto [j, column] : llvm::enumerate(xColumns)) {
+          Value xBlock = emitByteOffset(b, loc, column, xOffset);
+          xBlocks.push_back(xBlock);
+          Value d = emitLoad(b, loc, b.getF32Type(), xBlock,
+                             kf::kActivationScaleOffset);
+          xScales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
+          Value start = emitSplat(b, loc, i32Rows, 0);
+          if (correction != 0) {
+            // -offset * sum(q): what the lanes' offset adds to the dot.
+            Value sum = emitLoad(b, loc, b.getI32Type(), xBlock,
+                                 kf::kActivationSumOffset);
+            Value init =
+                arith::MulIOp::create(b, loc, sum,
+                                      arith::ConstantIntOp::create(
+                                          b, loc, b.getI32Type(), -correction));
+            start = vector::BroadcastOp::create(b, loc, i32Rows, init);
+          }
+          chains[j].push_back(start);
+          for (int64_t c = 1; c < numChains; ++c)
+            chains[j].push_back(emitSplat(b, loc, i32Rows, 0));
+        }
+
+        for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
+          decoded.clear();
+          decode.decodeStep(b, loc, block, spec.rows, step, decoded);
+          lanes.clear();
+          for (const DecodedLanes &d : decoded)
+            lanes.push_back(dot.prepareLanes(b, loc, d.lanes, range));
+          for (auto [xBlock, columnChains] : llvm::zip_equal(xBlocks, chains)) {
+            acts.clear();
+            for (const DecodedLanes &d : decoded)
+              acts.push_back(emitActivation(xBlock, d.kOffset));
+            Value &chain = columnChains[step % numChains];
+            chain = dot.emitDot(b, loc, chain, lanes, acts, range);
+          }
+        }
+
+        // Integer sums are exact in any order, so joining the chains keeps
+        // the block dot exact.
+        SmallVector<Value, 8> iaccs;
+        for (ArrayRef<Value> columnChains : chains) {
+          Value iacc = columnChains.front();
+          for (Value chain : columnChains.drop_front())
+            iacc = arith::AddIOp::create(b, loc, iacc, chain);
+          iaccs.push_back(iacc);
+        }
+
+        SmallVector<Value, 8> next;
+        for (auto [acc, iacc, xScale] : llvm::zip_equal(accs, iaccs, xScales)) {
+          Value sum = arith::SIToFPOp::create(b, loc, f32Rows, iacc);
+          Value contribution = decode.scaleBlock(b, loc, sum, wScales, xScale);
+          next.push_back(arith::AddFOp::create(b, loc, acc, contribution));
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  for (int64_t j = 0; j < width; ++j) {
+    Value column = arith::AddIOp::create(b, loc, col, i64(j));
+    Value element = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, column, args.ldy), rowBase);
+    Value yPtr = emitByteOffset(b, loc, args.y,
+                                arith::MulIOp::create(b, loc, element, i64(4)));
+    emitStore(loop.getResult(j), yPtr, rowBase);
+  }
+}
+
+Value MatmulLoopNest::emitWeightScales(Value block) {
+  Value halves = emitLoad(b, loc, rowsOf(b.getI16Type()), block, 0);
+  return emitHalfToFloat(b, loc, halves, hardwareHalf);
+}
+
+// The 4 activation bytes at element kOffset of the block, broadcast to every
+// row: one i32 load and splat (vpbroadcastd, or an embedded broadcast).
+Value MatmulLoopNest::emitActivation(Value xBlock, int64_t kOffset) {
+  Value word = emitLoad(b, loc, b.getI32Type(), xBlock,
+                        kf::kActivationQuantsOffset + kOffset);
+  Value splat =
+      vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), word);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()), splat);
+}
+
+// y gets R floats, except in the group holding row N - 1 when N is not a
+// multiple of R: its padding rows are not the caller's memory.
+void MatmulLoopNest::emitStore(Value acc, Value yPtr, Value rowBase) {
+  auto fullStore = [&] { LLVM::StoreOp::create(b, loc, acc, yPtr, 4); };
+  if (spec.n % spec.rows == 0) {
+    fullStore();
+    return;
+  }
+  Value full = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sle,
+      arith::AddIOp::create(b, loc, rowBase, i64(spec.rows)), i64(spec.n));
+  scf::IfOp::create(
+      b, loc, full,
+      [&](OpBuilder &, Location) {
+        fullStore();
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &, Location) {
+        VectorType i64Rows = rowsOf(b.getI64Type());
+        SmallVector<int64_t> iota(spec.rows);
+        for (int64_t r = 0; r < spec.rows; ++r)
+          iota[r] = r;
+        Value lanes = arith::ConstantOp::create(
+            b, loc, i64Rows, DenseElementsAttr::get(i64Rows, ArrayRef(iota)));
+        Value valid = vector::BroadcastOp::create(
+            b, loc, i64Rows,
+            arith::SubIOp::create(b, loc, i64(spec.n), rowBase));
+        Value mask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           lanes, valid);
+        LLVM::MaskedStoreOp::create(b, loc, acc, yPtr, mask, 4);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+} // namespace
+
+llvm::Expected<func::FuncOp>
+buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
+                  const target::TargetInfo &target) {
+  if (llvm::Error err = verifyMatmulKernel(spec, target))
+    return std::move(err);
+  std::unique_ptr<WeightDecodeEmitter> decode =
+      createWeightDecodeEmitter(spec.format);
+  std::unique_ptr<DotEmitter> dot = createDotEmitter(spec.isa);
+
+  MLIRContext *context = module.getContext();
+  loadKernelDialects(*context);
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Location loc = NameLoc::get(b.getStringAttr(spec.getSymbolName()));
+  Type ptr = LLVM::LLVMPointerType::get(context);
+  Type i64 = b.getI64Type();
+  auto type = b.getFunctionType({ptr, ptr, ptr, i64, i64, i64, i64}, {});
+  auto fn = func::FuncOp::create(b, loc, spec.getSymbolName(), type);
+  fn->setAttr("target_cpu", b.getStringAttr(target.cpu));
+  fn->setAttr("target_features", LLVM::TargetFeaturesAttr::get(
+                                     context, target.getLLVMFeatureString()));
+
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  KernelArgs args{entry->getArgument(0), entry->getArgument(1),
+                  entry->getArgument(2), entry->getArgument(3),
+                  entry->getArgument(4), entry->getArgument(5),
+                  entry->getArgument(6)};
+  MatmulLoopNest(b, loc, spec, target, *decode, *dot).build(args);
+  func::ReturnOp::create(b, loc);
+  return fn;
+}
+
+} // namespace kf::codegen

@@ -1,0 +1,126 @@
+//===- MatmulKernel.cpp - Kernel specs and what a target needs to run them ===//
+
+#include "kf/Codegen/MatmulKernel.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace kf::codegen {
+
+using target::Feature;
+
+llvm::StringRef getIsaName(KernelIsa isa) {
+  switch (isa) {
+  case KernelIsa::Scalar:
+    return "scalar";
+  case KernelIsa::Avx2:
+    return "avx2";
+  case KernelIsa::Avx512Vnni:
+    return "avx512vnni";
+  }
+  return "?";
+}
+
+std::optional<KernelIsa> lookupIsa(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<KernelIsa>>(name)
+      .Case("scalar", KernelIsa::Scalar)
+      .Case("avx2", KernelIsa::Avx2)
+      .Case("avx512vnni", KernelIsa::Avx512Vnni)
+      .Default(std::nullopt);
+}
+
+std::string MatmulKernelSpec::getSymbolName() const {
+  return llvm::formatv("kf_matmul_{0}_{1}_r{2}_c{3}_k{4}_n{5}",
+                       format_info(format).name, getIsaName(isa), rows, maxCols,
+                       k, n)
+      .str();
+}
+
+kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
+  // Every ISA here multiplies unsigned weight lanes (the portable one adapts
+  // to any offset), so x86 layouts serve the scalar kernel too.
+  return {format, static_cast<int>(rows), kf::LaneEncoding::Unsigned};
+}
+
+int64_t MatmulKernelSpec::getWeightBytes() const {
+  return (n + rows - 1) / rows * (k / 32) *
+         kf::packed_block_bytes(getWeightLayout());
+}
+
+int64_t MatmulKernelSpec::getActivationColumnBytes() const {
+  return k / 32 * kf::kActivationBlockBytes;
+}
+
+std::string MatmulKernelSpec::describe() const {
+  return llvm::formatv("{0}/{1} r{2} c{3} [{4} x {5}]",
+                       format_info(format).name, getIsaName(isa), rows, maxCols,
+                       n, k)
+      .str();
+}
+
+namespace {
+
+/// The rows an ISA's vectors hold: one i32 lane per row.
+std::optional<int64_t> requiredRows(KernelIsa isa) {
+  switch (isa) {
+  case KernelIsa::Scalar:
+    return std::nullopt;
+  case KernelIsa::Avx2:
+    return 8;
+  case KernelIsa::Avx512Vnni:
+    return 16;
+  }
+  return std::nullopt;
+}
+
+/// The features the ISA's intrinsics need, on its architecture.
+llvm::SmallVector<Feature> requiredFeatures(KernelIsa isa) {
+  switch (isa) {
+  case KernelIsa::Scalar:
+    return {};
+  case KernelIsa::Avx2:
+    return {Feature::AVX2};
+  case KernelIsa::Avx512Vnni:
+    return {Feature::AVX512F, Feature::AVX512BW, Feature::AVX512VNNI};
+  }
+  return {};
+}
+
+llvm::Error fail(const MatmulKernelSpec &spec, const llvm::Twine &what) {
+  return llvm::createStringError("matmul kernel " + spec.describe() + ": " +
+                                 what);
+}
+
+} // namespace
+
+llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
+                               const target::TargetInfo &target) {
+  if (spec.format != kf::Format::Q8_0 && spec.format != kf::Format::Q4_0)
+    return fail(spec, "no emitter for this format, expected q8_0 or q4_0");
+  if (spec.rows != 1 && spec.rows != 4 && spec.rows != 8 && spec.rows != 16)
+    return fail(spec, "expected 1, 4, 8 or 16 rows per group");
+  if (std::optional<int64_t> rows = requiredRows(spec.isa);
+      rows && spec.rows != *rows)
+    return fail(spec, llvm::formatv("{0} holds {1} rows per vector, expected "
+                                    "rows = {1}",
+                                    getIsaName(spec.isa), *rows));
+  if (spec.k <= 0 || spec.k % 32 != 0)
+    return fail(spec, "expected K a positive multiple of 32");
+  if (spec.n <= 0)
+    return fail(spec, "expected N > 0");
+  if (spec.maxCols < 1 || spec.maxCols > 8)
+    return fail(spec, "expected a widest column tile of 1 to 8");
+  if (spec.isa != KernelIsa::Scalar && target.arch != target::Arch::X86_64)
+    return fail(spec, llvm::formatv("{0} is an x86-64 ISA, target '{1}' is {2}",
+                                    getIsaName(spec.isa), target.name,
+                                    target::getArchName(target.arch)));
+  for (Feature f : requiredFeatures(spec.isa))
+    if (!target.has(f))
+      return fail(spec, llvm::formatv("{0} needs target feature '{1}', which "
+                                      "target '{2}' lacks",
+                                      getIsaName(spec.isa),
+                                      target::getFeatureName(f), target.name));
+  return llvm::Error::success();
+}
+
+} // namespace kf::codegen

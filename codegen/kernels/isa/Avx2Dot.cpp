@@ -1,0 +1,100 @@
+//===- Avx2Dot.cpp - The AVX2 dot emitter: vpmaddubsw + vpmaddwd ----------===//
+//
+// vpmaddubsw multiplies unsigned by signed bytes and adds pairs into i16 with
+// signed saturation; vpmaddwd against ones adds those pairs into i32. The sums
+// must never saturate, which decides how lanes are fed:
+//  * lanes of at most 6 bits (Q4_0's nibbles, 0..15) go in as they are: a
+//    pair is at most 2 * 15 * 127 = 3810, so the i16 results of several
+//    operands are added before one vpmaddwd while they stay below 2^15;
+//  * 8-bit lanes (Q8_0's w + 128, up to 255) would reach 2 * 255 * 127 and
+//    saturate, so the signed weight w is restored (xor 0x80) and multiplied as
+//    |w| * (sign(w) * x) (vpsignb): pairs of at most 2 * 128 * 127 = 32512,
+//    and no correction is needed.
+// Both bounds rely on |x| <= 127, which the activation packer guarantees.
+//
+//===----------------------------------------------------------------------===//
+
+#include "isa/DotEmitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+
+namespace kf::codegen {
+namespace {
+
+constexpr int64_t kMaxActivation = 127;
+constexpr int64_t kI16Max = 32767;
+
+bool needsSignedWeights(LaneRange range) { return range.bits > 6; }
+
+class Avx2Dot : public DotEmitter {
+public:
+  int64_t getCorrectionOffset(LaneRange range) const override {
+    return needsSignedWeights(range) ? 0 : range.offset;
+  }
+
+  Value prepareLanes(OpBuilder &b, Location loc, Value lanes,
+                     LaneRange range) const override {
+    if (!needsSignedWeights(range))
+      return lanes;
+    auto type = cast<VectorType>(lanes.getType());
+    return arith::XOrIOp::create(b, loc, lanes,
+                                 emitSplat(b, loc, type, 0x80 - 0x100));
+  }
+
+  Value emitDot(OpBuilder &b, Location loc, Value acc, ArrayRef<Value> lanes,
+                ArrayRef<Value> acts, LaneRange range) const override {
+    auto i16Type = VectorType::get({16}, b.getI16Type());
+    auto i32Type = VectorType::get({8}, b.getI32Type());
+    Value ones = emitSplat(b, loc, i16Type, 1);
+    auto widen = [&](Value pairs) {
+      Value sums = emitIntrinsic(b, loc, "llvm.x86.avx2.pmadd.wd", i32Type,
+                                 {pairs, ones});
+      acc = arith::AddIOp::create(b, loc, acc, sums);
+    };
+
+    if (needsSignedWeights(range)) {
+      for (auto [w, x] : llvm::zip_equal(lanes, acts)) {
+        // |w| as unsigned is right even for w = -128 (0x80 = 128), and
+        // x * sign(w) cannot overflow since |x| <= 127. The |w| of a lane
+        // vector is the same for every column; LLVM's CSE keeps one.
+        Value zero = emitSplat(b, loc, cast<VectorType>(w.getType()), 0);
+        Value negW = arith::SubIOp::create(b, loc, zero, w);
+        Value absW = arith::MaxSIOp::create(b, loc, w, negW);
+        Value signedX =
+            emitIntrinsic(b, loc, "llvm.x86.avx2.psign.b", x.getType(), {x, w});
+        widen(emitIntrinsic(b, loc, "llvm.x86.avx2.pmadd.ub.sw", i16Type,
+                            {absW, signedX}));
+      }
+      return acc;
+    }
+
+    // Add the i16 pair sums of as many operands as stay below 2^15.
+    int64_t pairMax = 2 * ((int64_t(1) << range.bits) - 1) * kMaxActivation;
+    int64_t perWiden = std::max<int64_t>(1, kI16Max / pairMax);
+    Value pending;
+    int64_t count = 0;
+    for (auto [w, x] : llvm::zip_equal(lanes, acts)) {
+      Value pairs =
+          emitIntrinsic(b, loc, "llvm.x86.avx2.pmadd.ub.sw", i16Type, {w, x});
+      pending = pending ? arith::AddIOp::create(b, loc, pending, pairs) : pairs;
+      if (++count == perWiden) {
+        widen(pending);
+        pending = nullptr;
+        count = 0;
+      }
+    }
+    if (pending)
+      widen(pending);
+    return acc;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<DotEmitter> createAvx2DotEmitter() {
+  return std::make_unique<Avx2Dot>();
+}
+
+} // namespace kf::codegen

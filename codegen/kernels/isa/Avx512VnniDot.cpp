@@ -1,0 +1,38 @@
+//===- Avx512VnniDot.cpp - The AVX-512 VNNI dot emitter: vpdpbusd ---------===//
+//
+// One vpdpbusd per operand: 64 unsigned lanes (4 weights of each of 16 rows)
+// times 4 signed activation bytes broadcast to every row, summed by fours
+// into the row's i32 lane, without saturation. The lanes' offset comes back
+// out through the activation's quant sum (getCorrectionOffset).
+//
+//===----------------------------------------------------------------------===//
+
+#include "isa/DotEmitters.h"
+
+using namespace mlir;
+
+namespace kf::codegen {
+namespace {
+
+class Avx512VnniDot : public DotEmitter {
+public:
+  int64_t getCorrectionOffset(LaneRange range) const override {
+    return range.offset;
+  }
+
+  Value emitDot(OpBuilder &b, Location loc, Value acc, ArrayRef<Value> lanes,
+                ArrayRef<Value> acts, LaneRange range) const override {
+    for (auto [w, x] : llvm::zip_equal(lanes, acts))
+      acc = emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpbusd.512", acc.getType(),
+                          {acc, w, x});
+    return acc;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter() {
+  return std::make_unique<Avx512VnniDot>();
+}
+
+} // namespace kf::codegen

@@ -1,0 +1,77 @@
+// The packed layouts compiled matmul kernels read (docs/codegen.md, "Packed
+// weight layouts" and "Activations"), as plain constexpr data: the runtime
+// packs to them (kf/runtime/packing.h) and the code generators read the same
+// description without linking the runtime.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kf/runtime/format.h"
+
+namespace kf {
+
+// How the int8 lanes of a packed weight hold a weight value w.
+enum class LaneEncoding : uint8_t {
+  // x86: vpdpbusd and vpmaddubsw multiply unsigned by signed bytes, so Q8_0
+  // lanes hold w + 128 (0..255); Q4_0 nibbles are already unsigned (w + 8).
+  Unsigned,
+  // NEON: sdot multiplies signed by signed, so Q8_0 lanes hold w itself; Q4_0
+  // nibbles stay as stored (the kernel subtracts 8 after the split).
+  Signed,
+};
+
+// Rows are grouped by `rows` (the last group padded with zero rows); for each
+// group and each block of 32 weights: `rows` fp16 scales, then the weights as
+// K-groups of 4 lanes for every row, [g][r][4], so that one load of 4 * rows
+// bytes holds 4 consecutive weights of every row of the group. Q8_0 has 8
+// K-groups of 4 bytes; Q4_0 has 4, each byte holding the file's nibble pair
+// (low nibble element 4g + i, high nibble element 16 + 4g + i).
+struct PackedLayout {
+  Format format = Format::Q8_0; // Q8_0 or Q4_0
+  int rows = 16;                // rows per interleaved group: 1, 4, 8 or 16
+  LaneEncoding encoding = LaneEncoding::Unsigned;
+
+  friend bool operator==(const PackedLayout &, const PackedLayout &) = default;
+};
+
+// What a lane holds for weight w: w + lane_offset (128 for unsigned Q8_0, 8
+// for Q4_0, 0 for signed Q8_0).
+constexpr int lane_offset(const PackedLayout &layout) {
+  if (layout.format == Format::Q4_0)
+    return 8;
+  return layout.encoding == LaneEncoding::Unsigned ? 128 : 0;
+}
+
+// Bytes of one packed block: `rows` x the file's block bytes (the scales and
+// the weights of every row of the group, in the file's bits per weight).
+constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
+  return layout.rows *
+         static_cast<int64_t>(format_info(layout.format).block_bytes);
+}
+
+// "q8_0_r16"; a signed Q8_0 layout ends in "s" ("q8_0_r4s"). Q4_0 has one byte
+// layout for both encodings, so its name carries no suffix.
+inline std::string layout_name(const PackedLayout &layout) {
+  std::string name(format_info(layout.format).name);
+  name += "_r" + std::to_string(layout.rows);
+  if (layout.format == Format::Q8_0 && layout.encoding == LaneEncoding::Signed)
+    name += "s";
+  return name;
+}
+
+// --- Activations ------------------------------------------------------------
+//
+// One block per 32 elements of a column: the scale d (fp32 holding the fp16
+// value the reference Q8_0 activation block stores), the integer sum of the
+// quants (the kernel multiplies it by its weights' lane offset and subtracts
+// it from the int32 dot, which leaves the signed dot exactly), and 32 signed
+// quants, all |q| <= 127. The sum rather than a premultiplied correction keeps
+// one packed activation valid for every weight format and ISA of the Q8_0
+// family. A column of k elements is k / 32 consecutive blocks.
+inline constexpr int64_t kActivationBlockBytes = 40;
+inline constexpr int64_t kActivationScaleOffset = 0; // float
+inline constexpr int64_t kActivationSumOffset = 4;   // int32
+inline constexpr int64_t kActivationQuantsOffset = 8;
+
+} // namespace kf

@@ -1,0 +1,59 @@
+// Packing to the layouts of kf/runtime/packed_layout.h: weights repacked at
+// load time with rows interleaved in groups, and activations quantized per
+// column into the blocks the kernels read. dequantize_packed reads the packed
+// bytes directly, so a repacked tensor can be checked against the reference
+// decoder of its file format.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kf/runtime/packed_layout.h"
+
+namespace kf {
+
+// OK when the layout is one this runtime can pack: Q8_0 or Q4_0 with 1, 4, 8
+// or 16 rows.
+absl::Status check_layout(const PackedLayout &layout);
+
+// Bytes of a packed [n, k] tensor: ceil(n / rows) groups of k / 32 blocks.
+// Fails on a bad layout, a non-positive n or k, or k not a multiple of 32.
+absl::StatusOr<uint64_t> packed_weight_bytes(const PackedLayout &layout,
+                                             int64_t n, int64_t k);
+
+// Repacks `n` rows of `k` elements in the layout's file format (ggml's row
+// order, `src` exactly n rows) into `dst` (exactly packed_weight_bytes). The
+// last group is padded with zero rows (scale 0, weights 0).
+absl::Status pack_weights(const PackedLayout &layout,
+                          std::span<const uint8_t> src, int64_t n, int64_t k,
+                          std::span<uint8_t> dst);
+absl::StatusOr<std::vector<uint8_t>> pack_weights(const PackedLayout &layout,
+                                                  std::span<const uint8_t> src,
+                                                  int64_t n, int64_t k);
+
+// The inverse of pack_weights: the file-format rows back, padding dropped.
+absl::Status unpack_weights(const PackedLayout &layout,
+                            std::span<const uint8_t> packed, int64_t n,
+                            int64_t k, std::span<uint8_t> dst);
+
+// Decodes a packed tensor straight from its layout into n x k floats, with the
+// arithmetic of the file format's reference decoder (so the two agree bit for
+// bit on every weight).
+absl::Status dequantize_packed(const PackedLayout &layout,
+                               std::span<const uint8_t> packed, int64_t n,
+                               int64_t k, std::span<float> dst);
+
+// Bytes of one packed column of k elements (k a positive multiple of 32).
+absl::StatusOr<uint64_t> packed_activation_bytes(int64_t k);
+
+// Quantizes m columns of k floats (`ldx` floats apart in `x`) into `dst`
+// (exactly m * packed_activation_bytes(k)), column after column, rounding as
+// quantize_activation(Format::Q8_0) does: d = fp16(amax / 127),
+// q = round-half-even(x * 127 / amax), so every |q| <= 127.
+absl::Status pack_activations(std::span<const float> x, int64_t m, int64_t k,
+                              int64_t ldx, std::span<uint8_t> dst);
+
+} // namespace kf

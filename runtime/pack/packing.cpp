@@ -1,0 +1,293 @@
+// Packed weight and activation layouts of the Q8_0 family
+// (docs/codegen.md). Every entry point validates its sizes first, so the
+// loops below never see a partial block or a short buffer.
+#include "kf/runtime/packing.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "kf/runtime/absl_compat.h"
+#include "quant/codec.h"
+
+namespace kf {
+namespace {
+
+using quant::load_fp16;
+using quant::load_u16;
+using quant::store_f32;
+using quant::store_u16;
+using quant::store_u32;
+
+constexpr int64_t kBlockElems = 32;
+constexpr int64_t kScaleBytes = 2;
+
+// Bytes of one row's block in the file format (and in the packed payload,
+// scale aside).
+int64_t file_block_bytes(Format f) { return format_info(f).block_bytes; }
+
+// Weight bytes of one row's block: 32 for Q8_0, 16 nibble pairs for Q4_0.
+int64_t payload_bytes(Format f) { return file_block_bytes(f) - kScaleBytes; }
+
+// Where the 4 lanes of K-group `g` of row `r` start, inside a packed block of
+// `rows` rows: after the scales, groups [g][r][4].
+int64_t lane_offset_in_block(int rows, int64_t g, int r) {
+  return rows * kScaleBytes + (g * rows + r) * 4;
+}
+
+std::string shape(const PackedLayout &layout, int64_t n, int64_t k) {
+  return absl::StrCat(layout_name(layout), " [", n, ", ", k, "]");
+}
+
+absl::Status check_shape(const char *what, const PackedLayout &layout,
+                         int64_t n, int64_t k) {
+  if (absl::Status s = check_layout(layout); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
+  if (n <= 0 || k <= 0 || k % kBlockElems != 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ", shape(layout, n, k),
+                     ": expected n > 0 and k a positive multiple of 32"));
+  return absl::OkStatus();
+}
+
+absl::Status check_bytes(const char *what, const char *buffer, uint64_t want,
+                         uint64_t got) {
+  if (want == got)
+    return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, ": ", buffer, " holds ", got, " bytes, expected ", want));
+}
+
+// Both the file rows and the packed tensor of [n, k]: checks everything
+// pack/unpack/dequantize need before they touch a byte.
+absl::Status check_tensor(const char *what, const PackedLayout &layout,
+                          int64_t n, int64_t k, uint64_t packed_bytes) {
+  if (absl::Status s = check_shape(what, layout, n, k); !s.ok())
+    return s;
+  return check_bytes(what, "the packed tensor",
+                     *packed_weight_bytes(layout, n, k), packed_bytes);
+}
+
+uint64_t file_bytes(Format f, int64_t n, int64_t k) {
+  return static_cast<uint64_t>(n) * (k / kBlockElems) * file_block_bytes(f);
+}
+
+// The packed lane byte for file byte `b` of a row's payload.
+uint8_t to_lane(const PackedLayout &layout, uint8_t b) {
+  if (layout.format == Format::Q8_0)
+    return static_cast<uint8_t>(b + lane_offset(layout));
+  return b; // Q4_0 nibbles are stored as in the file
+}
+
+uint8_t from_lane(const PackedLayout &layout, uint8_t lane) {
+  if (layout.format == Format::Q8_0)
+    return static_cast<uint8_t>(lane - lane_offset(layout));
+  return lane;
+}
+
+// Calls fn(file_row_block, packed_block, r) for every real row of every
+// packed block, with the packed block's base and the row's lane in it.
+template <typename Fn>
+void for_each_row_block(const PackedLayout &layout, int64_t n, int64_t k,
+                        Fn fn) {
+  const int64_t blocks = k / kBlockElems;
+  const int64_t groups = (n + layout.rows - 1) / layout.rows;
+  const int64_t block_bytes = packed_block_bytes(layout);
+  for (int64_t grp = 0; grp < groups; ++grp)
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int r = 0; r < layout.rows; ++r) {
+        int64_t row = grp * layout.rows + r;
+        fn(row < n ? row : -1, b, (grp * blocks + b) * block_bytes, r);
+      }
+}
+
+} // namespace
+
+absl::Status check_layout(const PackedLayout &layout) {
+  if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no packed layout for format ",
+        to_absl(format_info(layout.format).name), ": expected q8_0 or q4_0"));
+  if (layout.rows != 1 && layout.rows != 4 && layout.rows != 8 &&
+      layout.rows != 16)
+    return absl::InvalidArgumentError(
+        absl::StrCat("packed layout with ", layout.rows,
+                     " rows per group: expected 1, 4, 8 or 16"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> packed_weight_bytes(const PackedLayout &layout,
+                                             int64_t n, int64_t k) {
+  if (absl::Status s = check_shape("packed_weight_bytes", layout, n, k);
+      !s.ok())
+    return s;
+  uint64_t groups = static_cast<uint64_t>((n + layout.rows - 1) / layout.rows);
+  return groups * static_cast<uint64_t>(k / kBlockElems) *
+         static_cast<uint64_t>(packed_block_bytes(layout));
+}
+
+absl::Status pack_weights(const PackedLayout &layout,
+                          std::span<const uint8_t> src, int64_t n, int64_t k,
+                          std::span<uint8_t> dst) {
+  if (absl::Status s = check_tensor("pack_weights", layout, n, k, dst.size());
+      !s.ok())
+    return s;
+  if (absl::Status s = check_bytes("pack_weights", "the source rows",
+                                   file_bytes(layout.format, n, k), src.size());
+      !s.ok())
+    return s;
+  const int64_t row_bytes = (k / kBlockElems) * file_block_bytes(layout.format);
+  const int64_t groups_per_block = payload_bytes(layout.format) / 4;
+  for_each_row_block(
+      layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
+        uint8_t *block = dst.data() + base;
+        if (row < 0) { // padding: scale 0 and weights 0
+          store_u16(block + r * kScaleBytes, 0);
+          uint8_t zero = layout.format == Format::Q8_0
+                             ? to_lane(layout, 0)
+                             : static_cast<uint8_t>(0x88);
+          for (int64_t g = 0; g < groups_per_block; ++g)
+            std::memset(block + lane_offset_in_block(layout.rows, g, r), zero,
+                        4);
+          return;
+        }
+        const uint8_t *in =
+            src.data() + row * row_bytes + b * file_block_bytes(layout.format);
+        store_u16(block + r * kScaleBytes, load_u16(in));
+        for (int64_t g = 0; g < groups_per_block; ++g)
+          for (int i = 0; i < 4; ++i)
+            block[lane_offset_in_block(layout.rows, g, r) + i] =
+                to_lane(layout, in[kScaleBytes + g * 4 + i]);
+      });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint8_t>> pack_weights(const PackedLayout &layout,
+                                                  std::span<const uint8_t> src,
+                                                  int64_t n, int64_t k) {
+  absl::StatusOr<uint64_t> bytes = packed_weight_bytes(layout, n, k);
+  if (!bytes.ok())
+    return bytes.status();
+  std::vector<uint8_t> out(*bytes);
+  if (absl::Status s = pack_weights(layout, src, n, k, out); !s.ok())
+    return s;
+  return out;
+}
+
+absl::Status unpack_weights(const PackedLayout &layout,
+                            std::span<const uint8_t> packed, int64_t n,
+                            int64_t k, std::span<uint8_t> dst) {
+  if (absl::Status s =
+          check_tensor("unpack_weights", layout, n, k, packed.size());
+      !s.ok())
+    return s;
+  if (absl::Status s = check_bytes("unpack_weights", "the destination rows",
+                                   file_bytes(layout.format, n, k), dst.size());
+      !s.ok())
+    return s;
+  const int64_t row_bytes = (k / kBlockElems) * file_block_bytes(layout.format);
+  const int64_t groups_per_block = payload_bytes(layout.format) / 4;
+  for_each_row_block(
+      layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
+        if (row < 0)
+          return;
+        const uint8_t *block = packed.data() + base;
+        uint8_t *out =
+            dst.data() + row * row_bytes + b * file_block_bytes(layout.format);
+        store_u16(out, load_u16(block + r * kScaleBytes));
+        for (int64_t g = 0; g < groups_per_block; ++g)
+          for (int i = 0; i < 4; ++i)
+            out[kScaleBytes + g * 4 + i] = from_lane(
+                layout, block[lane_offset_in_block(layout.rows, g, r) + i]);
+      });
+  return absl::OkStatus();
+}
+
+absl::Status dequantize_packed(const PackedLayout &layout,
+                               std::span<const uint8_t> packed, int64_t n,
+                               int64_t k, std::span<float> dst) {
+  if (absl::Status s =
+          check_tensor("dequantize_packed", layout, n, k, packed.size());
+      !s.ok())
+    return s;
+  if (dst.size() != static_cast<uint64_t>(n) * static_cast<uint64_t>(k))
+    return absl::InvalidArgumentError(
+        absl::StrCat("dequantize_packed: the destination holds ", dst.size(),
+                     " floats, expected ", n * k));
+  const int offset = lane_offset(layout);
+  for_each_row_block(
+      layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
+        if (row < 0)
+          return;
+        const uint8_t *block = packed.data() + base;
+        float d = load_fp16(block + r * kScaleBytes);
+        float *y = dst.data() + row * k + b * kBlockElems;
+        if (layout.format == Format::Q8_0) {
+          for (int64_t g = 0; g < 8; ++g)
+            for (int i = 0; i < 4; ++i) {
+              int lane = block[lane_offset_in_block(layout.rows, g, r) + i];
+              // The reference decoder's d * int8: the same float product.
+              y[g * 4 + i] = d * static_cast<int8_t>(lane - offset);
+            }
+          return;
+        }
+        for (int64_t g = 0; g < 4; ++g)
+          for (int i = 0; i < 4; ++i) {
+            int lane = block[lane_offset_in_block(layout.rows, g, r) + i];
+            y[g * 4 + i] = d * ((lane & 15) - offset);
+            y[16 + g * 4 + i] = d * ((lane >> 4) - offset);
+          }
+      });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> packed_activation_bytes(int64_t k) {
+  if (k <= 0 || k % kBlockElems != 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("packed_activation_bytes: k = ", k,
+                     ", expected a positive multiple of 32"));
+  return static_cast<uint64_t>(k / kBlockElems) * kActivationBlockBytes;
+}
+
+absl::Status pack_activations(std::span<const float> x, int64_t m, int64_t k,
+                              int64_t ldx, std::span<uint8_t> dst) {
+  absl::StatusOr<uint64_t> column = packed_activation_bytes(k);
+  if (!column.ok())
+    return column.status();
+  if (m < 0 || ldx < k)
+    return absl::InvalidArgumentError(
+        absl::StrCat("pack_activations: m = ", m, ", ldx = ", ldx,
+                     ": expected m >= 0 and ldx >= k = ", k));
+  uint64_t need = m == 0 ? 0 : static_cast<uint64_t>((m - 1) * ldx + k);
+  if (x.size() < need)
+    return absl::InvalidArgumentError(
+        absl::StrCat("pack_activations: the input holds ", x.size(),
+                     " floats, expected at least ", need));
+  if (absl::Status s =
+          check_bytes("pack_activations", "the destination",
+                      static_cast<uint64_t>(m) * *column, dst.size());
+      !s.ok())
+    return s;
+  for (int64_t j = 0; j < m; ++j)
+    for (int64_t b = 0; b < k / kBlockElems; ++b) {
+      const float *in = x.data() + j * ldx + b * kBlockElems;
+      uint8_t *out = dst.data() + j * *column + b * kActivationBlockBytes;
+      // quantize_activation(Q8_0)'s arithmetic: the scale as fp16, the quants
+      // from the unrounded 127 / amax, rounded half to even.
+      float amax = quant::absmax(in, kBlockElems);
+      float id = amax != 0 ? 127.f / amax : 0.f;
+      store_f32(out + kActivationScaleOffset,
+                fp16_to_fp32(fp32_to_fp16(amax / 127.f)));
+      int32_t sum = 0;
+      for (int64_t i = 0; i < kBlockElems; ++i) {
+        int q = static_cast<int>(std::nearbyintf(in[i] * id));
+        out[kActivationQuantsOffset + i] =
+            static_cast<uint8_t>(static_cast<int8_t>(q));
+        sum += q;
+      }
+      store_u32(out + kActivationSumOffset, static_cast<uint32_t>(sum));
+    }
+  return absl::OkStatus();
+}
+
+} // namespace kf

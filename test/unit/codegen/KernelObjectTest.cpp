@@ -1,0 +1,106 @@
+// Ahead-of-time compilation: object files for named targets of both
+// architectures hold the kernels' symbols for the right machine, and the
+// instructions each ISA is meant to use are the ones LLVM emitted.
+#include "kf/Codegen/KernelCompiler.h"
+
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+
+#include <set>
+#include <string>
+
+namespace kf::codegen {
+namespace {
+
+target::TargetInfo lookup(llvm::StringRef name) {
+  llvm::Expected<target::TargetInfo> t = target::lookupTarget(name);
+  EXPECT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  return *t;
+}
+
+// Writes the kernels' object for `targetName` and returns its architecture
+// and defined symbols.
+void checkObject(const KernelSet &kernels, llvm::StringRef targetName,
+                 llvm::Triple::ArchType arch) {
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("kf-kernels", "o", path));
+  llvm::Error err = emitObject(kernels, lookup(targetName), path);
+  ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+
+  llvm::Expected<llvm::object::OwningBinary<llvm::object::ObjectFile>> object =
+      llvm::object::ObjectFile::createObjectFile(path);
+  ASSERT_TRUE(static_cast<bool>(object)) << llvm::toString(object.takeError());
+  const llvm::object::ObjectFile &file = *object->getBinary();
+  EXPECT_EQ(file.getArch(), arch);
+  std::set<std::string> defined;
+  for (const llvm::object::SymbolRef &symbol : file.symbols()) {
+    llvm::Expected<llvm::StringRef> name = symbol.getName();
+    llvm::Expected<llvm::object::SymbolRef::Type> type = symbol.getType();
+    if (name && type && *type == llvm::object::SymbolRef::ST_Function)
+      defined.insert(name->str());
+    else {
+      llvm::consumeError(name.takeError());
+      llvm::consumeError(type.takeError());
+    }
+  }
+  for (const MatmulKernelSpec &spec : kernels.matmuls)
+    EXPECT_TRUE(defined.count(spec.getSymbolName())) << spec.getSymbolName();
+  for (const QuantizeKernelSpec &spec : kernels.quantizers)
+    EXPECT_TRUE(defined.count(spec.getSymbolName())) << spec.getSymbolName();
+  llvm::sys::fs::remove(path);
+}
+
+TEST(KernelObject, CrossCompilesThePortableKernelsForAArch64) {
+  checkObject({{{Format::Q8_0, KernelIsa::Scalar, 4, 4096, 2048, 8},
+                {Format::Q4_0, KernelIsa::Scalar, 4, 4096, 2048, 8}},
+               {{4096}}},
+              "neoverse-v1", llvm::Triple::aarch64);
+}
+
+TEST(KernelObject, CompilesEveryX86Isa) {
+  checkObject({{{Format::Q8_0, KernelIsa::Scalar, 1, 256, 37, 8}}, {{256}}},
+              "x86-64-v2", llvm::Triple::x86_64);
+  checkObject({{{Format::Q8_0, KernelIsa::Avx2, 8, 256, 37, 8},
+                {Format::Q4_0, KernelIsa::Avx2, 8, 256, 37, 8}}},
+              "x86-64-v3", llvm::Triple::x86_64);
+  checkObject({{{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 256, 37, 8},
+                {Format::Q4_0, KernelIsa::Avx512Vnni, 16, 256, 37, 8}}},
+              "znver5", llvm::Triple::x86_64);
+}
+
+size_t count(const std::string &text, llvm::StringRef what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// The AVX-512 kernel's dot products are vpdpbusd on zmm with the activation
+// bytes broadcast from memory; the AVX2 kernel's are vpmaddubsw + vpmaddwd
+// and touch no zmm register; the portable one uses no dot instruction.
+TEST(KernelObject, EachIsaUsesItsInstructions) {
+  MatmulKernelSpec vnni{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 256, 64, 8};
+  llvm::Expected<std::string> text = emitAssembly(vnni, lookup("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_GT(count(*text, "vpdpbusd"), 0u);
+  EXPECT_GT(count(*text, "{1to16}"), 0u);
+
+  MatmulKernelSpec avx2{Format::Q8_0, KernelIsa::Avx2, 8, 256, 64, 8};
+  text = emitAssembly(avx2, lookup("x86-64-v3"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_GT(count(*text, "vpmaddubsw"), 0u);
+  EXPECT_GT(count(*text, "vpmaddwd"), 0u);
+  EXPECT_EQ(count(*text, "zmm"), 0u);
+
+  MatmulKernelSpec scalar{Format::Q4_0, KernelIsa::Scalar, 4, 256, 64, 8};
+  text = emitAssembly(scalar, lookup("x86-64-v2"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_EQ(count(*text, "vpdpbusd") + count(*text, "ymm"), 0u);
+}
+
+} // namespace
+} // namespace kf::codegen

@@ -1,0 +1,390 @@
+// Compiled Q8_0 / Q4_0 matmul kernels, JIT-compiled for this machine, against
+// the reference dot product kf::dot, for every column count m = 1..17 (every
+// column tile width and run-time decomposition), N not a multiple of the row
+// group (a padded, masked last group) and several K.
+//
+// Tolerance: none, the results must be bit-identical. Per block and row the
+// kernel's int32 accumulator starts at -offset * sum(q) and adds the products
+// of the offset lanes, so it ends holding the block's signed integer dot
+// exactly (|dot| <= 32 * 128 * 127 < 2^24, so its conversion to float is
+// exact too). The float work then repeats kf::dot's, operation for operation
+// and in its order: Q8_0 adds dot * (d_w * d_x), Q4_0 adds (dot * d_w) * d_x,
+// to a sum that starts at 0 and runs over the blocks in K order; the weight
+// scales are converted from fp16 exactly; and neither side contracts a
+// multiply and an add into an FMA (LLVM fuses separate fmul/fadd only under
+// the contract flag, which the kernels never set; the runtime is compiled in
+// ISO C++ mode, where GCC does not contract, for baseline x86-64, which has
+// no FMA). Any difference is a bug.
+#include "kf/Codegen/KernelCompiler.h"
+#include "kf/runtime/packing.h"
+#include "kf/runtime/quant.h"
+
+#include "gtest/gtest.h"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace kf::codegen {
+namespace {
+
+using target::TargetInfo;
+
+TargetInfo lookup(llvm::StringRef name) {
+  llvm::Expected<TargetInfo> t = target::lookupTarget(name);
+  EXPECT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  return *t;
+}
+
+const TargetInfo &host() {
+  static const TargetInfo info = lookup("host");
+  return info;
+}
+
+std::vector<float> gaussian(size_t n, uint32_t seed, float sigma) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, sigma);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+std::string errorOf(llvm::Error err) {
+  return err ? llvm::toString(std::move(err)) : "";
+}
+
+constexpr int64_t kMaxM = 17;
+
+// One kernel's check: weights and activations drawn, packed, and every m from
+// 1 to kMaxM compared with kf::dot element by element.
+void checkKernel(const JitKernel &kernel, uint32_t seed) {
+  const MatmulKernelSpec &spec = kernel.spec;
+  SCOPED_TRACE(spec.describe());
+  const int64_t n = spec.n, k = spec.k;
+
+  // Weights from the reference quantizer, with heavy rows so that some
+  // blocks hit the extreme codes.
+  std::vector<float> wf = gaussian(n * k, seed, 1.0f);
+  for (int64_t i = 0; i < k; ++i)
+    wf[i] *= 40.0f;
+  std::vector<uint8_t> w(*row_bytes(spec.format, n * k));
+  ASSERT_TRUE(quantize(spec.format, wf, w).ok());
+  absl::StatusOr<std::vector<uint8_t>> packedW =
+      pack_weights(kernel.weightLayout, w, n, k);
+  ASSERT_TRUE(packedW.ok()) << packedW.status();
+  ASSERT_EQ(static_cast<int64_t>(packedW->size()), spec.getWeightBytes());
+
+  // Activations: kMaxM columns ldx apart, one of them all zero, and some
+  // copies of weight rows: their block dots are near the largest integers
+  // with many significant bits, where a float operation done in another
+  // order would round differently (random data rarely gets there).
+  const int64_t ldx = k + 8;
+  std::vector<float> x = gaussian(kMaxM * ldx, seed + 1, 2.0f);
+  std::fill_n(x.begin() + 3 * ldx, k, 0.0f);
+  for (int64_t j = 4; j < kMaxM; j += 2)
+    std::copy_n(wf.begin() + (j % n) * k, k, x.begin() + j * ldx);
+  const int64_t columnBytes = spec.getActivationColumnBytes();
+  std::vector<uint8_t> packedX(kMaxM * columnBytes);
+  ASSERT_TRUE(pack_activations(x, kMaxM, k, ldx, packedX).ok());
+
+  // The reference: kf::dot of each weight row with each column's Q8_0 blocks.
+  const int64_t wRow = *row_bytes(spec.format, k);
+  const int64_t xRow = *row_bytes(Format::Q8_0, k);
+  std::vector<uint8_t> xq(kMaxM * xRow);
+  for (int64_t j = 0; j < kMaxM; ++j)
+    ASSERT_TRUE(quantize_activation(Format::Q8_0,
+                                    std::span(x).subspan(j * ldx, k),
+                                    std::span(xq).subspan(j * xRow, xRow))
+                    .ok());
+  std::vector<float> want(kMaxM * n);
+  for (int64_t j = 0; j < kMaxM; ++j)
+    for (int64_t r = 0; r < n; ++r)
+      want[j * n + r] = *dot(spec.format, std::span(w).subspan(r * wRow, wRow),
+                             std::span(xq).subspan(j * xRow, xRow));
+
+  // y has ldy > N; what lies past N in each column must stay untouched.
+  const int64_t ldy = n + 5;
+  const float sentinel = -12345.0f;
+  for (int64_t m = 1; m <= kMaxM; ++m) {
+    std::vector<float> y(m * ldy, sentinel);
+    kernel.fn(packedW->data(), packedX.data(), y.data(), ldy, m, 0, n);
+    for (int64_t j = 0; j < m; ++j) {
+      for (int64_t r = 0; r < n; ++r)
+        ASSERT_EQ(std::bit_cast<uint32_t>(y[j * ldy + r]),
+                  std::bit_cast<uint32_t>(want[j * n + r]))
+            << "m = " << m << ", column " << j << ", row " << r << ": "
+            << y[j * ldy + r] << " != " << want[j * n + r];
+      for (int64_t r = n; r < ldy; ++r)
+        ASSERT_EQ(y[j * ldy + r], sentinel)
+            << "m = " << m << ": written past N at column " << j;
+    }
+  }
+
+  // A row range, as a thread gets: rows outside it stay untouched.
+  if (n > spec.rows) {
+    const int64_t m = 5;
+    std::vector<float> y(m * ldy, sentinel);
+    kernel.fn(packedW->data(), packedX.data(), y.data(), ldy, m, spec.rows, n);
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t r = 0; r < ldy; ++r) {
+        if (r >= spec.rows && r < n)
+          ASSERT_EQ(y[j * ldy + r], want[j * n + r]) << "row " << r;
+        else
+          ASSERT_EQ(y[j * ldy + r], sentinel) << "row " << r;
+      }
+  }
+}
+
+struct Shape {
+  int64_t n, k;
+};
+
+// N not a multiple of any row group, one that is, and K of 1, 3 and 8 blocks.
+constexpr Shape kShapes[] = {{37, 96}, {32, 256}, {5, 32}};
+
+// All the kernels of one ISA, compiled together (one LLVM compilation):
+// every shape with the first row count, the first shape with the others.
+void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
+              const TargetInfo &target) {
+  std::vector<MatmulKernelSpec> specs;
+  for (Format format : {Format::Q8_0, Format::Q4_0})
+    for (int64_t r : rows)
+      for (Shape shape : kShapes) {
+        specs.push_back({format, isa, r, shape.k, shape.n, 8});
+        if (r != rows.front())
+          break;
+      }
+  llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
+  ASSERT_TRUE(static_cast<bool>(kernels))
+      << llvm::toString(kernels.takeError());
+  uint32_t seed = 1;
+  for (const JitKernel &kernel : *kernels)
+    checkKernel(kernel, seed += 10);
+}
+
+// The portable kernel, compiled for the x86-64-v2 baseline (SSE only), with
+// 4 rows per group and with 1.
+TEST(MatmulKernel, ScalarEqualsReference) {
+  checkIsa(KernelIsa::Scalar, {4, 1}, lookup("x86-64-v2"));
+}
+
+// AVX2 compiled for x86-64-v3, so that no AVX-512 instruction sneaks in on an
+// AVX-512 host.
+TEST(MatmulKernel, Avx2EqualsReference) {
+  if (!host().has(target::Feature::AVX2))
+    GTEST_SKIP() << "this CPU has no AVX2";
+  checkIsa(KernelIsa::Avx2, {8}, lookup("x86-64-v3"));
+}
+
+TEST(MatmulKernel, Avx512VnniEqualsReference) {
+  if (!host().has(target::Feature::AVX512VNNI) ||
+      !host().has(target::Feature::AVX512BW))
+    GTEST_SKIP() << "this CPU has no AVX-512 VNNI";
+  checkIsa(KernelIsa::Avx512Vnni, {16}, host());
+}
+
+// Narrower widest tiles exercise the other dispatch tables.
+TEST(MatmulKernel, NarrowColumnTiles) {
+  std::vector<MatmulKernelSpec> specs;
+  for (int64_t maxCols : {1, 2, 3, 4})
+    specs.push_back({Format::Q8_0, KernelIsa::Scalar, 4, 64, 9, maxCols});
+  llvm::Expected<std::vector<JitKernel>> kernels =
+      jitMatmuls(specs, lookup("x86-64-v2"));
+  ASSERT_TRUE(static_cast<bool>(kernels))
+      << llvm::toString(kernels.takeError());
+  for (const JitKernel &kernel : *kernels)
+    checkKernel(kernel, 99);
+}
+
+// The kernels available on this machine, one per ISA, for (format, k, n).
+std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n) {
+  const TargetInfo &target = host();
+  std::vector<MatmulKernelSpec> specs = {
+      {format, KernelIsa::Scalar, 4, k, n, 8}};
+  if (target.has(target::Feature::AVX2))
+    specs.push_back({format, KernelIsa::Avx2, 8, k, n, 8});
+  if (target.has(target::Feature::AVX512VNNI) &&
+      target.has(target::Feature::AVX512BW))
+    specs.push_back({format, KernelIsa::Avx512Vnni, 16, k, n, 8});
+  llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
+  EXPECT_TRUE(static_cast<bool>(kernels))
+      << llvm::toString(kernels.takeError());
+  return kernels ? std::move(*kernels) : std::vector<JitKernel>{};
+}
+
+// Edge weights: Q8_0's -128 (which files may hold though the quantizer never
+// writes it), +127, zero scales, subnormal and negative fp16 scales.
+TEST(MatmulKernel, ExtremeWeights) {
+  const int64_t n = 8, k = 64;
+  std::vector<JitKernel> kernels = hostKernels(Format::Q8_0, k, n);
+  std::vector<uint8_t> w(n * 2 * 34);
+  const uint16_t scales[] = {0x3c00, 0xbc00, 0x0001, 0x03ff,
+                             0x0000, 0x7bff, 0x8400, 0x3555};
+  std::mt19937 rng(5);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t b = 0; b < 2; ++b) {
+      uint8_t *block = w.data() + (r * 2 + b) * 34;
+      uint16_t d = scales[(r + b) % 8];
+      std::memcpy(block, &d, 2);
+      for (int i = 0; i < 32; ++i)
+        block[2 + i] = static_cast<uint8_t>(
+            i % 3 == 0 ? 0x80 : (i % 3 == 1 ? 0x7f : rng() & 0xff));
+    }
+  const int64_t m = 3;
+  std::vector<float> x = gaussian(m * k, 17, 1.0f);
+  x[0] = 1e-30f; // a tiny block scale
+  std::vector<uint8_t> packedX(m * *packed_activation_bytes(k));
+  ASSERT_TRUE(pack_activations(x, m, k, k, packedX).ok());
+  std::vector<uint8_t> xq(m * 68);
+  for (int64_t j = 0; j < m; ++j)
+    ASSERT_TRUE(quantize_activation(Format::Q8_0,
+                                    std::span(x).subspan(j * k, k),
+                                    std::span(xq).subspan(j * 68, 68))
+                    .ok());
+  for (const JitKernel &kernel : kernels) {
+    SCOPED_TRACE(kernel.spec.describe());
+    std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
+    std::vector<float> y(m * n);
+    kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t r = 0; r < n; ++r) {
+        float want = *dot(Format::Q8_0, std::span(w).subspan(r * 68, 68),
+                          std::span(xq).subspan(j * 68, 68));
+        EXPECT_EQ(std::bit_cast<uint32_t>(y[j * n + r]),
+                  std::bit_cast<uint32_t>(want))
+            << "column " << j << ", row " << r;
+      }
+  }
+}
+
+// Blocks whose integer dot has so many significant bits that the two orders
+// of scaling, sumi * (d_w * d_x) and (sumi * d_w) * d_x, round differently
+// (random data almost never gets there: the scales' products are exact and
+// typical sums short). Q8_0's reference takes the first, Q4_0's the second,
+// and the kernels must follow each.
+TEST(MatmulKernel, FollowsTheReferenceRoundingOrder) {
+  const int64_t n = 16, k = 32;
+  // Full 11-bit mantissas: d_w = 0x3bff (1 - 2^-11), d_x = fp16(amax / 127)
+  // with amax chosen to make it 0x1ffc * 2^-22 (the same mantissa).
+  const uint16_t dw = 0x3bff;
+  const float amax = 127.0f * 0x1.ffcp-8f;
+  for (Format format : {Format::Q8_0, Format::Q4_0}) {
+    const int64_t blockBytes = format == Format::Q8_0 ? 34 : 18;
+    std::vector<uint8_t> w(n * blockBytes);
+    std::vector<float> x(k, -amax); // every q = -127
+    for (int64_t r = 0; r < n; ++r) {
+      uint8_t *block = w.data() + r * blockBytes;
+      std::memcpy(block, &dw, 2);
+      if (format == Format::Q8_0) {
+        // w = -127 but for a few -126 .. -112: odd sums near 2^19.
+        for (int i = 0; i < 32; ++i)
+          block[2 + i] = static_cast<uint8_t>(i < r ? -126 + i : -127);
+      } else {
+        // w = -8 (nibble 0) but element 0 at -7 .. -1 +: odd sums near 2^15.
+        for (int i = 0; i < 16; ++i)
+          block[2 + i] = 0;
+        block[2] = static_cast<uint8_t>(1 + r % 8);
+      }
+    }
+    std::vector<uint8_t> xq(34);
+    ASSERT_TRUE(quantize_activation(Format::Q8_0, x, xq).ok());
+    std::vector<uint8_t> packedX(*packed_activation_bytes(k));
+    ASSERT_TRUE(pack_activations(x, 1, k, k, packedX).ok());
+
+    // The test has teeth: the other order differs for some rows.
+    float dx;
+    std::memcpy(&dx, packedX.data() + kActivationScaleOffset, 4);
+    float dwf = 1.0f - 0x1p-11f;
+    int differing = 0;
+    std::vector<float> want(n);
+    for (int64_t r = 0; r < n; ++r) {
+      want[r] =
+          *dot(format, std::span(w).subspan(r * blockBytes, blockBytes), xq);
+      std::vector<float> decoded(k);
+      ASSERT_TRUE(dequantize(format,
+                             std::span(w).subspan(r * blockBytes, blockBytes),
+                             decoded)
+                      .ok());
+      int sumi = 0;
+      for (float v : decoded)
+        sumi += static_cast<int>(v / dwf) * -127;
+      float other =
+          format == Format::Q8_0 ? (sumi * dwf) * dx : sumi * (dwf * dx);
+      differing += other != want[r];
+    }
+    ASSERT_GT(differing, 0) << format_info(format).name;
+
+    for (const JitKernel &kernel : hostKernels(format, k, n)) {
+      SCOPED_TRACE(kernel.spec.describe());
+      std::vector<uint8_t> packedW =
+          *pack_weights(kernel.weightLayout, w, n, k);
+      std::vector<float> y(n);
+      kernel.fn(packedW.data(), packedX.data(), y.data(), n, 1, 0, n);
+      for (int64_t r = 0; r < n; ++r)
+        EXPECT_EQ(std::bit_cast<uint32_t>(y[r]),
+                  std::bit_cast<uint32_t>(want[r]))
+            << "row " << r;
+    }
+  }
+}
+
+// A target without the ISA's features is refused before any IR exists, with
+// one line naming the kernel, the feature and the target.
+TEST(MatmulKernel, RefusesMissingFeatures) {
+  MatmulKernelSpec vnni{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 64, 32, 8};
+  EXPECT_EQ(errorOf(emitObject(vnni, lookup("x86-64-v4"), "/dev/null")),
+            "matmul kernel q8_0/avx512vnni r16 c8 [32 x 64]: avx512vnni needs "
+            "target feature 'avx512vnni', which target 'x86-64-v4' lacks");
+  llvm::Expected<std::string> assembly =
+      emitAssembly(vnni, lookup("x86-64-v3"));
+  ASSERT_FALSE(static_cast<bool>(assembly));
+  EXPECT_EQ(errorOf(assembly.takeError()),
+            "matmul kernel q8_0/avx512vnni r16 c8 [32 x 64]: avx512vnni needs "
+            "target feature 'avx512f', which target 'x86-64-v3' lacks");
+
+  MatmulKernelSpec avx2{Format::Q4_0, KernelIsa::Avx2, 8, 64, 32, 8};
+  EXPECT_EQ(errorOf(emitObject(avx2, lookup("neoverse-v1"), "/dev/null")),
+            "matmul kernel q4_0/avx2 r8 c8 [32 x 64]: avx2 is an x86-64 ISA, "
+            "target 'neoverse-v1' is aarch64");
+  avx2.rows = 16;
+  EXPECT_EQ(errorOf(emitObject(avx2, lookup("x86-64-v3"), "/dev/null")),
+            "matmul kernel q4_0/avx2 r16 c8 [32 x 64]: avx2 holds 8 rows per "
+            "vector, expected rows = 8");
+}
+
+TEST(MatmulKernel, RefusesBadSpecs) {
+  const TargetInfo target = lookup("x86-64-v2");
+  auto error = [&](MatmulKernelSpec spec) {
+    return errorOf(verifyMatmulKernel(spec, target));
+  };
+  EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 256, 8, 8}),
+            "matmul kernel q4_k/scalar r4 c8 [8 x 256]: no emitter for this "
+            "format, expected q8_0 or q4_0");
+  EXPECT_EQ(error({Format::Q8_0, KernelIsa::Scalar, 4, 48, 8, 8}),
+            "matmul kernel q8_0/scalar r4 c8 [8 x 48]: expected K a positive "
+            "multiple of 32");
+  EXPECT_NE(error({Format::Q8_0, KernelIsa::Scalar, 3, 64, 8, 8}), "");
+  EXPECT_NE(error({Format::Q8_0, KernelIsa::Scalar, 4, 64, 0, 8}), "");
+  EXPECT_NE(error({Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 9}), "");
+  MatmulKernelSpec twice{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
+  llvm::Expected<std::vector<JitKernel>> kernels =
+      jitMatmuls({twice, twice}, target);
+  ASSERT_FALSE(static_cast<bool>(kernels));
+  EXPECT_EQ(errorOf(kernels.takeError()),
+            "matmul kernel q8_0/scalar r4 c8 [8 x 64] is requested twice");
+}
+
+TEST(MatmulKernel, RefusesToJitForAnotherArchitecture) {
+  MatmulKernelSpec spec{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
+  const TargetInfo other =
+      lookup(host().arch == target::Arch::X86_64 ? "neoverse-v1" : "x86-64-v2");
+  llvm::Expected<JitKernel> jit = jitMatmul(spec, other);
+  ASSERT_FALSE(static_cast<bool>(jit));
+  EXPECT_NE(errorOf(jit.takeError()).find("cannot run code for target"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace kf::codegen

@@ -1,0 +1,83 @@
+// The compiled activation quantizer writes the bytes the runtime's reference
+// packer (kf::pack_activations) writes, on targets converting to fp16 in
+// hardware (F16C) and in integer arithmetic (x86-64-v2), for ordinary data
+// and for the edges of its arithmetic: all-zero blocks, fp16 scales that are
+// subnormal or overflow, and quants exactly halfway between two integers.
+#include "kf/Codegen/KernelCompiler.h"
+#include "kf/runtime/packing.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+namespace kf::codegen {
+namespace {
+
+target::TargetInfo lookup(llvm::StringRef name) {
+  llvm::Expected<target::TargetInfo> t = target::lookupTarget(name);
+  EXPECT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
+  return *t;
+}
+
+// m columns of k floats, ldx apart, each block of 32 drawn differently.
+std::vector<float> activations(int64_t m, int64_t k, int64_t ldx) {
+  std::mt19937 rng(3);
+  std::vector<float> x(m * ldx, 0.0f);
+  const float scales[] = {1.0f, 1e-4f, 3e-6f, 1e10f, 0.0f, 1.0f, 250.0f};
+  for (int64_t j = 0; j < m; ++j)
+    for (int64_t b = 0; b < k / 32; ++b) {
+      float *block = x.data() + j * ldx + b * 32;
+      int kind = static_cast<int>((j * 7 + b) % 8);
+      if (kind == 7) {
+        // amax 127 gives id = 1: the quants are the values, with ties.
+        const float ties[] = {127.0f, 2.5f, -3.5f, 0.5f, -0.5f, 1.5f, -126.5f};
+        for (int i = 0; i < 32; ++i)
+          block[i] = ties[i % 7];
+        continue;
+      }
+      std::normal_distribution<float> dist(0.0f, scales[kind]);
+      for (int i = 0; i < 32; ++i)
+        block[i] = dist(rng);
+    }
+  return x;
+}
+
+void checkQuantizer(llvm::StringRef targetName) {
+  SCOPED_TRACE(targetName.str());
+  const int64_t k = 96, ldx = 104, maxM = 9;
+  llvm::Expected<JitQuantizer> quantizer =
+      jitQuantizer(QuantizeKernelSpec{k}, lookup(targetName));
+  ASSERT_TRUE(static_cast<bool>(quantizer))
+      << llvm::toString(quantizer.takeError());
+  std::vector<float> x = activations(maxM, k, ldx);
+  const int64_t column = *packed_activation_bytes(k);
+  for (int64_t m : {int64_t(1), int64_t(2), maxM}) {
+    std::vector<uint8_t> want(m * column), got(m * column, 0xa5);
+    ASSERT_TRUE(pack_activations(x, m, k, ldx, want).ok());
+    quantizer->fn(x.data(), ldx, got.data(), m);
+    for (int64_t i = 0; i < m * column; ++i)
+      ASSERT_EQ(got[i], want[i])
+          << "m = " << m << ", byte " << i << " (column " << i / column
+          << ", block " << i % column / 40 << ", offset " << i % 40 << ")";
+  }
+}
+
+TEST(QuantizeKernel, EqualsTheReferencePackerWithHardwareHalf) {
+  checkQuantizer("x86-64-v3");
+}
+
+TEST(QuantizeKernel, EqualsTheReferencePackerWithIntegerHalf) {
+  checkQuantizer("x86-64-v2");
+}
+
+TEST(QuantizeKernel, RefusesBadK) {
+  llvm::Expected<JitQuantizer> quantizer =
+      jitQuantizer(QuantizeKernelSpec{40}, lookup("x86-64-v2"));
+  ASSERT_FALSE(static_cast<bool>(quantizer));
+  EXPECT_EQ(llvm::toString(quantizer.takeError()),
+            "q8_0 activation quantizer [K = 40]: expected K a positive "
+            "multiple of 32");
+}
+
+} // namespace
+} // namespace kf::codegen

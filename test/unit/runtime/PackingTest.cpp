@@ -1,0 +1,195 @@
+// Packed weight and activation layouts: the packed bytes decode to exactly
+// what the reference decoder gives for the file rows, unpacking restores the
+// file bytes, lanes sit where docs/codegen.md says, and packed activations
+// carry the reference activation quantizer's scale and quants.
+#include <cstring>
+
+#include "QuantTestUtil.h"
+#include "kf/runtime/half.h"
+#include "kf/runtime/packing.h"
+
+namespace kf {
+namespace {
+
+using testing::activation;
+using testing::dequantized;
+using testing::gaussian;
+using testing::quantized;
+
+struct Case {
+  Format format;
+  int rows;
+  LaneEncoding encoding;
+};
+
+std::vector<Case> all_layouts() {
+  std::vector<Case> cases;
+  for (Format f : {Format::Q8_0, Format::Q4_0})
+    for (int rows : {1, 4, 8, 16})
+      for (LaneEncoding e : {LaneEncoding::Unsigned, LaneEncoding::Signed})
+        cases.push_back({f, rows, e});
+  return cases;
+}
+
+std::vector<uint8_t> random_rows(Format f, int64_t n, int64_t k,
+                                 uint32_t seed) {
+  std::vector<float> x = gaussian(static_cast<size_t>(n * k), seed);
+  return quantized(f, x);
+}
+
+TEST(Packing, Names) {
+  EXPECT_EQ(layout_name({Format::Q8_0, 16, LaneEncoding::Unsigned}),
+            "q8_0_r16");
+  EXPECT_EQ(layout_name({Format::Q8_0, 4, LaneEncoding::Signed}), "q8_0_r4s");
+  EXPECT_EQ(layout_name({Format::Q4_0, 8, LaneEncoding::Signed}), "q4_0_r8");
+}
+
+TEST(Packing, SizesPadTheLastGroup) {
+  PackedLayout l{Format::Q8_0, 16, LaneEncoding::Unsigned};
+  EXPECT_EQ(*packed_weight_bytes(l, 17, 64), 2u * 2 * 16 * 34);
+  EXPECT_EQ(*packed_weight_bytes({Format::Q4_0, 8}, 8, 32), 8u * 18);
+  EXPECT_EQ(*packed_activation_bytes(96), 3u * 40);
+}
+
+TEST(Packing, RefusesWhatItCannotPack) {
+  EXPECT_FALSE(check_layout({Format::Q4_K, 16}).ok());
+  absl::Status s = check_layout({Format::Q8_0, 2});
+  EXPECT_EQ(s.message(), "packed layout with 2 rows per group: expected 1, 4, "
+                         "8 or 16");
+  EXPECT_FALSE(packed_weight_bytes({Format::Q8_0, 4}, 4, 48).ok());
+  EXPECT_FALSE(packed_weight_bytes({Format::Q8_0, 4}, 0, 32).ok());
+  std::vector<uint8_t> rows(3 * 34), out(4 * 34);
+  s = pack_weights({Format::Q8_0, 4}, rows, 4, 32, out);
+  EXPECT_EQ(s.message(), "pack_weights: the source rows holds 102 bytes, "
+                         "expected 136");
+  EXPECT_FALSE(packed_activation_bytes(33).ok());
+}
+
+// Every layout: the packed tensor dequantizes bit for bit like the file rows,
+// and unpacks to the file bytes, for n both a multiple of the group and not.
+TEST(Packing, DecodesAsTheReferenceAndRoundTrips) {
+  for (const Case &c : all_layouts())
+    for (int64_t n : {1, 5, 16, 19, 33}) {
+      const int64_t k = 96;
+      PackedLayout layout{c.format, c.rows, c.encoding};
+      SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n));
+      std::vector<uint8_t> rows = random_rows(c.format, n, k, 7 + n);
+      absl::StatusOr<std::vector<uint8_t>> packed =
+          pack_weights(layout, rows, n, k);
+      ASSERT_TRUE(packed.ok()) << packed.status();
+      std::vector<float> want = dequantized(c.format, rows, n * k);
+      std::vector<float> got(n * k);
+      ASSERT_TRUE(dequantize_packed(layout, *packed, n, k, got).ok());
+      for (int64_t i = 0; i < n * k; ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                  std::bit_cast<uint32_t>(want[i]))
+            << "element " << i;
+      std::vector<uint8_t> back(rows.size());
+      ASSERT_TRUE(unpack_weights(layout, *packed, n, k, back).ok());
+      EXPECT_EQ(back, rows);
+    }
+}
+
+// Q8_0's -128, which the quantizer never writes but a file may hold, survives
+// both encodings.
+TEST(Packing, Q8_0KeepsMinus128) {
+  for (LaneEncoding e : {LaneEncoding::Unsigned, LaneEncoding::Signed}) {
+    std::vector<uint8_t> row(34, 0);
+    uint16_t d = fp32_to_fp16(1.0f);
+    std::memcpy(row.data(), &d, 2);
+    row[2 + 5] = 0x80;
+    PackedLayout layout{Format::Q8_0, 4, e};
+    std::vector<uint8_t> packed = *pack_weights(layout, row, 1, 32);
+    std::vector<float> y(32);
+    ASSERT_TRUE(dequantize_packed(layout, packed, 1, 32, y).ok());
+    EXPECT_EQ(y[5], -128.0f);
+  }
+}
+
+// The lanes sit at [block][scales][g][r][4]: one load of 4 * rows bytes holds
+// 4 consecutive weights of every row of the group.
+TEST(Packing, Q8_0LaneOrder) {
+  const int64_t n = 4, k = 64;
+  std::vector<uint8_t> rows(n * 2 * 34, 0);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t b = 0; b < 2; ++b) {
+      uint8_t *block = rows.data() + (r * 2 + b) * 34;
+      uint16_t d = fp32_to_fp16(static_cast<float>(r + 1));
+      std::memcpy(block, &d, 2);
+      for (int j = 0; j < 32; ++j)
+        block[2 + j] = static_cast<uint8_t>(r * 64 + b * 32 + j - 100);
+    }
+  PackedLayout layout{Format::Q8_0, 4, LaneEncoding::Unsigned};
+  std::vector<uint8_t> packed = *pack_weights(layout, rows, n, k);
+  ASSERT_EQ(packed.size(), 2u * 4 * 34);
+  const uint8_t *block1 = packed.data() + 4 * 34;
+  EXPECT_EQ(fp16_to_fp32(block1[4] | block1[5] << 8), 3.0f); // row 2's scale
+  // K-group 3 of row 2 in block 1: weights 12..15, stored as w + 128.
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(block1[8 + (3 * 4 + 2) * 4 + i],
+              static_cast<uint8_t>(2 * 64 + 32 + 12 + i - 100 + 128));
+}
+
+TEST(Packing, Q4_0LanesKeepTheFileNibbles) {
+  std::vector<uint8_t> rows = random_rows(Format::Q4_0, 8, 32, 3);
+  PackedLayout layout{Format::Q4_0, 8, LaneEncoding::Unsigned};
+  std::vector<uint8_t> packed = *pack_weights(layout, rows, 8, 32);
+  // Row 5, K-group 2: file bytes 8..11 of its qs (low nibbles are elements
+  // 8..11, high nibbles 24..27).
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(packed[16 + (2 * 8 + 5) * 4 + i], rows[5 * 18 + 2 + 8 + i]);
+}
+
+TEST(Packing, PaddingRowsAreZero) {
+  PackedLayout layout{Format::Q4_0, 4, LaneEncoding::Unsigned};
+  std::vector<uint8_t> rows = random_rows(Format::Q4_0, 1, 32, 5);
+  std::vector<uint8_t> packed = *pack_weights(layout, rows, 1, 32);
+  for (int r = 1; r < 4; ++r) {
+    EXPECT_EQ(packed[2 * r] | packed[2 * r + 1], 0);
+    for (int g = 0; g < 4; ++g)
+      EXPECT_EQ(packed[8 + (g * 4 + r) * 4], 0x88); // 8 | 8 << 4: value 0
+  }
+}
+
+// The packed activation block holds the reference Q8_0 activation block's
+// scale and quants, and their sum, for columns ldx apart.
+TEST(Packing, ActivationsMatchTheReferenceQuantizer) {
+  const int64_t m = 3, k = 128, ldx = 160;
+  std::vector<float> x = gaussian(static_cast<size_t>(m * ldx), 11, 3.0f);
+  for (int64_t i = 0; i < 32; ++i)
+    x[ldx + 32 + i] = 0; // an all-zero block: scale 0, quants 0
+  std::vector<uint8_t> packed(m * *packed_activation_bytes(k));
+  ASSERT_TRUE(pack_activations(x, m, k, ldx, packed).ok());
+  for (int64_t j = 0; j < m; ++j) {
+    std::vector<uint8_t> ref =
+        activation(Format::Q8_0, std::span(x).subspan(j * ldx, k));
+    for (int64_t b = 0; b < k / 32; ++b) {
+      const uint8_t *blk = packed.data() + (j * k / 32 + b) * 40;
+      const uint8_t *want = ref.data() + b * 34;
+      float d;
+      int32_t sum;
+      std::memcpy(&d, blk + kActivationScaleOffset, 4);
+      std::memcpy(&sum, blk + kActivationSumOffset, 4);
+      EXPECT_EQ(d, fp16_to_fp32(want[0] | want[1] << 8));
+      int32_t want_sum = 0;
+      for (int i = 0; i < 32; ++i) {
+        int8_t q = static_cast<int8_t>(want[2 + i]);
+        EXPECT_EQ(static_cast<int8_t>(blk[kActivationQuantsOffset + i]), q);
+        EXPECT_LE(std::abs(q), 127);
+        want_sum += q;
+      }
+      EXPECT_EQ(sum, want_sum);
+    }
+  }
+}
+
+TEST(Packing, ActivationsRefuseShortBuffers) {
+  std::vector<float> x(64);
+  std::vector<uint8_t> out(80);
+  EXPECT_TRUE(pack_activations(x, 2, 32, 32, out).ok());
+  EXPECT_FALSE(pack_activations(x, 2, 32, 40, out).ok()); // x too short
+  EXPECT_FALSE(pack_activations(x, 1, 32, 32, out).ok()); // dst too long
+}
+
+} // namespace
+} // namespace kf
