@@ -1,0 +1,28 @@
+// What the bench needs to know about the machine: how large a set of weights
+// defeats its caches, and how much memory it can take.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace kf::bench {
+
+// The size of cpu0's level-3 cache from sysfs, else from sysconf; 0 when
+// neither knows.
+uint64_t l3_cache_bytes();
+
+// Physical memory; 0 when unknown.
+uint64_t physical_memory_bytes();
+
+// The cold working set: 4 x L3, so that a weight matrix is long evicted when
+// its turn comes again, but at most kMaxColdSet, because a VM may report its
+// host's whole L3 (hundreds of MiB) and filling several gigabytes per format
+// costs more setup than it buys.
+struct ColdSet {
+  uint64_t bytes;
+  std::string why; // e.g. "4 x L3 of 480 MiB"
+};
+inline constexpr uint64_t kMaxColdSet = uint64_t{2} << 30;
+ColdSet default_cold_set(uint64_t l3_bytes);
+
+} // namespace kf::bench
