@@ -84,10 +84,7 @@ absl::StatusOr<WeightSet> make_weight_set(const MatmulOptions &o, Format f,
                                           uint64_t set_bytes, int threads) {
   WeightSet set;
   set.matrix_bytes = *row_bytes(f, o.k) * o.n;
-  set.copies = o.cold
-                   ? std::max<int64_t>(1, (set_bytes + set.matrix_bytes - 1) /
-                                              set.matrix_bytes)
-                   : 1;
+  set.copies = o.cold ? copies_to_fill(set_bytes, set.matrix_bytes) : 1;
   KF_ASSIGN_OR_RETURN(set.buffer,
                       Buffer::allocate(set.matrix_bytes * set.copies));
   {
@@ -304,8 +301,13 @@ absl::Status run_matmul(const MatmulOptions &o,
   RunInfo info;
   info.options = &o;
   info.l3_bytes = l3_cache_bytes();
-  info.set = o.set_bytes ? ColdSet{*o.set_bytes, "--cold-mib"}
-                         : default_cold_set(info.l3_bytes);
+  info.set = default_cold_set(info.l3_bytes);
+  if (o.set_bytes)
+    info.set = {
+        *o.set_bytes,
+        *o.set_bytes < 4 * info.l3_bytes
+            ? "--cold-mib; under 4 x L3, calls may find weights in cache"
+            : "--cold-mib"};
   info.onednn_version = onednn_version();
 
   // The largest buffers, against the machine: a shape or set that cannot fit

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "buffer.h"
 #include "kf/runtime/status_macros.h"
+#include "machine.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace kf::bench {
@@ -125,9 +126,7 @@ OneDnnMatmul::create(OneDnnType type, int64_t m, int64_t k, int64_t n,
     dnnl::memory::desc w_md = d.pd.weights_desc();
     const uint64_t copy_bytes = w_md.get_size();
     const int64_t copies =
-        set_bytes == 0
-            ? 1
-            : std::max<int64_t>(1, (set_bytes + copy_bytes - 1) / copy_bytes);
+        set_bytes == 0 ? 1 : copies_to_fill(set_bytes, copy_bytes);
     if (previous && previous->type_ == type && previous->impl_->k == k &&
         previous->impl_->n == n && previous->impl_->weights->desc == w_md &&
         previous->copies() == copies) {

@@ -57,8 +57,7 @@ void write_header(const RunInfo &info, std::ostream &out) {
                          absl::StrJoin(o.m, ","));
   if (o.cold)
     out << absl::StrFormat(
-        "cold: each call reads its weights from DRAM, cycling through "
-        "copies filling %d MiB (%s)\n",
+        "cold: calls cycle through weight copies filling %d MiB (%s)\n",
         info.set.bytes / kMiB, info.set.why);
   else
     out << "hot: one weight matrix, in cache after the first call; % of "
@@ -81,8 +80,13 @@ void write_header(const RunInfo &info, std::ostream &out) {
       floors.push_back(absl::StrFormat("%s on %d thread%s",
                                        duration(bytes / (bw.gbps * 1e9)),
                                        threads, threads > 1 ? "s" : ""));
-    out << absl::StrFormat("roofline floor, %s: %s of weights, %s\n", format,
-                           megabytes(bytes), absl::StrJoin(floors, ", "));
+    std::string copies =
+        o.cold ? absl::StrCat(" (", copies_to_fill(info.set.bytes, bytes),
+                              " copies cycled)")
+               : "";
+    out << absl::StrFormat("roofline floor, %s: %s of weights%s, %s\n", format,
+                           megabytes(bytes), copies,
+                           absl::StrJoin(floors, ", "));
   }
   out << absl::StrFormat(
       "oneDNN %s: u8s8s32 and f32 matmuls on the same shapes, weights "
