@@ -18,6 +18,7 @@ constexpr uint64_t kHugePage = uint64_t{2} << 20;
 Buffer::Buffer(Buffer &&other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)),
       map_(std::exchange(other.map_, nullptr)),
       map_bytes_(std::exchange(other.map_bytes_, 0)) {}
 
@@ -26,6 +27,7 @@ Buffer &Buffer::operator=(Buffer &&other) noexcept {
     release();
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
     map_ = std::exchange(other.map_, nullptr);
     map_bytes_ = std::exchange(other.map_bytes_, 0);
   }
@@ -39,7 +41,7 @@ void Buffer::release() {
     munmap(map_, map_bytes_);
   map_ = nullptr;
   data_ = nullptr;
-  size_ = map_bytes_ = 0;
+  size_ = capacity_ = map_bytes_ = 0;
 }
 
 absl::StatusOr<Buffer> Buffer::allocate(uint64_t bytes) {
@@ -66,7 +68,25 @@ absl::StatusOr<Buffer> Buffer::allocate(uint64_t bytes) {
   b.map_bytes_ = length;
   b.data_ = reinterpret_cast<uint8_t *>(aligned);
   b.size_ = bytes;
+  b.capacity_ = rounded;
   return b;
 }
+
+bool Buffer::resize(uint64_t bytes) {
+  if (bytes > capacity_)
+    return false;
+  size_ = bytes;
+  return true;
+}
+
+absl::StatusOr<Buffer> BufferCache::take(uint64_t bytes) {
+  Buffer b = std::move(kept_);
+  if (b.resize(bytes))
+    return b;
+  b = Buffer();
+  return Buffer::allocate(bytes);
+}
+
+void BufferCache::give(Buffer b) { kept_ = std::move(b); }
 
 } // namespace kf::bench

@@ -75,11 +75,10 @@ ColdSet default_cold_set(uint64_t l3_bytes) {
                                     binary_size(4 * l3_bytes))};
 }
 
-int64_t copies_to_fill(uint64_t set_bytes, uint64_t matrix_bytes) {
+int64_t copies_in(uint64_t set_bytes, uint64_t matrix_bytes) {
   if (matrix_bytes == 0)
     return 1;
-  return static_cast<int64_t>(
-      std::max<uint64_t>(1, (set_bytes + matrix_bytes - 1) / matrix_bytes));
+  return static_cast<int64_t>(std::max<uint64_t>(1, set_bytes / matrix_bytes));
 }
 
 } // namespace kf::bench

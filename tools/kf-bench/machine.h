@@ -25,8 +25,8 @@ struct ColdSet {
 inline constexpr uint64_t kMaxColdSet = uint64_t{2} << 30;
 ColdSet default_cold_set(uint64_t l3_bytes);
 
-// How many copies of a matrix of `matrix_bytes` fill `set_bytes`: at least
-// one, and enough that their total reaches the set.
-int64_t copies_to_fill(uint64_t set_bytes, uint64_t matrix_bytes);
+// How many copies of a matrix of `matrix_bytes` fit in `set_bytes`, at
+// least one: the set's buffer then holds them, with no copy beyond it.
+int64_t copies_in(uint64_t set_bytes, uint64_t matrix_bytes);
 
 } // namespace kf::bench

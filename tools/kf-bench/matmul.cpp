@@ -81,12 +81,12 @@ private:
 };
 
 absl::StatusOr<WeightSet> make_weight_set(const MatmulOptions &o, Format f,
-                                          uint64_t set_bytes, int threads) {
+                                          uint64_t set_bytes, int threads,
+                                          BufferCache &cache) {
   WeightSet set;
   set.matrix_bytes = *row_bytes(f, o.k) * o.n;
-  set.copies = o.cold ? copies_to_fill(set_bytes, set.matrix_bytes) : 1;
-  KF_ASSIGN_OR_RETURN(set.buffer,
-                      Buffer::allocate(set.matrix_bytes * set.copies));
+  set.copies = o.cold ? copies_in(set_bytes, set.matrix_bytes) : 1;
+  KF_ASSIGN_OR_RETURN(set.buffer, cache.take(set.matrix_bytes * set.copies));
   {
     ThreadPool pool(threads);
     KF_RETURN_IF_ERROR(
@@ -106,7 +106,8 @@ absl::StatusOr<WeightSet> make_weight_set(const MatmulOptions &o, Format f,
 using OneDnnTimes = std::map<std::tuple<OneDnnType, int, int64_t>, double>;
 
 absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
-                        OneDnnTimes &times, std::vector<CaseResult> &rows) {
+                        BufferCache &cache, OneDnnTimes &times,
+                        std::vector<CaseResult> &rows) {
   for (OneDnnType type : {OneDnnType::Int8, OneDnnType::F32}) {
     std::unique_ptr<OneDnnMatmul> previous;
     Cycle cycle;
@@ -115,10 +116,10 @@ absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
       KF_RETURN_IF_ERROR(set_onednn_threads(threads));
       for (int64_t m : o.m) {
         uint64_t seed = o.seed + static_cast<uint64_t>(m);
-        KF_ASSIGN_OR_RETURN(std::unique_ptr<OneDnnMatmul> mm,
-                            OneDnnMatmul::create(type, m, o.k, o.n,
-                                                 o.cold ? info.set.bytes : 0,
-                                                 seed, std::move(previous)));
+        KF_ASSIGN_OR_RETURN(
+            std::unique_ptr<OneDnnMatmul> mm,
+            OneDnnMatmul::create(type, m, o.k, o.n, o.cold ? info.set.bytes : 0,
+                                 seed, std::move(previous), &cache));
         auto call = [&](int64_t) { return mm->run(cycle.next()); };
         KF_RETURN_IF_ERROR(call(0));
         KF_RETURN_IF_ERROR(mm->check(seed));
@@ -149,6 +150,7 @@ absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
 // Every kernel that supports `f` on every thread count and M, each checked
 // before it is timed; `emit` receives the cases as they finish.
 absl::Status run_kernels(const MatmulOptions &o, const RunInfo &info, Format f,
+                         BufferCache &cache,
                          std::span<const MatmulKernel> kernels,
                          const OneDnnTimes &onednn_times,
                          absl::FunctionRef<void(const CaseResult &)> emit) {
@@ -156,8 +158,8 @@ absl::Status run_kernels(const MatmulOptions &o, const RunInfo &info, Format f,
   const std::string name(format_info(f).name);
   const int most_threads =
       *std::max_element(o.threads.begin(), o.threads.end());
-  KF_ASSIGN_OR_RETURN(WeightSet set,
-                      make_weight_set(o, f, info.set.bytes, most_threads));
+  KF_ASSIGN_OR_RETURN(WeightSet set, make_weight_set(o, f, info.set.bytes,
+                                                     most_threads, cache));
   std::vector<std::vector<uint8_t>> activations; // one matrix per M
   {
     ThreadPool pool(most_threads);
@@ -217,6 +219,7 @@ absl::Status run_kernels(const MatmulOptions &o, const RunInfo &info, Format f,
       }
     }
   }
+  cache.give(std::move(set.buffer));
   return absl::OkStatus();
 }
 
@@ -328,8 +331,9 @@ absl::Status run_matmul(const MatmulOptions &o,
     info.weight_bytes.emplace_back(std::string(format_info(f).name),
                                    *row_bytes(f, o.k) * o.n);
 
+  BufferCache cache;
   {
-    KF_ASSIGN_OR_RETURN(Buffer buffer, Buffer::allocate(info.set.bytes));
+    KF_ASSIGN_OR_RETURN(Buffer buffer, cache.take(info.set.bytes));
     // Written, so that its pages are real and not the shared zero page.
     std::memset(buffer.data(), 0x5a, buffer.size());
     for (int threads : o.threads) {
@@ -339,12 +343,13 @@ absl::Status run_matmul(const MatmulOptions &o,
           measure_read_bandwidth(pool, buffer.span(), kBandwidthRuns));
       info.bandwidth.emplace_back(threads, std::move(bw));
     }
+    cache.give(std::move(buffer));
   }
   settle();
 
   OneDnnTimes onednn_times;
   std::vector<CaseResult> onednn_rows;
-  KF_RETURN_IF_ERROR(run_onednn(o, info, onednn_times, onednn_rows));
+  KF_RETURN_IF_ERROR(run_onednn(o, info, cache, onednn_times, onednn_rows));
 
   if (!o.json) {
     write_header(info, out);
@@ -361,7 +366,8 @@ absl::Status run_matmul(const MatmulOptions &o,
     emit(r);
 
   for (Format f : o.formats)
-    KF_RETURN_IF_ERROR(run_kernels(o, info, f, kernels, onednn_times, emit));
+    KF_RETURN_IF_ERROR(
+        run_kernels(o, info, f, cache, kernels, onednn_times, emit));
   return absl::OkStatus();
 }
 

@@ -33,6 +33,12 @@ struct OneDnnWeightSet {
   dnnl::memory::desc desc;
   Buffer buffer;
   std::vector<dnnl::memory> copies;
+  BufferCache *cache = nullptr; // where `buffer` goes back to
+
+  ~OneDnnWeightSet() {
+    if (cache)
+      cache->give(std::move(buffer));
+  }
 };
 
 struct OneDnnMatmul::Impl {
@@ -81,10 +87,9 @@ OneDnnMatmul::OneDnnMatmul(std::unique_ptr<Impl> impl, OneDnnType type)
 
 OneDnnMatmul::~OneDnnMatmul() = default;
 
-absl::StatusOr<std::unique_ptr<OneDnnMatmul>>
-OneDnnMatmul::create(OneDnnType type, int64_t m, int64_t k, int64_t n,
-                     uint64_t set_bytes, uint64_t seed,
-                     std::unique_ptr<OneDnnMatmul> previous) {
+absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
+    OneDnnType type, int64_t m, int64_t k, int64_t n, uint64_t set_bytes,
+    uint64_t seed, std::unique_ptr<OneDnnMatmul> previous, BufferCache *cache) {
   auto impl = std::make_unique<Impl>();
   Impl &d = *impl;
   d.m = m;
@@ -126,7 +131,7 @@ OneDnnMatmul::create(OneDnnType type, int64_t m, int64_t k, int64_t n,
     dnnl::memory::desc w_md = d.pd.weights_desc();
     const uint64_t copy_bytes = w_md.get_size();
     const int64_t copies =
-        set_bytes == 0 ? 1 : copies_to_fill(set_bytes, copy_bytes);
+        set_bytes == 0 ? 1 : copies_in(set_bytes, copy_bytes);
     if (previous && previous->type_ == type && previous->impl_->k == k &&
         previous->impl_->n == n && previous->impl_->weights->desc == w_md &&
         previous->copies() == copies) {
@@ -137,7 +142,13 @@ OneDnnMatmul::create(OneDnnType type, int64_t m, int64_t k, int64_t n,
       set->plain.resize(k * n * element);
       fill(set->plain, false);
       set->desc = w_md;
-      KF_ASSIGN_OR_RETURN(set->buffer, Buffer::allocate(copy_bytes * copies));
+      const uint64_t bytes = copy_bytes * copies;
+      if (cache) {
+        KF_ASSIGN_OR_RETURN(set->buffer, cache->take(bytes));
+        set->cache = cache;
+      } else {
+        KF_ASSIGN_OR_RETURN(set->buffer, Buffer::allocate(bytes));
+      }
       // Reorder once, then copy bytes: every copy is the same matrix at
       // its own address, which is all the caches can tell apart.
       dnnl::memory plain(b_plain, d.engine, set->plain.data());

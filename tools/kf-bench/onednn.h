@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "buffer.h"
 
 namespace kf::bench {
 
@@ -39,15 +40,18 @@ public:
   ~OneDnnMatmul();
 
   // `set_bytes` zero: one weight matrix, reused by every call (hot);
-  // otherwise as many copies of it, at distinct addresses, as fill
-  // `set_bytes` (at least one), cycled through call by call (cold).
+  // otherwise as many copies of it, at distinct addresses, as fit in
+  // `set_bytes` (at least one), cycled through call by call (cold). The set
+  // takes its buffer from `cache`, when given, and gives it back when no
+  // matmul uses it any more.
   // `previous`, the matmul of another M, hands over its weight set when it
   // has the same type, shape and layout, which saves refilling gigabytes per
   // M; otherwise it is freed before the new set is allocated, so that two
   // sets never take memory at once.
   static absl::StatusOr<std::unique_ptr<OneDnnMatmul>>
   create(OneDnnType type, int64_t m, int64_t k, int64_t n, uint64_t set_bytes,
-         uint64_t seed, std::unique_ptr<OneDnnMatmul> previous = nullptr);
+         uint64_t seed, std::unique_ptr<OneDnnMatmul> previous = nullptr,
+         BufferCache *cache = nullptr);
 
   // One product, with weight copy `call` modulo copies().
   absl::Status run(int64_t call);

@@ -81,7 +81,7 @@ void write_header(const RunInfo &info, std::ostream &out) {
                                        duration(bytes / (bw.gbps * 1e9)),
                                        threads, threads > 1 ? "s" : ""));
     std::string copies =
-        o.cold ? absl::StrCat(" (", copies_to_fill(info.set.bytes, bytes),
+        o.cold ? absl::StrCat(" (", copies_in(info.set.bytes, bytes),
                               " copies cycled)")
                : "";
     out << absl::StrFormat("roofline floor, %s: %s of weights%s, %s\n", format,
