@@ -25,6 +25,8 @@ struct Bandwidth {
   std::string_view isa; // the loads used: "avx512", "avx2" or "portable"
   uint64_t bytes = 0;   // read per run
   int runs = 0;
+  // CPUs other processes kept busy meanwhile; the caller measures it.
+  double other_cpus = 0;
 };
 
 // Reads `buffer` (which should be far larger than the last-level cache, and

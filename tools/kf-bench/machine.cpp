@@ -1,8 +1,10 @@
 #include "machine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "absl/strings/numbers.h"
@@ -63,6 +65,44 @@ uint64_t l3_cache_bytes() {
 uint64_t physical_memory_bytes() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+LoadMeter::Sample LoadMeter::sample() {
+  Sample s;
+  s.wall = std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+               .count();
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return s;
+  s.own = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 +
+          usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
+  // "cpu  user nice system idle iowait irq softirq steal guest guest_nice"
+  // in clock ticks; guest time is already counted in user.
+  std::ifstream in("/proc/stat");
+  std::string label;
+  uint64_t field[8] = {};
+  in >> label;
+  for (uint64_t &f : field)
+    in >> f;
+  const long ticks = sysconf(_SC_CLK_TCK);
+  if (!in || label != "cpu" || ticks <= 0)
+    return s;
+  const uint64_t busy =
+      field[0] + field[1] + field[2] + field[5] + field[6] + field[7];
+  s.busy = static_cast<double>(busy) / ticks;
+  s.valid = true;
+  return s;
+}
+
+void LoadMeter::start() { start_ = sample(); }
+
+double LoadMeter::stop() const {
+  Sample end = sample();
+  if (!start_.valid || !end.valid || end.wall <= start_.wall)
+    return 0;
+  double other = (end.busy - start_.busy) - (end.own - start_.own);
+  return std::max(0.0, other / (end.wall - start_.wall));
 }
 
 ColdSet default_cold_set(uint64_t l3_bytes) {

@@ -14,6 +14,28 @@ uint64_t l3_cache_bytes();
 // Physical memory; 0 when unknown.
 uint64_t physical_memory_bytes();
 
+// How many CPUs other processes (and the hypervisor, as steal time) kept
+// busy between start() and stop(): on a shared machine a figure taken while
+// something else ran is not the kernel's, and a median cannot always hide it
+// (a thread that loses its core stalls a whole parallel call).
+class LoadMeter {
+public:
+  void start();
+  // Average CPUs busy outside this process since start(); 0 when the
+  // system does not say (no /proc/stat).
+  double stop() const;
+
+private:
+  struct Sample {
+    double busy = 0; // CPU seconds of the whole system, steal included
+    double own = 0;  // CPU seconds of this process
+    double wall = 0;
+    bool valid = false;
+  };
+  static Sample sample();
+  Sample start_;
+};
+
 // The cold working set: 4 x L3, so that a weight matrix is long evicted when
 // its turn comes again, but at most kMaxColdSet, because a VM may report its
 // host's whole L3 (hundreds of MiB) and filling several gigabytes per format

@@ -123,8 +123,11 @@ absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
         auto call = [&](int64_t) { return mm->run(cycle.next()); };
         KF_RETURN_IF_ERROR(call(0));
         KF_RETURN_IF_ERROR(mm->check(seed));
+        LoadMeter load;
+        load.start();
         KF_ASSIGN_OR_RETURN(Timing timing, time_calls(o.reps, call));
         CaseResult r;
+        r.other_cpus = load.stop();
         r.kernel = "onednn";
         r.format = onednn_type_name(type);
         r.implementation = mm->implementation();
@@ -200,8 +203,11 @@ absl::Status run_kernels(const MatmulOptions &o, const RunInfo &info, Format f,
             !s.ok())
           return absl::InternalError(absl::StrCat(
               kernel.name, " on ", name, ", M = ", m, ": ", s.message()));
+        LoadMeter load;
+        load.start();
         KF_ASSIGN_OR_RETURN(Timing timing, time_calls(o.reps, call));
         CaseResult r;
+        r.other_cpus = load.stop();
         r.kernel = kernel.name;
         r.format = name;
         r.m = m;
@@ -338,9 +344,12 @@ absl::Status run_matmul(const MatmulOptions &o,
     std::memset(buffer.data(), 0x5a, buffer.size());
     for (int threads : o.threads) {
       ThreadPool pool(threads);
+      LoadMeter load;
+      load.start();
       KF_ASSIGN_OR_RETURN(
           Bandwidth bw,
           measure_read_bandwidth(pool, buffer.span(), kBandwidthRuns));
+      bw.other_cpus = load.stop();
       info.bandwidth.emplace_back(threads, std::move(bw));
     }
     cache.give(std::move(buffer));

@@ -43,6 +43,8 @@ struct CaseResult {
   int64_t copies = 0;        // weight matrices cycled through
   Timing timing;
   double dram_gbps = 0; // measured on `threads` threads
+  // CPUs other processes kept busy while the calls were timed (LoadMeter).
+  double other_cpus = 0;
   // oneDNN's medians on the same M and threads; 0 in oneDNN's own rows.
   double onednn_int8_seconds = 0, onednn_f32_seconds = 0;
 

@@ -62,7 +62,9 @@ void write_header(const RunInfo &info, std::ostream &out) {
   else
     out << "hot: one weight matrix, in cache after the first call; % of "
            "the DRAM roofline may exceed 100\n";
-  out << "times are medians of the timed calls; GFLOP/s counts 2·M·N·K\n";
+  out << "times are medians of the timed calls; GFLOP/s counts 2·M·N·K; "
+         "load: CPUs other processes kept busy meanwhile (figures taken "
+         "under load are not the kernel's)\n";
   for (const auto &[threads, bw] : info.bandwidth) {
     std::vector<std::string> figures;
     for (const StreamFigure &f : bw.figures)
@@ -70,9 +72,9 @@ void write_header(const RunInfo &info, std::ostream &out) {
                                         f.streams > 1 ? "s" : "", f.gbps));
     out << absl::StrFormat(
         "DRAM read, %d thread%s: %.1f GB/s (best of medians of %d reads of "
-        "%d MiB with %s loads: %s GB/s)\n",
+        "%d MiB with %s loads: %s GB/s; load %.2f)\n",
         threads, threads > 1 ? "s" : "", bw.gbps, bw.runs, bw.bytes / kMiB,
-        bw.isa, absl::StrJoin(figures, ", "));
+        bw.isa, absl::StrJoin(figures, ", "), bw.other_cpus);
   }
   for (const auto &[format, bytes] : info.weight_bytes) {
     std::vector<std::string> floors;
@@ -96,17 +98,17 @@ void write_header(const RunInfo &info, std::ostream &out) {
 
 void write_table_head(std::ostream &out) {
   out << absl::StrFormat(
-      "\n%-9s %-9s %5s %3s %9s %9s %8s %6s %7s %7s %6s  %s\n", "format",
+      "\n%-9s %-9s %5s %3s %9s %9s %8s %6s %7s %7s %6s %5s  %s\n", "format",
       "kernel", "M", "thr", "time", "GFLOP/s", "wt GB/s", "%roof", "vs int8",
-      "vs f32", "reps", "notes");
+      "vs f32", "reps", "load", "notes");
 }
 
 void write_row(const CaseResult &r, std::ostream &out) {
-  out << absl::StrFormat("%-9s %-9s %5d %3d %9s %9.1f %8.1f %6.1f %7s %7s %6d",
-                         r.format, r.kernel, r.m, r.threads,
-                         duration(r.seconds()), r.gflops(), r.weight_gbps(),
-                         r.roofline_percent(), ratio(r.vs_onednn_int8()),
-                         ratio(r.vs_onednn_f32()), r.timing.seconds.size());
+  out << absl::StrFormat(
+      "%-9s %-9s %5d %3d %9s %9.1f %8.1f %6.1f %7s %7s %6d %5.2f", r.format,
+      r.kernel, r.m, r.threads, duration(r.seconds()), r.gflops(),
+      r.weight_gbps(), r.roofline_percent(), ratio(r.vs_onednn_int8()),
+      ratio(r.vs_onednn_f32()), r.timing.seconds.size(), r.other_cpus);
   if (!r.implementation.empty())
     out << "  " << r.implementation << ", " << megabytes(r.weight_bytes)
         << " of weights";
@@ -130,6 +132,7 @@ void write_json(const CaseResult &r, const RunInfo &info, std::ostream &out) {
       absl::StrCat("\"weight_copies\":", r.copies),
       absl::StrCat("\"weight_gbps\":", number(r.weight_gbps())),
       absl::StrCat("\"dram_gbps\":", number(r.dram_gbps)),
+      absl::StrFormat("\"other_cpus\":%.3f", r.other_cpus),
       absl::StrCat("\"roofline_floor_s\":", number(r.floor_seconds())),
       absl::StrCat("\"roofline_pct\":", number(r.roofline_percent())),
       absl::StrCat(

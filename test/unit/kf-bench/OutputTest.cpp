@@ -141,6 +141,33 @@ std::vector<std::string> lines(const std::string &text) {
   return r;
 }
 
+// Every field of a case object; oneDNN's add "implementation".
+constexpr const char *kFields[] = {"kernel",
+                                   "format",
+                                   "m",
+                                   "k",
+                                   "n",
+                                   "threads",
+                                   "mode",
+                                   "reps",
+                                   "time_s",
+                                   "time_min_s",
+                                   "gflops",
+                                   "weight_bytes",
+                                   "weight_copies",
+                                   "weight_gbps",
+                                   "dram_gbps",
+                                   "other_cpus",
+                                   "roofline_floor_s",
+                                   "roofline_pct",
+                                   "onednn_int8_gops",
+                                   "onednn_f32_gflops",
+                                   "vs_onednn_int8",
+                                   "vs_onednn_f32",
+                                   "set_bytes",
+                                   "l3_bytes",
+                                   "onednn_version"};
+
 const std::vector<std::string> kTiny = {
     "matmul", "--format",  "q8_0,q4_k", "--m",        "1,3",
     "--k",    "256",       "--n",       "16",         "--reps",
@@ -160,30 +187,7 @@ TEST(KfBenchOutput, JsonObjectPerCaseWithEveryField) {
   for (const std::string &line : objects) {
     std::optional<Object> o = Parser(line).object();
     ASSERT_TRUE(o) << line;
-    for (const char *field : {"kernel",
-                              "format",
-                              "m",
-                              "k",
-                              "n",
-                              "threads",
-                              "mode",
-                              "reps",
-                              "time_s",
-                              "time_min_s",
-                              "gflops",
-                              "weight_bytes",
-                              "weight_copies",
-                              "weight_gbps",
-                              "dram_gbps",
-                              "roofline_floor_s",
-                              "roofline_pct",
-                              "onednn_int8_gops",
-                              "onednn_f32_gflops",
-                              "vs_onednn_int8",
-                              "vs_onednn_f32",
-                              "set_bytes",
-                              "l3_bytes",
-                              "onednn_version"})
+    for (const char *field : kFields)
       EXPECT_TRUE(o->contains(field)) << field << " in " << line;
     const std::string &kernel = std::get<std::string>(o->at("kernel"));
     ++per_kernel[kernel];
