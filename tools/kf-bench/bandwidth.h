@@ -32,7 +32,8 @@ struct Bandwidth {
 // Reads `buffer` (which should be far larger than the last-level cache, and
 // written, so that its pages are real) on every thread of `pool`, each
 // thread its own contiguous slice split into 1, 2 and 4 interleaved
-// streams, `runs` timed times per stream count after one untimed pass.
+// streams: one untimed round, then `runs` timed rounds of one pass per
+// stream count.
 // Several streams keep more hardware prefetchers busy, which some machines
 // need to reach their peak and others do not; the loads are the widest the
 // CPU has, as the kernels' are.

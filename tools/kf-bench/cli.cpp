@@ -7,9 +7,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "kf/runtime/absl_compat.h"
 #include "matmul_kernel.h"
+#include "onednn.h"
 
 namespace kf::bench {
 
@@ -32,11 +34,13 @@ constexpr std::string_view kUsage =
     "  --cold-mib MIB    the cold set and bandwidth buffer (4 x L3, at most\n"
     "                    2048 MiB)\n"
     "  --seed S          of the random weights and activations (1)\n"
+    "  --onednn-isa ISA  limits oneDNN to an instruction set, e.g.\n"
+    "                    avx512_core_vnni where it would use AMX\n"
     "  --json            one JSON object per case and line, no table\n";
 
 constexpr std::string_view kValueOptions[] = {
-    "--format", "--m",        "--k",        "--n",   "--threads",
-    "--reps",   "--min-time", "--cold-mib", "--seed"};
+    "--format", "--m",        "--k",        "--n",    "--threads",
+    "--reps",   "--min-time", "--cold-mib", "--seed", "--onednn-isa"};
 constexpr std::string_view kFlags[] = {"--cold", "--hot", "--json"};
 
 template <typename T>
@@ -146,6 +150,15 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
         problem = absl::StrCat("--min-time is '", value,
                                "', expected a number of seconds");
       min_time = true;
+    } else if (name == "--onednn-isa") {
+      auto names = onednn_isa_names();
+      if (std::find(names.begin(), names.end(), value) == names.end())
+        problem = absl::StrCat(
+            "unknown oneDNN ISA '", value, "': expected ",
+            absl::StrJoin(
+                names, ", ",
+                [](std::string *out, std::string_view n) { out->append(n); }));
+      o.onednn_isa = value;
     } else if (name == "--cold-mib") {
       uint64_t mib;
       problem = parse_number(name, value, mib);

@@ -318,6 +318,9 @@ absl::Status run_matmul(const MatmulOptions &o,
             ? "--cold-mib; under 4 x L3, calls may find weights in cache"
             : "--cold-mib"};
   info.onednn_version = onednn_version();
+  if (o.onednn_isa)
+    KF_RETURN_IF_ERROR(set_onednn_max_isa(*o.onednn_isa));
+  info.onednn_isa = onednn_effective_isa();
 
   // The largest buffers, against the machine: a shape or set that cannot fit
   // is a one-line error, not an allocation failure halfway through.

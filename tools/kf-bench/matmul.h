@@ -29,6 +29,8 @@ struct MatmulOptions {
   // The cold set and the bandwidth buffer; default_cold_set() when unset.
   std::optional<uint64_t> set_bytes;
   uint64_t seed = 1;
+  // Limits oneDNN's instruction set (onednn_isa_names()).
+  std::optional<std::string> onednn_isa;
 };
 
 // One timed case: a kernel (or oneDNN) on one format, M and thread count.

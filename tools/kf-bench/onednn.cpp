@@ -1,5 +1,6 @@
 #include "onednn.h"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "buffer.h"
+#include "kf/runtime/absl_compat.h"
 #include "kf/runtime/status_macros.h"
 #include "machine.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -80,6 +82,62 @@ absl::Status set_onednn_threads(int threads) {
       "oneDNN is built with a threading runtime other than OpenMP; kf-bench "
       "cannot set its thread count");
 #endif
+}
+
+namespace {
+
+struct IsaName {
+  std::string_view name;
+  dnnl::cpu_isa isa;
+};
+
+constexpr IsaName kIsas[] = {
+    {"all", dnnl::cpu_isa::all},
+    {"sse41", dnnl::cpu_isa::sse41},
+    {"avx", dnnl::cpu_isa::avx},
+    {"avx2", dnnl::cpu_isa::avx2},
+    {"avx2_vnni", dnnl::cpu_isa::avx2_vnni},
+    {"avx512_core", dnnl::cpu_isa::avx512_core},
+    {"avx512_core_vnni", dnnl::cpu_isa::avx512_core_vnni},
+    {"avx512_core_bf16", dnnl::cpu_isa::avx512_core_bf16},
+    {"avx512_core_amx", dnnl::cpu_isa::avx512_core_amx},
+};
+
+constexpr auto kIsaNames = [] {
+  std::array<std::string_view, std::size(kIsas)> names{};
+  for (size_t i = 0; i < names.size(); ++i)
+    names[i] = kIsas[i].name;
+  return names;
+}();
+
+} // namespace
+
+std::span<const std::string_view> onednn_isa_names() { return kIsaNames; }
+
+absl::Status set_onednn_max_isa(std::string_view name) {
+  for (const IsaName &i : kIsas)
+    if (i.name == name) {
+      try {
+        dnnl::set_max_cpu_isa(i.isa);
+      } catch (const dnnl::error &e) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("oneDNN refuses ISA ", to_absl(name), ": ", e.what()));
+      }
+      return absl::OkStatus();
+    }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown oneDNN ISA '", to_absl(name), "'"));
+}
+
+std::string onednn_effective_isa() {
+  try {
+    dnnl::cpu_isa effective = dnnl::get_effective_cpu_isa();
+    for (const IsaName &i : kIsas)
+      if (i.isa == effective)
+        return std::string(i.name);
+  } catch (const dnnl::error &) {
+  }
+  return "unknown";
 }
 
 OneDnnMatmul::OneDnnMatmul(std::unique_ptr<Impl> impl, OneDnnType type)

@@ -29,6 +29,19 @@ std::string onednn_version();
 // The number of threads oneDNN's matmuls run on from now on.
 absl::Status set_onednn_threads(int threads);
 
+// The instruction sets oneDNN can be limited to, by oneDNN's names
+// ("avx512_core_vnni", ...), "all" first.
+std::span<const std::string_view> onednn_isa_names();
+
+// Limits oneDNN to `isa` (one of onednn_isa_names()), so that it is
+// compared with kernels on the instructions they use: a CPU with AMX runs
+// oneDNN's int8 matmuls on AMX otherwise. Only before oneDNN's first
+// primitive of the process.
+absl::Status set_onednn_max_isa(std::string_view isa);
+
+// The instruction set oneDNN's kernels use, e.g. "avx512_core_amx".
+std::string onednn_effective_isa();
+
 struct OneDnnWeightSet;
 
 // C (M x N) = A (M x K) . B (K x N) with random inputs. The weights are

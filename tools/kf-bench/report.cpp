@@ -91,9 +91,11 @@ void write_header(const RunInfo &info, std::ostream &out) {
                            absl::StrJoin(floors, ", "));
   }
   out << absl::StrFormat(
-      "oneDNN %s: u8s8s32 and f32 matmuls on the same shapes, weights "
-      "reordered once into the layout oneDNN prefers%s\n",
-      info.onednn_version, o.cold ? " and cycled the same way" : "");
+      "oneDNN %s (%s%s): u8s8s32 and f32 matmuls on the same shapes, "
+      "weights reordered once into the layout oneDNN prefers%s\n",
+      info.onednn_version, info.onednn_isa,
+      o.onednn_isa ? ", limited by --onednn-isa" : "",
+      o.cold ? " and cycled the same way" : "");
 }
 
 void write_table_head(std::ostream &out) {
@@ -150,6 +152,7 @@ void write_json(const CaseResult &r, const RunInfo &info, std::ostream &out) {
       absl::StrCat("\"set_bytes\":", info.set.bytes),
       absl::StrCat("\"l3_bytes\":", info.l3_bytes),
       absl::StrCat("\"onednn_version\":", json_string(info.onednn_version)),
+      absl::StrCat("\"onednn_isa\":", json_string(info.onednn_isa)),
   };
   if (!r.implementation.empty())
     fields.push_back(

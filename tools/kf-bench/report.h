@@ -21,6 +21,7 @@ struct RunInfo {
   ColdSet set;
   std::vector<std::pair<int, Bandwidth>> bandwidth; // per thread count
   std::string onednn_version;
+  std::string onednn_isa; // what oneDNN's kernels use
   // Weight bytes of one matrix per format, for the roofline floors.
   std::vector<std::pair<std::string, uint64_t>> weight_bytes;
 };

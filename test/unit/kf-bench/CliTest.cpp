@@ -33,15 +33,17 @@ TEST(KfBenchCli, Defaults) {
   EXPECT_FALSE(o.reps.reps);
   EXPECT_EQ(o.reps.min_seconds, 0.5);
   EXPECT_FALSE(o.set_bytes);
+  EXPECT_FALSE(o.onednn_isa);
 }
 
 TEST(KfBenchCli, EveryOption) {
   MatmulOptions o;
-  ASSERT_EQ(parse({"--format=q8_0,q4_k", "--m", "1,3", "--k", "512", "--n=64",
-                   "--threads", "2,1", "--hot", "--reps", "7", "--json",
-                   "--cold-mib", "8", "--seed", "9"},
-                  o),
-            std::nullopt);
+  ASSERT_EQ(
+      parse({"--format=q8_0,q4_k", "--m", "1,3", "--k", "512", "--n=64",
+             "--threads", "2,1", "--hot", "--reps", "7", "--json", "--cold-mib",
+             "8", "--seed", "9", "--onednn-isa", "avx512_core_vnni"},
+            o),
+      std::nullopt);
   EXPECT_THAT(o.formats, ElementsAre(Format::Q8_0, Format::Q4_K));
   EXPECT_THAT(o.m, ElementsAre(1, 3));
   EXPECT_EQ(o.k, 512);
@@ -52,6 +54,7 @@ TEST(KfBenchCli, EveryOption) {
   EXPECT_TRUE(o.json);
   EXPECT_EQ(o.set_bytes, uint64_t{8} << 20);
   EXPECT_EQ(o.seed, 9u);
+  EXPECT_EQ(o.onednn_isa, "avx512_core_vnni");
 
   ASSERT_EQ(parse({"--format", "q4_0", "--cold", "--min-time", "0.25"}, o),
             std::nullopt);
@@ -116,6 +119,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "--min-time is 'soon', expected a number of seconds"},
         BadLine{{"--format", "q8_0", "--cold-mib", "0"},
                 "--cold-mib 0 is out of range"},
+        BadLine{{"--format", "q8_0", "--onednn-isa", "amx"},
+                "unknown oneDNN ISA 'amx': expected all, sse41, avx, avx2, "
+                "avx2_vnni, avx512_core, avx512_core_vnni, avx512_core_bf16, "
+                "avx512_core_amx"},
         BadLine{{"--format", "q8_0", "--json=yes"},
                 "option '--json' takes no value"},
         BadLine{{"--format", "q8_0", "--k"}, "option '--k' needs a value"},

@@ -166,7 +166,8 @@ constexpr const char *kFields[] = {"kernel",
                                    "vs_onednn_f32",
                                    "set_bytes",
                                    "l3_bytes",
-                                   "onednn_version"};
+                                   "onednn_version",
+                                   "onednn_isa"};
 
 const std::vector<std::string> kTiny = {
     "matmul", "--format",  "q8_0,q4_k", "--m",        "1,3",
