@@ -21,7 +21,7 @@ double reordered_tolerance(int64_t k, double magnitude) {
 }
 
 absl::Status check_output(const MatmulArgs &args, Agreement agreement,
-                          int threads, uint64_t seed) {
+                          int threads, int64_t row_group, uint64_t seed) {
   const Format wf = args.format, af = format_info(wf).dot_format;
   std::optional<uint64_t> w_bytes = row_bytes(wf, args.k),
                           a_bytes = row_bytes(af, args.k);
@@ -32,7 +32,7 @@ absl::Status check_output(const MatmulArgs &args, Agreement agreement,
   std::mt19937_64 rng(seed);
   std::set<int64_t> rows = {0, args.n - 1};
   for (int t = 0; t < threads; ++t) {
-    RowBlock b = row_block(args.n, t, threads);
+    RowBlock b = row_block(args.n, t, threads, row_group);
     if (b.begin < b.end)
       rows.insert({b.begin, b.end - 1});
   }

@@ -21,13 +21,14 @@ namespace kf::bench {
 // of Numerical Algorithms, §3.1), and the two are within twice that.
 double reordered_tolerance(int64_t k, double magnitude);
 
-// Compares `args.out`, which `agreement`'s kernel computed for `args` on
-// `threads` threads, with kf::dot on a sample of outputs: the first and last
-// weight row and the first and last row of every thread's block (where
+// Compares `args.out`, which a kernel with `agreement` computed for `args`
+// (in the runtime layouts, whatever the kernel read) on `threads` threads in
+// blocks of `row_group`s, with kf::dot on a sample of outputs: the first and
+// last weight row and the first and last row of every thread's block (where
 // splitting mistakes show), plus rows drawn with `seed`, each for every
 // activation row when M <= 16 and for the first, the last and eight drawn
 // ones otherwise. Returns an error naming the first output out of agreement.
 absl::Status check_output(const MatmulArgs &args, Agreement agreement,
-                          int threads, uint64_t seed);
+                          int threads, int64_t row_group, uint64_t seed);
 
 } // namespace kf::bench

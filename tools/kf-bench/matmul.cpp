@@ -38,24 +38,54 @@ constexpr int kBandwidthRuns = 5;
 // measurement, so they do not take a core from it.
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
 
-// `count` rows of `k` N(0, 1) values encoded in `f` by `encode`, row r drawn
-// from its own seed so the bytes do not depend on the thread count.
-absl::Status random_rows(ThreadPool &pool, Format f, int64_t count, int64_t k,
-                         uint64_t seed, uint8_t *dst,
-                         absl::Status (*encode)(Format, std::span<const float>,
-                                                std::span<uint8_t>)) {
+// Row r of N(0, 1) values, drawn from its own seed so that no result
+// depends on which thread draws it.
+void random_row(uint64_t seed, int64_t r, std::span<float> row) {
+  std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15u + r);
+  std::normal_distribution<float> normal;
+  for (float &v : row)
+    v = normal(rng);
+}
+
+// N x K weights of `f` in the runtime layout, quantized by kf::quantize from
+// random rows on `threads` threads.
+absl::StatusOr<std::vector<uint8_t>>
+random_weights(Format f, int64_t n, int64_t k, uint64_t seed, int threads) {
   const uint64_t bytes = *row_bytes(f, k);
-  return parallel_rows(pool, count, [&](int64_t begin, int64_t end) {
+  std::vector<uint8_t> weights(bytes * n);
+  ThreadPool pool(threads);
+  KF_RETURN_IF_ERROR(parallel_rows(pool, n, [&](int64_t begin, int64_t end) {
     std::vector<float> row(k);
     for (int64_t r = begin; r < end; ++r) {
-      std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15u + r);
-      std::normal_distribution<float> normal;
-      for (float &v : row)
-        v = normal(rng);
-      KF_RETURN_IF_ERROR(encode(f, row, {dst + r * bytes, bytes}));
+      random_row(seed, r, row);
+      KF_RETURN_IF_ERROR(quantize(f, row, {weights.data() + r * bytes, bytes}));
     }
     return absl::OkStatus();
-  });
+  }));
+  return weights;
+}
+
+// M activation rows: their floats, and the reference's quantization of them
+// into `f`'s activation format.
+struct Activations {
+  std::vector<float> floats;
+  std::vector<uint8_t> quantized;
+};
+
+absl::StatusOr<Activations> random_activations(Format f, int64_t m, int64_t k,
+                                               uint64_t seed) {
+  const Format af = format_info(f).dot_format;
+  const uint64_t bytes = *row_bytes(af, k);
+  Activations a;
+  a.floats.resize(m * k);
+  a.quantized.resize(m * bytes);
+  for (int64_t i = 0; i < m; ++i) {
+    std::span<float> row(a.floats.data() + i * k, k);
+    random_row(seed, i, row);
+    KF_RETURN_IF_ERROR(
+        quantize_activation(af, row, {a.quantized.data() + i * bytes, bytes}));
+  }
+  return a;
 }
 
 // Copies of one weight matrix at distinct addresses, cycled call by call.
@@ -80,24 +110,22 @@ private:
   int64_t next_ = 0;
 };
 
-absl::StatusOr<WeightSet> make_weight_set(const MatmulOptions &o, Format f,
-                                          uint64_t set_bytes, int threads,
+// Copies of `matrix` filling the cold set (one when hot), in `cache`'s
+// buffer.
+absl::StatusOr<WeightSet> make_weight_set(const MatmulOptions &o,
+                                          std::span<const uint8_t> matrix,
+                                          uint64_t set_bytes,
                                           BufferCache &cache) {
   WeightSet set;
-  set.matrix_bytes = *row_bytes(f, o.k) * o.n;
+  set.matrix_bytes = matrix.size();
   set.copies = o.cold ? copies_in(set_bytes, set.matrix_bytes) : 1;
   KF_ASSIGN_OR_RETURN(set.buffer, cache.take(set.matrix_bytes * set.copies));
-  {
-    ThreadPool pool(threads);
-    KF_RETURN_IF_ERROR(
-        random_rows(pool, f, o.n, o.k, o.seed, set.buffer.data(), &quantize));
-  }
   // The caches tell matrices apart by address only, so copies of one
   // quantized matrix are as cold as distinct ones, and far cheaper to make
   // than quantizing gigabytes (the IQ quantizers take microseconds per
   // weight).
-  for (int64_t c = 1; c < set.copies; ++c)
-    std::memcpy(set.buffer.data() + c * set.matrix_bytes, set.buffer.data(),
+  for (int64_t c = 0; c < set.copies; ++c)
+    std::memcpy(set.buffer.data() + c * set.matrix_bytes, matrix.data(),
                 set.matrix_bytes);
   return set;
 }
@@ -157,55 +185,90 @@ absl::Status run_kernels(const MatmulOptions &o, const RunInfo &info, Format f,
                          std::span<const MatmulKernel> kernels,
                          const OneDnnTimes &onednn_times,
                          absl::FunctionRef<void(const CaseResult &)> emit) {
-  const Format af = format_info(f).dot_format;
   const std::string name(format_info(f).name);
   const int most_threads =
       *std::max_element(o.threads.begin(), o.threads.end());
-  KF_ASSIGN_OR_RETURN(WeightSet set, make_weight_set(o, f, info.set.bytes,
-                                                     most_threads, cache));
-  std::vector<std::vector<uint8_t>> activations; // one matrix per M
-  {
-    ThreadPool pool(most_threads);
-    for (int64_t m : o.m) {
-      activations.emplace_back(*row_bytes(af, o.k) * m);
-      KF_RETURN_IF_ERROR(random_rows(pool, af, m, o.k, o.seed + 1000 + m,
-                                     activations.back().data(),
-                                     &quantize_activation));
-    }
+  KF_ASSIGN_OR_RETURN(std::vector<uint8_t> weights,
+                      random_weights(f, o.n, o.k, o.seed, most_threads));
+  std::vector<Activations> activations; // one set of rows per M
+  for (int64_t m : o.m) {
+    KF_ASSIGN_OR_RETURN(Activations a,
+                        random_activations(f, m, o.k, o.seed + 1000 + m));
+    activations.push_back(std::move(a));
   }
-  Cycle cycle;
-  for (size_t t = 0; t < o.threads.size(); ++t) {
-    const int threads = o.threads[t];
-    ThreadPool pool(threads);
-    for (size_t mi = 0; mi < o.m.size(); ++mi) {
-      const int64_t m = o.m[mi];
-      std::vector<float> output(m * o.n);
-      for (const MatmulKernel &kernel : kernels) {
-        if (!kernel.supports(f))
-          continue;
+  for (const MatmulKernel &kernel : kernels) {
+    if (!kernel.supports(f))
+      continue;
+    auto failed = [&](int64_t m, const absl::Status &s) {
+      return absl::Status(s.code(),
+                          absl::StrCat(kernel.name, " on ", name,
+                                       m > 0 ? absl::StrCat(", M = ", m) : "",
+                                       ": ", s.message()));
+    };
+    if (kernel.row_group < 1)
+      return failed(0, absl::InvalidArgumentError("row_group is below 1"));
+    std::vector<uint8_t> packed;
+    if (kernel.pack_weights) {
+      absl::StatusOr<std::vector<uint8_t>> p =
+          kernel.pack_weights(f, o.n, o.k, weights);
+      if (!p.ok())
+        return failed(0, p.status());
+      packed = *std::move(p);
+    }
+    KF_ASSIGN_OR_RETURN(WeightSet set,
+                        make_weight_set(o,
+                                        kernel.pack_weights ? packed : weights,
+                                        info.set.bytes, cache));
+    std::vector<std::vector<uint8_t>> packed_activations(o.m.size());
+    if (kernel.pack_activations)
+      for (size_t mi = 0; mi < o.m.size(); ++mi) {
+        absl::StatusOr<std::vector<uint8_t>> p =
+            kernel.pack_activations(f, o.m[mi], o.k, activations[mi].floats);
+        if (!p.ok())
+          return failed(o.m[mi], p.status());
+        packed_activations[mi] = *std::move(p);
+      }
+    Cycle cycle;
+    for (size_t t = 0; t < o.threads.size(); ++t) {
+      const int threads = o.threads[t];
+      ThreadPool pool(threads);
+      for (size_t mi = 0; mi < o.m.size(); ++mi) {
+        const int64_t m = o.m[mi];
+        std::vector<float> output(m * o.n);
         MatmulArgs args;
         args.format = f;
         args.m = m;
         args.n = o.n;
         args.k = o.k;
-        args.activations = activations[mi].data();
+        args.activations = kernel.pack_activations
+                               ? packed_activations[mi].data()
+                               : activations[mi].quantized.data();
         args.out = output.data();
         auto call = [&](int64_t) {
           args.weights = set.copy(cycle.next());
-          return parallel_rows(pool, o.n, [&](int64_t begin, int64_t end) {
-            return kernel.run(args, begin, end);
-          });
+          return parallel_rows(
+              pool, o.n,
+              [&](int64_t begin, int64_t end) {
+                return kernel.run(args, begin, end);
+              },
+              kernel.row_group);
         };
         std::fill(output.begin(), output.end(), 0.0f);
-        KF_RETURN_IF_ERROR(call(0));
-        if (absl::Status s =
-                check_output(args, kernel.agreement, threads, o.seed);
+        if (absl::Status s = call(0); !s.ok())
+          return failed(m, s);
+        // Checked in the runtime layouts, which the golden reads.
+        MatmulArgs reference = args;
+        reference.weights = weights.data();
+        reference.activations = activations[mi].quantized.data();
+        if (absl::Status s = check_output(reference, kernel.agreement, threads,
+                                          kernel.row_group, o.seed);
             !s.ok())
-          return absl::InternalError(absl::StrCat(
-              kernel.name, " on ", name, ", M = ", m, ": ", s.message()));
+          return failed(m, s);
         LoadMeter load;
         load.start();
-        KF_ASSIGN_OR_RETURN(Timing timing, time_calls(o.reps, call));
+        absl::StatusOr<Timing> timing = time_calls(o.reps, call);
+        if (!timing.ok())
+          return failed(m, timing.status());
         CaseResult r;
         r.other_cpus = load.stop();
         r.kernel = kernel.name;
@@ -217,15 +280,15 @@ absl::Status run_kernels(const MatmulOptions &o, const RunInfo &info, Format f,
         r.cold = o.cold;
         r.weight_bytes = set.matrix_bytes;
         r.copies = set.copies;
-        r.timing = std::move(timing);
+        r.timing = *std::move(timing);
         r.dram_gbps = info.bandwidth[t].second.gbps;
         r.onednn_int8_seconds = onednn_times.at({OneDnnType::Int8, threads, m});
         r.onednn_f32_seconds = onednn_times.at({OneDnnType::F32, threads, m});
         emit(r);
       }
     }
+    cache.give(std::move(set.buffer));
   }
-  cache.give(std::move(set.buffer));
   return absl::OkStatus();
 }
 

@@ -1,5 +1,6 @@
 #include "thread_pool.h"
 
+#include <algorithm>
 #include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -94,17 +95,20 @@ void ThreadPool::work(int index) {
   }
 }
 
-RowBlock row_block(int64_t n, int t, int threads) {
+RowBlock row_block(int64_t n, int t, int threads, int64_t group) {
   // The tool accepts n and threads small enough that n * threads fits.
-  return {n * t / threads, n * (t + 1) / threads};
+  const int64_t groups = (n + group - 1) / group;
+  return {std::min(n, groups * t / threads * group),
+          std::min(n, groups * (t + 1) / threads * group)};
 }
 
 absl::Status
 parallel_rows(ThreadPool &pool, int64_t n,
-              absl::FunctionRef<absl::Status(int64_t, int64_t)> work) {
+              absl::FunctionRef<absl::Status(int64_t, int64_t)> work,
+              int64_t group) {
   std::vector<absl::Status> status(pool.size());
   pool.run([&](int t) {
-    RowBlock b = row_block(n, t, pool.size());
+    RowBlock b = row_block(n, t, pool.size(), group);
     status[t] = work(b.begin, b.end);
   });
   for (absl::Status &s : status)

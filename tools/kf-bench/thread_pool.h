@@ -44,16 +44,19 @@ private:
 };
 
 // The contiguous block of [0, n) that thread `t` of `threads` owns: the
-// blocks are in thread order and differ in length by at most one.
+// blocks are in thread order, start at multiples of `group` and end at one
+// or at n, and differ by at most one group.
 struct RowBlock {
   int64_t begin, end;
 };
-RowBlock row_block(int64_t n, int t, int threads);
+RowBlock row_block(int64_t n, int t, int threads, int64_t group = 1);
 
-// Splits [0, n) into the pool's row blocks and calls work(begin, end) for
-// each on its thread, empty blocks included; returns the first error.
+// Splits [0, n) into the pool's row blocks (of `group`s of rows) and calls
+// work(begin, end) for each on its thread, empty blocks included; returns
+// the first error.
 absl::Status
 parallel_rows(ThreadPool &pool, int64_t n,
-              absl::FunctionRef<absl::Status(int64_t, int64_t)> work);
+              absl::FunctionRef<absl::Status(int64_t, int64_t)> work,
+              int64_t group = 1);
 
 } // namespace kf::bench

@@ -31,18 +31,24 @@ TEST(ThreadPool, EveryIndexOncePerRun) {
 }
 
 TEST(ThreadPool, RowBlocksTileTheRowsInOrder) {
-  for (int threads : {1, 2, 3, 7})
-    for (int64_t n : {0, 1, 5, 2048}) {
-      int64_t next = 0;
-      for (int t = 0; t < threads; ++t) {
-        RowBlock b = row_block(n, t, threads);
-        EXPECT_EQ(b.begin, next);
-        EXPECT_LE(b.end - b.begin, n / threads + 1);
-        EXPECT_GE(b.end - b.begin, n / threads);
-        next = b.end;
+  for (int64_t group : {1, 4, 16})
+    for (int threads : {1, 2, 3, 7})
+      for (int64_t n : {0, 1, 5, 18, 2048}) {
+        const int64_t groups = (n + group - 1) / group;
+        int64_t next = 0;
+        for (int t = 0; t < threads; ++t) {
+          RowBlock b = row_block(n, t, threads, group);
+          EXPECT_EQ(b.begin, next);
+          EXPECT_TRUE(b.begin % group == 0 || b.begin == n);
+          EXPECT_TRUE(b.end % group == 0 || b.end == n);
+          // Whole groups, as even as they divide.
+          const int64_t block_groups = (b.end - b.begin + group - 1) / group;
+          EXPECT_LE(block_groups, groups / threads + 1);
+          EXPECT_GE(block_groups, groups / threads);
+          next = b.end;
+        }
+        EXPECT_EQ(next, n) << group << " " << threads;
       }
-      EXPECT_EQ(next, n);
-    }
 }
 
 TEST(ThreadPool, ParallelRowsReturnsAnError) {
@@ -91,9 +97,10 @@ struct Problem {
 
   absl::Status run(const MatmulKernel &kernel, ThreadPool &pool) {
     MatmulArgs a = args();
-    return parallel_rows(pool, n, [&](int64_t begin, int64_t end) {
-      return kernel.run(a, begin, end);
-    });
+    return parallel_rows(
+        pool, n,
+        [&](int64_t begin, int64_t end) { return kernel.run(a, begin, end); },
+        kernel.row_group);
   }
 };
 
@@ -117,7 +124,7 @@ TEST_P(ReferenceKernel, EqualsDotBitForBit) {
                 std::bit_cast<uint32_t>(*want))
           << i << "," << j;
     }
-  EXPECT_TRUE(check_output(p.args(), Agreement::Exact, 3, 1).ok());
+  EXPECT_TRUE(check_output(p.args(), Agreement::Exact, 3, 1, 1).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -141,7 +148,7 @@ TEST(CheckOutput, ExactCatchesOneUlp) {
   ASSERT_TRUE(p.run(reference_kernel(), pool).ok());
   // Row 4 begins thread 1's block: a sampled row whatever the draw.
   p.out[1 * p.n + 4] = std::nextafter(p.out[1 * p.n + 4], INFINITY);
-  absl::Status s = check_output(p.args(), Agreement::Exact, 2, 1);
+  absl::Status s = check_output(p.args(), Agreement::Exact, 2, 1, 1);
   EXPECT_THAT(s.message(),
               HasSubstr("kernel output (activation row 1, weight row 4)"));
 }
@@ -162,10 +169,10 @@ TEST(CheckOutput, ReorderedWithinTheDerivedBound) {
   ASSERT_GT(bound, 0);
   const float exact = p.out[0];
   p.out[0] = static_cast<float>(exact + 0.5 * bound);
-  EXPECT_TRUE(check_output(p.args(), Agreement::Reordered, 1, 1).ok());
-  EXPECT_FALSE(check_output(p.args(), Agreement::Exact, 1, 1).ok());
+  EXPECT_TRUE(check_output(p.args(), Agreement::Reordered, 1, 1, 1).ok());
+  EXPECT_FALSE(check_output(p.args(), Agreement::Exact, 1, 1, 1).ok());
   p.out[0] = static_cast<float>(exact + 2 * bound);
-  EXPECT_THAT(check_output(p.args(), Agreement::Reordered, 1, 1).message(),
+  EXPECT_THAT(check_output(p.args(), Agreement::Reordered, 1, 1, 1).message(),
               HasSubstr("reordering bound"));
 }
 
