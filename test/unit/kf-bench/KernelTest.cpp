@@ -1,0 +1,254 @@
+// The pieces under the timings: the thread pool and its row blocks, the
+// reference kernel against kf::dot, the output check, medians and the
+// bandwidth probe.
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "bandwidth.h"
+#include "buffer.h"
+#include "check.h"
+#include "kf/runtime/quant.h"
+#include "matmul_kernel.h"
+#include "thread_pool.h"
+#include "timing.h"
+#include "gmock/gmock.h"
+
+namespace kf::bench {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ThreadPool, EveryIndexOncePerRun) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> counts(3);
+  for (int run = 0; run < 1000; ++run)
+    pool.run([&](int t) { counts[t].fetch_add(1); });
+  for (auto &c : counts)
+    EXPECT_EQ(c.load(), 1000);
+}
+
+TEST(ThreadPool, RowBlocksTileTheRowsInOrder) {
+  for (int64_t group : {1, 4, 16})
+    for (int threads : {1, 2, 3, 7})
+      for (int64_t n : {0, 1, 5, 18, 2048}) {
+        const int64_t groups = (n + group - 1) / group;
+        int64_t next = 0;
+        for (int t = 0; t < threads; ++t) {
+          RowBlock b = row_block(n, t, threads, group);
+          EXPECT_EQ(b.begin, next);
+          EXPECT_TRUE(b.begin % group == 0 || b.begin == n);
+          EXPECT_TRUE(b.end % group == 0 || b.end == n);
+          // Whole groups, as even as they divide.
+          const int64_t block_groups = (b.end - b.begin + group - 1) / group;
+          EXPECT_LE(block_groups, groups / threads + 1);
+          EXPECT_GE(block_groups, groups / threads);
+          next = b.end;
+        }
+        EXPECT_EQ(next, n) << group << " " << threads;
+      }
+}
+
+TEST(ThreadPool, ParallelRowsReturnsAnError) {
+  ThreadPool pool(2);
+  absl::Status s = parallel_rows(pool, 10, [](int64_t begin, int64_t) {
+    return begin == 0 ? absl::OkStatus() : absl::InternalError("second half");
+  });
+  EXPECT_EQ(s.message(), "second half");
+}
+
+// M activation rows and N weight rows of K random values in `f` and its
+// activation format.
+struct Problem {
+  Format format;
+  int64_t m, n, k;
+  std::vector<uint8_t> weights, activations;
+  std::vector<float> out;
+
+  Problem(Format f, int64_t m, int64_t n, int64_t k, uint64_t seed)
+      : format(f), m(m), n(n), k(k) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    std::vector<float> row(k);
+    const Format af = format_info(f).dot_format;
+    weights.resize(*row_bytes(f, k) * n);
+    activations.resize(*row_bytes(af, k) * m);
+    for (int64_t j = 0; j < n; ++j) {
+      for (float &v : row)
+        v = normal(rng);
+      const uint64_t b = *row_bytes(f, k);
+      EXPECT_TRUE(quantize(f, row, {weights.data() + j * b, b}).ok());
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      for (float &v : row)
+        v = normal(rng);
+      const uint64_t b = *row_bytes(af, k);
+      EXPECT_TRUE(
+          quantize_activation(af, row, {activations.data() + i * b, b}).ok());
+    }
+    out.assign(m * n, NAN);
+  }
+
+  MatmulArgs args() {
+    return {format, m, n, k, weights.data(), activations.data(), out.data()};
+  }
+
+  absl::Status run(const MatmulKernel &kernel, ThreadPool &pool) {
+    MatmulArgs a = args();
+    return parallel_rows(
+        pool, n,
+        [&](int64_t begin, int64_t end) { return kernel.run(a, begin, end); },
+        kernel.row_group);
+  }
+};
+
+class ReferenceKernel : public ::testing::TestWithParam<Format> {};
+
+TEST_P(ReferenceKernel, EqualsDotBitForBit) {
+  const Format f = GetParam();
+  Problem p(f, 3, 11, 512, 5);
+  ThreadPool pool(3);
+  MatmulKernel kernel = reference_kernel();
+  ASSERT_TRUE(kernel.supports(f));
+  ASSERT_TRUE(p.run(kernel, pool).ok());
+  const uint64_t wb = *row_bytes(f, p.k),
+                 ab = *row_bytes(format_info(f).dot_format, p.k);
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) {
+      absl::StatusOr<float> want = dot(f, {p.weights.data() + j * wb, wb},
+                                       {p.activations.data() + i * ab, ab});
+      ASSERT_TRUE(want.ok());
+      EXPECT_EQ(std::bit_cast<uint32_t>(p.out[i * p.n + j]),
+                std::bit_cast<uint32_t>(*want))
+          << i << "," << j;
+    }
+  EXPECT_TRUE(check_output(p.args(), Agreement::Exact, 3, 1, 1).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, ReferenceKernel,
+    ::testing::Values(Format::F32, Format::BF16, Format::Q8_0, Format::Q4_0,
+                      Format::Q4_1, Format::MXFP4, Format::Q4_K, Format::Q6_K,
+                      Format::IQ2_XXS, Format::FRACTAL64),
+    [](const auto &info) { return std::string(format_info(info.param).name); });
+
+TEST(ReferenceKernel, RejectsKOutsideTheBlocks) {
+  Problem p(Format::Q8_0, 1, 2, 64, 1);
+  MatmulArgs a = p.args();
+  a.k = 48;
+  EXPECT_THAT(reference_kernel().run(a, 0, 2).message(),
+              HasSubstr("not a whole number of q8_0 blocks"));
+}
+
+TEST(CheckOutput, ExactCatchesOneUlp) {
+  Problem p(Format::Q4_0, 2, 9, 256, 2);
+  ThreadPool pool(2);
+  ASSERT_TRUE(p.run(reference_kernel(), pool).ok());
+  // Row 4 begins thread 1's block: a sampled row whatever the draw.
+  p.out[1 * p.n + 4] = std::nextafter(p.out[1 * p.n + 4], INFINITY);
+  absl::Status s = check_output(p.args(), Agreement::Exact, 2, 1, 1);
+  EXPECT_THAT(s.message(),
+              HasSubstr("kernel output (activation row 1, weight row 4)"));
+}
+
+TEST(CheckOutput, ReorderedWithinTheDerivedBound) {
+  Problem p(Format::Q8_0, 2, 5, 1024, 3);
+  ThreadPool pool(1);
+  ASSERT_TRUE(p.run(reference_kernel(), pool).ok());
+  // The bound for output (0, 0), recomputed from the decoded rows.
+  std::vector<float> w(p.k), a(p.k);
+  ASSERT_TRUE(dequantize(Format::Q8_0, {p.weights.data(), 34 * 32}, w).ok());
+  ASSERT_TRUE(
+      dequantize(Format::Q8_0, {p.activations.data(), 34 * 32}, a).ok());
+  double magnitude = 0;
+  for (int64_t x = 0; x < p.k; ++x)
+    magnitude += std::fabs(double(w[x]) * a[x]);
+  const double bound = reordered_tolerance(p.k, magnitude);
+  ASSERT_GT(bound, 0);
+  const float exact = p.out[0];
+  p.out[0] = static_cast<float>(exact + 0.5 * bound);
+  EXPECT_TRUE(check_output(p.args(), Agreement::Reordered, 1, 1, 1).ok());
+  EXPECT_FALSE(check_output(p.args(), Agreement::Exact, 1, 1, 1).ok());
+  p.out[0] = static_cast<float>(exact + 2 * bound);
+  EXPECT_THAT(check_output(p.args(), Agreement::Reordered, 1, 1, 1).message(),
+              HasSubstr("reordering bound"));
+}
+
+TEST(Timing, Median) {
+  EXPECT_EQ(median({}), 0);
+  EXPECT_EQ(median({3, 1, 2}), 2);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
+  EXPECT_EQ(median({9, 1, 1, 1, 100}), 1);
+}
+
+TEST(Timing, RepsAndWarmUp) {
+  std::vector<int64_t> calls;
+  RepPolicy policy;
+  policy.reps = 4;
+  absl::StatusOr<Timing> t = time_calls(policy, [&](int64_t c) {
+    calls.push_back(c);
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->seconds.size(), 4u);
+  EXPECT_EQ(calls, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+
+  policy.reps.reset();
+  policy.min_seconds = 0;
+  t = time_calls(policy, [](int64_t) { return absl::OkStatus(); });
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->seconds.size(), size_t{RepPolicy::kMinReps});
+
+  t = time_calls(policy, [](int64_t c) {
+    return c == 2 ? absl::InternalError("third call") : absl::OkStatus();
+  });
+  EXPECT_EQ(t.status().message(), "third call");
+}
+
+TEST(BufferCache, HandsTheSameMemoryOnWhileItFits) {
+  BufferCache cache;
+  absl::StatusOr<Buffer> a = cache.take(3 << 20);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->size(), 3u << 20);
+  EXPECT_GE(a->capacity(), a->size());
+  a->data()[0] = 7;
+  const uint8_t *memory = a->data();
+  cache.give(*std::move(a));
+  absl::StatusOr<Buffer> b = cache.take(1 << 20);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->data(), memory);
+  EXPECT_EQ(b->size(), 1u << 20);
+  EXPECT_EQ(b->data()[0], 7);
+  cache.give(*std::move(b));
+  absl::StatusOr<Buffer> c = cache.take(uint64_t{64} << 20);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->size(), uint64_t{64} << 20);
+  EXPECT_EQ(c->data()[0], 0); // a new mapping
+}
+
+TEST(Bandwidth, EveryStreamCountMeasured) {
+  absl::StatusOr<Buffer> buffer = Buffer::allocate(uint64_t{4} << 20);
+  ASSERT_TRUE(buffer.ok());
+  std::fill(buffer->data(), buffer->data() + buffer->size(), 1);
+  ThreadPool pool(2);
+  absl::StatusOr<Bandwidth> bw =
+      measure_read_bandwidth(pool, buffer->span(), 3);
+  ASSERT_TRUE(bw.ok()) << bw.status();
+  ASSERT_EQ(bw->figures.size(), 3u);
+  double best = 0;
+  for (const StreamFigure &f : bw->figures) {
+    EXPECT_GT(f.gbps, 0);
+    best = std::max(best, f.gbps);
+  }
+  EXPECT_EQ(bw->gbps, best);
+  EXPECT_EQ(bw->runs, 3);
+  EXPECT_LE(bw->bytes, buffer->size());
+
+  EXPECT_FALSE(
+      measure_read_bandwidth(pool, buffer->span().first(1024), 3).ok());
+}
+
+} // namespace
+} // namespace kf::bench

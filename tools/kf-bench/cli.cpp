@@ -1,0 +1,212 @@
+#include "cli.h"
+
+#include <algorithm>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "kf/runtime/absl_compat.h"
+#include "matmul_kernel.h"
+#include "onednn.h"
+
+namespace kf::bench {
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: kf-bench matmul --format F1[,F2...] [options]\n"
+    "  times quantized matmul kernels (M activation rows x N weight rows of\n"
+    "  K elements) against the DRAM read bandwidth and oneDNN's u8s8s32 and\n"
+    "  f32 matmuls, all measured in the same run\n"
+    "  --format LIST     weight formats, e.g. q8_0,q4_0,q4_k\n"
+    "  --m LIST          activation rows per case (1,2,3,4,8,16,64,512)\n"
+    "  --k K, --n N      row length and weight rows (4096, 2048)\n"
+    "  --threads LIST    thread counts (all hardware threads)\n"
+    "  --cold | --hot    weights cycled from a set far larger than the\n"
+    "                    caches, as MoE experts are (the default), or one\n"
+    "                    matrix reused\n"
+    "  --reps N          exactly N timed calls per case, or else\n"
+    "  --min-time S      timed calls until S seconds, at least 3 (0.5)\n"
+    "  --cold-mib MIB    the cold set and bandwidth buffer (4 x L3, at most\n"
+    "                    2048 MiB)\n"
+    "  --seed S          of the random weights and activations (1)\n"
+    "  --onednn-isa ISA  limits oneDNN to an instruction set, e.g.\n"
+    "                    avx512_core_vnni where it would use AMX\n"
+    "  --json            one JSON object per case and line, no table\n";
+
+constexpr std::string_view kValueOptions[] = {
+    "--format", "--m",        "--k",        "--n",    "--threads",
+    "--reps",   "--min-time", "--cold-mib", "--seed", "--onednn-isa"};
+constexpr std::string_view kFlags[] = {"--cold", "--hot", "--json"};
+
+template <typename T>
+std::optional<std::string> parse_number(std::string_view option,
+                                        const std::string &text, T &value) {
+  if (!absl::SimpleAtoi(text, &value))
+    return absl::StrCat(to_absl(option), " is '", text,
+                        "', expected a whole number");
+  return std::nullopt;
+}
+
+// A comma-separated list of distinct whole numbers.
+template <typename T>
+std::optional<std::string> parse_list(std::string_view option,
+                                      const std::string &text,
+                                      std::vector<T> &values) {
+  values.clear();
+  std::set<T> seen;
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    T v;
+    if (!absl::SimpleAtoi(item, &v))
+      return absl::StrCat(to_absl(option), " has '", item,
+                          "', expected whole numbers separated by commas");
+    if (!seen.insert(v).second)
+      return absl::StrCat(to_absl(option), " lists ", v, " twice");
+    values.push_back(v);
+  }
+  if (values.empty())
+    return absl::StrCat(to_absl(option), " is empty");
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_formats(const std::string &text,
+                                         std::vector<Format> &formats) {
+  formats.clear();
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::optional<Format> f =
+        format_from_name(std::string_view(item.data(), item.size()));
+    if (!f)
+      return absl::StrCat("unknown format '", item, "'");
+    if (std::find(formats.begin(), formats.end(), *f) != formats.end())
+      return absl::StrCat("--format lists ", item, " twice");
+    formats.push_back(*f);
+  }
+  if (formats.empty())
+    return std::string("--format is empty");
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> parse_matmul(std::span<const std::string> args,
+                                        MatmulOptions &o) {
+  o = MatmulOptions{};
+  o.m = {1, 2, 3, 4, 8, 16, 64, 512};
+  o.threads = {
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  bool format = false, cold = false, hot = false, reps = false,
+       min_time = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(0, eq);
+    if (std::find(std::begin(kFlags), std::end(kFlags), name) !=
+        std::end(kFlags)) {
+      if (eq != std::string::npos)
+        return absl::StrCat("option '", name, "' takes no value");
+      cold |= name == "--cold";
+      hot |= name == "--hot";
+      o.json |= name == "--json";
+      continue;
+    }
+    if (std::find(std::begin(kValueOptions), std::end(kValueOptions), name) ==
+        std::end(kValueOptions))
+      return arg.starts_with("-")
+                 ? absl::StrCat("unknown option '", name, "'")
+                 : absl::StrCat("unexpected argument '", arg, "'");
+    std::string value;
+    if (eq != std::string::npos)
+      value = arg.substr(eq + 1);
+    else if (i + 1 < args.size())
+      value = args[++i];
+    else
+      return absl::StrCat("option '", name, "' needs a value");
+
+    std::optional<std::string> problem;
+    if (name == "--format") {
+      problem = parse_formats(value, o.formats);
+      format = true;
+    } else if (name == "--m") {
+      problem = parse_list(name, value, o.m);
+    } else if (name == "--threads") {
+      problem = parse_list(name, value, o.threads);
+    } else if (name == "--k") {
+      problem = parse_number(name, value, o.k);
+    } else if (name == "--n") {
+      problem = parse_number(name, value, o.n);
+    } else if (name == "--seed") {
+      problem = parse_number(name, value, o.seed);
+    } else if (name == "--reps") {
+      int n = 0;
+      problem = parse_number(name, value, n);
+      o.reps.reps = n;
+      reps = true;
+    } else if (name == "--min-time") {
+      if (!absl::SimpleAtod(value, &o.reps.min_seconds))
+        problem = absl::StrCat("--min-time is '", value,
+                               "', expected a number of seconds");
+      min_time = true;
+    } else if (name == "--onednn-isa") {
+      auto names = onednn_isa_names();
+      if (std::find(names.begin(), names.end(), value) == names.end())
+        problem = absl::StrCat(
+            "unknown oneDNN ISA '", value, "': expected ",
+            absl::StrJoin(
+                names, ", ",
+                [](std::string *out, std::string_view n) { out->append(n); }));
+      o.onednn_isa = value;
+    } else if (name == "--cold-mib") {
+      uint64_t mib;
+      problem = parse_number(name, value, mib);
+      if (!problem && (mib < 1 || mib > (uint64_t{1} << 20)))
+        problem = absl::StrCat("--cold-mib ", mib,
+                               " is out of range: expected 1 to 1048576");
+      o.set_bytes = mib << 20;
+    }
+    if (problem)
+      return problem;
+  }
+  if (!format)
+    return std::string("matmul needs --format");
+  if (cold && hot)
+    return std::string("--cold and --hot exclude each other");
+  o.cold = !hot;
+  if (reps && min_time)
+    return std::string("--reps and --min-time exclude each other");
+  return validate(o);
+}
+
+int run(std::span<const std::string> args, std::ostream &out,
+        std::ostream &err) {
+  if (args.empty()) {
+    err << kUsage;
+    return 1;
+  }
+  if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    out << kUsage;
+    return 0;
+  }
+  if (args[0] != "matmul") {
+    err << "kf-bench: unknown command '" << args[0]
+        << "' (kf-bench --help for usage)\n";
+    return 1;
+  }
+  MatmulOptions options;
+  if (std::optional<std::string> problem =
+          parse_matmul(args.subspan(1), options)) {
+    err << "kf-bench: " << *problem << " (kf-bench --help for usage)\n";
+    return 1;
+  }
+  const MatmulKernel kernels[] = {reference_kernel()};
+  if (absl::Status s = run_matmul(options, kernels, out); !s.ok()) {
+    err << "kf-bench: " << s.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace kf::bench

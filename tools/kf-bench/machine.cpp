@@ -1,0 +1,124 @@
+#include "machine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace kf::bench {
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+// The first line of a sysfs file, or "" when there is none.
+std::string read_line(const std::string &path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// "480 MiB", or KiB for what is not a whole number of MiB.
+std::string binary_size(uint64_t bytes) {
+  return bytes % kMiB == 0 ? absl::StrCat(bytes / kMiB, " MiB")
+                           : absl::StrCat(bytes / 1024, " KiB");
+}
+
+} // namespace
+
+uint64_t l3_cache_bytes() {
+  // sysfs lists cpu0's caches as index0, index1, ...; sizes read "491520K".
+  for (int i = 0; i < 16; ++i) {
+    std::string dir =
+        absl::StrCat("/sys/devices/system/cpu/cpu0/cache/index", i, "/");
+    std::string level = read_line(dir + "level");
+    if (level.empty())
+      break;
+    if (level != "3")
+      continue;
+    const std::string text = read_line(dir + "size");
+    absl::string_view size = text;
+    uint64_t unit = 1;
+    if (absl::ConsumeSuffix(&size, "K"))
+      unit = 1024;
+    else if (absl::ConsumeSuffix(&size, "M"))
+      unit = kMiB;
+    uint64_t value;
+    if (absl::SimpleAtoi(size, &value) && value > 0)
+      return value * unit;
+  }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  long size = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (size > 0)
+    return static_cast<uint64_t>(size);
+#endif
+  return 0;
+}
+
+uint64_t physical_memory_bytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+LoadMeter::Sample LoadMeter::sample() {
+  Sample s;
+  s.wall = std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+               .count();
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return s;
+  s.own = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 +
+          usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
+  // "cpu  user nice system idle iowait irq softirq steal guest guest_nice"
+  // in clock ticks; guest time is already counted in user.
+  std::ifstream in("/proc/stat");
+  std::string label;
+  uint64_t field[8] = {};
+  in >> label;
+  for (uint64_t &f : field)
+    in >> f;
+  const long ticks = sysconf(_SC_CLK_TCK);
+  if (!in || label != "cpu" || ticks <= 0)
+    return s;
+  const uint64_t busy =
+      field[0] + field[1] + field[2] + field[5] + field[6] + field[7];
+  s.busy = static_cast<double>(busy) / ticks;
+  s.valid = true;
+  return s;
+}
+
+void LoadMeter::start() { start_ = sample(); }
+
+double LoadMeter::stop() const {
+  Sample end = sample();
+  if (!start_.valid || !end.valid || end.wall <= start_.wall)
+    return 0;
+  double other = (end.busy - start_.busy) - (end.own - start_.own);
+  return std::max(0.0, other / (end.wall - start_.wall));
+}
+
+ColdSet default_cold_set(uint64_t l3_bytes) {
+  if (l3_bytes == 0)
+    return {kMaxColdSet, "L3 size unknown"};
+  std::string l3 = absl::StrCat("L3 of ", binary_size(l3_bytes));
+  if (4 * l3_bytes <= kMaxColdSet)
+    return {4 * l3_bytes, absl::StrCat("4 x ", l3)};
+  return {kMaxColdSet, absl::StrCat("the cap; 4 x ", l3, " would be ",
+                                    binary_size(4 * l3_bytes))};
+}
+
+int64_t copies_in(uint64_t set_bytes, uint64_t matrix_bytes) {
+  if (matrix_bytes == 0)
+    return 1;
+  return static_cast<int64_t>(std::max<uint64_t>(1, set_bytes / matrix_bytes));
+}
+
+} // namespace kf::bench

@@ -1,0 +1,449 @@
+#include "matmul.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <thread>
+#include <tuple>
+
+#include "absl/functional/function_ref.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bandwidth.h"
+#include "buffer.h"
+#include "check.h"
+#include "kf/runtime/quant.h"
+#include "kf/runtime/status_macros.h"
+#include "machine.h"
+#include "onednn.h"
+#include "report.h"
+#include "thread_pool.h"
+
+namespace kf::bench {
+
+namespace {
+
+// Shapes beyond these are not matmuls anyone runs on a CPU, and keeping
+// every product of two of them far inside 64 bits keeps the arithmetic on
+// sizes simple.
+constexpr int64_t kMaxDimension = int64_t{1} << 24;
+constexpr int kMaxThreads = 1024;
+constexpr int kBandwidthRuns = 5;
+
+// Lets the threads of whatever ran last (oneDNN's OpenMP threads spin after
+// a parallel region, the pool's after a task) go to sleep before the next
+// measurement, so they do not take a core from it.
+void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
+
+// Row r of N(0, 1) values, drawn from its own seed so that no result
+// depends on which thread draws it.
+void random_row(uint64_t seed, int64_t r, std::span<float> row) {
+  std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15u + r);
+  std::normal_distribution<float> normal;
+  for (float &v : row)
+    v = normal(rng);
+}
+
+// N x K weights of `f` in the runtime layout, quantized by kf::quantize from
+// random rows on `threads` threads.
+absl::StatusOr<std::vector<uint8_t>>
+random_weights(Format f, int64_t n, int64_t k, uint64_t seed, int threads) {
+  const uint64_t bytes = *row_bytes(f, k);
+  std::vector<uint8_t> weights(bytes * n);
+  ThreadPool pool(threads);
+  KF_RETURN_IF_ERROR(parallel_rows(pool, n, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(k);
+    for (int64_t r = begin; r < end; ++r) {
+      random_row(seed, r, row);
+      KF_RETURN_IF_ERROR(quantize(f, row, {weights.data() + r * bytes, bytes}));
+    }
+    return absl::OkStatus();
+  }));
+  return weights;
+}
+
+// M activation rows: their floats, and the reference's quantization of them
+// into `f`'s activation format.
+struct Activations {
+  std::vector<float> floats;
+  std::vector<uint8_t> quantized;
+};
+
+absl::StatusOr<Activations> random_activations(Format f, int64_t m, int64_t k,
+                                               uint64_t seed) {
+  const Format af = format_info(f).dot_format;
+  const uint64_t bytes = *row_bytes(af, k);
+  Activations a;
+  a.floats.resize(m * k);
+  a.quantized.resize(m * bytes);
+  for (int64_t i = 0; i < m; ++i) {
+    std::span<float> row(a.floats.data() + i * k, k);
+    random_row(seed, i, row);
+    KF_RETURN_IF_ERROR(
+        quantize_activation(af, row, {a.quantized.data() + i * bytes, bytes}));
+  }
+  return a;
+}
+
+// Copies of one weight matrix at distinct addresses, cycled call by call.
+struct WeightSet {
+  Buffer buffer;
+  uint64_t matrix_bytes = 0;
+  int64_t copies = 0;
+
+  const uint8_t *copy(int64_t call) const {
+    return buffer.data() + (call % copies) * matrix_bytes;
+  }
+};
+
+// Hands out call numbers that continue from case to case, so that a case
+// does not start with the copies the previous one has just read, still in
+// cache, but with the one read longest ago.
+class Cycle {
+public:
+  int64_t next() { return next_++; }
+
+private:
+  int64_t next_ = 0;
+};
+
+// Copies of `matrix` filling the cold set (one when hot), in `cache`'s
+// buffer.
+absl::StatusOr<WeightSet> make_weight_set(const MatmulOptions &o,
+                                          std::span<const uint8_t> matrix,
+                                          uint64_t set_bytes,
+                                          BufferCache &cache) {
+  WeightSet set;
+  set.matrix_bytes = matrix.size();
+  set.copies = o.cold ? copies_in(set_bytes, set.matrix_bytes) : 1;
+  KF_ASSIGN_OR_RETURN(set.buffer, cache.take(set.matrix_bytes * set.copies));
+  // The caches tell matrices apart by address only, so copies of one
+  // quantized matrix are as cold as distinct ones, and far cheaper to make
+  // than quantizing gigabytes (the IQ quantizers take microseconds per
+  // weight).
+  for (int64_t c = 0; c < set.copies; ++c)
+    std::memcpy(set.buffer.data() + c * set.matrix_bytes, matrix.data(),
+                set.matrix_bytes);
+  return set;
+}
+
+// oneDNN's medians per (type, threads, M), for the kernels' ratios.
+using OneDnnTimes = std::map<std::tuple<OneDnnType, int, int64_t>, double>;
+
+absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
+                        BufferCache &cache, OneDnnTimes &times,
+                        std::vector<CaseResult> &rows) {
+  for (OneDnnType type : {OneDnnType::Int8, OneDnnType::F32}) {
+    std::unique_ptr<OneDnnMatmul> previous;
+    Cycle cycle;
+    for (size_t t = 0; t < o.threads.size(); ++t) {
+      const int threads = o.threads[t];
+      KF_RETURN_IF_ERROR(set_onednn_threads(threads));
+      for (int64_t m : o.m) {
+        uint64_t seed = o.seed + static_cast<uint64_t>(m);
+        KF_ASSIGN_OR_RETURN(
+            std::unique_ptr<OneDnnMatmul> mm,
+            OneDnnMatmul::create(type, m, o.k, o.n, o.cold ? info.set.bytes : 0,
+                                 seed, std::move(previous), &cache));
+        auto call = [&](int64_t) { return mm->run(cycle.next()); };
+        KF_RETURN_IF_ERROR(call(0));
+        KF_RETURN_IF_ERROR(mm->check(seed));
+        LoadMeter load;
+        load.start();
+        KF_ASSIGN_OR_RETURN(Timing timing, time_calls(o.reps, call));
+        CaseResult r;
+        r.other_cpus = load.stop();
+        r.kernel = "onednn";
+        r.format = onednn_type_name(type);
+        r.implementation = mm->implementation();
+        r.m = m;
+        r.k = o.k;
+        r.n = o.n;
+        r.threads = threads;
+        r.cold = o.cold;
+        r.weight_bytes = mm->weight_bytes();
+        r.copies = mm->copies();
+        r.timing = std::move(timing);
+        r.dram_gbps = info.bandwidth[t].second.gbps;
+        times[{type, threads, m}] = r.seconds();
+        rows.push_back(std::move(r));
+        previous = std::move(mm);
+      }
+    }
+  }
+  settle();
+  return absl::OkStatus();
+}
+
+// Every kernel that supports `f` on every thread count and M, each checked
+// before it is timed; `emit` receives the cases as they finish.
+absl::Status run_kernels(const MatmulOptions &o, const RunInfo &info, Format f,
+                         BufferCache &cache,
+                         std::span<const MatmulKernel> kernels,
+                         const OneDnnTimes &onednn_times,
+                         absl::FunctionRef<void(const CaseResult &)> emit) {
+  const std::string name(format_info(f).name);
+  const int most_threads =
+      *std::max_element(o.threads.begin(), o.threads.end());
+  KF_ASSIGN_OR_RETURN(std::vector<uint8_t> weights,
+                      random_weights(f, o.n, o.k, o.seed, most_threads));
+  std::vector<Activations> activations; // one set of rows per M
+  for (int64_t m : o.m) {
+    KF_ASSIGN_OR_RETURN(Activations a,
+                        random_activations(f, m, o.k, o.seed + 1000 + m));
+    activations.push_back(std::move(a));
+  }
+  for (const MatmulKernel &kernel : kernels) {
+    if (!kernel.supports(f))
+      continue;
+    auto failed = [&](int64_t m, const absl::Status &s) {
+      return absl::Status(s.code(),
+                          absl::StrCat(kernel.name, " on ", name,
+                                       m > 0 ? absl::StrCat(", M = ", m) : "",
+                                       ": ", s.message()));
+    };
+    if (kernel.row_group < 1)
+      return failed(0, absl::InvalidArgumentError("row_group is below 1"));
+    std::vector<uint8_t> packed;
+    if (kernel.pack_weights) {
+      absl::StatusOr<std::vector<uint8_t>> p =
+          kernel.pack_weights(f, o.n, o.k, weights);
+      if (!p.ok())
+        return failed(0, p.status());
+      packed = *std::move(p);
+    }
+    KF_ASSIGN_OR_RETURN(WeightSet set,
+                        make_weight_set(o,
+                                        kernel.pack_weights ? packed : weights,
+                                        info.set.bytes, cache));
+    std::vector<std::vector<uint8_t>> packed_activations(o.m.size());
+    if (kernel.pack_activations)
+      for (size_t mi = 0; mi < o.m.size(); ++mi) {
+        absl::StatusOr<std::vector<uint8_t>> p =
+            kernel.pack_activations(f, o.m[mi], o.k, activations[mi].floats);
+        if (!p.ok())
+          return failed(o.m[mi], p.status());
+        packed_activations[mi] = *std::move(p);
+      }
+    Cycle cycle;
+    for (size_t t = 0; t < o.threads.size(); ++t) {
+      const int threads = o.threads[t];
+      ThreadPool pool(threads);
+      for (size_t mi = 0; mi < o.m.size(); ++mi) {
+        const int64_t m = o.m[mi];
+        std::vector<float> output(m * o.n);
+        MatmulArgs args;
+        args.format = f;
+        args.m = m;
+        args.n = o.n;
+        args.k = o.k;
+        args.activations = kernel.pack_activations
+                               ? packed_activations[mi].data()
+                               : activations[mi].quantized.data();
+        args.out = output.data();
+        auto call = [&](int64_t) {
+          args.weights = set.copy(cycle.next());
+          return parallel_rows(
+              pool, o.n,
+              [&](int64_t begin, int64_t end) {
+                return kernel.run(args, begin, end);
+              },
+              kernel.row_group);
+        };
+        std::fill(output.begin(), output.end(), 0.0f);
+        if (absl::Status s = call(0); !s.ok())
+          return failed(m, s);
+        // Checked in the runtime layouts, which the golden reads.
+        MatmulArgs reference = args;
+        reference.weights = weights.data();
+        reference.activations = activations[mi].quantized.data();
+        if (absl::Status s = check_output(reference, kernel.agreement, threads,
+                                          kernel.row_group, o.seed);
+            !s.ok())
+          return failed(m, s);
+        LoadMeter load;
+        load.start();
+        absl::StatusOr<Timing> timing = time_calls(o.reps, call);
+        if (!timing.ok())
+          return failed(m, timing.status());
+        CaseResult r;
+        r.other_cpus = load.stop();
+        r.kernel = kernel.name;
+        r.format = name;
+        r.m = m;
+        r.k = o.k;
+        r.n = o.n;
+        r.threads = threads;
+        r.cold = o.cold;
+        r.weight_bytes = set.matrix_bytes;
+        r.copies = set.copies;
+        r.timing = *std::move(timing);
+        r.dram_gbps = info.bandwidth[t].second.gbps;
+        r.onednn_int8_seconds = onednn_times.at({OneDnnType::Int8, threads, m});
+        r.onednn_f32_seconds = onednn_times.at({OneDnnType::F32, threads, m});
+        emit(r);
+      }
+    }
+    cache.give(std::move(set.buffer));
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+double CaseResult::gflops() const {
+  double s = seconds();
+  return s > 0 ? 2.0 * m * n * k / s / 1e9 : 0;
+}
+double CaseResult::weight_gbps() const {
+  double s = seconds();
+  return s > 0 ? weight_bytes / s / 1e9 : 0;
+}
+double CaseResult::floor_seconds() const {
+  return dram_gbps > 0 ? weight_bytes / (dram_gbps * 1e9) : 0;
+}
+double CaseResult::roofline_percent() const {
+  double s = seconds();
+  return s > 0 ? 100 * floor_seconds() / s : 0;
+}
+double CaseResult::vs_onednn_int8() const {
+  double s = seconds();
+  return s > 0 ? onednn_int8_seconds / s : 0;
+}
+double CaseResult::vs_onednn_f32() const {
+  double s = seconds();
+  return s > 0 ? onednn_f32_seconds / s : 0;
+}
+
+std::optional<std::string> validate(const MatmulOptions &o) {
+  if (o.formats.empty())
+    return "--format lists no format";
+  if (o.m.empty())
+    return "--m lists no M";
+  if (o.threads.empty())
+    return "--threads lists no thread count";
+  for (int64_t m : o.m)
+    if (m < 1 || m > kMaxDimension)
+      return absl::StrCat("M = ", m, " is out of range: expected 1 to ",
+                          kMaxDimension);
+  for (auto [name, v] : {std::pair{"K", o.k}, std::pair{"N", o.n}})
+    if (v < 1 || v > kMaxDimension)
+      return absl::StrCat(name, " = ", v, " is out of range: expected 1 to ",
+                          kMaxDimension);
+  for (int t : o.threads)
+    if (t < 1 || t > kMaxThreads)
+      return absl::StrCat("--threads ", t, " is out of range: expected 1 to ",
+                          kMaxThreads);
+  for (Format f : o.formats) {
+    const FormatInfo &info = format_info(f);
+    const std::string name(info.name);
+    if (info.role != FormatRole::Weight)
+      return absl::StrCat("format ", name, " is not a weight format");
+    if (!has_quantize(f))
+      return absl::StrCat("format ", name, " has no reference quantizer");
+    if (!has_dot(f))
+      return absl::StrCat("format ", name, " has no reference dot product");
+    const FormatInfo &act = format_info(info.dot_format);
+    if (!has_quantize_activation(act.format))
+      return absl::StrCat("format ", name, "'s activation format ",
+                          std::string(act.name), " has no quantizer");
+    for (const FormatInfo *b : {&info, &act})
+      if (o.k % b->block_elems != 0)
+        return absl::StrCat("K = ", o.k, " is not a multiple of ",
+                            std::string(b->name), "'s block of ",
+                            b->block_elems, " elements (format ", name, ")");
+  }
+  if (!o.reps.reps && !(o.reps.min_seconds >= 0 && o.reps.min_seconds <= 3600))
+    return "--min-time is out of range: expected 0 to 3600 seconds";
+  if (o.reps.reps && (*o.reps.reps < 1 || *o.reps.reps > RepPolicy::kMaxReps))
+    return absl::StrCat("--reps ", *o.reps.reps,
+                        " is out of range: expected 1 to ",
+                        RepPolicy::kMaxReps);
+  return std::nullopt;
+}
+
+absl::Status run_matmul(const MatmulOptions &o,
+                        std::span<const MatmulKernel> kernels,
+                        std::ostream &out) {
+  if (std::optional<std::string> problem = validate(o))
+    return absl::InvalidArgumentError(*problem);
+  RunInfo info;
+  info.options = &o;
+  info.l3_bytes = l3_cache_bytes();
+  info.set = default_cold_set(info.l3_bytes);
+  if (o.set_bytes)
+    info.set = {
+        *o.set_bytes,
+        *o.set_bytes < 4 * info.l3_bytes
+            ? "--cold-mib; under 4 x L3, calls may find weights in cache"
+            : "--cold-mib"};
+  info.onednn_version = onednn_version();
+  if (o.onednn_isa)
+    KF_RETURN_IF_ERROR(set_onednn_max_isa(*o.onednn_isa));
+  info.onednn_isa = onednn_effective_isa();
+
+  // The largest buffers, against the machine: a shape or set that cannot fit
+  // is a one-line error, not an allocation failure halfway through.
+  if (uint64_t memory = physical_memory_bytes(); memory > 0) {
+    const uint64_t f32_weights = 4 * uint64_t(o.k) * uint64_t(o.n);
+    const uint64_t m_max = *std::max_element(o.m.begin(), o.m.end());
+    const uint64_t rows = 4 * m_max * std::max(uint64_t(o.k), uint64_t(o.n));
+    const uint64_t largest = std::max({info.set.bytes, f32_weights, rows});
+    if (largest > memory / 2)
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the run needs buffers of %.1f GiB (cold set, f32 weights for "
+          "oneDNN, or activations and outputs), more than half of this "
+          "machine's %.1f GiB",
+          largest / double(1 << 30), memory / double(1 << 30)));
+  }
+  for (Format f : o.formats)
+    info.weight_bytes.emplace_back(std::string(format_info(f).name),
+                                   *row_bytes(f, o.k) * o.n);
+
+  BufferCache cache;
+  {
+    KF_ASSIGN_OR_RETURN(Buffer buffer, cache.take(info.set.bytes));
+    // Written, so that its pages are real and not the shared zero page.
+    std::memset(buffer.data(), 0x5a, buffer.size());
+    for (int threads : o.threads) {
+      ThreadPool pool(threads);
+      LoadMeter load;
+      load.start();
+      KF_ASSIGN_OR_RETURN(
+          Bandwidth bw,
+          measure_read_bandwidth(pool, buffer.span(), kBandwidthRuns));
+      bw.other_cpus = load.stop();
+      info.bandwidth.emplace_back(threads, std::move(bw));
+    }
+    cache.give(std::move(buffer));
+  }
+  settle();
+
+  OneDnnTimes onednn_times;
+  std::vector<CaseResult> onednn_rows;
+  KF_RETURN_IF_ERROR(run_onednn(o, info, cache, onednn_times, onednn_rows));
+
+  if (!o.json) {
+    write_header(info, out);
+    write_table_head(out);
+  }
+  auto emit = [&](const CaseResult &r) {
+    if (o.json)
+      write_json(r, info, out);
+    else
+      write_row(r, out);
+    out.flush();
+  };
+  for (const CaseResult &r : onednn_rows)
+    emit(r);
+
+  for (Format f : o.formats)
+    KF_RETURN_IF_ERROR(
+        run_kernels(o, info, f, cache, kernels, onednn_times, emit));
+  return absl::OkStatus();
+}
+
+} // namespace kf::bench

@@ -1,0 +1,73 @@
+// kf-bench matmul: quantized matmul kernels timed against the DRAM roofline
+// and oneDNN, all measured in one run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "kf/runtime/format.h"
+#include "matmul_kernel.h"
+#include "timing.h"
+
+namespace kf::bench {
+
+struct MatmulOptions {
+  std::vector<Format> formats;
+  std::vector<int64_t> m;
+  int64_t k = 4096, n = 2048;
+  std::vector<int> threads;
+  // Cold: every call reads its weights from DRAM, cycling through copies
+  // that together exceed the caches, as MoE experts do. Hot: one matrix.
+  bool cold = true;
+  RepPolicy reps;
+  bool json = false;
+  // The cold set and the bandwidth buffer; default_cold_set() when unset.
+  std::optional<uint64_t> set_bytes;
+  uint64_t seed = 1;
+  // Limits oneDNN's instruction set (onednn_isa_names()).
+  std::optional<std::string> onednn_isa;
+};
+
+// One timed case: a kernel (or oneDNN) on one format, M and thread count.
+struct CaseResult {
+  std::string kernel;         // a MatmulKernel's name, or "onednn"
+  std::string format;         // a kf format, or oneDNN's "u8s8s32" / "f32"
+  std::string implementation; // what oneDNN chose; empty for kernels
+  int64_t m = 0, k = 0, n = 0;
+  int threads = 0;
+  bool cold = true;
+  uint64_t weight_bytes = 0; // read by one call
+  int64_t copies = 0;        // weight matrices cycled through
+  Timing timing;
+  double dram_gbps = 0; // measured on `threads` threads
+  // CPUs other processes kept busy while the calls were timed (LoadMeter).
+  double other_cpus = 0;
+  // oneDNN's medians on the same M and threads; 0 in oneDNN's own rows.
+  double onednn_int8_seconds = 0, onednn_f32_seconds = 0;
+
+  double seconds() const { return timing.median(); }
+  double gflops() const;        // 2·M·N·K / time
+  double weight_gbps() const;   // weight bytes / time
+  double floor_seconds() const; // weight bytes / DRAM bandwidth
+  double roofline_percent() const;
+  // This case's throughput over oneDNN's (0 when not known).
+  double vs_onednn_int8() const;
+  double vs_onednn_f32() const;
+};
+
+// Checks every option that does not need the machine: formats, K against
+// their blocks, M, N and thread counts. Returns the one-line problem.
+std::optional<std::string> validate(const MatmulOptions &options);
+
+// Runs every case with `kernels`, writing a table (or, with options.json,
+// one JSON object per line per case) to `out` as cases finish.
+absl::Status run_matmul(const MatmulOptions &options,
+                        std::span<const MatmulKernel> kernels,
+                        std::ostream &out);
+
+} // namespace kf::bench

@@ -1,0 +1,312 @@
+#include "onednn.h"
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <dlfcn.h>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "buffer.h"
+#include "kf/runtime/absl_compat.h"
+#include "kf/runtime/status_macros.h"
+#include "machine.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace kf::bench {
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+absl::Status onednn_error(const dnnl::error &e) {
+  return absl::InternalError(absl::StrCat("oneDNN: ", e.what()));
+}
+
+} // namespace
+
+// The weight copies of a set, shared by the matmuls (one per M) whose
+// primitives want the same layout, and the plain matrix they hold.
+struct OneDnnWeightSet {
+  std::vector<uint8_t> plain; // K x N, row-major
+  dnnl::memory::desc desc;
+  Buffer buffer;
+  std::vector<dnnl::memory> copies;
+  BufferCache *cache = nullptr; // where `buffer` goes back to
+
+  ~OneDnnWeightSet() {
+    if (cache)
+      cache->give(std::move(buffer));
+  }
+};
+
+struct OneDnnMatmul::Impl {
+  int64_t m, k, n;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul primitive;
+  std::vector<uint8_t> a, c; // plain row-major A and C
+  dnnl::memory a_mem, c_mem;
+  std::shared_ptr<OneDnnWeightSet> weights;
+};
+
+std::string_view onednn_type_name(OneDnnType type) {
+  return type == OneDnnType::Int8 ? "u8s8s32" : "f32";
+}
+
+std::string onednn_version() {
+  const dnnl::version_t *v = dnnl::version();
+  return absl::StrCat(v->major, ".", v->minor, ".", v->patch);
+}
+
+absl::Status set_onednn_threads(int threads) {
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+  // oneDNN runs its parallel regions on the OpenMP runtime it was built with
+  // (Debian's: libgomp). Its omp_set_num_threads is looked up rather than
+  // linked because linking OpenMP would bring the compiler's own runtime
+  // (clang's libomp), a second runtime that oneDNN does not read.
+  using SetThreads = void (*)(int);
+  auto set =
+      reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (!set)
+    return absl::FailedPreconditionError(
+        "oneDNN uses OpenMP, but omp_set_num_threads is not loaded");
+  set(threads);
+  return absl::OkStatus();
+#else
+  return absl::FailedPreconditionError(
+      "oneDNN is built with a threading runtime other than OpenMP; kf-bench "
+      "cannot set its thread count");
+#endif
+}
+
+namespace {
+
+struct IsaName {
+  std::string_view name;
+  dnnl::cpu_isa isa;
+};
+
+constexpr IsaName kIsas[] = {
+    {"all", dnnl::cpu_isa::all},
+    {"sse41", dnnl::cpu_isa::sse41},
+    {"avx", dnnl::cpu_isa::avx},
+    {"avx2", dnnl::cpu_isa::avx2},
+    {"avx2_vnni", dnnl::cpu_isa::avx2_vnni},
+    {"avx512_core", dnnl::cpu_isa::avx512_core},
+    {"avx512_core_vnni", dnnl::cpu_isa::avx512_core_vnni},
+    {"avx512_core_bf16", dnnl::cpu_isa::avx512_core_bf16},
+    {"avx512_core_amx", dnnl::cpu_isa::avx512_core_amx},
+};
+
+constexpr auto kIsaNames = [] {
+  std::array<std::string_view, std::size(kIsas)> names{};
+  for (size_t i = 0; i < names.size(); ++i)
+    names[i] = kIsas[i].name;
+  return names;
+}();
+
+} // namespace
+
+std::span<const std::string_view> onednn_isa_names() { return kIsaNames; }
+
+absl::Status set_onednn_max_isa(std::string_view name) {
+  for (const IsaName &i : kIsas)
+    if (i.name == name) {
+      try {
+        dnnl::set_max_cpu_isa(i.isa);
+      } catch (const dnnl::error &e) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("oneDNN refuses ISA ", to_absl(name), ": ", e.what()));
+      }
+      return absl::OkStatus();
+    }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown oneDNN ISA '", to_absl(name), "'"));
+}
+
+std::string onednn_effective_isa() {
+  try {
+    dnnl::cpu_isa effective = dnnl::get_effective_cpu_isa();
+    for (const IsaName &i : kIsas)
+      if (i.isa == effective)
+        return std::string(i.name);
+  } catch (const dnnl::error &) {
+  }
+  return "unknown";
+}
+
+OneDnnMatmul::OneDnnMatmul(std::unique_ptr<Impl> impl, OneDnnType type)
+    : impl_(std::move(impl)), type_(type) {}
+
+OneDnnMatmul::~OneDnnMatmul() = default;
+
+absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
+    OneDnnType type, int64_t m, int64_t k, int64_t n, uint64_t set_bytes,
+    uint64_t seed, std::unique_ptr<OneDnnMatmul> previous, BufferCache *cache) {
+  auto impl = std::make_unique<Impl>();
+  Impl &d = *impl;
+  d.m = m;
+  d.k = k;
+  d.n = n;
+  const bool int8 = type == OneDnnType::Int8;
+  const dt a_type = int8 ? dt::u8 : dt::f32, b_type = int8 ? dt::s8 : dt::f32,
+           c_type = int8 ? dt::s32 : dt::f32;
+  const size_t element = int8 ? 1 : 4;
+  std::mt19937_64 rng(seed);
+  // Activations below 128: no pair of u8 x s8 products can saturate a 16-bit
+  // sum, so a machine without VNNI computes the exact product too; the time
+  // does not depend on the values.
+  std::uniform_int_distribution<int> u7(0, 127), s8(-128, 127);
+  std::normal_distribution<float> normal;
+  auto fill = [&](std::vector<uint8_t> &bytes, bool is_a) {
+    if (int8) {
+      for (uint8_t &v : bytes)
+        v = static_cast<uint8_t>(is_a ? u7(rng) : s8(rng));
+      return;
+    }
+    for (size_t i = 0; i < bytes.size(); i += 4) {
+      float v = normal(rng);
+      std::memcpy(&bytes[i], &v, 4);
+    }
+  };
+  d.a.resize(m * k * element);
+  d.c.resize(m * n * 4);
+  fill(d.a, true);
+  try {
+    dnnl::memory::desc a_md({m, k}, a_type, tag::ab),
+        b_plain({k, n}, b_type, tag::ab), b_any({k, n}, b_type, tag::any),
+        c_md({m, n}, c_type, tag::ab);
+    d.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, c_md),
+                                        d.engine);
+    d.primitive = dnnl::matmul(d.pd);
+    d.a_mem = dnnl::memory(a_md, d.engine, d.a.data());
+    d.c_mem = dnnl::memory(c_md, d.engine, d.c.data());
+    dnnl::memory::desc w_md = d.pd.weights_desc();
+    const uint64_t copy_bytes = w_md.get_size();
+    const int64_t copies =
+        set_bytes == 0 ? 1 : copies_in(set_bytes, copy_bytes);
+    if (previous && previous->type_ == type && previous->impl_->k == k &&
+        previous->impl_->n == n && previous->impl_->weights->desc == w_md &&
+        previous->copies() == copies) {
+      d.weights = previous->impl_->weights;
+    } else {
+      previous.reset();
+      auto set = std::make_shared<OneDnnWeightSet>();
+      set->plain.resize(k * n * element);
+      fill(set->plain, false);
+      set->desc = w_md;
+      const uint64_t bytes = copy_bytes * copies;
+      if (cache) {
+        KF_ASSIGN_OR_RETURN(set->buffer, cache->take(bytes));
+        set->cache = cache;
+      } else {
+        KF_ASSIGN_OR_RETURN(set->buffer, Buffer::allocate(bytes));
+      }
+      // Reorder once, then copy bytes: every copy is the same matrix at
+      // its own address, which is all the caches can tell apart.
+      dnnl::memory plain(b_plain, d.engine, set->plain.data());
+      dnnl::memory first(w_md, d.engine, set->buffer.data());
+      dnnl::reorder(plain, first).execute(d.stream, plain, first);
+      d.stream.wait();
+      for (int64_t i = 0; i < copies; ++i) {
+        uint8_t *p = set->buffer.data() + i * copy_bytes;
+        if (i > 0)
+          std::memcpy(p, set->buffer.data(), copy_bytes);
+        set->copies.emplace_back(w_md, d.engine, p);
+      }
+      d.weights = std::move(set);
+    }
+  } catch (const dnnl::error &e) {
+    return onednn_error(e);
+  }
+  return std::unique_ptr<OneDnnMatmul>(new OneDnnMatmul(std::move(impl), type));
+}
+
+absl::Status OneDnnMatmul::run(int64_t call) {
+  Impl &d = *impl_;
+  const auto &copies = d.weights->copies;
+  try {
+    d.primitive.execute(d.stream,
+                        {{DNNL_ARG_SRC, d.a_mem},
+                         {DNNL_ARG_WEIGHTS, copies[call % copies.size()]},
+                         {DNNL_ARG_DST, d.c_mem}});
+    d.stream.wait();
+  } catch (const dnnl::error &e) {
+    return onednn_error(e);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OneDnnMatmul::check(uint64_t seed) const {
+  const Impl &d = *impl_;
+  const std::vector<uint8_t> &b = d.weights->plain;
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> any_row(0, d.m - 1),
+      any_column(0, d.n - 1);
+  auto load = [](const std::vector<uint8_t> &v, int64_t i, auto zero) {
+    decltype(zero) x;
+    std::memcpy(&x, v.data() + i * sizeof(x), sizeof(x));
+    return x;
+  };
+  for (int sample = 0; sample < 64; ++sample) {
+    // The corners first, then drawn outputs.
+    int64_t i = sample < 2 ? sample * (d.m - 1) : any_row(rng);
+    int64_t j = sample < 2 ? sample * (d.n - 1) : any_column(rng);
+    if (type_ == OneDnnType::Int8) {
+      int64_t want = 0;
+      for (int64_t x = 0; x < d.k; ++x)
+        want += int64_t{d.a[i * d.k + x]} * static_cast<int8_t>(b[x * d.n + j]);
+      int32_t got = load(d.c, i * d.n + j, int32_t{});
+      if (got != want)
+        return absl::InternalError(absl::StrCat("oneDNN u8s8s32 output (", i,
+                                                ", ", j, ") is ", got,
+                                                ", the plain product ", want));
+      continue;
+    }
+    double want = 0, magnitude = 0;
+    for (int64_t x = 0; x < d.k; ++x) {
+      double p = double(load(d.a, i * d.k + x, float{})) *
+                 load(b, x * d.n + j, float{});
+      want += p;
+      magnitude += std::fabs(p);
+    }
+    const double nu = d.k * std::ldexp(1.0, -24);
+    const double bound = nu / (1 - nu) * magnitude;
+    float got = load(d.c, i * d.n + j, float{});
+    if (!(std::fabs(got - want) <= bound))
+      return absl::InternalError(
+          absl::StrFormat("oneDNN f32 output (%d, %d) is %.9g, the plain "
+                          "product %.9g: off by more than %.3g",
+                          i, j, got, want, bound));
+  }
+  return absl::OkStatus();
+}
+
+std::string OneDnnMatmul::implementation() const {
+  try {
+    return impl_->pd.impl_info_str();
+  } catch (const dnnl::error &) {
+    return "unknown";
+  }
+}
+
+uint64_t OneDnnMatmul::weight_bytes() const {
+  return impl_->weights->desc.get_size();
+}
+
+int64_t OneDnnMatmul::copies() const {
+  return static_cast<int64_t>(impl_->weights->copies.size());
+}
+
+std::span<const uint8_t> OneDnnMatmul::a() const { return impl_->a; }
+std::span<const uint8_t> OneDnnMatmul::b() const {
+  return impl_->weights->plain;
+}
+std::span<const uint8_t> OneDnnMatmul::c() const { return impl_->c; }
+
+} // namespace kf::bench

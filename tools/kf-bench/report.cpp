@@ -1,0 +1,163 @@
+#include "report.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace kf::bench {
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+// "170 µs", "12.3 ms", "5.21 s": three significant digits.
+std::string duration(double s) {
+  if (s < 1e-3)
+    return absl::StrFormat("%.3g µs", s * 1e6);
+  if (s < 1)
+    return absl::StrFormat("%.3g ms", s * 1e3);
+  return absl::StrFormat("%.3g s", s);
+}
+
+std::string megabytes(uint64_t bytes) {
+  return absl::StrFormat("%.2f MB", bytes / 1e6);
+}
+
+// A ratio column: "-" where there is nothing to compare with.
+std::string ratio(double r) {
+  return r > 0 ? absl::StrFormat("%.3f", r) : std::string("-");
+}
+
+// A JSON number, or null for what was not measured (JSON has no NaN).
+std::string number(double v) {
+  return std::isfinite(v) && v > 0 ? absl::StrFormat("%.6g", v)
+                                   : std::string("null");
+}
+
+std::string json_string(std::string_view s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      q += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      absl::StrAppendFormat(&q, "\\u%04x", c);
+    else
+      q += c;
+  }
+  return q + "\"";
+}
+
+} // namespace
+
+void write_header(const RunInfo &info, std::ostream &out) {
+  const MatmulOptions &o = *info.options;
+  out << absl::StrFormat("kf-bench matmul: K = %d, N = %d, M = %s; ", o.k, o.n,
+                         absl::StrJoin(o.m, ","));
+  if (o.cold)
+    out << absl::StrFormat(
+        "cold: calls cycle through weight copies filling %d MiB (%s)\n",
+        info.set.bytes / kMiB, info.set.why);
+  else
+    out << "hot: one weight matrix, in cache after the first call; % of "
+           "the DRAM roofline may exceed 100\n";
+  out << "times are medians of the timed calls; GFLOP/s counts 2·M·N·K; "
+         "load: CPUs other processes kept busy meanwhile (figures taken "
+         "under load are not the kernel's)\n";
+  for (const auto &[threads, bw] : info.bandwidth) {
+    std::vector<std::string> figures;
+    for (const StreamFigure &f : bw.figures)
+      figures.push_back(absl::StrFormat("%d stream%s %.1f", f.streams,
+                                        f.streams > 1 ? "s" : "", f.gbps));
+    out << absl::StrFormat(
+        "DRAM read, %d thread%s: %.1f GB/s (best of medians of %d reads of "
+        "%d MiB with %s loads: %s GB/s; load %.2f)\n",
+        threads, threads > 1 ? "s" : "", bw.gbps, bw.runs, bw.bytes / kMiB,
+        bw.isa, absl::StrJoin(figures, ", "), bw.other_cpus);
+  }
+  for (const auto &[format, bytes] : info.weight_bytes) {
+    std::vector<std::string> floors;
+    for (const auto &[threads, bw] : info.bandwidth)
+      floors.push_back(absl::StrFormat("%s on %d thread%s",
+                                       duration(bytes / (bw.gbps * 1e9)),
+                                       threads, threads > 1 ? "s" : ""));
+    std::string copies =
+        o.cold ? absl::StrCat(" (", copies_in(info.set.bytes, bytes),
+                              " copies cycled)")
+               : "";
+    out << absl::StrFormat("roofline floor, %s: %s of weights%s, %s\n", format,
+                           megabytes(bytes), copies,
+                           absl::StrJoin(floors, ", "));
+  }
+  out << absl::StrFormat(
+      "oneDNN %s (%s%s): u8s8s32 and f32 matmuls on the same shapes, "
+      "weights reordered once into the layout oneDNN prefers%s\n",
+      info.onednn_version, info.onednn_isa,
+      o.onednn_isa ? ", limited by --onednn-isa" : "",
+      o.cold ? " and cycled the same way" : "");
+}
+
+void write_table_head(std::ostream &out) {
+  out << absl::StrFormat(
+      "\n%-9s %-9s %5s %3s %9s %9s %8s %6s %7s %7s %6s %5s  %s\n", "format",
+      "kernel", "M", "thr", "time", "GFLOP/s", "wt GB/s", "%roof", "vs int8",
+      "vs f32", "reps", "load", "notes");
+}
+
+void write_row(const CaseResult &r, std::ostream &out) {
+  out << absl::StrFormat(
+      "%-9s %-9s %5d %3d %9s %9.1f %8.1f %6.1f %7s %7s %6d %5.2f", r.format,
+      r.kernel, r.m, r.threads, duration(r.seconds()), r.gflops(),
+      r.weight_gbps(), r.roofline_percent(), ratio(r.vs_onednn_int8()),
+      ratio(r.vs_onednn_f32()), r.timing.seconds.size(), r.other_cpus);
+  if (!r.implementation.empty())
+    out << "  " << r.implementation << ", " << megabytes(r.weight_bytes)
+        << " of weights";
+  out << "\n";
+}
+
+void write_json(const CaseResult &r, const RunInfo &info, std::ostream &out) {
+  std::vector<std::string> fields = {
+      absl::StrCat("\"kernel\":", json_string(r.kernel)),
+      absl::StrCat("\"format\":", json_string(r.format)),
+      absl::StrCat("\"m\":", r.m),
+      absl::StrCat("\"k\":", r.k),
+      absl::StrCat("\"n\":", r.n),
+      absl::StrCat("\"threads\":", r.threads),
+      absl::StrCat("\"mode\":", json_string(r.cold ? "cold" : "hot")),
+      absl::StrCat("\"reps\":", r.timing.seconds.size()),
+      absl::StrCat("\"time_s\":", number(r.seconds())),
+      absl::StrCat("\"time_min_s\":", number(r.timing.min())),
+      absl::StrCat("\"gflops\":", number(r.gflops())),
+      absl::StrCat("\"weight_bytes\":", r.weight_bytes),
+      absl::StrCat("\"weight_copies\":", r.copies),
+      absl::StrCat("\"weight_gbps\":", number(r.weight_gbps())),
+      absl::StrCat("\"dram_gbps\":", number(r.dram_gbps)),
+      absl::StrFormat("\"other_cpus\":%.3f", r.other_cpus),
+      absl::StrCat("\"roofline_floor_s\":", number(r.floor_seconds())),
+      absl::StrCat("\"roofline_pct\":", number(r.roofline_percent())),
+      absl::StrCat(
+          "\"onednn_int8_gops\":",
+          number(r.onednn_int8_seconds > 0
+                     ? 2.0 * r.m * r.n * r.k / r.onednn_int8_seconds / 1e9
+                     : 0)),
+      absl::StrCat(
+          "\"onednn_f32_gflops\":",
+          number(r.onednn_f32_seconds > 0
+                     ? 2.0 * r.m * r.n * r.k / r.onednn_f32_seconds / 1e9
+                     : 0)),
+      absl::StrCat("\"vs_onednn_int8\":", number(r.vs_onednn_int8())),
+      absl::StrCat("\"vs_onednn_f32\":", number(r.vs_onednn_f32())),
+      absl::StrCat("\"set_bytes\":", info.set.bytes),
+      absl::StrCat("\"l3_bytes\":", info.l3_bytes),
+      absl::StrCat("\"onednn_version\":", json_string(info.onednn_version)),
+      absl::StrCat("\"onednn_isa\":", json_string(info.onednn_isa)),
+  };
+  if (!r.implementation.empty())
+    fields.push_back(
+        absl::StrCat("\"implementation\":", json_string(r.implementation)));
+  out << "{" << absl::StrJoin(fields, ",") << "}\n";
+}
+
+} // namespace kf::bench

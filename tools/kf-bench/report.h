@@ -1,0 +1,36 @@
+// kf-bench matmul's output: a header with the measured machine figures, then
+// a table row or a JSON object per case.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bandwidth.h"
+#include "machine.h"
+#include "matmul.h"
+
+namespace kf::bench {
+
+// What the header says, gathered before the first case.
+struct RunInfo {
+  const MatmulOptions *options = nullptr;
+  uint64_t l3_bytes = 0;
+  ColdSet set;
+  std::vector<std::pair<int, Bandwidth>> bandwidth; // per thread count
+  std::string onednn_version;
+  std::string onednn_isa; // what oneDNN's kernels use
+  // Weight bytes of one matrix per format, for the roofline floors.
+  std::vector<std::pair<std::string, uint64_t>> weight_bytes;
+};
+
+void write_header(const RunInfo &info, std::ostream &out);
+void write_table_head(std::ostream &out);
+void write_row(const CaseResult &result, std::ostream &out);
+// One line holding one JSON object.
+void write_json(const CaseResult &result, const RunInfo &info,
+                std::ostream &out);
+
+} // namespace kf::bench

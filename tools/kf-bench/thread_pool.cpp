@@ -1,0 +1,120 @@
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace kf::bench {
+
+namespace {
+
+// How long a worker keeps spinning for the next task before it sleeps:
+// longer than the gap between two timed calls, short enough that an idle
+// pool gives its cores back almost at once.
+constexpr auto kSpin = std::chrono::milliseconds(2);
+
+// Spinning beyond this long also yields the core now and then: on a machine
+// shared with other work (or with more threads than cores) the thread being
+// waited for may need it.
+constexpr auto kPatience = std::chrono::microseconds(20);
+
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Waits until `done()` holds: pause-spins, then also yields after
+// kPatience, and after kSpin calls sleep(), which blocks until there may be
+// news, at every check.
+template <typename Done, typename Sleep>
+void spin_until(Done done, Sleep sleep) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  bool patient = true;
+  for (int i = 1; !done(); ++i) {
+    relax();
+    if (i % 64 != 0)
+      continue;
+    if (!patient) {
+      std::this_thread::yield();
+      if (Clock::now() - start > kSpin)
+        sleep();
+    } else if (Clock::now() - start > kPatience) {
+      patient = false;
+    }
+  }
+}
+
+} // namespace
+
+ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+  workers_.reserve(threads_ - 1);
+  for (int t = 1; t < threads_; ++t)
+    workers_.emplace_back([this, t] { work(t); });
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  for (std::thread &w : workers_)
+    w.join();
+}
+
+void ThreadPool::run(absl::FunctionRef<void(int)> task) {
+  if (threads_ == 1) {
+    task(0);
+    return;
+  }
+  task_ = &task;
+  pending_.store(threads_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  task(0);
+  // The caller is the one timing the call: it spins, it does not sleep.
+  spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; },
+             [] {});
+  task_ = nullptr;
+}
+
+void ThreadPool::work(int index) {
+  uint64_t seen = 0;
+  for (;;) {
+    spin_until(
+        [&] { return generation_.load(std::memory_order_acquire) != seen; },
+        [&] { generation_.wait(seen, std::memory_order_acquire); });
+    seen = generation_.load(std::memory_order_acquire);
+    if (stop_.load(std::memory_order_relaxed))
+      return;
+    (*task_)(index);
+    pending_.fetch_sub(1, std::memory_order_release);
+  }
+}
+
+RowBlock row_block(int64_t n, int t, int threads, int64_t group) {
+  // The tool accepts n and threads small enough that n * threads fits.
+  const int64_t groups = (n + group - 1) / group;
+  return {std::min(n, groups * t / threads * group),
+          std::min(n, groups * (t + 1) / threads * group)};
+}
+
+absl::Status
+parallel_rows(ThreadPool &pool, int64_t n,
+              absl::FunctionRef<absl::Status(int64_t, int64_t)> work,
+              int64_t group) {
+  std::vector<absl::Status> status(pool.size());
+  pool.run([&](int t) {
+    RowBlock b = row_block(n, t, pool.size(), group);
+    status[t] = work(b.begin, b.end);
+  });
+  for (absl::Status &s : status)
+    if (!s.ok())
+      return s;
+  return absl::OkStatus();
+}
+
+} // namespace kf::bench

@@ -1,0 +1,62 @@
+// The threads kernels run on while they are timed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+
+namespace kf::bench {
+
+// A fixed set of threads, the calling thread among them, that run one task
+// at a time. Waking a sleeping thread costs tens of microseconds, as much as
+// a whole M = 1 matmul that streams its weights at DRAM speed, so workers
+// spin for a while after each task before they sleep: back-to-back timed
+// calls find them awake, and a pool left idle stops taking a core from
+// whatever is measured next.
+class ThreadPool {
+public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  int size() const { return threads_; }
+
+  // Calls task(t) for every t in [0, size()), task(0) on the calling thread,
+  // and returns when all have returned.
+  void run(absl::FunctionRef<void(int)> task);
+
+private:
+  void work(int index);
+
+  const int threads_;
+  std::vector<std::thread> workers_;
+  // Bumped once per task; workers wait for it to move.
+  std::atomic<uint64_t> generation_{0};
+  // Workers yet to finish the current task.
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+  const absl::FunctionRef<void(int)> *task_ = nullptr;
+};
+
+// The contiguous block of [0, n) that thread `t` of `threads` owns: the
+// blocks are in thread order, start at multiples of `group` and end at one
+// or at n, and differ by at most one group.
+struct RowBlock {
+  int64_t begin, end;
+};
+RowBlock row_block(int64_t n, int t, int threads, int64_t group = 1);
+
+// Splits [0, n) into the pool's row blocks (of `group`s of rows) and calls
+// work(begin, end) for each on its thread, empty blocks included; returns
+// the first error.
+absl::Status
+parallel_rows(ThreadPool &pool, int64_t n,
+              absl::FunctionRef<absl::Status(int64_t, int64_t)> work,
+              int64_t group = 1);
+
+} // namespace kf::bench
