@@ -180,8 +180,8 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
   return validate(o);
 }
 
-int run(std::span<const std::string> args, std::ostream &out,
-        std::ostream &err) {
+int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
+        std::span<const MatmulKernel> compiled) {
   if (args.empty()) {
     err << kUsage;
     return 1;
@@ -201,7 +201,8 @@ int run(std::span<const std::string> args, std::ostream &out,
     err << "kf-bench: " << *problem << " (kf-bench --help for usage)\n";
     return 1;
   }
-  const MatmulKernel kernels[] = {reference_kernel()};
+  std::vector<MatmulKernel> kernels = {reference_kernel()};
+  kernels.insert(kernels.end(), compiled.begin(), compiled.end());
   if (absl::Status s = run_matmul(options, kernels, out); !s.ok()) {
     err << "kf-bench: " << s.message() << "\n";
     return 1;

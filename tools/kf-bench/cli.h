@@ -9,6 +9,8 @@
 
 #include "matmul.h"
 
+#include "matmul_kernel.h"
+
 namespace kf::bench {
 
 // Parses the arguments of `kf-bench matmul` (without the command name) into
@@ -18,7 +20,8 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
 
 // The command line: `args` without the program name. Returns the exit code,
 // 0 on success and 1 on any error, whose one-line message goes to `err`.
-int run(std::span<const std::string> args, std::ostream &out,
-        std::ostream &err);
+// The reference kernel is always timed; `compiled` are timed after it.
+int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
+        std::span<const MatmulKernel> compiled = {});
 
 } // namespace kf::bench

@@ -1,0 +1,116 @@
+#include "compiled_kernels.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "kf/Codegen/KernelCompiler.h"
+#include "kf/Codegen/MatmulKernel.h"
+#include "kf/Target/TargetInfo.h"
+#include "kf/runtime/packing.h"
+
+namespace kf::bench {
+
+namespace {
+
+using codegen::KernelIsa;
+
+// The JIT-compiled kernels of one ISA, one per (format, N, K): kernels are
+// specialised on the shape, so the first packing of a shape compiles it.
+class KernelCache {
+public:
+  KernelCache(KernelIsa isa, int64_t rows, target::TargetInfo host)
+      : isa_(isa), rows_(rows), host_(std::move(host)) {}
+
+  absl::StatusOr<const codegen::JitKernel *> get(Format format, int64_t n,
+                                                 int64_t k) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto key = std::make_tuple(format, n, k);
+    if (auto it = kernels_.find(key); it != kernels_.end())
+      return &it->second;
+    codegen::MatmulKernelSpec spec{format, isa_, rows_, k, n, /*maxCols=*/8};
+    llvm::Expected<codegen::JitKernel> kernel = codegen::jitMatmul(spec, host_);
+    if (!kernel)
+      return absl::InvalidArgumentError(llvm::toString(kernel.takeError()));
+    return &kernels_.emplace(key, std::move(*kernel)).first->second;
+  }
+
+  // A kernel get() compiled before; the timed calls only look up.
+  const codegen::JitKernel *find(Format format, int64_t n, int64_t k) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = kernels_.find(std::make_tuple(format, n, k));
+    return it == kernels_.end() ? nullptr : &it->second;
+  }
+
+  int64_t rows() const { return rows_; }
+
+private:
+  KernelIsa isa_;
+  int64_t rows_;
+  target::TargetInfo host_;
+  std::mutex mutex_;
+  std::map<std::tuple<Format, int64_t, int64_t>, codegen::JitKernel> kernels_;
+};
+
+MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
+                         const target::TargetInfo &host) {
+  auto cache = std::make_shared<KernelCache>(isa, rows, host);
+  MatmulKernel kernel;
+  kernel.name = std::string("kf-") + codegen::getIsaName(isa).str();
+  kernel.supports = [](Format f) {
+    return f == Format::Q8_0 || f == Format::Q4_0;
+  };
+  kernel.row_group = rows;
+  kernel.pack_weights = [cache](Format format, int64_t n, int64_t k,
+                                std::span<const uint8_t> file_rows)
+      -> absl::StatusOr<std::vector<uint8_t>> {
+    absl::StatusOr<const codegen::JitKernel *> jit = cache->get(format, n, k);
+    if (!jit.ok())
+      return jit.status();
+    return kf::pack_weights((*jit)->weightLayout, file_rows, n, k);
+  };
+  kernel.pack_activations =
+      [](Format, int64_t m, int64_t k,
+         std::span<const float> rows) -> absl::StatusOr<std::vector<uint8_t>> {
+    absl::StatusOr<uint64_t> column = kf::packed_activation_bytes(k);
+    if (!column.ok())
+      return column.status();
+    std::vector<uint8_t> out(static_cast<size_t>(m) * *column);
+    if (absl::Status s = kf::pack_activations(rows, m, k, k, out); !s.ok())
+      return s;
+    return out;
+  };
+  kernel.run = [cache](const MatmulArgs &args, int64_t row_begin,
+                       int64_t row_end) {
+    const codegen::JitKernel *jit = cache->find(args.format, args.n, args.k);
+    if (!jit)
+      return absl::FailedPreconditionError(
+          "kf kernel run before its weights were packed");
+    jit->fn(args.weights, args.activations, args.out, args.n, args.m, row_begin,
+            row_end);
+    return absl::OkStatus();
+  };
+  return kernel;
+}
+
+} // namespace
+
+std::vector<MatmulKernel> compiled_kernels() {
+  llvm::Expected<target::TargetInfo> host = target::lookupTarget("host");
+  if (!host) {
+    llvm::consumeError(host.takeError());
+    return {};
+  }
+  std::vector<MatmulKernel> kernels;
+  using target::Feature;
+  if (host->has(Feature::AVX512F) && host->has(Feature::AVX512BW) &&
+      host->has(Feature::AVX512VNNI))
+    kernels.push_back(make_kernel(KernelIsa::Avx512Vnni, 16, *host));
+  if (host->has(Feature::AVX2))
+    kernels.push_back(make_kernel(KernelIsa::Avx2, 8, *host));
+  kernels.push_back(make_kernel(KernelIsa::Scalar, 4, *host));
+  return kernels;
+}
+
+} // namespace kf::bench
