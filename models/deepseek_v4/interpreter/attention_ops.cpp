@@ -70,6 +70,20 @@ absl::StatusOr<int> intAttr(Operation *op, llvm::StringRef what,
   return static_cast<int>(value);
 }
 
+// The compressed entries the query at `pos` sees (§4.2), of which the op
+// was given `count` (`given` says how): a query seeing more than were built
+// is an error, not an out-of-bounds read.
+absl::StatusOr<int64_t> visibleEntries(mlir::Operation *op, int64_t pos,
+                                       int ratio, int64_t count,
+                                       llvm::StringRef given) {
+  int64_t visible = reference::visible_compressed(pos, ratio);
+  if (visible > count)
+    return opError(op, "the query at position " + llvm::Twine(pos) + " sees " +
+                           llvm::Twine(visible) + " entries, but only " +
+                           llvm::Twine(count) + " " + given);
+  return visible;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -256,12 +270,8 @@ absl::Status execute(mlir::kf::VisibleEntriesOp op, Frame &frame, Context &) {
   std::vector<int32_t> out(static_cast<size_t>(tokens * count));
   for (size_t t = 0; t < static_cast<size_t>(tokens); ++t) {
     int64_t pos = positions.getLongs()[t];
-    int64_t visible = reference::visible_compressed(pos, ratio);
-    if (visible > count)
-      return opError(op, "the query at position " + llvm::Twine(pos) +
-                             " sees " + llvm::Twine(visible) +
-                             " entries, but only " + llvm::Twine(count) +
-                             " were built");
+    KF_ASSIGN_OR_RETURN(int64_t visible,
+                        visibleEntries(op, pos, ratio, count, "were built"));
     std::span<int32_t> indices = row(std::span<int32_t>(out), t, count);
     for (int64_t c = 0; c < count; ++c)
       indices[c] = c < visible ? static_cast<int32_t>(c) : -1;
@@ -311,12 +321,8 @@ absl::Status execute(mlir::kf::IndexerTopKOp op, Frame &frame, Context &) {
   std::vector<int32_t> out(static_cast<size_t>(tokens * picks));
   for (size_t t = 0; t < static_cast<size_t>(tokens); ++t) {
     int64_t pos = positions.getLongs()[t];
-    int64_t visible = reference::visible_compressed(pos, ratio);
-    if (visible > count)
-      return opError(op, "the query at position " + llvm::Twine(pos) +
-                             " sees " + llvm::Twine(visible) +
-                             " entries, but only " + llvm::Twine(count) +
-                             " are scored");
+    KF_ASSIGN_OR_RETURN(int64_t visible,
+                        visibleEntries(op, pos, ratio, count, "are scored"));
     std::span<const float> candidates = row(scores.getFloats(), t, count);
     for (int64_t c = 0; c < visible; ++c)
       if (std::isnan(candidates[c]))
