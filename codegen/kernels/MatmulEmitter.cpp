@@ -120,6 +120,7 @@ private:
   }
   Value emitWeightScales(Value block);
   Value emitActivation(Value xBlock, int64_t kOffset);
+  Value emitRoundToBf16(Value acc);
   void emitStore(Value acc, Value yPtr, Value rowBase);
 
   OpBuilder &b;
@@ -284,8 +285,32 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
         b, loc, arith::MulIOp::create(b, loc, column, args.ldy), rowBase);
     Value yPtr = emitByteOffset(b, loc, args.y,
                                 arith::MulIOp::create(b, loc, element, i64(4)));
-    emitStore(loop.getResult(j), yPtr, rowBase);
+    Value acc = loop.getResult(j);
+    emitStore(spec.roundToBf16 ? emitRoundToBf16(acc) : acc, yPtr, rowBase);
   }
+}
+
+// kf::fp32_to_bf16 then back to fp32, on the integer bits: round to nearest,
+// ties to even, by adding 0x7fff plus the kept part's lowest bit; a NaN is
+// truncated and made quiet instead, as the carry could turn it into an
+// infinity.
+Value MatmulLoopNest::emitRoundToBf16(Value acc) {
+  VectorType i32Rows = rowsOf(b.getI32Type());
+  auto splat = [&](int64_t v) { return emitSplat(b, loc, i32Rows, v); };
+  Value bits = vector::BitCastOp::create(b, loc, i32Rows, acc);
+  Value odd = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, splat(16)), splat(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, bits, arith::AddIOp::create(b, loc, odd, splat(0x7fff)));
+  Value quieted = arith::OrIOp::create(b, loc, bits, splat(0x400000));
+  Value isNaN = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ugt,
+      arith::AndIOp::create(b, loc, bits, splat(0x7fffffff)),
+      splat(0x7f800000));
+  Value kept = arith::SelectOp::create(b, loc, isNaN, quieted, rounded);
+  Value truncated = arith::AndIOp::create(
+      b, loc, kept, splat(static_cast<int32_t>(0xffff0000u)));
+  return vector::BitCastOp::create(b, loc, rowsOf(b.getF32Type()), truncated);
 }
 
 Value MatmulLoopNest::emitWeightScales(Value block) {

@@ -33,7 +33,8 @@ std::string MatmulKernelSpec::getSymbolName() const {
   return llvm::formatv("kf_matmul_{0}_{1}_r{2}_c{3}_k{4}_n{5}",
                        format_info(format).name, getIsaName(isa), rows, maxCols,
                        k, n)
-      .str();
+             .str() +
+         (roundToBf16 ? "_bf16" : "");
 }
 
 kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
@@ -55,7 +56,8 @@ std::string MatmulKernelSpec::describe() const {
   return llvm::formatv("{0}/{1} r{2} c{3} [{4} x {5}]",
                        format_info(format).name, getIsaName(isa), rows, maxCols,
                        n, k)
-      .str();
+             .str() +
+         (roundToBf16 ? " bf16" : "");
 }
 
 namespace {

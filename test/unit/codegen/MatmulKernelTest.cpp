@@ -16,6 +16,7 @@
 // ISO C++ mode, where GCC does not contract, for baseline x86-64, which has
 // no FMA). Any difference is a bug.
 #include "kf/Codegen/KernelCompiler.h"
+#include "kf/runtime/half.h"
 #include "kf/runtime/packing.h"
 #include "kf/runtime/quant.h"
 
@@ -100,9 +101,11 @@ void checkKernel(const JitKernel &kernel, uint32_t seed) {
                     .ok());
   std::vector<float> want(kMaxM * n);
   for (int64_t j = 0; j < kMaxM; ++j)
-    for (int64_t r = 0; r < n; ++r)
-      want[j * n + r] = *dot(spec.format, std::span(w).subspan(r * wRow, wRow),
-                             std::span(xq).subspan(j * xRow, xRow));
+    for (int64_t r = 0; r < n; ++r) {
+      float y = *dot(spec.format, std::span(w).subspan(r * wRow, wRow),
+                     std::span(xq).subspan(j * xRow, xRow));
+      want[j * n + r] = spec.roundToBf16 ? bf16_to_fp32(fp32_to_bf16(y)) : y;
+    }
 
   // y has ldy > N; what lies past N in each column must stay untouched.
   const int64_t ldy = n + 5;
@@ -156,6 +159,8 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
         if (r != rows.front())
           break;
       }
+  // The bf16 epilogue of a precision(bf16) linear.
+  specs.push_back({Format::Q8_0, isa, rows.front(), 96, 37, 8, true});
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
@@ -199,15 +204,16 @@ TEST(MatmulKernel, NarrowColumnTiles) {
 }
 
 // The kernels available on this machine, one per ISA, for (format, k, n).
-std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n) {
+std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n,
+                                   bool roundToBf16 = false) {
   const TargetInfo &target = host();
   std::vector<MatmulKernelSpec> specs = {
-      {format, KernelIsa::Scalar, 4, k, n, 8}};
+      {format, KernelIsa::Scalar, 4, k, n, 8, roundToBf16}};
   if (target.has(target::Feature::AVX2))
-    specs.push_back({format, KernelIsa::Avx2, 8, k, n, 8});
+    specs.push_back({format, KernelIsa::Avx2, 8, k, n, 8, roundToBf16});
   if (target.has(target::Feature::AVX512VNNI) &&
       target.has(target::Feature::AVX512BW))
-    specs.push_back({format, KernelIsa::Avx512Vnni, 16, k, n, 8});
+    specs.push_back({format, KernelIsa::Avx512Vnni, 16, k, n, 8, roundToBf16});
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
   EXPECT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
@@ -327,6 +333,52 @@ TEST(MatmulKernel, FollowsTheReferenceRoundingOrder) {
                   std::bit_cast<uint32_t>(want[r]))
             << "row " << r;
     }
+  }
+}
+
+// The bf16 epilogue on results chosen to be exact integers (weight and
+// activation scales 1): ties between two bf16 values go to the even one
+// either way, large values round, and an infinite weight scale yields
+// infinities and, times a zero dot, a NaN, which stays a quiet NaN.
+TEST(MatmulKernel, RoundsToBf16LikeTheReference) {
+  const int64_t n = 8, k = 32;
+  // Row r's dot with x = (127, 1, 0, ...) is 127 * w0 + w1; the scale of
+  // every row is 1, but row 6's is +inf and row 7's -inf with a zero dot.
+  const int8_t w0[n] = {2, 2, -2, 100, 1, 0, 1, 0};
+  const int8_t w1[n] = {3, 5, -3, 77, 0, 1, 0, 0};
+  std::vector<uint8_t> w(n * 34, 0);
+  for (int64_t r = 0; r < n; ++r) {
+    uint16_t d = r == 6 ? 0x7c00 : r == 7 ? 0xfc00 : 0x3c00;
+    std::memcpy(w.data() + r * 34, &d, 2);
+    w[r * 34 + 2] = static_cast<uint8_t>(w0[r]);
+    w[r * 34 + 3] = static_cast<uint8_t>(w1[r]);
+  }
+  std::vector<float> x(k, 0.0f);
+  x[0] = 127.0f;
+  x[1] = 1.0f;
+  std::vector<uint8_t> packedX(*packed_activation_bytes(k));
+  ASSERT_TRUE(pack_activations(x, 1, k, k, packedX).ok());
+  // 257 ties down to 256, 259 up to 260, -257 to -256; 12777 = 0x31e9
+  // rounds to 12800; 127; 1; inf; NaN.
+  const float want[n] = {256.0f,
+                         260.0f,
+                         -256.0f,
+                         12800.0f,
+                         127.0f,
+                         1.0f,
+                         std::numeric_limits<float>::infinity(),
+                         std::numeric_limits<float>::quiet_NaN()};
+  for (const JitKernel &kernel : hostKernels(Format::Q8_0, k, n, true)) {
+    SCOPED_TRACE(kernel.spec.describe());
+    std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
+    std::vector<float> y(n);
+    kernel.fn(packedW.data(), packedX.data(), y.data(), n, 1, 0, n);
+    for (int64_t r = 0; r < n - 1; ++r)
+      EXPECT_EQ(y[r], want[r]) << "row " << r;
+    uint32_t nan = std::bit_cast<uint32_t>(y[n - 1]);
+    EXPECT_TRUE(std::isnan(y[n - 1]) && (nan & 0xffffu) == 0 &&
+                (nan & 0x400000u) != 0)
+        << std::hex << nan;
   }
 }
 

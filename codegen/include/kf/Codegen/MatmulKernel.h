@@ -49,16 +49,22 @@ struct MatmulKernelSpec {
   int64_t k = 0;       ///< elements per weight row, a multiple of 32
   int64_t n = 0;       ///< weight rows
   int64_t maxCols = 8; ///< widest column tile, 1..8
+  /// Whether the kernel rounds its results to bf16 (kf::fp32_to_bf16: ties
+  /// to even, NaNs kept quiet) before storing them: the epilogue of a
+  /// `precision(bf16)` linear, fused so the rounding costs no extra pass.
+  bool roundToBf16 = false;
 
   /// The function's symbol, e.g.
-  /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048".
+  /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048" ("..._bf16" when it
+  /// rounds to bf16).
   std::string getSymbolName() const;
   /// The packed weight layout the kernel reads.
   kf::PackedLayout getWeightLayout() const;
   /// Bytes of the packed weights, and of one packed activation column.
   int64_t getWeightBytes() const;
   int64_t getActivationColumnBytes() const;
-  /// "q8_0/avx512vnni r16 c8 [2048 x 4096]", for messages.
+  /// "q8_0/avx512vnni r16 c8 [2048 x 4096]" (" bf16" appended when it
+  /// rounds), for messages.
   std::string describe() const;
 };
 
