@@ -3,6 +3,7 @@
 #include "kf/Dialect/KfDialect.h"
 #include "kf/Dialect/KfMatmuls.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"

@@ -91,7 +91,7 @@ LogicalResult verifyKernel(Operation *op, const Matmul &matmul,
 } // namespace
 
 bool mlir::kf::isMatmulOp(Operation *op) {
-  return isa<LinearOp, GroupedLinearOp, MoeOp>(op);
+  return isa<LinearOp, GroupedLinearOp, MoeOp, QMatmulOp>(op);
 }
 
 SmallVector<Matmul> mlir::kf::getMatmuls(Operation *op) {
@@ -99,6 +99,10 @@ SmallVector<Matmul> mlir::kf::getMatmuls(Operation *op) {
       .Case([](LinearOp linear) {
         return collect({makeMatmul("", linear.getWeight(),
                                    leadingDim(linear.getInput()))});
+      })
+      .Case([](QMatmulOp qmatmul) {
+        return collect({makeMatmul("", qmatmul.getWeight(),
+                                   leadingDim(qmatmul.getInput()))});
       })
       .Case([](GroupedLinearOp grouped) {
         return collect(
@@ -150,8 +154,8 @@ void mlir::kf::setKernel(Operation *op, StringRef name, KernelAttr kernel) {
 LogicalResult mlir::kf::verifyKernelAttribute(Operation *op, Attribute value) {
   if (!isMatmulOp(op))
     return op->emitError() << "'" << KfDialect::kKernelAttrName
-                           << "' belongs on kf.linear, kf.grouped_linear or "
-                              "kf.moe, not on '"
+                           << "' belongs on kf.linear, kf.grouped_linear, "
+                              "kf.moe or kf.qmatmul, not on '"
                            << op->getName() << "'";
   SmallVector<Matmul> matmuls = getMatmuls(op);
   if (matmuls.empty())

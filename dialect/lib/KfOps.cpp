@@ -2,8 +2,11 @@
 
 #include "kf/Dialect/KfDialect.h"
 
+#include "kf/runtime/packed_layout.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::kf;
@@ -642,4 +645,95 @@ LogicalResult ArgmaxOp::verify() {
   if (input.getRank() < 1)
     return emitOpError() << "input must have at least one dimension";
   return checkShape(*this, "result", getType(), input.getShape().drop_back());
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Bytes of one row of packed activations of K elements.
+int64_t packedActivationBytes(int64_t k) {
+  return k / 32 * ::kf::kActivationBlockBytes;
+}
+
+/// Checks that `callee` names a function whose type is `expected`, the ABI
+/// of the kernel kind `what`.
+LogicalResult verifyKernelCallee(Operation *op, SymbolRefAttr callee,
+                                 FunctionType expected, StringRef what,
+                                 SymbolTableCollection &symbolTable) {
+  auto fn =
+      symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(op, callee);
+  if (!fn)
+    return op->emitOpError() << "callee " << callee << " is not a function";
+  if (fn.getFunctionType() != expected)
+    return op->emitOpError()
+           << "callee " << callee << " has type " << fn.getFunctionType()
+           << ", expected the " << what << " ABI " << expected;
+  return success();
+}
+
+} // namespace
+
+LogicalResult QuantizeActivationsOp::verify() {
+  FailureOr<int64_t> k = staticDim(*this, "input", getInput(), 1);
+  if (failed(k) ||
+      failed(checkShape(*this, "input", getInput().getType(), {kAny, *k})))
+    return failure();
+  if (*k % 32 != 0)
+    return emitOpError() << "input has K = " << *k
+                         << " columns, expected a multiple of 32";
+  return checkShape(*this, "result", getType(),
+                    {tokens(getInput()), packedActivationBytes(*k)});
+}
+
+LogicalResult
+QuantizeActivationsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Builder b(getContext());
+  Type ptr = LLVM::LLVMPointerType::get(getContext());
+  Type i64 = b.getI64Type();
+  return verifyKernelCallee(*this, getCallee(),
+                            b.getFunctionType({ptr, i64, ptr, i64}, {}),
+                            "quantizer", symbolTable);
+}
+
+LogicalResult QMatmulOp::verify() {
+  QWeightType weight = getWeight().getType();
+  if (weight.getShape().size() != 2)
+    return emitOpError() << "weight must be a single [N, K] matrix, got "
+                         << weight;
+  if (failed(checkFloatWeight(*this, "weight", weight)))
+    return failure();
+  auto format = static_cast<::kf::Format>(weight.getFormat());
+  if (::kf::format_info(format).dot_format != ::kf::Format::Q8_0)
+    return emitOpError()
+           << "weight format " << stringifyFormat(weight.getFormat())
+           << " takes "
+           << ::kf::format_info(::kf::format_info(format).dot_format).name
+           << " activations, expected a format that takes q8_0 "
+              "(the packed activations' blocks)";
+  int64_t k = weight.getCols();
+  if (k % 32 != 0)
+    return emitOpError() << "weight has K = " << k
+                         << ", expected a multiple of 32";
+  if (failed(checkShape(*this, "input", getInput().getType(),
+                        {kAny, packedActivationBytes(k)})) ||
+      failed(checkShape(*this, "result", getType(),
+                        {tokens(getInput()), weight.getRows()})))
+    return failure();
+  if (!(*this)->hasAttr(KfDialect::kKernelAttrName))
+    return emitOpError() << "needs the " << KfDialect::kKernelAttrName
+                         << " decisions its kernel was built from";
+  return success();
+}
+
+LogicalResult QMatmulOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Builder b(getContext());
+  Type ptr = LLVM::LLVMPointerType::get(getContext());
+  Type i64 = b.getI64Type();
+  return verifyKernelCallee(
+      *this, getCallee(),
+      b.getFunctionType({ptr, ptr, ptr, i64, i64, i64, i64}, {}),
+      "matmul kernel", symbolTable);
 }

@@ -1768,7 +1768,7 @@ func.func @kernel_not_a_kernel(%x: tensor<4x64xf32>, %w: !kf.qweight<q8_0, [16, 
 // -----
 
 func.func @kernel_not_a_matmul(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
-  // expected-error @+1 {{'kf.kernel' belongs on kf.linear, kf.grouped_linear or kf.moe, not on 'kf.rms_norm'}}
+  // expected-error @+1 {{'kf.kernel' belongs on kf.linear, kf.grouped_linear, kf.moe or kf.qmatmul, not on 'kf.rms_norm'}}
   %0 = kf.rms_norm %x eps(1.0e-06) {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 8, threads = 1>} : tensor<4x64xf32>
   return %0 : tensor<4x64xf32>
 }
@@ -1822,4 +1822,103 @@ func.func @moe_kernel_static_bucket(%x: tensor<2x64xf32>, %ids: tensor<2x2xi32>,
         !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 64, 32]>,
         !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [64, 32]> -> tensor<2x64xf32>
   return %y : tensor<2x64xf32>
+}
+
+// -----
+
+module {
+  func.func @quantize_k_not_blocks(%x: tensor<?x48xf32>) -> tensor<?x60xi8> {
+    // expected-error @+1 {{'kf.quantize_activations' op input has K = 48 columns, expected a multiple of 32}}
+    %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x48xf32> -> tensor<?x60xi8>
+    return %xq : tensor<?x60xi8>
+  }
+}
+
+// -----
+
+func.func @quantize_bytes(%x: tensor<?x64xf32>) -> tensor<?x64xi8> {
+  // expected-error @+1 {{'kf.quantize_activations' op result must be [?, 80], got [?, 64]}}
+  %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x64xi8>
+  return %xq : tensor<?x64xi8>
+}
+
+// -----
+
+module {
+  func.func @quantize_missing_callee(%x: tensor<?x64xf32>) -> tensor<?x80xi8> {
+    // expected-error @+1 {{'kf.quantize_activations' op callee @kernels::@quantize is not a function}}
+    %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x80xi8>
+    return %xq : tensor<?x80xi8>
+  }
+}
+
+// -----
+
+module {
+  func.func @quantize_callee_abi(%x: tensor<?x64xf32>) -> tensor<?x80xi8> {
+    // expected-error @+1 {{'kf.quantize_activations' op callee @kernels::@quantize has type '(!llvm.ptr, i64, !llvm.ptr) -> ()', expected the quantizer ABI '(!llvm.ptr, i64, !llvm.ptr, i64) -> ()'}}
+    %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x80xi8>
+    return %xq : tensor<?x80xi8>
+  }
+  module @kernels {
+    func.func private @quantize(!llvm.ptr, i64, !llvm.ptr)
+  }
+}
+
+// -----
+
+func.func @qmatmul_no_decision(%xq: tensor<?x80xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op needs the kf.kernel decisions its kernel was built from}}
+  %y = kf.qmatmul @kernels::@matmul(%xq, %w) : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @qmatmul_input_bytes(%xq: tensor<?x64xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op input must be [?, 80], got [?, 64]}}
+  %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}
+      : tensor<?x64xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @qmatmul_result(%xq: tensor<3x80xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op result must be [3, 16], got [2, 16]}}
+  %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}
+      : tensor<3x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<2x16xf32>
+  return %y : tensor<2x16xf32>
+}
+
+// -----
+
+func.func @qmatmul_q8_k_activations(%xq: tensor<?x320xi8>, %w: !kf.qweight<q4_k, [16, 256]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op weight format q4_k takes q8_k activations, expected a format that takes q8_0 (the packed activations' blocks)}}
+  %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_k_r8, max_cols = 8, threads = 2>}
+      : tensor<?x320xi8>, !kf.qweight<q4_k, [16, 256]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @qmatmul_layout(%xq: tensor<?x80xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op kf.kernel: layout q4_0_r8 does not hold the weight's format q8_0}}
+  %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_0_r8, max_cols = 8, threads = 2>}
+      : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+module {
+  func.func @qmatmul_callee_abi(%xq: tensor<?x80xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+    // expected-error @+1 {{'kf.qmatmul' op callee @kernels::@matmul has type '(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()', expected the matmul kernel ABI '(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64) -> ()'}}
+    %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}
+        : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+    return %y : tensor<?x16xf32>
+  }
+  module @kernels {
+    func.func private @matmul(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64)
+  }
 }

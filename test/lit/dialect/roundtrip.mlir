@@ -495,3 +495,27 @@ func.func @moe_kernels(%x: tensor<1x64xf32>, %ids: tensor<1x2xi32>, %w: tensor<1
         !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [64, 32]> -> tensor<1x64xf32>
   return
 }
+
+// -----
+
+// The kernel ops --kf-lower-quant-dot writes, calling kernels of the nested
+// kernels module (declared here; the pass builds their bodies).
+// CHECK-LABEL: func.func @kernel_ops
+// CHECK: %[[X:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) : tensor<?x64xf32> -> tensor<?x80xi8>
+// CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+// CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) precision(f32) {kf.kernel
+// CHECK: module @kernels
+module {
+  func.func @kernel_ops(%x: tensor<?x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+    %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x80xi8>
+    %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+    %z = kf.qmatmul @kernels::@matmul(%xq, %w) precision(f32) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+    return %y, %z : tensor<?x16xf32>, tensor<?x16xf32>
+  }
+  module @kernels {
+    func.func private @quantize(!llvm.ptr, i64, !llvm.ptr, i64)
+    func.func private @matmul(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
+  }
+}

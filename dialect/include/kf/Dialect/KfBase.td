@@ -24,7 +24,8 @@ def Kf_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
   let extraClassDeclaration = [{
     /// Name of the discardable attribute holding a module's #kf.target.
     static constexpr ::llvm::StringLiteral kTargetAttrName = "kf.target";

@@ -722,4 +722,71 @@ def Kf_ArgmaxOp : Kf_Op<"argmax", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
+
+//===----------------------------------------------------------------------===//
+// Kernel ops: matmuls lowered to compiled kernels (--kf-lower-quant-dot)
+//===----------------------------------------------------------------------===//
+
+def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "fp32 activations quantized into packed int8 blocks by a kernel";
+  let description = [{
+    Quantizes each of the M rows of `input` (`[M, K]`, K a multiple of 32)
+    into the packed Q8_0 activation blocks the compiled matmul kernels read
+    (docs/codegen.md, "Activations"): per 32 elements a 40-byte block of the
+    fp32 scale, the int32 sum of the quants and 32 int8 quants. The result
+    holds each row's bytes, `[M, K / 32 * 40]`. `callee` is the quantizer
+    kernel, a function in the module's `kernels` module with the ABI
+    `(x: !llvm.ptr, ldx: i64, packed: !llvm.ptr, m: i64) -> ()`.
+
+    Example:
+
+    ```mlir
+    %xq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k4096(%x) : tensor<?x4096xf32> -> tensor<?x5120xi8>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$callee, Kf_F32Tensor:$input);
+  let results = (outs RankedTensorOf<[I8]>:$result);
+  let assemblyFormat = [{
+    $callee `(` $input `)` attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Packed activations times a quantized weight, by a kernel";
+  let description = [{
+    `result[m, n] = sum_k x[m, k] * weight[n, k]` as `kf.linear` computes
+    it, with `x` given as the packed activations of
+    `kf.quantize_activations` (`[M, K / 32 * 40]` bytes) and the product
+    computed by the compiled kernel `callee`, a function in the module's
+    `kernels` module with the kernel ABI `(w: !llvm.ptr, x: !llvm.ptr, y:
+    !llvm.ptr, ldy: i64, m: i64, nBegin: i64, nEnd: i64) -> ()`. The
+    weight's format must take Q8_0 activations. `precision(bf16)` (the
+    default, as for `kf.linear`) says the kernel rounds its results to bf16.
+
+    The decisions the kernel was built from stay on the op as its
+    `kf.kernel` attribute, which is required: the runtime repacks the
+    weight to its `layout` and splits the rows over its `threads`.
+
+    Example:
+
+    ```mlir
+    %y = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048_bf16(%xq, %w)
+        {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x5120xi8>, !kf.qweight<q8_0, [2048, 4096]> -> tensor<?x2048xf32>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$callee, RankedTensorOf<[I8]>:$input,
+    Kf_QWeightType:$weight,
+    DefaultValuedAttr<Kf_Precision, "::mlir::kf::Precision::bf16">:$precision);
+  let results = (outs Kf_F32Tensor:$result);
+  let assemblyFormat = [{
+    $callee `(` $input `,` $weight `)` (`precision` `(` $precision^ `)`)? attr-dict
+    `:` type($input) `,` qualified(type($weight)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // KF_DIALECT_KFOPS

@@ -12,15 +12,21 @@
 #include "kf/Passes/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace mlir::kf {
 
+/// The graph's dialects, and those of the kernels --kf-lower-quant-dot
+/// builds into it.
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<KfDialect, arith::ArithDialect, func::FuncDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, LLVM::LLVMDialect, scf::SCFDialect,
+                  vector::VectorDialect>();
 }
 
 /// The kf passes and the upstream ones kf pipelines use.

@@ -127,6 +127,42 @@ def KfBlockCaches : Pass<"kf-block-caches", "::mlir::ModuleOp"> {
   }];
 }
 
+def KfLowerQuantDot : Pass<"kf-lower-quant-dot", "::mlir::ModuleOp"> {
+  let summary = "Lower each decided matmul to compiled quantize and dot kernels";
+  let description = [{
+    Replaces each `kf.linear` whose `#kf.kernel` the emitters implement (the
+    weight's format and the decided ISA, on the module's `#kf.target`) by a
+    `kf.quantize_activations` of its input and a `kf.qmatmul` of the packed
+    activations and the weight, which keeps the `kf.kernel` decision. Both
+    call kernels the pass builds (docs/codegen.md's loop nest, per-format
+    decode and per-ISA dot emitters) as functions of the module's nested
+    `module @kernels`, created on first use; matmuls of one shape and
+    decision share one function, and a static M builds only the column
+    tiles its decomposition uses. A `precision(bf16)` linear gets a kernel
+    that rounds its results to bf16 as it stores them.
+
+    The kernels module is what the JIT compiles for this machine and the
+    object writer for any target; `kf.quantize_activations` ops of one
+    input fold together under CSE.
+
+    A linear whose decision no emitter builds yet (a format or ISA without
+    one) is left as it is, for the graph's reference path, unless
+    `require-all` is set, which fails on it with the reason. A linear
+    without a `kf.kernel`, or a module without a `kf.target`, fails the
+    pass. `kf.grouped_linear` and `kf.moe` are not lowered yet.
+
+    Example: `kf-opt --kf-set-target=target=znver5 --kf-select-kernels
+    --kf-tile-columns --kf-lower-quant-dot in.mlir`
+  }];
+  let options = [
+    Option<"requireAll", "require-all", "bool", /*default=*/"false",
+           "fail on a linear no emitter can build instead of leaving it">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+}
+
 def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
   let summary = "Print what a model graph costs: weights, KV cache, arena";
   let description = [{

@@ -1,0 +1,100 @@
+// RUN: kf-opt %s --split-input-file --kf-lower-quant-dot --cse | FileCheck %s
+
+// The decisions are written out: the lowering reads the module's target and
+// each linear's kf.kernel, nothing of the machine running the test.
+
+// Two linears of one input share its quantizer after CSE; each gets its own
+// kernel, bf16 rounding for the default precision, none for f32; the
+// decision stays on the kf.qmatmul; a dynamic M keeps every column tile.
+// CHECK-LABEL: func.func @avx512
+// CHECK:      %[[W1:.*]] = kf.get_weight @w1
+// CHECK:      %[[W2:.*]] = kf.get_weight @w2
+// CHECK:      %[[X:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k64(%arg0) : tensor<?x64xf32> -> tensor<?x80xi8>
+// CHECK-NEXT: %[[A:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k64_n40_bf16(%[[X]], %[[W1]])
+// CHECK-SAME:   {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = dynamic>}
+// CHECK-SAME:   : tensor<?x80xi8>, !kf.qweight<q8_0, [40, 64]> -> tensor<?x40xf32>
+// CHECK-NEXT: %[[B:.*]] = kf.qmatmul @kernels::@kf_matmul_q4_0_avx512vnni_r16_c8_k64_n32(%[[X]], %[[W2]]) precision(f32)
+// CHECK-NEXT: return %[[A]], %[[B]]
+// CHECK:      module @kernels {
+// CHECK:        func.func @kf_matmul_q8_0_avx512vnni_r16_c8_k64_n40_bf16(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK-SAME:     target_cpu = "znver5"
+// CHECK:          case 8 {
+// CHECK:          "llvm.x86.avx512.vpdpbusd.512"
+// CHECK:          case 2 {
+// CHECK:          case 1 {
+// CHECK:        func.func @kf_quantize_q8_0_k64(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: i64)
+// CHECK:        func.func @kf_matmul_q4_0_avx512vnni_r16_c8_k64_n32(
+// CHECK-NOT:  func.func
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  kf.weight @w1 : !kf.qweight<q8_0, [40, 64]>
+  kf.weight @w2 : !kf.qweight<q4_0, [32, 64]>
+  func.func @avx512(%x: tensor<?x64xf32>) -> (tensor<?x40xf32>, tensor<?x32xf32>) {
+    %w1 = kf.get_weight @w1 : !kf.qweight<q8_0, [40, 64]>
+    %w2 = kf.get_weight @w2 : !kf.qweight<q4_0, [32, 64]>
+    %a = kf.linear %x, %w1 {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x64xf32>, !kf.qweight<q8_0, [40, 64]> -> tensor<?x40xf32>
+    %b = kf.linear %x, %w2 precision(f32) {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x64xf32>, !kf.qweight<q4_0, [32, 64]> -> tensor<?x32xf32>
+    return %a, %b : tensor<?x40xf32>, tensor<?x32xf32>
+  }
+}
+
+// -----
+
+// Static M: the kernel holds the widest tile of its decomposition and the
+// narrower ones only (M = 1: the 1-wide tile alone). Two linears of one
+// shape and decision share a function. AVX2 on x86-64-v3, 8 rows.
+// CHECK-LABEL: func.func @static_m
+// CHECK: kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c1_k64_n16_bf16(
+// CHECK: kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c1_k64_n16_bf16(
+// CHECK: kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c4_k64_n16_bf16(
+// CHECK: module @kernels {
+// CHECK:   func.func @kf_matmul_q8_0_avx2_r8_c1_k64_n16_bf16(
+// CHECK-SAME: target_cpu = "x86-64-v3"
+// CHECK-NOT:  case 2 {
+// CHECK:      "llvm.x86.avx2.pmadd.ub.sw"
+// CHECK:   func.func @kf_quantize_q8_0_k64(
+// CHECK:   func.func @kf_matmul_q8_0_avx2_r8_c4_k64_n16_bf16(
+// CHECK:        case 4 {
+// CHECK:        case 3 {
+// CHECK:        case 2 {
+// CHECK-NOT: func.func
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.weight @w : !kf.qweight<q8_0, [16, 64]>
+  func.func @static_m(%x1: tensor<1x64xf32>, %y1: tensor<1x64xf32>, %x9: tensor<9x64xf32>)
+      -> (tensor<1x16xf32>, tensor<1x16xf32>, tensor<9x16xf32>) {
+    %w = kf.get_weight @w : !kf.qweight<q8_0, [16, 64]>
+    %a = kf.linear %x1, %w {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<1x16xf32>
+    %b = kf.linear %y1, %w {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<1x16xf32>
+    %c = kf.linear %x9, %w {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = [4, 3, 2]>}
+        : tensor<9x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<9x16xf32>
+    return %a, %b, %c : tensor<1x16xf32>, tensor<1x16xf32>, tensor<9x16xf32>
+  }
+}
+
+// -----
+
+// What no emitter builds yet stays a kf.linear: a format without a decode
+// emitter, and an ISA without a dot emitter. The portable kernel serves a
+// target without AVX2 (x86-64-v2), one row per group.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: kf.linear %arg0, %{{.*}} {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_m_r8
+// CHECK: kf.linear %arg1, %{{.*}} {kf.kernel = #kf.kernel<isa = neon_dotprod
+// CHECK: kf.qmatmul @kernels::@kf_matmul_q8_0_scalar_r1_c1_k64_n16_bf16(
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.weight @w3 : !kf.qweight<iq1_m, [16, 256]>
+  kf.weight @w : !kf.qweight<q8_0, [16, 64]>
+  func.func @left_alone(%z: tensor<1x256xf32>, %x: tensor<1x64xf32>) -> (tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>) {
+    %w3 = kf.get_weight @w3 : !kf.qweight<iq1_m, [16, 256]>
+    %w = kf.get_weight @w : !kf.qweight<q8_0, [16, 64]>
+    %a = kf.linear %z, %w3 {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_m_r8, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x256xf32>, !kf.qweight<iq1_m, [16, 256]> -> tensor<1x16xf32>
+    %b = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = q8_0_r4, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<1x16xf32>
+    %c = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<1x16xf32>
+    return %a, %b, %c : tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>
+  }
+}
