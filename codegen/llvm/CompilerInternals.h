@@ -20,6 +20,11 @@ createTargetMachine(const target::TargetInfo &target);
 
 /// A module holding every kernel of the set, each verified against
 /// `target`; a kernel given twice is an error.
+/// A top-level copy of a kernels module nested in a graph, for the
+/// conversions to lower in place, its functions compiled for `cpu`.
+mlir::OwningOpRef<mlir::ModuleOp> cloneKernelModule(mlir::ModuleOp kernels,
+                                                    llvm::StringRef cpu);
+
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildKernelModule(mlir::MLIRContext &context, const KernelSet &kernels,
                   const target::TargetInfo &target);

@@ -53,23 +53,13 @@ llvm::Error checkRunsOnHost(const target::TargetInfo &target) {
 
 namespace {
 
-/// One JIT holding every kernel of the set.
+/// One JIT holding the kernels of `module`, which was built for `target`
+/// with the CPU jitCpu gives (translation lowers it in place).
 llvm::Expected<std::shared_ptr<llvm::orc::LLJIT>>
-jitKernelSet(const KernelSet &kernels, const target::TargetInfo &requested) {
-  if (llvm::Error err = checkRunsOnHost(requested))
-    return std::move(err);
-  target::TargetInfo target = requested;
-  target.cpu = jitCpu(requested);
-  // Verify every kernel against the target before any IR exists, and
-  // translate with a context that starts no threads.
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  llvm::Expected<OwningOpRef<ModuleOp>> module =
-      buildKernelModule(context, kernels, target);
-  if (!module)
-    return module.takeError();
+jitModule(ModuleOp module, const target::TargetInfo &target) {
   auto llvmContext = std::make_unique<llvm::LLVMContext>();
   llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
-      translateKernels(**module, *llvmContext, target);
+      translateKernels(module, *llvmContext, target);
   if (!llvmModule)
     return llvmModule.takeError();
 
@@ -92,6 +82,33 @@ jitKernelSet(const KernelSet &kernels, const target::TargetInfo &requested) {
           std::move(*llvmModule), std::move(llvmContext))))
     return std::move(err);
   return owner;
+}
+
+/// `requested` with the CPU to generate JIT code for, once it is known to
+/// run here.
+llvm::Expected<target::TargetInfo>
+getJitTarget(const target::TargetInfo &requested) {
+  if (llvm::Error err = checkRunsOnHost(requested))
+    return std::move(err);
+  target::TargetInfo target = requested;
+  target.cpu = jitCpu(requested);
+  return target;
+}
+
+/// One JIT holding every kernel of the set.
+llvm::Expected<std::shared_ptr<llvm::orc::LLJIT>>
+jitKernelSet(const KernelSet &kernels, const target::TargetInfo &requested) {
+  llvm::Expected<target::TargetInfo> target = getJitTarget(requested);
+  if (!target)
+    return target.takeError();
+  // Verify every kernel against the target before any IR exists, and
+  // translate with a context that starts no threads.
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  llvm::Expected<OwningOpRef<ModuleOp>> module =
+      buildKernelModule(context, kernels, *target);
+  if (!module)
+    return module.takeError();
+  return jitModule(**module, *target);
 }
 
 template <typename Fn>
@@ -128,6 +145,27 @@ llvm::Expected<JitKernel> jitMatmul(const MatmulKernelSpec &spec,
   if (!kernels)
     return kernels.takeError();
   return std::move(kernels->front());
+}
+
+llvm::Expected<JitKernelModule>
+jitKernelModule(ModuleOp kernels, const target::TargetInfo &requested) {
+  llvm::Expected<target::TargetInfo> target = getJitTarget(requested);
+  if (!target)
+    return target.takeError();
+  OwningOpRef<ModuleOp> copy = cloneKernelModule(kernels, target->cpu);
+  llvm::Expected<std::shared_ptr<llvm::orc::LLJIT>> jit =
+      jitModule(*copy, *target);
+  if (!jit)
+    return jit.takeError();
+  return JitKernelModule(std::move(*jit));
+}
+
+llvm::Expected<void *> JitKernelModule::lookup(llvm::StringRef symbol) const {
+  llvm::Expected<llvm::orc::ExecutorAddr> address = jit->lookup(symbol);
+  if (!address)
+    return llvm::createStringError("no compiled kernel '" + symbol +
+                                   "': " + llvm::toString(address.takeError()));
+  return address->toPtr<void *>();
 }
 
 llvm::Expected<JitQuantizer> jitQuantizer(const QuantizeKernelSpec &spec,

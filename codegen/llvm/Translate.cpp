@@ -172,19 +172,14 @@ translateKernels(ModuleOp module, llvm::LLVMContext &llvmContext,
 
 namespace {
 
-/// The kernels of `specs` compiled for `target` into an object or assembly
-/// file's bytes.
-llvm::Expected<llvm::SmallString<0>> emitCode(const KernelSet &kernels,
+/// The kernels of `module` (built by the emitters; it is lowered in place)
+/// compiled for `target` into an object or assembly file's bytes.
+llvm::Expected<llvm::SmallString<0>> emitCode(ModuleOp module,
                                               const target::TargetInfo &target,
                                               llvm::CodeGenFileType fileType) {
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  llvm::Expected<OwningOpRef<ModuleOp>> module =
-      buildKernelModule(context, kernels, target);
-  if (!module)
-    return module.takeError();
   llvm::LLVMContext llvmContext;
   llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
-      translateKernels(**module, llvmContext, target);
+      translateKernels(module, llvmContext, target);
   if (!llvmModule)
     return llvmModule.takeError();
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
@@ -201,6 +196,31 @@ llvm::Expected<llvm::SmallString<0>> emitCode(const KernelSet &kernels,
   return code;
 }
 
+llvm::Expected<llvm::SmallString<0>> emitCode(const KernelSet &kernels,
+                                              const target::TargetInfo &target,
+                                              llvm::CodeGenFileType fileType) {
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  llvm::Expected<OwningOpRef<ModuleOp>> module =
+      buildKernelModule(context, kernels, target);
+  if (!module)
+    return module.takeError();
+  return emitCode(**module, target, fileType);
+}
+
+/// Writes `code` to `path` through a temporary file renamed over it, so that
+/// a failure leaves no partial file.
+llvm::Error writeFile(llvm::StringRef path, llvm::StringRef code) {
+  llvm::Error err = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+    os << code;
+    return llvm::Error::success();
+  });
+  if (!err)
+    return llvm::Error::success();
+  // The error names the file: "'<path>': <reason>".
+  return llvm::createStringError("cannot write " +
+                                 llvm::toString(std::move(err)));
+}
+
 } // namespace
 
 llvm::Error emitObject(const KernelSet &kernels,
@@ -209,17 +229,26 @@ llvm::Error emitObject(const KernelSet &kernels,
       emitCode(kernels, target, llvm::CodeGenFileType::ObjectFile);
   if (!code)
     return code.takeError();
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return llvm::createStringError("cannot write '" + path +
-                                   "': " + ec.message());
-  os << *code;
-  os.close();
-  if (os.has_error())
-    return llvm::createStringError("cannot write '" + path +
-                                   "': " + os.error().message());
-  return llvm::Error::success();
+  return writeFile(path, *code);
+}
+
+llvm::Error emitObject(ModuleOp kernels, const target::TargetInfo &target,
+                       llvm::StringRef path) {
+  OwningOpRef<ModuleOp> copy = cloneKernelModule(kernels, target.cpu);
+  llvm::Expected<llvm::SmallString<0>> code =
+      emitCode(*copy, target, llvm::CodeGenFileType::ObjectFile);
+  if (!code)
+    return code.takeError();
+  return writeFile(path, *code);
+}
+
+OwningOpRef<ModuleOp> cloneKernelModule(ModuleOp kernels, llvm::StringRef cpu) {
+  OwningOpRef<ModuleOp> copy = kernels.clone();
+  // A top-level module has no name; the symbols stay the functions'.
+  copy->setSymNameAttr(nullptr);
+  StringAttr cpuAttr = StringAttr::get(kernels.getContext(), cpu);
+  copy->walk([&](func::FuncOp fn) { fn->setAttr("target_cpu", cpuAttr); });
+  return copy;
 }
 
 llvm::Error emitObject(llvm::ArrayRef<MatmulKernelSpec> matmuls,

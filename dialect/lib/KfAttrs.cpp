@@ -205,6 +205,13 @@ bool KernelAttr::hasDynamicColumns() const {
   return isa_and_present<UnitAttr>(getCols());
 }
 
+::kf::PackedLayout KernelAttr::getWeightLayout() const {
+  return {static_cast<::kf::Format>(getLayout().format),
+          static_cast<int>(getLayout().rows),
+          getIsa() == KernelIsa::neon_dotprod ? ::kf::LaneEncoding::Signed
+                                              : ::kf::LaneEncoding::Unsigned};
+}
+
 ArrayRef<int64_t> KernelAttr::getColumnTiles() const {
   if (auto tiles = dyn_cast_if_present<DenseI64ArrayAttr>(getCols()))
     return tiles.asArrayRef();

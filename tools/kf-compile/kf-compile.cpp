@@ -2,6 +2,8 @@
 //
 // kf-compile [input.mlir] --target=NAME [-o out.mlir]
 //   runs the compilation pipeline for the target and writes the result.
+// kf-compile ... --emit=obj -o kernels.o
+//   the same, and writes the kernels the plan calls as an object file.
 // kf-compile -m model.gguf | --preset NAME [--recipe R] --emit=graph|stats
 //   builds the model's graph (docs/graph.md) and prints it, or what it costs.
 // kf-compile --print-target[=NAME]   the target description (host by default)
@@ -9,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kf/Codegen/KernelCompiler.h"
 #include "kf/Passes/InitAll.h"
 #include "kf/Target/TargetInfo.h"
 #include "kf/deepseek_v4/builder/graph_builder.h"
@@ -77,11 +80,14 @@ static cl::opt<bool>
           cl::desc("Build the graph without the quantization simulations"),
           cl::cat(category));
 
-enum class Emit { Plan, Graph, Stats };
+enum class Emit { Plan, Object, Graph, Stats };
 static cl::opt<Emit>
     emit("emit", cl::desc("What to produce"), cl::init(Emit::Plan),
          cl::values(clEnumValN(Emit::Plan, "plan",
                                "the input compiled for --target (default)"),
+                    clEnumValN(Emit::Object, "obj",
+                               "the kernels of the plan, as an object file "
+                               "for --target (-o required)"),
                     clEnumValN(Emit::Graph, "graph",
                                "the model graph as built, before any pass"),
                     clEnumValN(Emit::Stats, "stats",
@@ -89,6 +95,17 @@ static cl::opt<Emit>
                                "bytes a decode token reads, KV cache, "
                                "activation arena")),
          cl::cat(category));
+
+// Not --threads: an LLVM library linked for --emit=obj registers that name.
+static cl::opt<unsigned>
+    threads("num-threads",
+            cl::desc("Threads the plan may use (0: the target's cores)"),
+            cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    tuningFile("tuning-file",
+               cl::desc("A tuning file whose rules override the default "
+                        "kernel decisions"),
+               cl::value_desc("file"), cl::cat(category));
 
 static cl::opt<int64_t> contextTokens(
     "context-tokens",
@@ -178,6 +195,31 @@ buildModelGraph(mlir::MLIRContext &context) {
   return std::move(module);
 }
 
+static mlir::LogicalResult compilePlan(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  mlir::kf::PlanPipelineOptions options;
+  options.targetName = targetName;
+  options.threads = threads;
+  options.tuningFile = tuningFile;
+  mlir::kf::buildPlanPipeline(pm, options);
+  return pm.run(module);
+}
+
+/// Compiles the plan and writes its kernels module as an object file.
+static int runEmitObject(mlir::ModuleOp module) {
+  if (mlir::failed(compilePlan(module)))
+    return 1;
+  auto kernels = module.lookupSymbol<mlir::ModuleOp>("kernels");
+  if (!kernels)
+    return fail("the plan calls no compiled kernel: no matmul has a format "
+                "and ISA the emitters implement");
+  target::TargetInfo info =
+      mlir::kf::TargetAttr::lookup(module).getTargetInfo();
+  if (llvm::Error err = kf::codegen::emitObject(kernels, info, outputFilename))
+    return fail(llvm::toString(std::move(err)));
+  return 0;
+}
+
 static int runCompile() {
   mlir::DialectRegistry registry;
   mlir::kf::registerAllDialects(registry);
@@ -196,7 +238,7 @@ static int runCompile() {
       return fail(llvm::toString(built.takeError()));
     module = std::move(*built);
   } else {
-    if (emit != Emit::Plan)
+    if (emit == Emit::Graph || emit == Emit::Stats)
       return fail(llvm::Twine("--emit=") +
                   (emit == Emit::Graph ? "graph" : "stats") +
                   " needs a model: -m model.gguf or --preset");
@@ -209,6 +251,11 @@ static int runCompile() {
     if (!module)
       return 1;
   }
+
+  if (emit == Emit::Object && outputFilename == "-")
+    return fail("--emit=obj writes an object file: give it with -o");
+  if (emit == Emit::Object)
+    return runEmitObject(*module);
 
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &error);
@@ -232,17 +279,10 @@ static int runCompile() {
     output->keep();
     return 0;
   }
-  mlir::kf::KfSetTargetOptions targetOptions;
-  targetOptions.targetName = targetName;
-  pm.addPass(mlir::kf::createKfSetTarget(targetOptions));
-  pm.addPass(mlir::kf::createKfSelectKernels());
-  pm.addPass(mlir::kf::createKfTileColumns());
-  pm.addPass(mlir::kf::createKfBlockCaches());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  if (mlir::failed(pm.run(*module)))
+  if (mlir::failed(compilePlan(*module)))
     return 1;
   module->print(output->os());
+  output->os() << "\n";
   output->keep();
   return 0;
 }

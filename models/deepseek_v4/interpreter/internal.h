@@ -39,6 +39,8 @@ struct Weight {
   bool loaded = false;
   std::vector<float> floats; // every format but i32
   std::vector<int32_t> ints; // i32 tables
+  /// The file's bytes repacked for compiled kernels, by layout name.
+  std::map<std::string, std::vector<uint8_t>, std::less<>> packed;
 };
 
 /// Fails unless every fp32 value of the weight is finite: a non-finite
@@ -51,6 +53,10 @@ absl::Status checkFinite(const Weight &weight);
 absl::StatusOr<std::span<const float>> getFloats(Weight &weight);
 /// An i32 table's values; an error for any other format.
 absl::StatusOr<std::span<const int32_t>> getInts(Weight &weight);
+/// The weight's file bytes repacked to `layout` (kf::pack_weights), once per
+/// layout; an error for a weight given in memory, which has no file bytes.
+absl::StatusOr<std::span<const uint8_t>>
+getPacked(Weight &weight, const ::kf::PackedLayout &layout);
 
 /// The slots of a `!kf.window_cache`: position p's row in slot p mod rows,
 /// zeros where nothing was written.
@@ -108,6 +114,15 @@ private:
 /// per #kf.rope.
 class Context {
 public:
+  void setKernelResolver(KernelResolver resolver) {
+    kernels = std::move(resolver);
+    kernelAddresses.clear();
+  }
+  /// The compiled kernel `callee` of `op` (the resolver's answer, kept); an
+  /// error naming `op` without a resolver or when it finds none.
+  absl::StatusOr<void *> getKernel(mlir::Operation *op,
+                                   mlir::SymbolRefAttr callee);
+
   /// reference::rope_frequencies of `rope`, computed once; an error naming
   /// `op` for a rope the reference cannot tabulate.
   absl::StatusOr<std::span<const float>>
@@ -115,6 +130,8 @@ public:
 
 private:
   llvm::DenseMap<mlir::Attribute, std::vector<float>> tables;
+  KernelResolver kernels;
+  llvm::DenseMap<mlir::Attribute, void *> kernelAddresses;
 };
 
 /// "interpreter: kf.linear at blk.3.q_a: <message>", one line.
@@ -157,6 +174,9 @@ absl::Status execute(mlir::kf::Fp4SimOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::MoeGateOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::MoeOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::ArgmaxOp op, Frame &frame, Context &context);
+absl::Status execute(mlir::kf::QuantizeActivationsOp op, Frame &frame,
+                     Context &context);
+absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context);
 
 absl::Status execute(mlir::kf::CacheResetOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::CacheAppendOp op, Frame &frame,

@@ -183,7 +183,8 @@ absl::Status Interpreter::Impl::execute(Operation *op, Frame &frame) {
             mlir::kf::SparseAttentionOp, mlir::tensor::ExpandShapeOp,
             mlir::tensor::CollapseShapeOp, mlir::tensor::DimOp,
             mlir::tensor::ExtractSliceOp, mlir::arith::ConstantOp,
-            mlir::arith::AddIOp, mlir::arith::SubIOp, mlir::arith::MulIOp>(run)
+            mlir::arith::AddIOp, mlir::arith::SubIOp, mlir::arith::MulIOp,
+            mlir::kf::QuantizeActivationsOp, mlir::kf::QMatmulOp>(run)
       .Default([&](Operation *other) {
         return absl::UnimplementedError(("interpreter: unsupported op '" +
                                          other->getName().getStringRef() + "'")
@@ -215,7 +216,8 @@ Interpreter::Impl::call(llvm::StringRef function,
     ElementType held = argument.getElementType();
     fits = fits && ((held == ElementType::F32 && element.isF32()) ||
                     (held == ElementType::I32 && element.isInteger(32)) ||
-                    (held == ElementType::I64 && element.isInteger(64)));
+                    (held == ElementType::I64 && element.isInteger(64)) ||
+                    (held == ElementType::I8 && element.isInteger(8)));
     if (!fits)
       return absl::InvalidArgumentError(
           where + ": argument #" + std::to_string(i) + " is " +
@@ -322,6 +324,10 @@ Interpreter::~Interpreter() = default;
 
 void Interpreter::setObserver(Observer observer) {
   impl->observer = std::move(observer);
+}
+
+void Interpreter::setKernelResolver(KernelResolver resolver) {
+  impl->context.setKernelResolver(std::move(resolver));
 }
 
 absl::StatusOr<std::vector<Tensor>>

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kf/deepseek_v4/reference/rope.h"
+#include "kf/runtime/packing.h"
 #include "kf/runtime/quant.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -88,6 +89,25 @@ absl::StatusOr<std::span<const int32_t>> getInts(Weight &weight) {
   return std::span<const int32_t>(weight.ints);
 }
 
+absl::StatusOr<std::span<const uint8_t>>
+getPacked(Weight &weight, const ::kf::PackedLayout &layout) {
+  std::string name = layout_name(layout);
+  if (auto it = weight.packed.find(name); it != weight.packed.end())
+    return std::span<const uint8_t>(it->second);
+  if (!weight.file)
+    return weightError(weight, "is read by a compiled kernel, which needs its "
+                               "file bytes; weights given in memory have none");
+  mlir::kf::QWeightType type = weight.type;
+  absl::StatusOr<std::vector<uint8_t>> packed =
+      pack_weights(layout, weight.file->data(*weight.tensor), type.getRows(),
+                   type.getCols());
+  if (!packed.ok())
+    return weightError(weight, "repacking to " + name + ": " +
+                                   std::string(packed.status().message()));
+  auto [it, inserted] = weight.packed.emplace(name, std::move(*packed));
+  return std::span<const uint8_t>(it->second);
+}
+
 //===----------------------------------------------------------------------===//
 // Caches
 //===----------------------------------------------------------------------===//
@@ -137,6 +157,22 @@ void Frame::set(mlir::Value value, Tensor tensor) {
 //===----------------------------------------------------------------------===//
 // RoPE tables
 //===----------------------------------------------------------------------===//
+
+absl::StatusOr<void *> Context::getKernel(Operation *op,
+                                          mlir::SymbolRefAttr callee) {
+  if (auto it = kernelAddresses.find(callee); it != kernelAddresses.end())
+    return it->second;
+  if (!kernels)
+    return opError(op, "calls a compiled kernel, but no kernels were given "
+                       "(Interpreter::setKernelResolver)");
+  absl::StatusOr<void *> address =
+      kernels(callee.getLeafReference().getValue());
+  if (!address.ok())
+    return opError(op, "kernel " + callee.getLeafReference().getValue() + ": " +
+                           std::string(address.status().message()));
+  kernelAddresses[callee] = *address;
+  return *address;
+}
 
 absl::StatusOr<std::span<const float>>
 Context::getRopeFrequencies(Operation *op, mlir::kf::RopeAttr rope) {
@@ -205,6 +241,8 @@ std::optional<ElementType> elementTypeOf(mlir::Type type) {
     return ElementType::I32;
   if (type.isInteger(64))
     return ElementType::I64;
+  if (type.isInteger(8))
+    return ElementType::I8;
   return std::nullopt;
 }
 
@@ -216,6 +254,8 @@ const char *elementName(ElementType type) {
     return "i32";
   case ElementType::I64:
     return "i64";
+  case ElementType::I8:
+    return "i8";
   }
   return "?";
 }

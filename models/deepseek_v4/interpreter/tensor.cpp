@@ -13,6 +13,8 @@ Tensor::Tensor(std::vector<int64_t> shape, std::vector<int32_t> values)
     : shape(std::move(shape)), data(std::move(values)) {}
 Tensor::Tensor(std::vector<int64_t> shape, std::vector<int64_t> values)
     : shape(std::move(shape)), data(std::move(values)) {}
+Tensor::Tensor(std::vector<int64_t> shape, std::vector<int8_t> values)
+    : shape(std::move(shape)), data(std::move(values)) {}
 
 ElementType Tensor::getElementType() const {
   switch (data.index()) {
@@ -20,8 +22,10 @@ ElementType Tensor::getElementType() const {
     return ElementType::F32;
   case 1:
     return ElementType::I32;
-  default:
+  case 2:
     return ElementType::I64;
+  default:
+    return ElementType::I8;
   }
 }
 
@@ -39,6 +43,9 @@ std::span<const int32_t> Tensor::getInts() const {
 std::span<const int64_t> Tensor::getLongs() const {
   return std::get<std::vector<int64_t>>(data);
 }
+std::span<const int8_t> Tensor::getBytes() const {
+  return std::get<std::vector<int8_t>>(data);
+}
 std::span<float> Tensor::getMutableFloats() {
   return std::get<std::vector<float>>(data);
 }
@@ -47,6 +54,10 @@ std::span<int32_t> Tensor::getMutableInts() {
 }
 std::span<int64_t> Tensor::getMutableLongs() {
   return std::get<std::vector<int64_t>>(data);
+}
+
+std::span<int8_t> Tensor::getMutableBytes() {
+  return std::get<std::vector<int8_t>>(data);
 }
 
 Tensor Tensor::reshaped(std::vector<int64_t> newShape) const {

@@ -177,6 +177,12 @@ absl::Status execute(mlir::tensor::ExtractSliceOp op, Frame &frame, Context &) {
                      extractBox(source.getLongs(), source.getShape(), offsets,
                                 sizes)));
     break;
+  case ElementType::I8:
+    frame.set(op.getResult(),
+              Tensor(std::move(shape),
+                     extractBox(source.getBytes(), source.getShape(), offsets,
+                                sizes)));
+    break;
   }
   return absl::OkStatus();
 }

@@ -74,12 +74,35 @@ jitMatmuls(llvm::ArrayRef<MatmulKernelSpec> specs,
 llvm::Expected<JitQuantizer> jitQuantizer(const QuantizeKernelSpec &spec,
                                           const target::TargetInfo &target);
 
+/// The kernels a lowered graph calls, compiled in process: the functions of
+/// the `module @kernels` that --kf-lower-quant-dot builds into it.
+class JitKernelModule {
+public:
+  explicit JitKernelModule(std::shared_ptr<llvm::orc::LLJIT> jit)
+      : jit(std::move(jit)) {}
+  /// The address of the kernel `symbol` (a function of the module).
+  llvm::Expected<void *> lookup(llvm::StringRef symbol) const;
+
+private:
+  std::shared_ptr<llvm::orc::LLJIT> jit;
+};
+
+/// JIT-compiles the kernels module `kernels` (nested in a graph, which is
+/// left unchanged) for `target`, which must run on this machine; the code is
+/// generated for the CPU jitMatmul would choose.
+llvm::Expected<JitKernelModule>
+jitKernelModule(mlir::ModuleOp kernels, const target::TargetInfo &target);
+
 /// Writes the kernels for `target` (any target LLVM was built for) as one
 /// relocatable object file at `path`; nothing is written on an error.
 llvm::Error emitObject(const KernelSet &kernels,
                        const target::TargetInfo &target, llvm::StringRef path);
 llvm::Error emitObject(llvm::ArrayRef<MatmulKernelSpec> matmuls,
                        const target::TargetInfo &target, llvm::StringRef path);
+/// The same for a kernels module nested in a graph (left unchanged), built
+/// for `target` by --kf-lower-quant-dot.
+llvm::Error emitObject(mlir::ModuleOp kernels, const target::TargetInfo &target,
+                       llvm::StringRef path);
 /// The same code as assembly text, for inspection.
 llvm::Expected<std::string> emitAssembly(const KernelSet &kernels,
                                          const target::TargetInfo &target);

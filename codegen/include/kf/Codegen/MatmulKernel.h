@@ -11,6 +11,7 @@
 #define KF_CODEGEN_MATMULKERNEL_H
 
 #include "kf/Target/TargetInfo.h"
+#include "kf/runtime/kernel_abi.h"
 #include "kf/runtime/packed_layout.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -34,13 +35,11 @@ enum class KernelIsa {
 llvm::StringRef getIsaName(KernelIsa isa);
 std::optional<KernelIsa> lookupIsa(llvm::StringRef name);
 
-/// The kernel ABI (docs/codegen.md, "Kernel ABI"): rows [nBegin, nEnd) of y,
-/// for m token columns, y[j * ldy + n] = sum_k x[j][k] * w[n][k]. nBegin is a
+/// The kernel ABI (kf/runtime/kernel_abi.h): rows [nBegin, nEnd) of y, for
+/// m token columns, y[j * ldy + n] = sum_k x[j][k] * w[n][k]. nBegin is a
 /// multiple of the spec's rows; nEnd is one too, or N. packedW is the whole
 /// tensor in getWeightLayout(), packedX m columns of packed activations.
-using MatmulKernelFn = void (*)(const void *packedW, const void *packedX,
-                                float *y, int64_t ldy, int64_t m,
-                                int64_t nBegin, int64_t nEnd);
+using MatmulKernelFn = kf_matmul_kernel_fn;
 
 struct MatmulKernelSpec {
   kf::Format format = kf::Format::Q8_0; ///< Q8_0 or Q4_0

@@ -12,6 +12,7 @@
 #define KF_CODEGEN_QUANTIZEKERNEL_H
 
 #include "kf/Target/TargetInfo.h"
+#include "kf/runtime/kernel_abi.h"
 
 #include "llvm/Support/Error.h"
 
@@ -20,10 +21,9 @@
 
 namespace kf::codegen {
 
-/// The ABI (docs/codegen.md, "Kernel ABI"): m columns of K floats, ldx floats
+/// The ABI (kf/runtime/kernel_abi.h): m columns of K floats, ldx floats
 /// apart, into m packed columns of K / 32 blocks.
-using QuantizeKernelFn = void (*)(const float *x, int64_t ldx, void *packedX,
-                                  int64_t m);
+using QuantizeKernelFn = kf_quantize_kernel_fn;
 
 struct QuantizeKernelSpec {
   int64_t k = 0; ///< elements per column, a multiple of 32

@@ -154,6 +154,10 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
   let extraClassDeclaration = [{
     /// Weight rows per micro-kernel: the layout's row interleave.
     int64_t getRows() const { return getLayout().rows; }
+    /// The packed layout the runtime repacks the weight to: `layout`, with
+    /// the lanes signed for the signed dot of `neon_dotprod` (sdot) and
+    /// offset to unsigned for the others (vpdpbusd, vpmaddubsw).
+    ::kf::PackedLayout getWeightLayout() const;
     /// Whether `cols` is set, to a static list or to `dynamic`.
     bool hasColumnTiles() const { return static_cast<bool>(getCols()); }
     /// `cols = dynamic`: a dispatcher tiles M at run time.

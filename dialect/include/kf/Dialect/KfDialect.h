@@ -9,6 +9,7 @@
 #define KF_DIALECT_KFDIALECT_H
 
 #include "kf/Target/TargetInfo.h"
+#include "kf/runtime/packed_layout.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"

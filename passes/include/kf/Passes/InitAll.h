@@ -32,6 +32,7 @@ inline void registerAllDialects(DialectRegistry &registry) {
 /// The kf passes and the upstream ones kf pipelines use.
 inline void registerAllPasses() {
   registerKfPasses();
+  registerPlanPipeline();
   registerCanonicalizerPass();
   registerCSEPass();
   registerSymbolDCEPass();

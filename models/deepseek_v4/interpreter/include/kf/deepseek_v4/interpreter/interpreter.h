@@ -36,8 +36,8 @@ namespace kf::deepseek_v4::interpreter {
 
 /// The element types a tensor holds at run time: activations are f32 (bf16
 /// values are f32 tensors holding bf16-exact values), token ids and indices
-/// i32, positions i64.
-enum class ElementType { F32, I32, I64 };
+/// i32, positions i64, packed activations (kf.quantize_activations) bytes.
+enum class ElementType { F32, I32, I64, I8 };
 
 /// A row-major tensor with a fully known shape.
 class Tensor {
@@ -46,6 +46,7 @@ public:
   Tensor(std::vector<int64_t> shape, std::vector<float> values);
   Tensor(std::vector<int64_t> shape, std::vector<int32_t> values);
   Tensor(std::vector<int64_t> shape, std::vector<int64_t> values);
+  Tensor(std::vector<int64_t> shape, std::vector<int8_t> values);
 
   ElementType getElementType() const;
   std::span<const int64_t> getShape() const { return shape; }
@@ -58,16 +59,19 @@ public:
   std::span<const float> getFloats() const;
   std::span<const int32_t> getInts() const;
   std::span<const int64_t> getLongs() const;
+  std::span<const int8_t> getBytes() const;
   std::span<float> getMutableFloats();
   std::span<int32_t> getMutableInts();
   std::span<int64_t> getMutableLongs();
+  std::span<int8_t> getMutableBytes();
 
   /// The same elements under another shape of the same element count.
   Tensor reshaped(std::vector<int64_t> newShape) const;
 
 private:
   std::vector<int64_t> shape;
-  std::variant<std::vector<float>, std::vector<int32_t>, std::vector<int64_t>>
+  std::variant<std::vector<float>, std::vector<int32_t>, std::vector<int64_t>,
+               std::vector<int8_t>>
       data;
 };
 
@@ -84,6 +88,12 @@ struct InMemoryWeights {
 /// reference) is null. The pointers are valid during the call only.
 using Observer =
     std::function<void(mlir::Operation *op, std::span<const Tensor *> results)>;
+
+/// Finds a compiled kernel that a lowered graph's kf.quantize_activations
+/// or kf.qmatmul calls, by its symbol (the function's name in the kernels
+/// module): a JIT's lookup, or the symbols of a loaded object.
+using KernelResolver =
+    std::function<absl::StatusOr<void *>(std::string_view symbol)>;
 
 class Interpreter {
 public:
@@ -104,6 +114,10 @@ public:
   ~Interpreter();
 
   void setObserver(Observer observer);
+  /// How the kernels of a lowered graph are found. A kf.qmatmul reads its
+  /// weight repacked from the file's bytes, so it needs an interpreter
+  /// created from a file.
+  void setKernelResolver(KernelResolver resolver);
 
   /// Runs `@function` on `tokens` at `positions` (one each per token,
   /// consecutive) and returns the function's results: for the graph's

@@ -1,0 +1,50 @@
+//===- kernel_ops.cpp - The ops that call compiled kernels ----------------===//
+//
+// A lowered graph's kf.quantize_activations and kf.qmatmul run the kernels
+// --kf-lower-quant-dot built, found through the interpreter's kernel
+// resolver, on the whole row range in the calling thread: the interpreter
+// checks what the compiled code computes, not how fast.
+//
+//===----------------------------------------------------------------------===//
+
+#include "internal.h"
+
+#include "kf/runtime/kernel_abi.h"
+#include "kf/runtime/packed_layout.h"
+#include "kf/runtime/status_macros.h"
+
+namespace kf::deepseek_v4::interpreter::detail {
+
+absl::Status execute(mlir::kf::QuantizeActivationsOp op, Frame &frame,
+                     Context &context) {
+  const Tensor &input = frame.tensor(op.getInput());
+  int64_t m = input.getDimSize(0), k = input.getDimSize(1);
+  KF_ASSIGN_OR_RETURN(void *kernel, context.getKernel(op, op.getCallee()));
+  std::vector<int8_t> packed(
+      static_cast<size_t>(m * (k / 32) * ::kf::kActivationBlockBytes));
+  reinterpret_cast<kf_quantize_kernel_fn>(kernel)(input.getFloats().data(), k,
+                                                  packed.data(), m);
+  frame.set(op.getResult(), Tensor({m, k / 32 * ::kf::kActivationBlockBytes},
+                                   std::move(packed)));
+  return absl::OkStatus();
+}
+
+absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
+  const Tensor &input = frame.tensor(op.getInput());
+  Weight &weight = frame.weight(op.getWeight());
+  auto decision = op->getAttrOfType<mlir::kf::KernelAttr>(
+      mlir::kf::KfDialect::kKernelAttrName);
+  if (!decision)
+    return opError(op, "kf.kernel must be a #kf.kernel");
+  KF_ASSIGN_OR_RETURN(std::span<const uint8_t> packedWeight,
+                      getPacked(weight, decision.getWeightLayout()));
+  KF_ASSIGN_OR_RETURN(void *kernel, context.getKernel(op, op.getCallee()));
+  int64_t m = input.getDimSize(0), n = weight.type.getRows();
+  std::vector<float> out(static_cast<size_t>(m * n));
+  reinterpret_cast<kf_matmul_kernel_fn>(kernel)(
+      packedWeight.data(), input.getBytes().data(), out.data(), n, m, 0, n);
+  frame.set(op.getResult(), Tensor({m, n}, std::move(out)));
+  return absl::OkStatus();
+}
+
+} // namespace kf::deepseek_v4::interpreter::detail

@@ -1,0 +1,30 @@
+/* The C ABI of compiled kernels (docs/codegen.md, "Kernel ABI"): the code
+ * generator emits functions of these types, the runtime calls them. Plain C,
+ * so that an object or shared library of kernels links with anything. */
+#ifndef KF_RUNTIME_KERNEL_ABI_H
+#define KF_RUNTIME_KERNEL_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Rows [n_begin, n_end) of y for m token columns:
+ * y[j * ldy + n] = sum_k x[j][k] * w[n][k]. packed_w is the whole weight in
+ * the kernel's packed layout, packed_x m columns of packed activations.
+ * n_begin is a multiple of the kernel's row group; n_end is one too, or N. */
+typedef void (*kf_matmul_kernel_fn)(const void *packed_w, const void *packed_x,
+                                    float *y, int64_t ldy, int64_t m,
+                                    int64_t n_begin, int64_t n_end);
+
+/* Quantizes m columns of K floats, ldx apart in x, into packed activations
+ * (K / 32 blocks of 40 bytes per column, column after column). */
+typedef void (*kf_quantize_kernel_fn)(const float *x, int64_t ldx,
+                                      void *packed_x, int64_t m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KF_RUNTIME_KERNEL_ABI_H */

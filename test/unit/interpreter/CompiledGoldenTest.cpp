@@ -1,0 +1,249 @@
+// The tiny model's graph through kf-compile's pipeline for this machine
+// (--kf-plan-pipeline: its quantized linears lowered to kernels the JIT
+// compiles), run by the interpreter, against the reference: every compiled
+// matmul of a 200-token prefill and 20 decode steps on the real activations
+// it meets in the model, and the logits of every step.
+//
+// Per matmul the tolerance is derived, not guessed. The kernel computes
+// sum_k q_k d_b w_k with the activation quantized per block b of 32 to
+// q_k = round(x_k / d_b), d_b = fp16(amax_b / 127), so |x_k - q_k d_b| <=
+// d_b / 2 (clamping to 127 at the block's largest element errs by at most
+// d_b * 127 * 2^-11, less than that). The reference sums x_k w_k in double.
+// So, per output:
+//   |y - y_ref| <= sum_b d_b / 2 * sum_{k in b} |w_k|        (quantization)
+//               + (B + 2) 2^-24 sum_k |q_k d_b w_k|          (the kernel's
+//                 float scaling and sum over B blocks; block dots are exact)
+//               + 2^-8 (|y| + |y_ref|)                        (each side's
+//                 rounding to bf16 for precision(bf16)).
+// Exceeding it is a kernel bug; the largest share of it an output used is
+// printed (the quantization term is a worst case that random signs rarely
+// approach). The typical error is checked too: for activations that are
+// roughly normal, a block's amax is about 2.5 sigma, so the quantization
+// noise has an RMS of d / sqrt(12) = 2.5 sigma / 127 / 3.46, 0.57 % of the
+// activations' and so of each output's RMS; each kf.qmatmul's relative RMS
+// error must stay below 1 % (measured: 0.55-0.62 %, bf16 rounding included).
+//
+// The logits cannot match the reference's closely: the tiny model's random
+// weights amplify 0.6 % per matmul to about 2 % of the residual stream after
+// one layer and 10-15 % after seven (measured), and some greedy tokens flip.
+// At least two thirds of the 21 steps must pick the reference's token; a
+// wrong kernel yields noise that agrees in almost none.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "TestSupport.h"
+#include "kf/Codegen/KernelCompiler.h"
+#include "kf/Passes/Passes.h"
+#include "kf/deepseek_v4/builder/graph_builder.h"
+#include "kf/deepseek_v4/reference/model.h"
+#include "kf/runtime/half.h"
+#include "kf/runtime/quant.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace kf::deepseek_v4::interpreter::test {
+namespace {
+
+constexpr size_t kPrefill = 200, kDecode = 20;
+
+std::string locationOf(mlir::Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getLoc();
+  return text;
+}
+
+/// Checks each kf.qmatmul the interpreter runs against the double-precision
+/// product of its fp32 input (what its kf.quantize_activations read) and the
+/// file's decoded weight.
+class MatmulChecker {
+public:
+  explicit MatmulChecker(const gguf::File &file) : file(file) {}
+
+  void observe(mlir::Operation *op, std::span<const Tensor *> results) {
+    // Keep the fp32 values each quantizer will read.
+    for (auto [value, tensor] : llvm::zip_equal(op->getResults(), results))
+      if (tensor && tensor->getElementType() == ElementType::F32 &&
+          llvm::any_of(value.getUsers(), [](mlir::Operation *user) {
+            return llvm::isa<mlir::kf::QuantizeActivationsOp>(user);
+          }))
+        inputs[value].assign(tensor->getFloats().begin(),
+                             tensor->getFloats().end());
+    if (auto qmatmul = llvm::dyn_cast<mlir::kf::QMatmulOp>(op))
+      check(qmatmul, *results[0]);
+  }
+
+  int64_t checked = 0;
+  double worstShare = 0, worstRms = 0;
+
+private:
+  std::span<const float> weight(mlir::kf::QMatmulOp op) {
+    auto get = op.getWeight().getDefiningOp<mlir::kf::GetWeightOp>();
+    std::string name = get.getName().str();
+    auto [it, inserted] = weights.try_emplace(name);
+    if (inserted) {
+      const gguf::TensorInfo *tensor = file.find_tensor(name);
+      it->second.resize(static_cast<size_t>(tensor->elements()));
+      EXPECT_TRUE(
+          dequantize(tensor->format, file.data(*tensor), it->second).ok());
+    }
+    return it->second;
+  }
+
+  void check(mlir::kf::QMatmulOp op, const Tensor &y) {
+    auto quantize =
+        op.getInput().getDefiningOp<mlir::kf::QuantizeActivationsOp>();
+    ASSERT_TRUE(quantize);
+    auto found = inputs.find(quantize.getInput());
+    ASSERT_NE(found, inputs.end()) << "the quantizer's input was not seen";
+    const std::vector<float> &x = found->second;
+    std::span<const float> w = weight(op);
+    const int64_t n = op.getWeight().getType().getRows();
+    const int64_t k = op.getWeight().getType().getCols();
+    const int64_t m = y.getDimSize(0), blocks = k / 32;
+    const bool bf16 = op.getPrecision() == mlir::kf::Precision::bf16;
+    double squaredError = 0, squaredWant = 0;
+    ASSERT_EQ(static_cast<int64_t>(x.size()), m * k);
+    std::vector<double> d(static_cast<size_t>(blocks));
+    for (int64_t j = 0; j < m; ++j) {
+      const float *xj = x.data() + j * k;
+      for (int64_t b = 0; b < blocks; ++b) {
+        float amax = 0;
+        for (int64_t i = 0; i < 32; ++i)
+          amax = std::max(amax, std::fabs(xj[b * 32 + i]));
+        d[b] = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
+      }
+      for (int64_t r = 0; r < n; ++r) {
+        const float *wr = w.data() + r * k;
+        double exact = 0, quantization = 0, magnitude = 0;
+        for (int64_t b = 0; b < blocks; ++b)
+          for (int64_t i = b * 32; i < b * 32 + 32; ++i) {
+            exact += static_cast<double>(xj[i]) * wr[i];
+            quantization += d[b] / 2 * std::fabs(wr[i]);
+            magnitude += (std::fabs(xj[i]) + d[b] / 2) * std::fabs(wr[i]);
+          }
+        float want = static_cast<float>(exact);
+        if (bf16)
+          want = bf16_to_fp32(fp32_to_bf16(want));
+        float got = y.getFloats()[j * n + r];
+        double bound = quantization + (blocks + 2) * 0x1p-24 * magnitude;
+        if (bf16)
+          bound += 0x1p-8 * (std::fabs(got) + std::fabs(want));
+        double error = std::fabs(static_cast<double>(got) - want);
+        ASSERT_LE(error, bound)
+            << "kf.qmatmul at " << locationOf(op) << ", column " << j
+            << ", row " << r << ": " << got << " vs the reference's " << want;
+        if (bound > 0)
+          worstShare = std::max(worstShare, error / bound);
+        squaredError += error * error;
+        squaredWant += static_cast<double>(want) * want;
+      }
+    }
+    ++checked;
+    double rms = std::sqrt(squaredError / std::max(squaredWant, 1e-300));
+    worstRms = std::max(worstRms, rms);
+    EXPECT_LE(rms, 0.01) << "kf.qmatmul at " << locationOf(op)
+                         << ": relative RMS error";
+  }
+
+  const gguf::File &file;
+  llvm::DenseMap<mlir::Value, std::vector<float>> inputs;
+  std::map<std::string, std::vector<float>> weights;
+};
+
+TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
+  std::unique_ptr<TinyModel> model = makeTinyModel(5);
+  ASSERT_TRUE(model);
+  const Config &config = model->config;
+  std::unique_ptr<mlir::MLIRContext> context = makeContext();
+  mlir::OwningOpRef<mlir::ModuleOp> graph =
+      build_graph(*context, config, model->formats,
+                  GraphOptions{.name = "tiny", .simulate = true});
+  ASSERT_TRUE(graph);
+  mlir::PassManager pm(context.get());
+  mlir::kf::buildPlanPipeline(pm, mlir::kf::PlanPipelineOptions());
+  ASSERT_TRUE(mlir::succeeded(pm.run(*graph)));
+  int64_t lowered = 0;
+  graph->walk([&](mlir::kf::QMatmulOp) { ++lowered; });
+  ASSERT_GT(lowered, 0) << "the pipeline lowered no linear";
+
+  auto kernels = graph->lookupSymbol<mlir::ModuleOp>("kernels");
+  ASSERT_TRUE(kernels);
+  llvm::Expected<codegen::JitKernelModule> jit = codegen::jitKernelModule(
+      kernels, mlir::kf::TargetAttr::lookup(*graph).getTargetInfo());
+  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+
+  absl::StatusOr<Interpreter> interpreter =
+      Interpreter::create(*graph, *model->file);
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  interpreter->setKernelResolver(
+      [&](std::string_view symbol) -> absl::StatusOr<void *> {
+        llvm::Expected<void *> address = jit->lookup(symbol);
+        if (!address)
+          return absl::NotFoundError(llvm::toString(address.takeError()));
+        return *address;
+      });
+  MatmulChecker checker(*model->file);
+  interpreter->setObserver(
+      [&](mlir::Operation *op, std::span<const Tensor *> results) {
+        checker.observe(op, results);
+      });
+  reference::Model reference(*model->weights,
+                             reference::Options{.simulate_quantization = true});
+
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int32_t> draw(
+      0, static_cast<int32_t>(config.n_vocab) - 1);
+  std::vector<int32_t> tokens(kPrefill + kDecode);
+  for (int32_t &t : tokens)
+    t = draw(rng);
+  std::vector<int64_t> positions(tokens.size());
+  for (size_t t = 0; t < positions.size(); ++t)
+    positions[t] = static_cast<int64_t>(t);
+
+  int agreeing = 0;
+  double worstLogit = 0;
+  for (size_t step = 0; step <= kDecode; ++step) {
+    bool prefill = step == 0;
+    size_t first = prefill ? 0 : kPrefill + step - 1;
+    size_t count = prefill ? kPrefill : 1;
+    absl::StatusOr<std::vector<Tensor>> got = interpreter->run(
+        prefill ? "prefill" : "decode",
+        std::span<const int32_t>(tokens).subspan(first, count),
+        std::span<const int64_t>(positions).subspan(first, count));
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_FALSE(::testing::Test::HasFailure());
+    reference::ForwardResult expected =
+        prefill ? reference.prefill(
+                      std::span<const int32_t>(tokens).first(kPrefill))
+                : reference.decode(tokens[first]);
+    std::span<const float> logits = (*got)[0].getFloats();
+    double scale = 0;
+    for (float v : expected.logits)
+      scale = std::max(scale, std::fabs(static_cast<double>(v)));
+    for (size_t i = 0; i < logits.size(); ++i)
+      worstLogit =
+          std::max(worstLogit, std::fabs(static_cast<double>(logits[i]) -
+                                         expected.logits[i]) /
+                                   scale);
+    int32_t want = static_cast<int32_t>(
+        std::max_element(expected.logits.begin(), expected.logits.end()) -
+        expected.logits.begin());
+    agreeing += (*got)[1].getInts()[0] == want;
+  }
+  std::printf("%lld compiled matmuls checked: largest share of the bound "
+              "%.3f, largest relative RMS error %.3g; greedy tokens agree in "
+              "%d of %zu steps; largest logit difference %.3g of the largest "
+              "logit\n",
+              static_cast<long long>(checker.checked), checker.worstShare,
+              checker.worstRms, agreeing, kDecode + 1, worstLogit);
+  EXPECT_GT(checker.checked, 0);
+  EXPECT_GE(3 * agreeing, 2 * static_cast<int>(kDecode + 1));
+}
+
+} // namespace
+} // namespace kf::deepseek_v4::interpreter::test
