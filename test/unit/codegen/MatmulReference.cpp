@@ -29,6 +29,11 @@ void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
     wf[i] *= 40.0f;
   std::vector<uint8_t> w(*row_bytes(spec.format, n * k));
   ASSERT_TRUE(quantize(spec.format, wf, w).ok());
+  // Q8_0's -128, which files may hold though the quantizer never writes it:
+  // the extreme lane of every encoding (0 unsigned, -128 signed).
+  if (spec.format == Format::Q8_0)
+    for (int64_t r = 0; r < n; r += 3)
+      w[*row_bytes(spec.format, r * k) + 2 + r % 32] = 0x80;
   absl::StatusOr<std::vector<uint8_t>> packedW =
       pack_weights(spec.getWeightLayout(), w, n, k);
   ASSERT_TRUE(packedW.ok()) << packedW.status();

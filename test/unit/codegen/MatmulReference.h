@@ -25,7 +25,8 @@ struct MatmulReference {
 std::vector<float> gaussian(size_t n, uint32_t seed, float sigma);
 
 /// Fills `ref` for `spec`, with gtest assertions (check HasFatalFailure()).
-/// Some weight rows are heavy, so that blocks hit the extreme codes; one
+/// Some weight rows are heavy, so that blocks hit the extreme codes, and some
+/// Q8_0 weights are -128; one
 /// column is all zero; and some columns copy weight rows: their block dots
 /// are near the largest integers with many significant bits, where a float
 /// operation done in another order would round differently (random data
