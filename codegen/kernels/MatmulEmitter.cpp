@@ -371,7 +371,7 @@ buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
   if (llvm::Error err = verifyMatmulKernel(spec, target))
     return std::move(err);
   std::unique_ptr<WeightDecodeEmitter> decode =
-      createWeightDecodeEmitter(spec.format);
+      createWeightDecodeEmitter(spec.getWeightLayout());
   std::unique_ptr<DotEmitter> dot = createDotEmitter(spec.isa);
 
   MLIRContext *context = module.getContext();

@@ -17,6 +17,8 @@ llvm::StringRef getIsaName(KernelIsa isa) {
     return "avx2";
   case KernelIsa::Avx512Vnni:
     return "avx512vnni";
+  case KernelIsa::NeonDotprod:
+    return "neon_dotprod";
   }
   return "?";
 }
@@ -26,6 +28,7 @@ std::optional<KernelIsa> lookupIsa(llvm::StringRef name) {
       .Case("scalar", KernelIsa::Scalar)
       .Case("avx2", KernelIsa::Avx2)
       .Case("avx512vnni", KernelIsa::Avx512Vnni)
+      .Case("neon_dotprod", KernelIsa::NeonDotprod)
       .Default(std::nullopt);
 }
 
@@ -38,9 +41,11 @@ std::string MatmulKernelSpec::getSymbolName() const {
 }
 
 kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
-  // Every ISA here multiplies unsigned weight lanes (the portable one adapts
-  // to any offset), so x86 layouts serve the scalar kernel too.
-  return {format, static_cast<int>(rows), kf::LaneEncoding::Unsigned};
+  // vpdpbusd and vpmaddubsw multiply unsigned weight lanes, sdot signed ones.
+  // The portable kernel reads the x86 layouts, on any target.
+  return {format, static_cast<int>(rows),
+          isa == KernelIsa::NeonDotprod ? kf::LaneEncoding::Signed
+                                        : kf::LaneEncoding::Unsigned};
 }
 
 int64_t MatmulKernelSpec::getWeightBytes() const {
@@ -71,6 +76,8 @@ std::optional<int64_t> requiredRows(KernelIsa isa) {
     return 8;
   case KernelIsa::Avx512Vnni:
     return 16;
+  case KernelIsa::NeonDotprod:
+    return 4;
   }
   return std::nullopt;
 }
@@ -84,8 +91,25 @@ llvm::SmallVector<Feature> requiredFeatures(KernelIsa isa) {
     return {Feature::AVX2};
   case KernelIsa::Avx512Vnni:
     return {Feature::AVX512F, Feature::AVX512BW, Feature::AVX512VNNI};
+  case KernelIsa::NeonDotprod:
+    return {Feature::NEON, Feature::DotProd};
   }
   return {};
+}
+
+/// The architecture whose instructions the ISA's intrinsics are; none for the
+/// portable kernel.
+std::optional<target::Arch> requiredArch(KernelIsa isa) {
+  switch (isa) {
+  case KernelIsa::Scalar:
+    return std::nullopt;
+  case KernelIsa::Avx2:
+  case KernelIsa::Avx512Vnni:
+    return target::Arch::X86_64;
+  case KernelIsa::NeonDotprod:
+    return target::Arch::AArch64;
+  }
+  return std::nullopt;
 }
 
 llvm::Error fail(const MatmulKernelSpec &spec, const llvm::Twine &what) {
@@ -112,10 +136,15 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
     return fail(spec, "expected N > 0");
   if (spec.maxCols < 1 || spec.maxCols > 8)
     return fail(spec, "expected a widest column tile of 1 to 8");
-  if (spec.isa != KernelIsa::Scalar && target.arch != target::Arch::X86_64)
-    return fail(spec, llvm::formatv("{0} is an x86-64 ISA, target '{1}' is {2}",
-                                    getIsaName(spec.isa), target.name,
-                                    target::getArchName(target.arch)));
+  if (std::optional<target::Arch> arch = requiredArch(spec.isa);
+      arch && target.arch != *arch)
+    return fail(spec,
+                llvm::formatv("{0} is an {1} ISA, target '{2}' is {3}",
+                              getIsaName(spec.isa),
+                              *arch == target::Arch::X86_64
+                                  ? "x86-64"
+                                  : target::getArchName(*arch),
+                              target.name, target::getArchName(target.arch)));
   for (Feature f : requiredFeatures(spec.isa))
     if (!target.has(f))
       return fail(spec, llvm::formatv("{0} needs target feature '{1}', which "

@@ -2,7 +2,8 @@
 //
 // The packed layouts of kf/runtime/packed_layout.h: a block is R fp16 scales
 // then K-groups of 4 * R lanes, [g][r][4]. Q8_0's lanes are the weights
-// themselves; Q4_0's bytes hold two K-groups, split with and/shift.
+// themselves (w + 128 unsigned, or w signed); Q4_0's bytes hold two K-groups,
+// split with and/shift, the same in both encodings (nibbles w + 8).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +28,11 @@ Value loadKGroup(OpBuilder &b, Location loc, Value block, int64_t rows,
 
 class Q8_0Decode : public WeightDecodeEmitter {
 public:
-  LaneRange getLaneRange() const override { return {8, 128}; }
+  explicit Q8_0Decode(const kf::PackedLayout &layout)
+      : range{8, kf::lane_offset(layout),
+              layout.encoding == kf::LaneEncoding::Signed} {}
+
+  LaneRange getLaneRange() const override { return range; }
   int64_t getStepsPerBlock() const override { return 8; }
 
   void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
@@ -42,10 +47,14 @@ public:
     Value scale = arith::MulFOp::create(b, loc, wScales, xScale);
     return arith::MulFOp::create(b, loc, dot, scale);
   }
+
+private:
+  LaneRange range;
 };
 
 class Q4_0Decode : public WeightDecodeEmitter {
 public:
+  // The nibbles w + 8, in either encoding.
   LaneRange getLaneRange() const override { return {4, 8}; }
   int64_t getStepsPerBlock() const override { return 4; }
 
@@ -75,10 +84,10 @@ public:
 } // namespace
 
 std::unique_ptr<WeightDecodeEmitter>
-createWeightDecodeEmitter(kf::Format format) {
-  switch (format) {
+createWeightDecodeEmitter(const kf::PackedLayout &layout) {
+  switch (layout.format) {
   case kf::Format::Q8_0:
-    return std::make_unique<Q8_0Decode>();
+    return std::make_unique<Q8_0Decode>(layout);
   case kf::Format::Q4_0:
     return std::make_unique<Q4_0Decode>();
   default:

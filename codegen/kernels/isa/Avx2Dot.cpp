@@ -18,6 +18,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <cassert>
+
 using namespace mlir;
 
 namespace kf::codegen {
@@ -31,6 +33,7 @@ bool needsSignedWeights(LaneRange range) { return range.bits > 6; }
 class Avx2Dot : public DotEmitter {
 public:
   int64_t getCorrectionOffset(LaneRange range) const override {
+    assert(!range.isSigned && "reads the unsigned layouts");
     return needsSignedWeights(range) ? 0 : range.offset;
   }
 

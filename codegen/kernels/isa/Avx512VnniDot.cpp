@@ -9,6 +9,8 @@
 
 #include "isa/DotEmitters.h"
 
+#include <cassert>
+
 using namespace mlir;
 
 namespace kf::codegen {
@@ -17,6 +19,7 @@ namespace {
 class Avx512VnniDot : public DotEmitter {
 public:
   int64_t getCorrectionOffset(LaneRange range) const override {
+    assert(!range.isSigned && "reads the unsigned layouts");
     return range.offset;
   }
 

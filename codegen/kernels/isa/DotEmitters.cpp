@@ -12,6 +12,8 @@ std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa) {
     return createAvx2DotEmitter();
   case KernelIsa::Avx512Vnni:
     return createAvx512VnniDotEmitter();
+  case KernelIsa::NeonDotprod:
+    return createNeonDotprodDotEmitter();
   }
   return nullptr;
 }

@@ -10,6 +10,7 @@ namespace kf::codegen {
 std::unique_ptr<DotEmitter> createScalarDotEmitter();
 std::unique_ptr<DotEmitter> createAvx2DotEmitter();
 std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter();
+std::unique_ptr<DotEmitter> createNeonDotprodDotEmitter();
 
 } // namespace kf::codegen
 

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cassert>
+
 using namespace mlir;
 
 namespace kf::codegen {
@@ -19,6 +21,7 @@ namespace {
 class ScalarDot : public DotEmitter {
 public:
   int64_t getCorrectionOffset(LaneRange range) const override {
+    assert(!range.isSigned && "reads the unsigned layouts");
     return range.offset;
   }
 

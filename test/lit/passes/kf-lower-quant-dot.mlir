@@ -76,9 +76,9 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
-// What no emitter builds yet stays a kf.linear: a format without a decode
-// emitter, and an ISA without a dot emitter. The portable kernel serves a
-// target without AVX2 (x86-64-v2), one row per group.
+// What no emitter builds for the target stays a kf.linear: a format without
+// a decode emitter, and an ISA of another architecture. The portable kernel
+// serves any target, one row per group.
 // CHECK-LABEL: func.func @left_alone
 // CHECK: kf.linear %arg0, %{{.*}} {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_m_r8
 // CHECK: kf.linear %arg1, %{{.*}} {kf.kernel = #kf.kernel<isa = neon_dotprod
@@ -96,5 +96,23 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     %c = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 8, threads = 4, cols = [1]>}
         : tensor<1x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<1x16xf32>
     return %a, %b, %c : tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>
+  }
+}
+
+// -----
+
+// AArch64: sdot on 4 rows (the weight is repacked with signed lanes).
+// CHECK-LABEL: func.func @neon
+// CHECK: kf.qmatmul @kernels::@kf_matmul_q4_0_neon_dotprod_r4_c8_k64_n16_bf16(
+// CHECK: func.func @kf_matmul_q4_0_neon_dotprod_r4_c8_k64_n16_bf16(
+// CHECK-SAME: target_cpu = "neoverse-v1"
+// CHECK: "llvm.aarch64.neon.sdot.v4i32.v16i8"
+module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch64-unknown-linux-gnu", cpu = "neoverse-v1", features = "+neon,+dotprod,+i8mm,+sve", l1d = 65536, l2 = 1048576, l3 = 33554432, cores = 4>} {
+  kf.weight @w : !kf.qweight<q4_0, [16, 64]>
+  func.func @neon(%x: tensor<?x64xf32>) -> tensor<?x16xf32> {
+    %w = kf.get_weight @w : !kf.qweight<q4_0, [16, 64]>
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = q4_0_r4, max_cols = 8, threads = 4, cols = dynamic>}
+        : tensor<?x64xf32>, !kf.qweight<q4_0, [16, 64]> -> tensor<?x16xf32>
+    return %y : tensor<?x16xf32>
   }
 }

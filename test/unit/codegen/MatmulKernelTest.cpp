@@ -15,6 +15,8 @@
 // the contract flag, which the kernels never set; the runtime is compiled in
 // ISO C++ mode, where GCC does not contract, for baseline x86-64, which has
 // no FMA). Any difference is a bug.
+#include "MatmulReference.h"
+
 #include "kf/Codegen/KernelCompiler.h"
 #include "kf/runtime/half.h"
 #include "kf/runtime/packing.h"
@@ -43,76 +45,29 @@ const TargetInfo &host() {
   return info;
 }
 
-std::vector<float> gaussian(size_t n, uint32_t seed, float sigma) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
 std::string errorOf(llvm::Error err) {
   return err ? llvm::toString(std::move(err)) : "";
 }
 
-constexpr int64_t kMaxM = 17;
+constexpr int64_t kMaxM = MatmulReference::kMaxM;
 
-// One kernel's check: weights and activations drawn, packed, and every m from
-// 1 to kMaxM compared with kf::dot element by element.
+// One kernel's check: every m from 1 to kMaxM compared with kf::dot element by
+// element.
 void checkKernel(const JitKernel &kernel, uint32_t seed) {
   const MatmulKernelSpec &spec = kernel.spec;
   SCOPED_TRACE(spec.describe());
-  const int64_t n = spec.n, k = spec.k;
-
-  // Weights from the reference quantizer, with heavy rows so that some
-  // blocks hit the extreme codes.
-  std::vector<float> wf = gaussian(n * k, seed, 1.0f);
-  for (int64_t i = 0; i < k; ++i)
-    wf[i] *= 40.0f;
-  std::vector<uint8_t> w(*row_bytes(spec.format, n * k));
-  ASSERT_TRUE(quantize(spec.format, wf, w).ok());
-  absl::StatusOr<std::vector<uint8_t>> packedW =
-      pack_weights(kernel.weightLayout, w, n, k);
-  ASSERT_TRUE(packedW.ok()) << packedW.status();
-  ASSERT_EQ(static_cast<int64_t>(packedW->size()), spec.getWeightBytes());
-
-  // Activations: kMaxM columns ldx apart, one of them all zero, and some
-  // copies of weight rows: their block dots are near the largest integers
-  // with many significant bits, where a float operation done in another
-  // order would round differently (random data rarely gets there).
-  const int64_t ldx = k + 8;
-  std::vector<float> x = gaussian(kMaxM * ldx, seed + 1, 2.0f);
-  std::fill_n(x.begin() + 3 * ldx, k, 0.0f);
-  for (int64_t j = 4; j < kMaxM; j += 2)
-    std::copy_n(wf.begin() + (j % n) * k, k, x.begin() + j * ldx);
-  const int64_t columnBytes = spec.getActivationColumnBytes();
-  std::vector<uint8_t> packedX(kMaxM * columnBytes);
-  ASSERT_TRUE(pack_activations(x, kMaxM, k, ldx, packedX).ok());
-
-  // The reference: kf::dot of each weight row with each column's Q8_0 blocks.
-  const int64_t wRow = *row_bytes(spec.format, k);
-  const int64_t xRow = *row_bytes(Format::Q8_0, k);
-  std::vector<uint8_t> xq(kMaxM * xRow);
-  for (int64_t j = 0; j < kMaxM; ++j)
-    ASSERT_TRUE(quantize_activation(Format::Q8_0,
-                                    std::span(x).subspan(j * ldx, k),
-                                    std::span(xq).subspan(j * xRow, xRow))
-                    .ok());
-  std::vector<float> want(kMaxM * n);
-  for (int64_t j = 0; j < kMaxM; ++j)
-    for (int64_t r = 0; r < n; ++r) {
-      float y = *dot(spec.format, std::span(w).subspan(r * wRow, wRow),
-                     std::span(xq).subspan(j * xRow, xRow));
-      want[j * n + r] = spec.roundToBf16 ? bf16_to_fp32(fp32_to_bf16(y)) : y;
-    }
+  const int64_t n = spec.n;
+  MatmulReference ref;
+  buildMatmulReference(spec, seed, ref);
+  ASSERT_FALSE(testing::Test::HasFatalFailure());
+  const std::vector<float> &want = ref.want;
 
   // y has ldy > N; what lies past N in each column must stay untouched.
   const int64_t ldy = n + 5;
   const float sentinel = -12345.0f;
   for (int64_t m = 1; m <= kMaxM; ++m) {
     std::vector<float> y(m * ldy, sentinel);
-    kernel.fn(packedW->data(), packedX.data(), y.data(), ldy, m, 0, n);
+    kernel.fn(ref.packedW.data(), ref.packedX.data(), y.data(), ldy, m, 0, n);
     for (int64_t j = 0; j < m; ++j) {
       for (int64_t r = 0; r < n; ++r)
         ASSERT_EQ(std::bit_cast<uint32_t>(y[j * ldy + r]),
@@ -129,7 +84,8 @@ void checkKernel(const JitKernel &kernel, uint32_t seed) {
   if (n > spec.rows) {
     const int64_t m = 5;
     std::vector<float> y(m * ldy, sentinel);
-    kernel.fn(packedW->data(), packedX.data(), y.data(), ldy, m, spec.rows, n);
+    kernel.fn(ref.packedW.data(), ref.packedX.data(), y.data(), ldy, m,
+              spec.rows, n);
     for (int64_t j = 0; j < m; ++j)
       for (int64_t r = 0; r < ldy; ++r) {
         if (r >= spec.rows && r < n)
@@ -404,6 +360,37 @@ TEST(MatmulKernel, RefusesMissingFeatures) {
   EXPECT_EQ(errorOf(emitObject(avx2, lookup("x86-64-v3"), "/dev/null")),
             "matmul kernel q4_0/avx2 r16 c8 [32 x 64]: avx2 holds 8 rows per "
             "vector, expected rows = 8");
+
+  MatmulKernelSpec neon{Format::Q8_0, KernelIsa::NeonDotprod, 4, 64, 32, 8};
+  EXPECT_EQ(errorOf(emitObject(neon, lookup("znver5"), "/dev/null")),
+            "matmul kernel q8_0/neon_dotprod r4 c8 [32 x 64]: neon_dotprod is "
+            "an aarch64 ISA, target 'znver5' is x86_64");
+  TargetInfo armv8 = lookup("neoverse-v1");
+  armv8.name = "armv8-a";
+  armv8.cpu = "generic";
+  armv8.features.reset(static_cast<size_t>(target::Feature::DotProd));
+  EXPECT_EQ(errorOf(emitObject(neon, armv8, "/dev/null")),
+            "matmul kernel q8_0/neon_dotprod r4 c8 [32 x 64]: neon_dotprod "
+            "needs target feature 'dotprod', which target 'armv8-a' lacks");
+  neon.rows = 16;
+  EXPECT_EQ(errorOf(verifyMatmulKernel(neon, lookup("neoverse-v1"))),
+            "matmul kernel q8_0/neon_dotprod r16 c8 [32 x 64]: neon_dotprod "
+            "holds 4 rows per vector, expected rows = 4");
+}
+
+// sdot multiplies signed bytes, so NEON kernels read the signed layouts; the
+// others, and the portable kernel on any target, the unsigned ones.
+TEST(MatmulKernel, WeightLayoutFollowsTheIsa) {
+  auto layout = [](Format format, KernelIsa isa, int64_t rows) {
+    return layout_name(
+        MatmulKernelSpec{format, isa, rows, 64, 8, 8}.getWeightLayout());
+  };
+  EXPECT_EQ(layout(Format::Q8_0, KernelIsa::NeonDotprod, 4), "q8_0_r4s");
+  EXPECT_EQ(layout(Format::Q4_0, KernelIsa::NeonDotprod, 4), "q4_0_r4");
+  EXPECT_EQ(layout(Format::Q8_0, KernelIsa::Scalar, 4), "q8_0_r4");
+  EXPECT_EQ(layout(Format::Q8_0, KernelIsa::Avx512Vnni, 16), "q8_0_r16");
+  EXPECT_EQ(lookupIsa("neon_dotprod"), KernelIsa::NeonDotprod);
+  EXPECT_EQ(getIsaName(KernelIsa::NeonDotprod), "neon_dotprod");
 }
 
 TEST(MatmulKernel, RefusesBadSpecs) {

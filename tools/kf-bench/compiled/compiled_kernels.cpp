@@ -109,6 +109,8 @@ std::vector<MatmulKernel> compiled_kernels() {
     kernels.push_back(make_kernel(KernelIsa::Avx512Vnni, 16, *host));
   if (host->has(Feature::AVX2))
     kernels.push_back(make_kernel(KernelIsa::Avx2, 8, *host));
+  if (host->has(Feature::NEON) && host->has(Feature::DotProd))
+    kernels.push_back(make_kernel(KernelIsa::NeonDotprod, 4, *host));
   kernels.push_back(make_kernel(KernelIsa::Scalar, 4, *host));
   return kernels;
 }

@@ -5,9 +5,10 @@
 // dot meets the scales (a WeightDecodeEmitter); what differs by ISA is how
 // lanes and activation bytes become int32 dot products (a DotEmitter). The
 // two meet in the lanes: a vector<4R x i8> holding, for each of the group's R
-// rows, 4 consecutive weights (lanes 4r .. 4r + 3), stored unsigned as
-// w + offset; and an activation operand of 4 signed bytes broadcast to every
-// row.
+// rows, 4 consecutive weights (lanes 4r .. 4r + 3) as w + offset, in the
+// encoding of the spec's weight layout (unsigned for x86's unsigned-by-signed
+// dot instructions, signed for NEON's sdot); and an activation operand of 4
+// signed bytes broadcast to every row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,10 +25,13 @@
 
 namespace kf::codegen {
 
-/// What decoded lanes hold: w + offset, unsigned, below 2^bits.
+/// What decoded lanes hold: w + offset, as an unsigned value below 2^bits, or
+/// when `isSigned` as a signed bits-bit value (only a signed layout's Q8_0
+/// lanes are: w itself, offset 0).
 struct LaneRange {
   unsigned bits = 8;
   int64_t offset = 128;
+  bool isSigned = false;
 };
 
 /// Lanes for the 4 weights at elements kOffset .. kOffset + 3 of a block.
@@ -58,10 +62,10 @@ public:
                                  mlir::Value xScale) const = 0;
 };
 
-/// Q8_0 or Q4_0; null for any other format (verifyMatmulKernel refuses them
-/// first).
+/// The decoder of a Q8_0 or Q4_0 layout, whose encoding its lanes keep; null
+/// for any other format (verifyMatmulKernel refuses them first).
 std::unique_ptr<WeightDecodeEmitter>
-createWeightDecodeEmitter(kf::Format format);
+createWeightDecodeEmitter(const kf::PackedLayout &layout);
 
 class DotEmitter {
 public:

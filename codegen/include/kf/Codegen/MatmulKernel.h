@@ -26,12 +26,13 @@ namespace kf::codegen {
 /// The instruction family a kernel's int8 dot products use. Names as in
 /// #kf.kernel's `isa`.
 enum class KernelIsa {
-  Scalar,     ///< portable integer code, no intrinsics: any target
-  Avx2,       ///< vpmaddubsw + vpmaddwd on 8 rows (ymm)
-  Avx512Vnni, ///< vpdpbusd on 16 rows (zmm)
+  Scalar,      ///< portable integer code, no intrinsics: any target
+  Avx2,        ///< vpmaddubsw + vpmaddwd on 8 rows (ymm)
+  Avx512Vnni,  ///< vpdpbusd on 16 rows (zmm)
+  NeonDotprod, ///< AArch64 sdot on 4 rows (a 128-bit vector)
 };
 
-/// "scalar", "avx2", "avx512vnni".
+/// "scalar", "avx2", "avx512vnni", "neon_dotprod".
 llvm::StringRef getIsaName(KernelIsa isa);
 std::optional<KernelIsa> lookupIsa(llvm::StringRef name);
 
@@ -44,7 +45,7 @@ using MatmulKernelFn = kf_matmul_kernel_fn;
 struct MatmulKernelSpec {
   kf::Format format = kf::Format::Q8_0; ///< Q8_0 or Q4_0
   KernelIsa isa = KernelIsa::Scalar;
-  int64_t rows = 16;   ///< rows per interleaved group (16 AVX-512, 8 AVX2)
+  int64_t rows = 16;   ///< rows per group (16 AVX-512, 8 AVX2, 4 NEON)
   int64_t k = 0;       ///< elements per weight row, a multiple of 32
   int64_t n = 0;       ///< weight rows
   int64_t maxCols = 8; ///< widest column tile, 1..8
@@ -57,7 +58,8 @@ struct MatmulKernelSpec {
   /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048" ("..._bf16" when it
   /// rounds to bf16).
   std::string getSymbolName() const;
-  /// The packed weight layout the kernel reads.
+  /// The packed weight layout the kernel reads: signed lanes for
+  /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others.
   kf::PackedLayout getWeightLayout() const;
   /// Bytes of the packed weights, and of one packed activation column.
   int64_t getWeightBytes() const;

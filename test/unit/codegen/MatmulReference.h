@@ -1,0 +1,39 @@
+// The data a matmul kernel test runs on and the results it must give: weights
+// drawn, quantized by the reference quantizer and packed to the kernel's
+// layout; kMaxM packed activation columns; and kf::dot of every weight row
+// with every column. Shared by the JIT tests (MatmulKernelTest.cpp) and the
+// AArch64 tests run under QEMU (AArch64CrossTest.cpp).
+#ifndef KF_TEST_UNIT_CODEGEN_MATMULREFERENCE_H
+#define KF_TEST_UNIT_CODEGEN_MATMULREFERENCE_H
+
+#include "kf/Codegen/MatmulKernel.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kf::codegen {
+
+struct MatmulReference {
+  static constexpr int64_t kMaxM = 17;
+
+  std::vector<uint8_t> packedW; ///< spec.getWeightLayout()
+  std::vector<uint8_t> packedX; ///< kMaxM columns
+  std::vector<float> want;      ///< [kMaxM][n], kf::dot
+};
+
+/// n floats drawn from N(0, sigma^2), the same for the same seed.
+std::vector<float> gaussian(size_t n, uint32_t seed, float sigma);
+
+/// Fills `ref` for `spec`, with gtest assertions (check HasFatalFailure()).
+/// Some weight rows are heavy, so that blocks hit the extreme codes, and some
+/// Q8_0 weights are -128; one
+/// column is all zero; and some columns copy weight rows: their block dots
+/// are near the largest integers with many significant bits, where a float
+/// operation done in another order would round differently (random data
+/// rarely gets there).
+void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
+                          MatmulReference &ref);
+
+} // namespace kf::codegen
+
+#endif // KF_TEST_UNIT_CODEGEN_MATMULREFERENCE_H
