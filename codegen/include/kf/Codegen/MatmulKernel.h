@@ -30,6 +30,10 @@ enum class KernelIsa {
   Avx512Vnni, ///< vpdpbusd on 16 rows (zmm)
 };
 
+/// Whether the emitters build matmul kernels for weights of `format` (Q8_0,
+/// Q4_0, MXFP4), on every ISA.
+bool hasMatmulEmitter(kf::Format format);
+
 /// "scalar", "avx2", "avx512vnni".
 llvm::StringRef getIsaName(KernelIsa isa);
 std::optional<KernelIsa> lookupIsa(llvm::StringRef name);
@@ -43,7 +47,7 @@ using MatmulKernelFn = void (*)(const void *packedW, const void *packedX,
                                 int64_t nBegin, int64_t nEnd);
 
 struct MatmulKernelSpec {
-  kf::Format format = kf::Format::Q8_0; ///< Q8_0 or Q4_0
+  kf::Format format = kf::Format::Q8_0; ///< one hasMatmulEmitter accepts
   KernelIsa isa = KernelIsa::Scalar;
   int64_t rows = 16;   ///< rows per interleaved group (16 AVX-512, 8 AVX2)
   int64_t k = 0;       ///< elements per weight row, a multiple of 32
