@@ -44,6 +44,33 @@ Value emitSplat(OpBuilder &b, Location loc, VectorType type, int64_t value) {
                                    DenseElementsAttr::get(type, bits));
 }
 
+// Level by level from the lowest index bit, entries 2t and 2t + 1 merge into
+// one by that bit of the index, until one remains; an odd level is padded
+// with zeros, which no index reaches.
+Value emitSelectTableLookup(OpBuilder &b, Location loc, Value indices,
+                            ArrayRef<int8_t> table) {
+  auto type = cast<VectorType>(indices.getType());
+  assert(!table.empty() && table.size() <= 256 && "a table of byte indices");
+  SmallVector<Value, 16> entries;
+  for (int8_t v : table)
+    entries.push_back(emitSplat(b, loc, type, v));
+  Value zero = emitSplat(b, loc, type, 0);
+  for (int bit = 1; entries.size() > 1; bit <<= 1) {
+    if (entries.size() % 2 != 0)
+      entries.push_back(zero);
+    Value mask = emitSplat(b, loc, type, static_cast<int8_t>(bit));
+    Value set = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, indices, mask), zero);
+    SmallVector<Value, 16> merged;
+    for (size_t t = 0; t < entries.size(); t += 2)
+      merged.push_back(
+          arith::SelectOp::create(b, loc, set, entries[t + 1], entries[t]));
+    entries = std::move(merged);
+  }
+  return entries.front();
+}
+
 Value emitIntrinsic(OpBuilder &b, Location loc, llvm::StringRef name,
                     Type resultType, ValueRange args) {
   return LLVM::CallIntrinsicOp::create(b, loc, resultType,

@@ -6,7 +6,7 @@
 //     for each column tile (width c from the run-time decomposition of m):
 //       acc[c] = 0                                  (vector<R x f32> each)
 //       for each K block b:                         (weights read once per
-//         s_w = the group's R scales                 tile, from L1/L2 after
+//         s_w = decode's R scales                    tile, from L1/L2 after
 //         for each column j: iacc[j] = -offset*sum_j  the first tile)
 //         for each decode step: lanes = decode(block, step)
 //           for each column j: iacc[j] = dot(iacc[j], lanes, x[j] bytes)
@@ -86,15 +86,11 @@ struct KernelArgs {
 class MatmulLoopNest {
 public:
   MatmulLoopNest(OpBuilder &b, Location loc, const MatmulKernelSpec &spec,
-                 const target::TargetInfo &target,
                  const WeightDecodeEmitter &decode, const DotEmitter &dot)
       : b(b), loc(loc), spec(spec), decode(decode), dot(dot),
         range(decode.getLaneRange()),
         correction(dot.getCorrectionOffset(range)),
-        blockBytes(kf::packed_block_bytes(spec.getWeightLayout())),
-        hardwareHalf((target.arch == target::Arch::X86_64 &&
-                      target.has(target::Feature::F16C)) ||
-                     target.arch == target::Arch::AArch64) {}
+        blockBytes(kf::packed_block_bytes(spec.getWeightLayout())) {}
 
   void build(const KernelArgs &args);
 
@@ -118,7 +114,6 @@ private:
   int64_t getIntChains(int64_t width) const {
     return std::clamp<int64_t>(4 / width, 1, decode.getStepsPerBlock());
   }
-  Value emitWeightScales(Value block);
   Value emitActivation(Value xBlock, int64_t kOffset);
   Value emitRoundToBf16(Value acc);
   void emitStore(Value acc, Value yPtr, Value rowBase);
@@ -131,7 +126,6 @@ private:
   LaneRange range;
   int64_t correction;
   int64_t blockBytes;
-  bool hardwareHalf;
 };
 
 void MatmulLoopNest::build(const KernelArgs &args) {
@@ -214,7 +208,7 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
       [&](OpBuilder &, Location, Value blk, ValueRange accs) {
         Value block = emitByteOffset(
             b, loc, group, arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
-        Value wScales = emitWeightScales(block);
+        Value wScales = decode.decodeScales(b, loc, block, spec.rows);
         Value xOffset =
             arith::MulIOp::create(b, loc, blk, i64(kf::kActivationBlockBytes));
 
@@ -247,7 +241,7 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
 
         for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
           decoded.clear();
-          decode.decodeStep(b, loc, block, spec.rows, step, decoded);
+          decode.decodeStep(b, loc, block, spec.rows, step, dot, decoded);
           lanes.clear();
           for (const DecodedLanes &d : decoded)
             lanes.push_back(dot.prepareLanes(b, loc, d.lanes, range));
@@ -313,11 +307,6 @@ Value MatmulLoopNest::emitRoundToBf16(Value acc) {
   return vector::BitCastOp::create(b, loc, rowsOf(b.getF32Type()), truncated);
 }
 
-Value MatmulLoopNest::emitWeightScales(Value block) {
-  Value halves = emitLoad(b, loc, rowsOf(b.getI16Type()), block, 0);
-  return emitHalfToFloat(b, loc, halves, hardwareHalf);
-}
-
 // The 4 activation bytes at element kOffset of the block, broadcast to every
 // row: one i32 load and splat (vpbroadcastd, or an embedded broadcast).
 Value MatmulLoopNest::emitActivation(Value xBlock, int64_t kOffset) {
@@ -371,7 +360,7 @@ buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
   if (llvm::Error err = verifyMatmulKernel(spec, target))
     return std::move(err);
   std::unique_ptr<WeightDecodeEmitter> decode =
-      createWeightDecodeEmitter(spec.getWeightLayout());
+      createWeightDecodeEmitter(spec.getWeightLayout(), target);
   std::unique_ptr<DotEmitter> dot = createDotEmitter(spec.isa);
 
   MLIRContext *context = module.getContext();
@@ -392,7 +381,7 @@ buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
                   entry->getArgument(2), entry->getArgument(3),
                   entry->getArgument(4), entry->getArgument(5),
                   entry->getArgument(6)};
-  MatmulLoopNest(b, loc, spec, target, *decode, *dot).build(args);
+  MatmulLoopNest(b, loc, spec, *decode, *dot).build(args);
   func::ReturnOp::create(b, loc);
   return fn;
 }

@@ -32,6 +32,11 @@ std::optional<KernelIsa> lookupIsa(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+bool hasMatmulEmitter(kf::Format format) {
+  return format == kf::Format::Q8_0 || format == kf::Format::Q4_0 ||
+         format == kf::Format::MXFP4;
+}
+
 std::string MatmulKernelSpec::getSymbolName() const {
   return llvm::formatv("kf_matmul_{0}_{1}_r{2}_c{3}_k{4}_n{5}",
                        format_info(format).name, getIsaName(isa), rows, maxCols,
@@ -121,8 +126,9 @@ llvm::Error fail(const MatmulKernelSpec &spec, const llvm::Twine &what) {
 
 llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                                const target::TargetInfo &target) {
-  if (spec.format != kf::Format::Q8_0 && spec.format != kf::Format::Q4_0)
-    return fail(spec, "no emitter for this format, expected q8_0 or q4_0");
+  if (!hasMatmulEmitter(spec.format))
+    return fail(spec,
+                "no emitter for this format, expected q8_0, q4_0 or mxfp4");
   if (spec.rows != 1 && spec.rows != 4 && spec.rows != 8 && spec.rows != 16)
     return fail(spec, "expected 1, 4, 8 or 16 rows per group");
   if (std::optional<int64_t> rows = requiredRows(spec.isa);

@@ -1,6 +1,7 @@
 // Packed weight and activation layouts of the Q8_0 family
-// (docs/codegen.md). Every entry point validates its sizes first, so the
-// loops below never see a partial block or a short buffer.
+// (docs/codegen.md): Q8_0, Q4_0 and MXFP4 weights, Q8_0 activations. Every
+// entry point validates its sizes first, so the loops below never see a partial
+// block or a short buffer.
 #include "kf/runtime/packing.h"
 
 #include <cmath>
@@ -14,25 +15,19 @@ namespace kf {
 namespace {
 
 using quant::load_fp16;
-using quant::load_u16;
 using quant::store_f32;
-using quant::store_u16;
 using quant::store_u32;
 
 constexpr int64_t kBlockElems = 32;
-constexpr int64_t kScaleBytes = 2;
 
 // Bytes of one row's block in the file format (and in the packed payload,
 // scale aside).
 int64_t file_block_bytes(Format f) { return format_info(f).block_bytes; }
 
-// Weight bytes of one row's block: 32 for Q8_0, 16 nibble pairs for Q4_0.
-int64_t payload_bytes(Format f) { return file_block_bytes(f) - kScaleBytes; }
-
-// Where the 4 lanes of K-group `g` of row `r` start, inside a packed block of
-// `rows` rows: after the scales, groups [g][r][4].
-int64_t lane_offset_in_block(int rows, int64_t g, int r) {
-  return rows * kScaleBytes + (g * rows + r) * 4;
+// Weight bytes of one row's block: 32 for Q8_0, 16 nibble pairs for Q4_0 and
+// MXFP4.
+int64_t payload_bytes(Format f) {
+  return file_block_bytes(f) - packed_scale_bytes(f);
 }
 
 std::string shape(const PackedLayout &layout, int64_t n, int64_t k) {
@@ -76,13 +71,25 @@ uint64_t file_bytes(Format f, int64_t n, int64_t k) {
 uint8_t to_lane(const PackedLayout &layout, uint8_t b) {
   if (layout.format == Format::Q8_0)
     return static_cast<uint8_t>(b + lane_offset(layout));
-  return b; // Q4_0 nibbles are stored as in the file
+  return b; // Q4_0 and MXFP4 nibbles are stored as in the file
 }
 
 uint8_t from_lane(const PackedLayout &layout, uint8_t lane) {
   if (layout.format == Format::Q8_0)
     return static_cast<uint8_t>(lane - lane_offset(layout));
   return lane;
+}
+
+// The lane byte of a padding row: weights 0 (Q4_0's nibbles 8, MXFP4's code 0).
+uint8_t zero_lane(const PackedLayout &layout) {
+  switch (layout.format) {
+  case Format::Q4_0:
+    return 0x88;
+  case Format::MXFP4:
+    return 0x00;
+  default:
+    return to_lane(layout, 0);
+  }
 }
 
 // Calls fn(file_row_block, packed_block, r) for every real row of every
@@ -104,10 +111,12 @@ void for_each_row_block(const PackedLayout &layout, int64_t n, int64_t k,
 } // namespace
 
 absl::Status check_layout(const PackedLayout &layout) {
-  if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "no packed layout for format ",
-        to_absl(format_info(layout.format).name), ": expected q8_0 or q4_0"));
+  if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0 &&
+      layout.format != Format::MXFP4)
+    return absl::InvalidArgumentError(
+        absl::StrCat("no packed layout for format ",
+                     to_absl(format_info(layout.format).name),
+                     ": expected q8_0, q4_0 or mxfp4"));
   if (layout.rows != 1 && layout.rows != 4 && layout.rows != 8 &&
       layout.rows != 16)
     return absl::InvalidArgumentError(
@@ -137,27 +146,25 @@ absl::Status pack_weights(const PackedLayout &layout,
       !s.ok())
     return s;
   const int64_t row_bytes = (k / kBlockElems) * file_block_bytes(layout.format);
+  const int64_t scale_bytes = packed_scale_bytes(layout.format);
   const int64_t groups_per_block = payload_bytes(layout.format) / 4;
   for_each_row_block(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         uint8_t *block = dst.data() + base;
         if (row < 0) { // padding: scale 0 and weights 0
-          store_u16(block + r * kScaleBytes, 0);
-          uint8_t zero = layout.format == Format::Q8_0
-                             ? to_lane(layout, 0)
-                             : static_cast<uint8_t>(0x88);
+          std::memset(block + r * scale_bytes, 0, scale_bytes);
           for (int64_t g = 0; g < groups_per_block; ++g)
-            std::memset(block + lane_offset_in_block(layout.rows, g, r), zero,
-                        4);
+            std::memset(block + packed_kgroup_offset(layout, g, r),
+                        zero_lane(layout), 4);
           return;
         }
         const uint8_t *in =
             src.data() + row * row_bytes + b * file_block_bytes(layout.format);
-        store_u16(block + r * kScaleBytes, load_u16(in));
+        std::memcpy(block + r * scale_bytes, in, scale_bytes);
         for (int64_t g = 0; g < groups_per_block; ++g)
           for (int i = 0; i < 4; ++i)
-            block[lane_offset_in_block(layout.rows, g, r) + i] =
-                to_lane(layout, in[kScaleBytes + g * 4 + i]);
+            block[packed_kgroup_offset(layout, g, r) + i] =
+                to_lane(layout, in[scale_bytes + g * 4 + i]);
       });
   return absl::OkStatus();
 }
@@ -186,6 +193,7 @@ absl::Status unpack_weights(const PackedLayout &layout,
       !s.ok())
     return s;
   const int64_t row_bytes = (k / kBlockElems) * file_block_bytes(layout.format);
+  const int64_t scale_bytes = packed_scale_bytes(layout.format);
   const int64_t groups_per_block = payload_bytes(layout.format) / 4;
   for_each_row_block(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
@@ -194,11 +202,11 @@ absl::Status unpack_weights(const PackedLayout &layout,
         const uint8_t *block = packed.data() + base;
         uint8_t *out =
             dst.data() + row * row_bytes + b * file_block_bytes(layout.format);
-        store_u16(out, load_u16(block + r * kScaleBytes));
+        std::memcpy(out, block + r * scale_bytes, scale_bytes);
         for (int64_t g = 0; g < groups_per_block; ++g)
           for (int i = 0; i < 4; ++i)
-            out[kScaleBytes + g * 4 + i] = from_lane(
-                layout, block[lane_offset_in_block(layout.rows, g, r) + i]);
+            out[scale_bytes + g * 4 + i] = from_lane(
+                layout, block[packed_kgroup_offset(layout, g, r) + i]);
       });
   return absl::OkStatus();
 }
@@ -220,22 +228,33 @@ absl::Status dequantize_packed(const PackedLayout &layout,
         if (row < 0)
           return;
         const uint8_t *block = packed.data() + base;
-        float d = load_fp16(block + r * kScaleBytes);
         float *y = dst.data() + row * k + b * kBlockElems;
+        auto lane = [&](int64_t g, int i) -> int {
+          return block[packed_kgroup_offset(layout, g, r) + i];
+        };
+        if (layout.format == Format::MXFP4) {
+          // The reference decoder's value * d, with d = 2^(e - 128) built
+          // from its bits as the kernels build it.
+          float d = mxfp4_scale(block[r]);
+          for (int64_t g = 0; g < 4; ++g)
+            for (int i = 0; i < 4; ++i) {
+              y[g * 4 + i] = kMxfp4Values[lane(g, i) & 15] * d;
+              y[16 + g * 4 + i] = kMxfp4Values[lane(g, i) >> 4] * d;
+            }
+          return;
+        }
+        float d = load_fp16(block + r * packed_scale_bytes(layout.format));
         if (layout.format == Format::Q8_0) {
           for (int64_t g = 0; g < 8; ++g)
-            for (int i = 0; i < 4; ++i) {
-              int lane = block[lane_offset_in_block(layout.rows, g, r) + i];
+            for (int i = 0; i < 4; ++i)
               // The reference decoder's d * int8: the same float product.
-              y[g * 4 + i] = d * static_cast<int8_t>(lane - offset);
-            }
+              y[g * 4 + i] = d * static_cast<int8_t>(lane(g, i) - offset);
           return;
         }
         for (int64_t g = 0; g < 4; ++g)
           for (int i = 0; i < 4; ++i) {
-            int lane = block[lane_offset_in_block(layout.rows, g, r) + i];
-            y[g * 4 + i] = d * ((lane & 15) - offset);
-            y[16 + g * 4 + i] = d * ((lane >> 4) - offset);
+            y[g * 4 + i] = d * ((lane(g, i) & 15) - offset);
+            y[16 + g * 4 + i] = d * ((lane(g, i) >> 4) - offset);
           }
       });
   return absl::OkStatus();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kf/runtime/packed_layout.h"
 #include "quant/activation_blocks.h"
 #include "quant/codec.h"
 
@@ -14,8 +15,8 @@ constexpr int QK = 32;
 constexpr int kBlockBytes = 17;
 
 // E2M1 values doubled, so that they are integers; the scale halves them back.
-constexpr int8_t kValues[16] = {0, 1,  2,  3,  4,  6,  8,  12,
-                                0, -1, -2, -3, -4, -6, -8, -12};
+// One table with the packed layout's, which the compiled kernels look up.
+constexpr const int8_t (&kValues)[16] = kMxfp4Values;
 
 // 2^(e-128): the E8M0 scale 2^(e-127) with the doubling of kValues folded in.
 // Exact for every e (e = 0 and 1 give fp32 subnormals).

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kf/Codegen/Emitters.h"
+#include "formats/DecodeEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -17,28 +17,37 @@ using namespace mlir;
 namespace kf::codegen {
 namespace {
 
-constexpr int64_t kScaleBytes = 2;
-
-/// The 4 * rows bytes of K-group `g` of a packed block.
-Value loadKGroup(OpBuilder &b, Location loc, Value block, int64_t rows,
-                 int64_t g) {
-  auto type = VectorType::get({4 * rows}, b.getI8Type());
-  return emitLoad(b, loc, type, block, rows * kScaleBytes + g * 4 * rows);
-}
-
-class Q8_0Decode : public WeightDecodeEmitter {
+/// The formats whose block scale is the file's fp16 d, converted exactly.
+class Fp16ScaledDecode : public WeightDecodeEmitter {
 public:
-  explicit Q8_0Decode(const kf::PackedLayout &layout)
-      : range{8, kf::lane_offset(layout),
-              layout.encoding == kf::LaneEncoding::Signed} {}
+  explicit Fp16ScaledDecode(bool hardwareHalf) : hardwareHalf(hardwareHalf) {}
+
+  Value decodeScales(OpBuilder &b, Location loc, Value block,
+                     int64_t rows) const override {
+    Value halves =
+        emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()), block, 0);
+    return emitHalfToFloat(b, loc, halves, hardwareHalf);
+  }
+
+private:
+  bool hardwareHalf;
+};
+
+class Q8_0Decode : public Fp16ScaledDecode {
+public:
+  Q8_0Decode(const kf::PackedLayout &layout, bool hardwareHalf)
+      : Fp16ScaledDecode(hardwareHalf), range{8, kf::lane_offset(layout),
+                                              layout.encoding ==
+                                                  kf::LaneEncoding::Signed} {}
 
   LaneRange getLaneRange() const override { return range; }
   int64_t getStepsPerBlock() const override { return 8; }
 
   void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
-                  int64_t step,
+                  int64_t step, const DotEmitter &,
                   llvm::SmallVectorImpl<DecodedLanes> &out) const override {
-    out.push_back({loadKGroup(b, loc, block, rows, step), 4 * step});
+    out.push_back(
+        {loadKGroup(b, loc, kf::Format::Q8_0, block, rows, step), 4 * step});
   }
 
   // kf::dot's Q8_0: sumi * (d_w * d_x), the scale product first.
@@ -52,23 +61,20 @@ private:
   LaneRange range;
 };
 
-class Q4_0Decode : public WeightDecodeEmitter {
+class Q4_0Decode : public Fp16ScaledDecode {
 public:
+  using Fp16ScaledDecode::Fp16ScaledDecode;
+
   // The nibbles w + 8, in either encoding.
   LaneRange getLaneRange() const override { return {4, 8}; }
   int64_t getStepsPerBlock() const override { return 4; }
 
-  // One load feeds two K-groups: the low nibbles are elements 4g .. 4g + 3,
-  // the high nibbles 16 + 4g .. 16 + 4g + 3 (the file's nibble order).
+  // One load feeds two K-groups; the nibbles are the lanes (w + 8).
   void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
-                  int64_t step,
+                  int64_t step, const DotEmitter &,
                   llvm::SmallVectorImpl<DecodedLanes> &out) const override {
-    Value bytes = loadKGroup(b, loc, block, rows, step);
-    auto type = cast<VectorType>(bytes.getType());
-    Value low =
-        arith::AndIOp::create(b, loc, bytes, emitSplat(b, loc, type, 0x0f));
-    Value high =
-        arith::ShRUIOp::create(b, loc, bytes, emitSplat(b, loc, type, 4));
+    auto [low, high] = splitNibbles(
+        b, loc, loadKGroup(b, loc, kf::Format::Q4_0, block, rows, step));
     out.push_back({low, 4 * step});
     out.push_back({high, 16 + 4 * step});
   }
@@ -84,15 +90,13 @@ public:
 } // namespace
 
 std::unique_ptr<WeightDecodeEmitter>
-createWeightDecodeEmitter(const kf::PackedLayout &layout) {
-  switch (layout.format) {
-  case kf::Format::Q8_0:
-    return std::make_unique<Q8_0Decode>(layout);
-  case kf::Format::Q4_0:
-    return std::make_unique<Q4_0Decode>();
-  default:
-    return nullptr;
-  }
+createQ8_0DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf) {
+  return std::make_unique<Q8_0Decode>(layout, hardwareHalf);
+}
+
+std::unique_ptr<WeightDecodeEmitter>
+createQ4_0DecodeEmitter(bool hardwareHalf) {
+  return std::make_unique<Q4_0Decode>(hardwareHalf);
 }
 
 } // namespace kf::codegen

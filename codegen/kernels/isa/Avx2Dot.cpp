@@ -3,14 +3,17 @@
 // vpmaddubsw multiplies unsigned by signed bytes and adds pairs into i16 with
 // signed saturation; vpmaddwd against ones adds those pairs into i32. The sums
 // must never saturate, which decides how lanes are fed:
-//  * lanes of at most 6 bits (Q4_0's nibbles, 0..15) go in as they are: a
-//    pair is at most 2 * 15 * 127 = 3810, so the i16 results of several
-//    operands are added before one vpmaddwd while they stay below 2^15;
+//  * lanes of at most 6 bits (Q4_0's nibbles, 0..15; MXFP4's looked-up
+//    lanes, 0..24, 5 bits) go in as they are: a pair is at most
+//    2 * (2^bits - 1) * 127 (3810 for Q4_0, 7874 for MXFP4), so the i16
+//    results of several operands are added before one vpmaddwd while they
+//    stay below 2^15;
 //  * 8-bit lanes (Q8_0's w + 128, up to 255) would reach 2 * 255 * 127 and
 //    saturate, so the signed weight w is restored (xor 0x80) and multiplied as
 //    |w| * (sign(w) * x) (vpsignb): pairs of at most 2 * 128 * 127 = 32512,
 //    and no correction is needed.
 // Both bounds rely on |x| <= 127, which the activation packer guarantees.
+// Table lookups of up to 16 bytes are one vpshufb.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,6 +94,14 @@ public:
     if (pending)
       widen(pending);
     return acc;
+  }
+
+  // vpshufb: each index byte picks a byte of its 128-bit lane.
+  Value emitTableLookup(OpBuilder &b, Location loc, Value indices,
+                        ArrayRef<int8_t> table) const override {
+    if (table.size() > 16)
+      return emitSelectTableLookup(b, loc, indices, table);
+    return emitPshufbLookup(b, loc, "llvm.x86.avx2.pshuf.b", indices, table);
   }
 };
 

@@ -3,7 +3,8 @@
 // One vpdpbusd per operand: 64 unsigned lanes (4 weights of each of 16 rows)
 // times 4 signed activation bytes broadcast to every row, summed by fours
 // into the row's i32 lane, without saturation. The lanes' offset comes back
-// out through the activation's quant sum (getCorrectionOffset).
+// out through the activation's quant sum (getCorrectionOffset). Table
+// lookups of up to 16 bytes are one vpshufb (AVX-512BW).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,15 @@ public:
       acc = emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpbusd.512", acc.getType(),
                           {acc, w, x});
     return acc;
+  }
+
+  // vpshufb: each index byte picks a byte of its 128-bit lane.
+  Value emitTableLookup(OpBuilder &b, Location loc, Value indices,
+                        ArrayRef<int8_t> table) const override {
+    if (table.size() > 16)
+      return emitSelectTableLookup(b, loc, indices, table);
+    return emitPshufbLookup(b, loc, "llvm.x86.avx512.pshuf.b.512", indices,
+                            table);
   }
 };
 

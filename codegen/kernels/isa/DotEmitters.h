@@ -12,6 +12,13 @@ std::unique_ptr<DotEmitter> createAvx2DotEmitter();
 std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter();
 std::unique_ptr<DotEmitter> createNeonDotprodDotEmitter();
 
+/// A lookup of a table of at most 16 bytes with an x86 byte shuffle
+/// (`intrinsic`, vpshufb of `indices`' width), which looks up within each
+/// 128-bit lane: the table is repeated in every lane.
+mlir::Value emitPshufbLookup(mlir::OpBuilder &b, mlir::Location loc,
+                             llvm::StringRef intrinsic, mlir::Value indices,
+                             llvm::ArrayRef<int8_t> table);
+
 } // namespace kf::codegen
 
 #endif // KF_CODEGEN_KERNELS_ISA_DOTEMITTERS_H

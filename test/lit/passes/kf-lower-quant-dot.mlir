@@ -116,3 +116,22 @@ module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch6
     return %y : tensor<?x16xf32>
   }
 }
+
+// -----
+
+// MXFP4, the routed experts' format, lowers as Q4_0 does; its codes become
+// lanes by vpshufb.
+// CHECK-LABEL: func.func @mxfp4
+// CHECK:      kf.qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c1_k64_n16_bf16(
+// CHECK:      module @kernels {
+// CHECK:        func.func @kf_matmul_mxfp4_avx2_r8_c1_k64_n16_bf16(
+// CHECK:          "llvm.x86.avx2.pshuf.b"
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.weight @w : !kf.qweight<mxfp4, [16, 64]>
+  func.func @mxfp4(%x: tensor<1x64xf32>) -> tensor<1x16xf32> {
+    %w = kf.get_weight @w : !kf.qweight<mxfp4, [16, 64]>
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x64xf32>, !kf.qweight<mxfp4, [16, 64]> -> tensor<1x16xf32>
+    return %y : tensor<1x16xf32>
+  }
+}

@@ -110,7 +110,7 @@ struct Shape {
 std::vector<MatmulKernelSpec> crossSpecs() {
   std::vector<MatmulKernelSpec> specs;
   for (KernelIsa isa : {KernelIsa::NeonDotprod, KernelIsa::Scalar})
-    for (Format format : {Format::Q8_0, Format::Q4_0}) {
+    for (Format format : {Format::Q8_0, Format::Q4_0, Format::MXFP4}) {
       for (Shape shape : {Shape{37, 96}, Shape{32, 256}, Shape{5, 32}})
         specs.push_back({format, isa, 4, shape.k, shape.n, 8});
       for (int64_t maxCols : {1, 2, 3, 4})

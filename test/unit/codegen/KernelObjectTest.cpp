@@ -56,20 +56,26 @@ void checkObject(const KernelSet &kernels, llvm::StringRef targetName,
 TEST(KernelObject, CrossCompilesForAArch64) {
   checkObject({{{Format::Q8_0, KernelIsa::Scalar, 4, 4096, 2048, 8},
                 {Format::Q4_0, KernelIsa::Scalar, 4, 4096, 2048, 8},
+                {Format::MXFP4, KernelIsa::Scalar, 4, 4096, 2048, 8},
                 {Format::Q8_0, KernelIsa::NeonDotprod, 4, 4096, 2048, 8},
-                {Format::Q4_0, KernelIsa::NeonDotprod, 4, 4096, 2048, 8}},
+                {Format::Q4_0, KernelIsa::NeonDotprod, 4, 4096, 2048, 8},
+                {Format::MXFP4, KernelIsa::NeonDotprod, 4, 4096, 2048, 8}},
                {{4096}}},
               "neoverse-v1", llvm::Triple::aarch64);
 }
 
 TEST(KernelObject, CompilesEveryX86Isa) {
-  checkObject({{{Format::Q8_0, KernelIsa::Scalar, 1, 256, 37, 8}}, {{256}}},
+  checkObject({{{Format::Q8_0, KernelIsa::Scalar, 1, 256, 37, 8},
+                {Format::MXFP4, KernelIsa::Scalar, 1, 256, 37, 8}},
+               {{256}}},
               "x86-64-v2", llvm::Triple::x86_64);
   checkObject({{{Format::Q8_0, KernelIsa::Avx2, 8, 256, 37, 8},
-                {Format::Q4_0, KernelIsa::Avx2, 8, 256, 37, 8}}},
+                {Format::Q4_0, KernelIsa::Avx2, 8, 256, 37, 8},
+                {Format::MXFP4, KernelIsa::Avx2, 8, 256, 37, 8}}},
               "x86-64-v3", llvm::Triple::x86_64);
   checkObject({{{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 256, 37, 8},
-                {Format::Q4_0, KernelIsa::Avx512Vnni, 16, 256, 37, 8}}},
+                {Format::Q4_0, KernelIsa::Avx512Vnni, 16, 256, 37, 8},
+                {Format::MXFP4, KernelIsa::Avx512Vnni, 16, 256, 37, 8}}},
               "znver5", llvm::Triple::x86_64);
 }
 
@@ -96,6 +102,20 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_GT(count(*text, "vpmaddubsw"), 0u);
   EXPECT_GT(count(*text, "vpmaddwd"), 0u);
+  EXPECT_EQ(count(*text, "zmm"), 0u);
+
+  // MXFP4's codes become lanes by vpshufb on both x86 ISAs.
+  MatmulKernelSpec vnniFp4{
+      Format::MXFP4, KernelIsa::Avx512Vnni, 16, 256, 64, 8};
+  text = emitAssembly(vnniFp4, lookup("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_GT(count(*text, "vpshufb\t%zmm"), 0u);
+  EXPECT_GT(count(*text, "vpdpbusd"), 0u);
+
+  MatmulKernelSpec avx2Fp4{Format::MXFP4, KernelIsa::Avx2, 8, 256, 64, 8};
+  text = emitAssembly(avx2Fp4, lookup("x86-64-v3"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_GT(count(*text, "vpshufb\t%ymm"), 0u);
   EXPECT_EQ(count(*text, "zmm"), 0u);
 
   MatmulKernelSpec scalar{Format::Q4_0, KernelIsa::Scalar, 4, 256, 64, 8};

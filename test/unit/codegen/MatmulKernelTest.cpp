@@ -1,7 +1,7 @@
-// Compiled Q8_0 / Q4_0 matmul kernels, JIT-compiled for this machine, against
-// the reference dot product kf::dot, for every column count m = 1..17 (every
-// column tile width and run-time decomposition), N not a multiple of the row
-// group (a padded, masked last group) and several K.
+// Compiled Q8_0 / Q4_0 / MXFP4 matmul kernels, JIT-compiled for this machine,
+// against the reference dot product kf::dot, for every column count m = 1..17
+// (every column tile width and run-time decomposition), N not a multiple of
+// the row group (a padded, masked last group) and several K.
 //
 // Tolerance: none, the results must be bit-identical. Per block and row the
 // kernel's int32 accumulator starts at -offset * sum(q) and adds the products
@@ -9,12 +9,13 @@
 // exactly (|dot| <= 32 * 128 * 127 < 2^24, so its conversion to float is
 // exact too). The float work then repeats kf::dot's, operation for operation
 // and in its order: Q8_0 adds dot * (d_w * d_x), Q4_0 adds (dot * d_w) * d_x,
-// to a sum that starts at 0 and runs over the blocks in K order; the weight
-// scales are converted from fp16 exactly; and neither side contracts a
-// multiply and an add into an FMA (LLVM fuses separate fmul/fadd only under
-// the contract flag, which the kernels never set; the runtime is compiled in
-// ISO C++ mode, where GCC does not contract, for baseline x86-64, which has
-// no FMA). Any difference is a bug.
+// MXFP4 (d_x * d_w) * dot, to a sum that starts at 0 and runs over the blocks
+// in K order; the weight scales are converted exactly (from fp16, or MXFP4's
+// 2^(e - 128) built from its bits, subnormals included); and neither side
+// contracts a multiply and an add into an FMA (LLVM fuses separate fmul/fadd
+// only under the contract flag, which the kernels never set; the runtime is
+// compiled in ISO C++ mode, where GCC does not contract, for baseline x86-64,
+// which has no FMA). Any difference is a bug.
 #include "MatmulReference.h"
 
 #include "kf/Codegen/KernelCompiler.h"
@@ -108,7 +109,7 @@ constexpr Shape kShapes[] = {{37, 96}, {32, 256}, {5, 32}};
 void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
               const TargetInfo &target) {
   std::vector<MatmulKernelSpec> specs;
-  for (Format format : {Format::Q8_0, Format::Q4_0})
+  for (Format format : {Format::Q8_0, Format::Q4_0, Format::MXFP4})
     for (int64_t r : rows)
       for (Shape shape : kShapes) {
         specs.push_back({format, isa, r, shape.k, shape.n, 8});
@@ -218,6 +219,79 @@ TEST(MatmulKernel, ExtremeWeights) {
                   std::bit_cast<uint32_t>(want))
             << "column " << j << ", row " << r;
       }
+  }
+}
+
+// MXFP4 with every code and every E8M0 byte, 0 and 1 (subnormal scales), 254
+// and 255 (2^126, 2^127) included, against columns of ordinary, tiny (fp16
+// subnormal d_x, whose products with the small scales are fp32 subnormals that
+// round) and large activations (products that overflow to inf, and sums of
+// infs of both signs, NaN).
+TEST(MatmulKernel, Mxfp4ExtremeWeights) {
+  const int64_t n = 19, k = 32 * 16, blocks = k / 32;
+  std::vector<uint8_t> w(n * blocks * 17);
+  for (int64_t blk = 0; blk < n * blocks; ++blk) {
+    uint8_t *block = w.data() + blk * 17;
+    block[0] = static_cast<uint8_t>(blk); // row r: e = 16r .. 16r + 15
+    for (int j = 0; j < 16; ++j)
+      block[1 + j] = static_cast<uint8_t>(j | ((j * 7 + blk) % 16) << 4);
+  }
+  const int64_t m = 3;
+  std::vector<float> x = gaussian(m * k, 23, 1.0f);
+  for (int64_t i = 0; i < k; ++i) {
+    x[k + i] *= 1e-5f;
+    x[2 * k + i] *= 300.0f;
+  }
+  std::vector<uint8_t> packedX(m * *packed_activation_bytes(k));
+  ASSERT_TRUE(pack_activations(x, m, k, k, packedX).ok());
+  const int64_t wRow = blocks * 17, xRow = blocks * 34;
+  std::vector<uint8_t> xq(m * xRow);
+  for (int64_t j = 0; j < m; ++j)
+    ASSERT_TRUE(quantize_activation(Format::Q8_0,
+                                    std::span(x).subspan(j * k, k),
+                                    std::span(xq).subspan(j * xRow, xRow))
+                    .ok());
+
+  // The test has teeth: scaling in another order, (dot * d_w) * d_x, differs
+  // somewhere, and some results are inf or NaN.
+  std::vector<float> want(m * n);
+  int differing = 0, nonFinite = 0;
+  for (int64_t j = 0; j < m; ++j)
+    for (int64_t r = 0; r < n; ++r) {
+      want[j * n + r] =
+          *dot(Format::MXFP4, std::span(w).subspan(r * wRow, wRow),
+               std::span(xq).subspan(j * xRow, xRow));
+      float other = 0;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t *wb = w.data() + r * wRow + b * 17;
+        const uint8_t *xb = xq.data() + j * xRow + b * 34;
+        int sumi = 0;
+        for (int i = 0; i < 16; ++i)
+          sumi +=
+              kMxfp4Values[wb[1 + i] & 15] * static_cast<int8_t>(xb[2 + i]) +
+              kMxfp4Values[wb[1 + i] >> 4] *
+                  static_cast<int8_t>(xb[2 + 16 + i]);
+        other += (sumi * std::ldexp(1.0f, wb[0] - 128)) *
+                 fp16_to_fp32(static_cast<uint16_t>(xb[0] | xb[1] << 8));
+      }
+      differing += std::bit_cast<uint32_t>(other) !=
+                   std::bit_cast<uint32_t>(want[j * n + r]);
+      nonFinite += !std::isfinite(want[j * n + r]);
+    }
+  EXPECT_GT(differing, 0);
+  EXPECT_GT(nonFinite, 0);
+
+  for (const JitKernel &kernel : hostKernels(Format::MXFP4, k, n)) {
+    SCOPED_TRACE(kernel.spec.describe());
+    std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
+    std::vector<float> y(m * n);
+    kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t r = 0; r < n; ++r)
+        EXPECT_EQ(std::bit_cast<uint32_t>(y[j * n + r]),
+                  std::bit_cast<uint32_t>(want[j * n + r]))
+            << "column " << j << ", row " << r << ": " << y[j * n + r]
+            << " != " << want[j * n + r];
   }
 }
 
@@ -400,7 +474,7 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   };
   EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 256, 8, 8}),
             "matmul kernel q4_k/scalar r4 c8 [8 x 256]: no emitter for this "
-            "format, expected q8_0 or q4_0");
+            "format, expected q8_0, q4_0 or mxfp4");
   EXPECT_EQ(error({Format::Q8_0, KernelIsa::Scalar, 4, 48, 8, 8}),
             "matmul kernel q8_0/scalar r4 c8 [8 x 48]: expected K a positive "
             "multiple of 32");

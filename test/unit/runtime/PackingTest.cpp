@@ -2,6 +2,8 @@
 // what the reference decoder gives for the file rows, unpacking restores the
 // file bytes, lanes sit where docs/codegen.md says, and packed activations
 // carry the reference activation quantizer's scale and quants.
+#include <bit>
+#include <cmath>
 #include <cstring>
 
 #include "QuantTestUtil.h"
@@ -24,7 +26,7 @@ struct Case {
 
 std::vector<Case> all_layouts() {
   std::vector<Case> cases;
-  for (Format f : {Format::Q8_0, Format::Q4_0})
+  for (Format f : {Format::Q8_0, Format::Q4_0, Format::MXFP4})
     for (int rows : {1, 4, 8, 16})
       for (LaneEncoding e : {LaneEncoding::Unsigned, LaneEncoding::Signed})
         cases.push_back({f, rows, e});
@@ -42,12 +44,17 @@ TEST(Packing, Names) {
             "q8_0_r16");
   EXPECT_EQ(layout_name({Format::Q8_0, 4, LaneEncoding::Signed}), "q8_0_r4s");
   EXPECT_EQ(layout_name({Format::Q4_0, 8, LaneEncoding::Signed}), "q4_0_r8");
+  EXPECT_EQ(layout_name({Format::MXFP4, 16, LaneEncoding::Unsigned}),
+            "mxfp4_r16");
+  EXPECT_EQ(layout_name({Format::MXFP4, 4, LaneEncoding::Signed}), "mxfp4_r4");
 }
 
 TEST(Packing, SizesPadTheLastGroup) {
   PackedLayout l{Format::Q8_0, 16, LaneEncoding::Unsigned};
   EXPECT_EQ(*packed_weight_bytes(l, 17, 64), 2u * 2 * 16 * 34);
   EXPECT_EQ(*packed_weight_bytes({Format::Q4_0, 8}, 8, 32), 8u * 18);
+  EXPECT_EQ(*packed_weight_bytes({Format::MXFP4, 16}, 17, 64),
+            2u * 2 * 16 * 17);
   EXPECT_EQ(*packed_activation_bytes(96), 3u * 40);
 }
 
@@ -140,6 +147,56 @@ TEST(Packing, Q4_0LanesKeepTheFileNibbles) {
     EXPECT_EQ(packed[16 + (2 * 8 + 5) * 4 + i], rows[5 * 18 + 2 + 8 + i]);
 }
 
+// MXFP4 keeps the file's E8M0 bytes (one per row, before the lanes) and
+// nibble pairs, in Q4_0's lane order.
+TEST(Packing, Mxfp4LanesKeepTheFileBytes) {
+  std::vector<uint8_t> rows = random_rows(Format::MXFP4, 8, 32, 3);
+  PackedLayout layout{Format::MXFP4, 8, LaneEncoding::Unsigned};
+  std::vector<uint8_t> packed = *pack_weights(layout, rows, 8, 32);
+  ASSERT_EQ(packed.size(), 8u * 17);
+  for (int r = 0; r < 8; ++r)
+    EXPECT_EQ(packed[r], rows[r * 17]);
+  // Row 5, K-group 2: file bytes 8..11 of its qs.
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(packed[8 + (2 * 8 + 5) * 4 + i], rows[5 * 17 + 1 + 8 + i]);
+}
+
+// The kernels build 2^(e - 128) from the E8M0 byte's bits: exact for every
+// byte, the subnormals of e = 0 and 1 and the largest, 2^127, included.
+TEST(Packing, Mxfp4ScaleIsExactForEveryByte) {
+  for (int e = 0; e < 256; ++e)
+    EXPECT_EQ(mxfp4_scale(static_cast<uint8_t>(e)), std::ldexp(1.0f, e - 128))
+        << "e = " << e;
+}
+
+// Every code under every scale byte decodes from the packed tensor as the
+// reference decoder decodes the file, and unpacks to the file bytes.
+TEST(Packing, Mxfp4DecodesEveryCodeAndScale) {
+  const int64_t n = 19, k = 32 * 16; // 19 * 16 blocks cover all 256 bytes
+  std::vector<uint8_t> rows(n * (k / 32) * 17);
+  for (size_t blk = 0; blk < rows.size() / 17; ++blk) {
+    uint8_t *block = rows.data() + blk * 17;
+    block[0] = static_cast<uint8_t>(blk);
+    for (int j = 0; j < 16; ++j) // every code, low and high, in each block
+      block[1 + j] = static_cast<uint8_t>(j | ((j + blk) % 16) << 4);
+  }
+  for (int r : {1, 4, 8, 16}) {
+    PackedLayout layout{Format::MXFP4, r, LaneEncoding::Unsigned};
+    SCOPED_TRACE(layout_name(layout));
+    std::vector<uint8_t> packed = *pack_weights(layout, rows, n, k);
+    std::vector<float> want = dequantized(Format::MXFP4, rows, n * k);
+    std::vector<float> got(n * k);
+    ASSERT_TRUE(dequantize_packed(layout, packed, n, k, got).ok());
+    for (int64_t i = 0; i < n * k; ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                std::bit_cast<uint32_t>(want[i]))
+          << "element " << i;
+    std::vector<uint8_t> back(rows.size());
+    ASSERT_TRUE(unpack_weights(layout, packed, n, k, back).ok());
+    EXPECT_EQ(back, rows);
+  }
+}
+
 TEST(Packing, PaddingRowsAreZero) {
   PackedLayout layout{Format::Q4_0, 4, LaneEncoding::Unsigned};
   std::vector<uint8_t> rows = random_rows(Format::Q4_0, 1, 32, 5);
@@ -148,6 +205,14 @@ TEST(Packing, PaddingRowsAreZero) {
     EXPECT_EQ(packed[2 * r] | packed[2 * r + 1], 0);
     for (int g = 0; g < 4; ++g)
       EXPECT_EQ(packed[8 + (g * 4 + r) * 4], 0x88); // 8 | 8 << 4: value 0
+  }
+  PackedLayout mxfp4{Format::MXFP4, 4, LaneEncoding::Unsigned};
+  rows = random_rows(Format::MXFP4, 1, 32, 5);
+  packed = *pack_weights(mxfp4, rows, 1, 32);
+  for (int r = 1; r < 4; ++r) {
+    EXPECT_EQ(packed[r], 0);
+    for (int g = 0; g < 4; ++g)
+      EXPECT_EQ(packed[4 + (g * 4 + r) * 4], 0); // code 0: value 0
   }
 }
 

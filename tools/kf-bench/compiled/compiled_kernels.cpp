@@ -58,9 +58,7 @@ MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
   auto cache = std::make_shared<KernelCache>(isa, rows, host);
   MatmulKernel kernel;
   kernel.name = std::string("kf-") + codegen::getIsaName(isa).str();
-  kernel.supports = [](Format f) {
-    return f == Format::Q8_0 || f == Format::Q4_0;
-  };
+  kernel.supports = codegen::hasMatmulEmitter;
   kernel.row_group = rows;
   kernel.pack_weights = [cache](Format format, int64_t n, int64_t k,
                                 std::span<const uint8_t> file_rows)

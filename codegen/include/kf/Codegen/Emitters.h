@@ -3,11 +3,13 @@
 // The matmul loop nest (MatmulEmitter.cpp) is written once. What differs by
 // weight format is how a packed block turns into int8 lanes and how its int32
 // dot meets the scales (a WeightDecodeEmitter); what differs by ISA is how
-// lanes and activation bytes become int32 dot products (a DotEmitter). The
-// two meet in the lanes: a vector<4R x i8> holding, for each of the group's R
-// rows, 4 consecutive weights (lanes 4r .. 4r + 3) as w + offset, in the
-// encoding of the spec's weight layout (unsigned for x86's unsigned-by-signed
-// dot instructions, signed for NEON's sdot); and an activation operand of 4
+// lanes and activation bytes become int32 dot products, and how bytes are
+// looked up in a small table (a DotEmitter, which decoders of table formats
+// call: MXFP4's codes, and the IQ formats' codebooks). The two meet in the
+// lanes: a vector<4R x i8> holding, for each of the group's R rows, 4
+// consecutive weights (lanes 4r .. 4r + 3) as w + offset, in the encoding of
+// the spec's weight layout (unsigned for x86's unsigned-by-signed dot
+// instructions, signed for NEON's sdot); and an activation operand of 4
 // signed bytes broadcast to every row.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +42,8 @@ struct DecodedLanes {
   int64_t kOffset;
 };
 
+class DotEmitter;
+
 class WeightDecodeEmitter {
 public:
   virtual ~WeightDecodeEmitter() = default;
@@ -47,10 +51,16 @@ public:
   virtual LaneRange getLaneRange() const = 0;
   /// How many decodeStep calls cover a block of 32 weights.
   virtual int64_t getStepsPerBlock() const = 0;
-  /// Appends the lanes of step `step` of the packed block at `block` (an
-  /// !llvm.ptr to the block's R fp16 scales, the weights after them).
+  /// The R rows' scales of the packed block at `block` (an !llvm.ptr to the
+  /// block, kf::PackedLayout's: the scales, then the lanes), as the exact
+  /// fp32 values the reference decoder uses (vector<R x f32>).
+  virtual mlir::Value decodeScales(mlir::OpBuilder &b, mlir::Location loc,
+                                   mlir::Value block, int64_t rows) const = 0;
+  /// Appends the lanes of step `step` of the packed block at `block`; `isa`
+  /// provides the target's table lookup.
   virtual void decodeStep(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value block, int64_t rows, int64_t step,
+                          const DotEmitter &isa,
                           llvm::SmallVectorImpl<DecodedLanes> &out) const = 0;
   /// A block's contribution to the fp32 accumulator, from its exact integer
   /// dot `dot` (vector<R x f32>), the weights' scales `wScales` (vector<R x
@@ -62,10 +72,12 @@ public:
                                  mlir::Value xScale) const = 0;
 };
 
-/// The decoder of a Q8_0 or Q4_0 layout, whose encoding its lanes keep; null
-/// for any other format (verifyMatmulKernel refuses them first).
+/// The decoder of a Q8_0, Q4_0 or MXFP4 layout, whose encoding its lanes
+/// keep, for `target` (whose fp16 conversions Q8_0's and Q4_0's scales use);
+/// null for any other format (verifyMatmulKernel refuses them first).
 std::unique_ptr<WeightDecodeEmitter>
-createWeightDecodeEmitter(const kf::PackedLayout &layout);
+createWeightDecodeEmitter(const kf::PackedLayout &layout,
+                          const target::TargetInfo &target);
 
 class DotEmitter {
 public:
@@ -88,6 +100,13 @@ public:
                               llvm::ArrayRef<mlir::Value> lanes,
                               llvm::ArrayRef<mlir::Value> acts,
                               LaneRange range) const = 0;
+  /// table[indices[i]] for each byte of `indices` (a vector<4R x i8> whose
+  /// bytes are all below table.size(), at most 256 entries). The portable
+  /// default selects among the entries; an ISA overrides it with its byte
+  /// shuffle for the table sizes the shuffle covers (x86's vpshufb: 16).
+  virtual mlir::Value emitTableLookup(mlir::OpBuilder &b, mlir::Location loc,
+                                      mlir::Value indices,
+                                      llvm::ArrayRef<int8_t> table) const;
 };
 
 std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa);
@@ -107,6 +126,11 @@ mlir::Value emitLoad(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
 /// A splat of the integer constant `value` to the integer vector `type`.
 mlir::Value emitSplat(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::VectorType type, int64_t value);
+/// DotEmitter::emitTableLookup's portable form: the table's entries selected
+/// by the index bits, one bit per level (size - 1 selects, no intrinsic).
+mlir::Value emitSelectTableLookup(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value indices,
+                                  llvm::ArrayRef<int8_t> table);
 /// Whether the target converts between fp16 and fp32 in hardware (x86 F16C,
 /// every AArch64). Elsewhere LLVM lowers the conversions to library calls,
 /// which a kernel must not depend on, so they are done in integer arithmetic.

@@ -32,6 +32,10 @@ enum class KernelIsa {
   NeonDotprod, ///< AArch64 sdot on 4 rows (a 128-bit vector)
 };
 
+/// Whether the emitters build matmul kernels for weights of `format` (Q8_0,
+/// Q4_0, MXFP4), on every ISA.
+bool hasMatmulEmitter(kf::Format format);
+
 /// "scalar", "avx2", "avx512vnni", "neon_dotprod".
 llvm::StringRef getIsaName(KernelIsa isa);
 std::optional<KernelIsa> lookupIsa(llvm::StringRef name);
@@ -43,7 +47,7 @@ std::optional<KernelIsa> lookupIsa(llvm::StringRef name);
 using MatmulKernelFn = kf_matmul_kernel_fn;
 
 struct MatmulKernelSpec {
-  kf::Format format = kf::Format::Q8_0; ///< Q8_0 or Q4_0
+  kf::Format format = kf::Format::Q8_0; ///< one hasMatmulEmitter accepts
   KernelIsa isa = KernelIsa::Scalar;
   int64_t rows = 16;   ///< rows per group (16 AVX-512, 8 AVX2, 4 NEON)
   int64_t k = 0;       ///< elements per weight row, a multiple of 32

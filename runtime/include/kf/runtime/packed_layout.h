@@ -4,6 +4,7 @@
 // description without linking the runtime.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <string>
 
@@ -22,13 +23,15 @@ enum class LaneEncoding : uint8_t {
 };
 
 // Rows are grouped by `rows` (the last group padded with zero rows); for each
-// group and each block of 32 weights: `rows` fp16 scales, then the weights as
-// K-groups of 4 lanes for every row, [g][r][4], so that one load of 4 * rows
-// bytes holds 4 consecutive weights of every row of the group. Q8_0 has 8
-// K-groups of 4 bytes; Q4_0 has 4, each byte holding the file's nibble pair
-// (low nibble element 4g + i, high nibble element 16 + 4g + i).
+// group and each block of 32 weights: the `rows` scales as in the file (fp16
+// for Q8_0 and Q4_0, the E8M0 byte for MXFP4), then the weights as K-groups of
+// 4 lanes for every row, [g][r][4], so that one load of 4 * rows bytes holds 4
+// consecutive weights of every row of the group. Q8_0 has 8 K-groups of 4
+// bytes; Q4_0 and MXFP4 have 4, each byte holding the file's nibble pair (low
+// nibble element 4g + i, high nibble element 16 + 4g + i): Q4_0's nibbles are
+// w + 8, MXFP4's are E2M1 codes, which the kernel looks up in kMxfp4Values.
 struct PackedLayout {
-  Format format = Format::Q8_0; // Q8_0 or Q4_0
+  Format format = Format::Q8_0; // Q8_0, Q4_0 or MXFP4
   int rows = 16;                // rows per interleaved group: 1, 4, 8 or 16
   LaneEncoding encoding = LaneEncoding::Unsigned;
 
@@ -36,7 +39,7 @@ struct PackedLayout {
 };
 
 // What a lane holds for weight w: w + lane_offset (128 for unsigned Q8_0, 8
-// for Q4_0, 0 for signed Q8_0).
+// for Q4_0, 0 for signed Q8_0). MXFP4's lanes hold codes, not offset weights.
 constexpr int lane_offset(const PackedLayout &layout) {
   if (layout.format == Format::Q4_0)
     return 8;
@@ -50,8 +53,40 @@ constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
          static_cast<int64_t>(format_info(layout.format).block_bytes);
 }
 
-// "q8_0_r16"; a signed Q8_0 layout ends in "s" ("q8_0_r4s"). Q4_0 has one byte
-// layout for both encodings, so its name carries no suffix.
+// Bytes of one row's scale in a packed block: the file's scale field.
+constexpr int64_t packed_scale_bytes(Format format) {
+  return format == Format::MXFP4 ? 1 : 2;
+}
+
+// Where the 4 lanes of K-group `g` of row `r` start inside a packed block:
+// after the rows' scales, groups [g][r][4]. Row 0's is the K-group's load.
+constexpr int64_t packed_kgroup_offset(const PackedLayout &layout, int64_t g,
+                                       int r = 0) {
+  return layout.rows * packed_scale_bytes(layout.format) +
+         (g * layout.rows + r) * 4;
+}
+
+// MXFP4 (spec/quant_formats.md §3.17): E2M1 code c of a block with E8M0 byte e
+// is kMxfp4Values[c] * 2^(e - 128), the values doubled so that they are
+// integers and the scale halved to match.
+inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
+
+// The fp32 bits of 2^(e - 128), exact for every E8M0 byte e: a normal number
+// whose exponent field is e - 1 for e >= 2; the subnormals 2^-128 and 2^-127
+// (mantissa bit 21 or 22) for e = 0 and 1. The kernels build the scale with
+// the same integer arithmetic.
+constexpr uint32_t mxfp4_scale_bits(uint8_t e) {
+  return e >= 2 ? static_cast<uint32_t>(e - 1) << 23
+                : static_cast<uint32_t>(e + 1) << 21;
+}
+
+constexpr float mxfp4_scale(uint8_t e) {
+  return std::bit_cast<float>(mxfp4_scale_bits(e));
+}
+
+// "q8_0_r16"; a signed Q8_0 layout ends in "s" ("q8_0_r4s"). Q4_0 and MXFP4
+// have one byte layout for both encodings, so their names carry no suffix.
 inline std::string layout_name(const PackedLayout &layout) {
   std::string name(format_info(layout.format).name);
   name += "_r" + std::to_string(layout.rows);

@@ -15,8 +15,8 @@
 
 namespace kf {
 
-// OK when the layout is one this runtime can pack: Q8_0 or Q4_0 with 1, 4, 8
-// or 16 rows.
+// OK when the layout is one this runtime can pack: Q8_0, Q4_0 or MXFP4 with
+// 1, 4, 8 or 16 rows.
 absl::Status check_layout(const PackedLayout &layout);
 
 // Bytes of a packed [n, k] tensor: ceil(n / rows) groups of k / 32 blocks.

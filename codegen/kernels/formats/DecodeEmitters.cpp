@@ -1,0 +1,43 @@
+//===- DecodeEmitters.cpp - The decode emitter of each format -------------===//
+
+#include "formats/DecodeEmitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+namespace kf::codegen {
+
+std::unique_ptr<WeightDecodeEmitter>
+createWeightDecodeEmitter(const kf::PackedLayout &layout,
+                          const target::TargetInfo &target) {
+  switch (layout.format) {
+  case kf::Format::Q8_0:
+    return createQ8_0DecodeEmitter(layout, hasHardwareHalf(target));
+  case kf::Format::Q4_0:
+    return createQ4_0DecodeEmitter(hasHardwareHalf(target));
+  case kf::Format::MXFP4:
+    return createMxfp4DecodeEmitter();
+  default:
+    return nullptr;
+  }
+}
+
+Value loadKGroup(OpBuilder &b, Location loc, kf::Format format, Value block,
+                 int64_t rows, int64_t g) {
+  auto type = VectorType::get({4 * rows}, b.getI8Type());
+  kf::PackedLayout layout{format, static_cast<int>(rows)};
+  return emitLoad(b, loc, type, block, kf::packed_kgroup_offset(layout, g));
+}
+
+std::pair<Value, Value> splitNibbles(OpBuilder &b, Location loc, Value bytes) {
+  auto type = cast<VectorType>(bytes.getType());
+  Value low =
+      arith::AndIOp::create(b, loc, bytes, emitSplat(b, loc, type, 0x0f));
+  Value high =
+      arith::ShRUIOp::create(b, loc, bytes, emitSplat(b, loc, type, 4));
+  return {low, high};
+}
+
+} // namespace kf::codegen

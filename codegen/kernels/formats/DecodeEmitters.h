@@ -1,0 +1,29 @@
+//===- DecodeEmitters.h - The per-format decode emitters, for the factory -===//
+
+#ifndef KF_CODEGEN_KERNELS_FORMATS_DECODEEMITTERS_H
+#define KF_CODEGEN_KERNELS_FORMATS_DECODEEMITTERS_H
+
+#include "kf/Codegen/Emitters.h"
+
+#include <utility>
+
+namespace kf::codegen {
+
+std::unique_ptr<WeightDecodeEmitter>
+createQ8_0DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf);
+std::unique_ptr<WeightDecodeEmitter> createQ4_0DecodeEmitter(bool hardwareHalf);
+std::unique_ptr<WeightDecodeEmitter> createMxfp4DecodeEmitter();
+
+/// The 4 * rows bytes of K-group `g` of a packed block of `format`.
+mlir::Value loadKGroup(mlir::OpBuilder &b, mlir::Location loc,
+                       kf::Format format, mlir::Value block, int64_t rows,
+                       int64_t g);
+/// A K-group of nibble pairs (Q4_0's and MXFP4's bytes) split in two:
+/// the low nibbles, elements 4g .. 4g + 3 of the block, and the high ones,
+/// elements 16 + 4g .. 16 + 4g + 3 (the file's nibble order).
+std::pair<mlir::Value, mlir::Value>
+splitNibbles(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bytes);
+
+} // namespace kf::codegen
+
+#endif // KF_CODEGEN_KERNELS_FORMATS_DECODEEMITTERS_H
