@@ -189,6 +189,44 @@ module {
               OneLineWith("interpreter: unsupported op 'arith.addf'"));
 }
 
+// A lowered graph's kernel ops need kernels, and a kf.qmatmul needs the
+// weight's file bytes to repack.
+TEST(Errors, KernelOpsWithoutKernelsOrFileBytes) {
+  constexpr const char *kQuantize = R"mlir(
+module {
+  func.func @f(%x: tensor<?x64xf32>) -> tensor<?x80xi8> {
+    %xq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k64(%x) : tensor<?x64xf32> -> tensor<?x80xi8> loc("blk.0.q_a")
+    return %xq : tensor<?x80xi8>
+  }
+  module @kernels {
+    func.func private @kf_quantize_q8_0_k64(!llvm.ptr, i64, !llvm.ptr, i64)
+  }
+}
+)mlir";
+  EXPECT_THAT(errorOf(kQuantize, {Tensor({1, 64}, randomValues(64, 2))}),
+              OneLineWith("kf.quantize_activations at blk.0.q_a: calls a "
+                          "compiled kernel, but no kernels were given"));
+
+  constexpr const char *kMatmul = R"mlir(
+module {
+  kf.weight @w : !kf.qweight<q8_0, [16, 64]>
+  func.func @f(%xq: tensor<?x80xi8>) -> tensor<?x16xf32> {
+    %w = kf.get_weight @w : !kf.qweight<q8_0, [16, 64]>
+    %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}
+        : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+    return %y : tensor<?x16xf32>
+  }
+  module @kernels {
+    func.func private @matmul(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
+  }
+}
+)mlir";
+  EXPECT_THAT(errorOf(kMatmul, {Tensor({1, 80}, std::vector<int8_t>(80))},
+                      {.floats = {{"w", randomValues(16 * 64, 3)}}}),
+              OneLineWith("interpreter: weight 'w': is read by a compiled "
+                          "kernel, which needs its file bytes"));
+}
+
 TEST(Errors, DataTheReferenceWouldStopOn) {
   float inf = std::numeric_limits<float>::infinity();
   EXPECT_THAT(errorOf(R"mlir(
