@@ -101,8 +101,15 @@ SmallVector<Matmul> mlir::kf::getMatmuls(Operation *op) {
                                    leadingDim(linear.getInput()))});
       })
       .Case([](QMatmulOp qmatmul) {
-        return collect({makeMatmul("", qmatmul.getWeight(),
-                                   leadingDim(qmatmul.getInput()))});
+        // N is the result's: the rows from row_offset a group reads.
+        std::optional<Matmul> matmul =
+            makeMatmul("", qmatmul.getWeight(), leadingDim(qmatmul.getInput()));
+        auto result = dyn_cast<RankedTensorType>(qmatmul.getType());
+        if (!matmul || !result || result.getRank() != 2 ||
+            result.isDynamicDim(1))
+          return SmallVector<Matmul>();
+        matmul->n = result.getDimSize(1);
+        return SmallVector<Matmul>{*matmul};
       })
       .Case([](GroupedLinearOp grouped) {
         return collect(

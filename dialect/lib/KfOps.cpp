@@ -717,14 +717,25 @@ LogicalResult QMatmulOp::verify() {
   if (k % 32 != 0)
     return emitOpError() << "weight has K = " << k
                          << ", expected a multiple of 32";
-  if (failed(checkShape(*this, "input", getInput().getType(),
+  FailureOr<int64_t> n = staticDim(*this, "result", getResult(), 1);
+  if (failed(n) ||
+      failed(checkShape(*this, "input", getInput().getType(),
                         {kAny, packedActivationBytes(k)})) ||
-      failed(checkShape(*this, "result", getType(),
-                        {tokens(getInput()), weight.getRows()})))
+      failed(checkShape(*this, "result", getType(), {tokens(getInput()), *n})))
     return failure();
-  if (!(*this)->hasAttr(KfDialect::kKernelAttrName))
+  int64_t offset = getRowOffset();
+  if (offset < 0 || offset + *n > weight.getRows())
+    return emitOpError() << "rows " << offset << " .. " << offset + *n - 1
+                         << " of the result are not rows of the weight "
+                         << weight;
+  auto kernel = (*this)->getAttrOfType<KernelAttr>(KfDialect::kKernelAttrName);
+  if (!kernel)
     return emitOpError() << "needs the " << KfDialect::kKernelAttrName
                          << " decisions its kernel was built from";
+  if (offset % kernel.getRows() != 0)
+    return emitOpError() << "row_offset " << offset
+                         << " is not a multiple of the layout's row group "
+                         << kernel.getRows();
   return success();
 }
 

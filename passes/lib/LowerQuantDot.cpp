@@ -14,9 +14,11 @@
 #include "KernelDecisions.h"
 #include "kf/Codegen/MatmulEmitter.h"
 #include "kf/runtime/packed_layout.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::kf {
@@ -31,12 +33,12 @@ using ::kf::target::TargetInfo;
 /// The name of the module holding the kernels.
 constexpr StringLiteral kKernelsModule = "kernels";
 
-/// The kernel spec of a linear's decision; an error when no emitter builds
-/// it for `target` (verifyMatmulKernel's one line).
-FailureOr<codegen::MatmulKernelSpec> getMatmulSpec(LinearOp linear,
-                                                   KernelAttr kernel,
-                                                   const TargetInfo &target,
-                                                   std::string &reason) {
+/// The kernel spec of a matmul's decision (for kf.grouped_linear, one
+/// group's: N its rows, K its columns); an error when no emitter builds it
+/// for `target` (verifyMatmulKernel's one line).
+FailureOr<codegen::MatmulKernelSpec>
+getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
+              const TargetInfo &target, std::string &reason) {
   std::optional<codegen::KernelIsa> isa =
       codegen::lookupIsa(stringifyKernelIsa(kernel.getIsa()));
   if (!isa) {
@@ -44,18 +46,26 @@ FailureOr<codegen::MatmulKernelSpec> getMatmulSpec(LinearOp linear,
         ("no emitter for isa " + stringifyKernelIsa(kernel.getIsa())).str();
     return failure();
   }
-  QWeightType weight = linear.getWeight().getType();
   codegen::MatmulKernelSpec spec;
-  spec.format = static_cast<::kf::Format>(weight.getFormat());
+  spec.format = static_cast<::kf::Format>(matmul.weight.getFormat());
   spec.isa = *isa;
   spec.rows = kernel.getRows();
-  spec.k = weight.getCols();
-  spec.n = weight.getRows();
+  spec.k = matmul.k;
+  spec.n = matmul.n;
   // A static M needs no wider tile than its decomposition has.
   spec.maxCols = kernel.getWidestColumnTile();
-  spec.roundToBf16 = linear.getPrecision() == Precision::bf16;
+  spec.roundToBf16 = precision == Precision::bf16;
   if (llvm::Error err = codegen::verifyMatmulKernel(spec, target)) {
     reason = llvm::toString(std::move(err));
+    return failure();
+  }
+  // A group's kernel reads the group's rows in place, from a packed row
+  // group's start.
+  if (matmul.n != matmul.weight.getRows() && matmul.n % spec.rows != 0) {
+    reason = llvm::formatv("a group's {0} rows are not a multiple of the "
+                           "layout's row group {1}",
+                           matmul.n, spec.rows)
+                 .str();
     return failure();
   }
   return spec;
@@ -124,53 +134,92 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
       return signalPassFailure();
     TargetInfo target = targetAttr.getTargetInfo();
 
-    SmallVector<LinearOp> linears;
-    module.walk([&](LinearOp linear) { linears.push_back(linear); });
+    SmallVector<Operation *> matmuls;
+    module.walk([&](Operation *op) {
+      if (isa<LinearOp, GroupedLinearOp>(op))
+        matmuls.push_back(op);
+    });
     KernelModule kernels(module, target);
-    for (LinearOp linear : linears)
-      if (failed(lower(linear, kernels, target)))
+    for (Operation *op : matmuls)
+      if (failed(lower(op, kernels, target)))
         return signalPassFailure();
   }
 
-  LogicalResult lower(LinearOp linear, KernelModule &kernels,
+  /// Lowers a kf.linear, or a kf.grouped_linear as one kf.qmatmul per group
+  /// (each on its slice of the input and its rows of the weight, by one
+  /// kernel) whose results are concatenated.
+  LogicalResult lower(Operation *op, KernelModule &kernels,
                       const TargetInfo &target) {
-    SmallVector<Matmul> matmuls = getMatmuls(linear);
-    KernelAttr kernel =
-        getKernelOrError(linear, matmuls.front(), "kf-lower-quant-dot");
+    Matmul matmul = getMatmuls(op).front();
+    KernelAttr kernel = getKernelOrError(op, matmul, "kf-lower-quant-dot");
     if (!kernel)
       return failure();
+    auto grouped = dyn_cast<GroupedLinearOp>(op);
+    PrecisionAttr precision = grouped ? grouped.getPrecisionAttr()
+                                      : cast<LinearOp>(op).getPrecisionAttr();
     std::string reason;
     FailureOr<codegen::MatmulKernelSpec> spec =
-        getMatmulSpec(linear, kernel, target, reason);
+        getMatmulSpec(matmul, kernel, precision.getValue(), target, reason);
     if (failed(spec)) {
       // Left to the graph's reference path unless every matmul must run
       // compiled.
       if (!requireAll)
         return success();
-      return linear.emitOpError() << "kf-lower-quant-dot: " << reason;
+      return op->emitOpError() << "kf-lower-quant-dot: " << reason;
     }
 
     SymbolRefAttr matmulFn =
-        kernels.getOrBuild(linear, *spec, codegen::buildMatmulKernel);
-    SymbolRefAttr quantizeFn =
-        kernels.getOrBuild(linear, codegen::QuantizeKernelSpec{spec->k},
-                           codegen::buildQuantizeKernel);
+        kernels.getOrBuild(op, *spec, codegen::buildMatmulKernel);
+    SymbolRefAttr quantizeFn = kernels.getOrBuild(
+        op, codegen::QuantizeKernelSpec{spec->k}, codegen::buildQuantizeKernel);
     if (!matmulFn || !quantizeFn)
       return failure();
 
-    OpBuilder b(linear);
-    Location loc = linear.getLoc();
-    int64_t m = linear.getInput().getType().getDimSize(0);
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value input = op->getOperand(0), weight = op->getOperand(1);
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t m = inputType.getDimSize(0);
     auto packedType = RankedTensorType::get(
         {m, spec->k / 32 * ::kf::kActivationBlockBytes}, b.getI8Type());
-    Value packed = QuantizeActivationsOp::create(b, loc, packedType, quantizeFn,
-                                                 linear.getInput());
-    auto qmatmul =
-        QMatmulOp::create(b, loc, linear.getType(), matmulFn, packed,
-                          linear.getWeight(), linear.getPrecisionAttr());
-    qmatmul->setAttr(KfDialect::kKernelAttrName, kernel);
-    linear.replaceAllUsesWith(qmatmul.getResult());
-    linear.erase();
+    auto resultType = RankedTensorType::get({m, spec->n}, b.getF32Type());
+    auto emitGroup = [&](Value x, int64_t rowOffset) -> Value {
+      Value packed =
+          QuantizeActivationsOp::create(b, loc, packedType, quantizeFn, x);
+      auto qmatmul =
+          QMatmulOp::create(b, loc, resultType, matmulFn, packed, weight,
+                            precision, b.getI64IntegerAttr(rowOffset));
+      qmatmul->setAttr(KfDialect::kKernelAttrName, kernel);
+      return qmatmul.getResult();
+    };
+
+    Value result;
+    if (!grouped) {
+      result = emitGroup(input, 0);
+    } else {
+      // Group g: columns g·K .. (g+1)·K − 1 of the input, rows g·N ..
+      // (g+1)·N − 1 of the weight. A slice quantizes as the whole row does,
+      // K being a multiple of the activation block.
+      SmallVector<OpFoldResult> sizes = {
+          m == ShapedType::kDynamic
+              ? OpFoldResult(
+                    tensor::DimOp::create(b, loc, input, 0).getResult())
+              : OpFoldResult(b.getIndexAttr(m)),
+          b.getIndexAttr(spec->k)};
+      SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+      SmallVector<Value> groups;
+      for (int64_t g = 0; g < static_cast<int64_t>(grouped.getGroups()); ++g) {
+        SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
+                                             b.getIndexAttr(g * spec->k)};
+        Value slice = tensor::ExtractSliceOp::create(
+            b, loc, RankedTensorType::get({m, spec->k}, b.getF32Type()), input,
+            offsets, sizes, strides);
+        groups.push_back(emitGroup(slice, g * spec->n));
+      }
+      result = tensor::ConcatOp::create(b, loc, /*dim=*/1, groups);
+    }
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
     return success();
   }
 };

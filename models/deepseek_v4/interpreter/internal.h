@@ -199,6 +199,7 @@ absl::Status execute(mlir::tensor::ExpandShapeOp op, Frame &frame,
 absl::Status execute(mlir::tensor::CollapseShapeOp op, Frame &frame,
                      Context &context);
 absl::Status execute(mlir::tensor::DimOp op, Frame &frame, Context &context);
+absl::Status execute(mlir::tensor::ConcatOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::tensor::ExtractSliceOp op, Frame &frame,
                      Context &context);
 absl::Status execute(mlir::arith::ConstantOp op, Frame &frame,

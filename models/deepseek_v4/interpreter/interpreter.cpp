@@ -182,9 +182,10 @@ absl::Status Interpreter::Impl::execute(Operation *op, Frame &frame) {
             mlir::kf::IndexerScoresOp, mlir::kf::IndexerTopKOp,
             mlir::kf::SparseAttentionOp, mlir::tensor::ExpandShapeOp,
             mlir::tensor::CollapseShapeOp, mlir::tensor::DimOp,
-            mlir::tensor::ExtractSliceOp, mlir::arith::ConstantOp,
-            mlir::arith::AddIOp, mlir::arith::SubIOp, mlir::arith::MulIOp,
-            mlir::kf::QuantizeActivationsOp, mlir::kf::QMatmulOp>(run)
+            mlir::tensor::ExtractSliceOp, mlir::tensor::ConcatOp,
+            mlir::arith::ConstantOp, mlir::arith::AddIOp, mlir::arith::SubIOp,
+            mlir::arith::MulIOp, mlir::kf::QuantizeActivationsOp,
+            mlir::kf::QMatmulOp>(run)
       .Default([&](Operation *other) {
         return absl::UnimplementedError(("interpreter: unsupported op '" +
                                          other->getName().getStringRef() + "'")

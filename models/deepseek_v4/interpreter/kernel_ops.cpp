@@ -39,10 +39,22 @@ absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
   KF_ASSIGN_OR_RETURN(std::span<const uint8_t> packedWeight,
                       getPacked(weight, decision.getWeightLayout()));
   KF_ASSIGN_OR_RETURN(void *kernel, context.getKernel(op, op.getCallee()));
-  int64_t m = input.getDimSize(0), n = weight.type.getRows();
+  int64_t m = input.getDimSize(0), n = op.getType().getDimSize(1);
+  // The kernel was built for the rows from row_offset on (a group's), which
+  // start a packed row group: the verifier checked the offset's alignment.
+  ::kf::PackedLayout layout = decision.getWeightLayout();
+  int64_t firstGroup = op.getRowOffset() / layout.rows;
+  int64_t groupBytes =
+      weight.type.getCols() / 32 * ::kf::packed_block_bytes(layout);
+  int64_t groups = (n + layout.rows - 1) / layout.rows;
+  if ((firstGroup + groups) * groupBytes >
+      static_cast<int64_t>(packedWeight.size()))
+    return opError(op, "rows from " + llvm::Twine(op.getRowOffset()) +
+                           " leave the packed weight");
+  const uint8_t *rows = packedWeight.data() + firstGroup * groupBytes;
   std::vector<float> out(static_cast<size_t>(m * n));
-  reinterpret_cast<kf_matmul_kernel_fn>(kernel)(
-      packedWeight.data(), input.getBytes().data(), out.data(), n, m, 0, n);
+  reinterpret_cast<kf_matmul_kernel_fn>(kernel)(rows, input.getBytes().data(),
+                                                out.data(), n, m, 0, n);
   frame.set(op.getResult(), Tensor({m, n}, std::move(out)));
   return absl::OkStatus();
 }

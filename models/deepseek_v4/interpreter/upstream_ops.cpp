@@ -3,13 +3,17 @@
 // The graph reshapes tensors between ops (heads split and merged), takes the
 // last token's streams with tensor.dim, arith.subi and
 // tensor.extract_slice, and spells their index constants with
-// arith.constant. These run directly: they move values, they compute none.
+// arith.constant; a lowered kf.grouped_linear slices its input per group and
+// concatenates the groups' results (tensor.concat). These run directly: they
+// move values, they compute none.
 //
 //===----------------------------------------------------------------------===//
 
 #include "internal.h"
 
+#include <functional>
 #include <limits>
+#include <numeric>
 
 #include "kf/runtime/status_macros.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -184,6 +188,42 @@ absl::Status execute(mlir::tensor::ExtractSliceOp op, Frame &frame, Context &) {
                                 sizes)));
     break;
   }
+  return absl::OkStatus();
+}
+
+absl::Status execute(mlir::tensor::ConcatOp op, Frame &frame, Context &) {
+  // Row-major: each input contributes, per index of the dimensions before
+  // `dim`, one contiguous run of its trailing elements.
+  int64_t dim = static_cast<int64_t>(op.getDim());
+  const Tensor &first = frame.tensor(op.getInputs().front());
+  std::vector<int64_t> shape(first.getShape().begin(), first.getShape().end());
+  shape[dim] = 0;
+  for (mlir::Value input : op.getInputs()) {
+    const Tensor &t = frame.tensor(input);
+    if (t.getElementType() != ElementType::F32)
+      return opError(op, "only f32 tensors are concatenated");
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      if (d != dim && t.getDimSize(d) != first.getDimSize(d))
+        return opError(op, "inputs of shapes " + shapeString(first.getShape()) +
+                               " and " + shapeString(t.getShape()) +
+                               " differ outside dimension " + llvm::Twine(dim));
+    shape[dim] += t.getDimSize(dim);
+  }
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  std::vector<float> out;
+  out.reserve(static_cast<size_t>(std::accumulate(
+      shape.begin(), shape.end(), int64_t{1}, std::multiplies<>())));
+  for (int64_t o = 0; o < outer; ++o)
+    for (mlir::Value input : op.getInputs()) {
+      const Tensor &t = frame.tensor(input);
+      int64_t run = t.getNumElements() / std::max<int64_t>(outer, 1);
+      std::span<const float> values = t.getFloats().subspan(
+          static_cast<size_t>(o * run), static_cast<size_t>(run));
+      out.insert(out.end(), values.begin(), values.end());
+    }
+  frame.set(op.getResult(), Tensor(std::move(shape), std::move(out)));
   return absl::OkStatus();
 }
 

@@ -1922,3 +1922,21 @@ module {
     func.func private @matmul(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64)
   }
 }
+
+// -----
+
+func.func @qmatmul_rows_outside(%xq: tensor<?x80xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op rows 8 .. 23 of the result are not rows of the weight '!kf.qweight<q8_0, [16, 64]>'}}
+  %y = kf.qmatmul @kernels::@matmul(%xq, %w) row_offset(8) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}
+      : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @qmatmul_offset_alignment(%xq: tensor<?x80xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op row_offset 4 is not a multiple of the layout's row group 8}}
+  %y = kf.qmatmul @kernels::@matmul(%xq, %w) row_offset(4) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}
+      : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}

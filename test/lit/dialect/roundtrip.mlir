@@ -504,6 +504,7 @@ func.func @moe_kernels(%x: tensor<1x64xf32>, %ids: tensor<1x2xi32>, %w: tensor<1
 // CHECK: %[[X:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) : tensor<?x64xf32> -> tensor<?x80xi8>
 // CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
 // CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) precision(f32) {kf.kernel
+// CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) row_offset(8) {kf.kernel{{.*}} -> tensor<?x8xf32>
 // CHECK: module @kernels
 module {
   func.func @kernel_ops(%x: tensor<?x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
@@ -512,6 +513,8 @@ module {
         : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
     %z = kf.qmatmul @kernels::@matmul(%xq, %w) precision(f32) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>}
         : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+    %g = kf.qmatmul @kernels::@matmul(%xq, %w) row_offset(8) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x8xf32>
     return %y, %z : tensor<?x16xf32>, tensor<?x16xf32>
   }
   module @kernels {

@@ -54,3 +54,15 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %y : tensor<1x16xf32>
   }
 }
+
+// -----
+
+// A group that does not start a packed row group.
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @group_rows(%x: tensor<?x128xf32>, %w: !kf.qweight<q8_0, [8, 64]>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{'kf.grouped_linear' op kf-lower-quant-dot: a group's 4 rows are not a multiple of the layout's row group 8}}
+    %y = kf.grouped_linear %x, %w groups(2) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>}
+        : tensor<?x128xf32>, !kf.qweight<q8_0, [8, 64]> -> tensor<?x8xf32>
+    return %y : tensor<?x8xf32>
+  }
+}

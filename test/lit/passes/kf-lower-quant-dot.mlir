@@ -135,3 +135,35 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %y : tensor<1x16xf32>
   }
 }
+
+// -----
+
+// kf.grouped_linear: one kf.qmatmul per group on its slice of the input and
+// its rows of the weight (row_offset), all by the kernel of one group's
+// shape; the groups' results concatenated.
+// CHECK-LABEL: func.func @grouped
+// CHECK:      %[[C0:.*]] = arith.constant 0 : index
+// CHECK:      %[[M:.*]] = tensor.dim %arg0, %[[C0]]
+// CHECK:      %[[S0:.*]] = tensor.extract_slice %arg0[0, 0] [%[[M]], 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
+// CHECK:      %[[Q0:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k64(%[[S0]])
+// CHECK:      %[[G0:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c8_k64_n16(%[[Q0]], %{{.*}}) precision(f32)
+// CHECK-SAME:   -> tensor<?x16xf32>
+// CHECK:      %[[S1:.*]] = tensor.extract_slice %arg0[0, 64] [%[[M]], 64] [1, 1]
+// CHECK:      %[[Q1:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k64(%[[S1]])
+// CHECK:      %[[G1:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c8_k64_n16(%[[Q1]], %{{.*}}) row_offset(16) precision(f32)
+// CHECK:      tensor.concat dim(1) %[[G0]], %[[G1]] : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x32xf32>
+// Groups of 4 rows do not start a packed row group of 8: left as it is.
+// CHECK:      kf.grouped_linear
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.weight @wo : !kf.qweight<q8_0, [32, 64]>
+  kf.weight @small : !kf.qweight<q8_0, [8, 64]>
+  func.func @grouped(%x: tensor<?x128xf32>) -> (tensor<?x32xf32>, tensor<?x8xf32>) {
+    %wo = kf.get_weight @wo : !kf.qweight<q8_0, [32, 64]>
+    %small = kf.get_weight @small : !kf.qweight<q8_0, [8, 64]>
+    %y = kf.grouped_linear %x, %wo groups(2) precision(f32) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>}
+        : tensor<?x128xf32>, !kf.qweight<q8_0, [32, 64]> -> tensor<?x32xf32>
+    %z = kf.grouped_linear %x, %small groups(2) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>}
+        : tensor<?x128xf32>, !kf.qweight<q8_0, [8, 64]> -> tensor<?x8xf32>
+    return %y, %z : tensor<?x32xf32>, tensor<?x8xf32>
+  }
+}

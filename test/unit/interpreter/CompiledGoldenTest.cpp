@@ -101,9 +101,11 @@ private:
     auto found = inputs.find(quantize.getInput());
     ASSERT_NE(found, inputs.end()) << "the quantizer's input was not seen";
     const std::vector<float> &x = found->second;
-    std::span<const float> w = weight(op);
-    const int64_t n = op.getWeight().getType().getRows();
+    // The rows from row_offset on (a kf.grouped_linear's group).
+    const int64_t n = y.getDimSize(1);
     const int64_t k = op.getWeight().getType().getCols();
+    std::span<const float> w =
+        weight(op).subspan(static_cast<size_t>(op.getRowOffset() * k));
     const int64_t m = y.getDimSize(0), blocks = k / 32;
     const bool bf16 = op.getPrecision() == mlir::kf::Precision::bf16;
     double squaredError = 0, squaredWant = 0;

@@ -766,6 +766,11 @@ def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
     weight's format must take Q8_0 activations. `precision(bf16)` (the
     default, as for `kf.linear`) says the kernel rounds its results to bf16.
 
+    The result's N columns are the weight's rows from `row_offset` (0 by
+    default) on: one group of a `kf.grouped_linear`, whose kernel reads the
+    group's rows in place. The offset is a multiple of the layout's row
+    group, so the group's packed rows start a packed row group.
+
     The decisions the kernel was built from stay on the op as its
     `kf.kernel` attribute, which is required: the runtime repacks the
     weight to its `layout` and splits the rows over its `threads`.
@@ -776,14 +781,19 @@ def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
     %y = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048_bf16(%xq, %w)
         {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 2, cols = dynamic>}
         : tensor<?x5120xi8>, !kf.qweight<q8_0, [2048, 4096]> -> tensor<?x2048xf32>
+    %g = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k512_n128_bf16(%xg, %wo) row_offset(256)
+        {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x640xi8>, !kf.qweight<q8_0, [1024, 512]> -> tensor<?x128xf32>
     ```
   }];
   let arguments = (ins SymbolRefAttr:$callee, RankedTensorOf<[I8]>:$input,
     Kf_QWeightType:$weight,
-    DefaultValuedAttr<Kf_Precision, "::mlir::kf::Precision::bf16">:$precision);
+    DefaultValuedAttr<Kf_Precision, "::mlir::kf::Precision::bf16">:$precision,
+    DefaultValuedAttr<I64Attr, "0">:$row_offset);
   let results = (outs Kf_F32Tensor:$result);
   let assemblyFormat = [{
-    $callee `(` $input `,` $weight `)` (`precision` `(` $precision^ `)`)? attr-dict
+    $callee `(` $input `,` $weight `)` (`row_offset` `(` $row_offset^ `)`)?
+    (`precision` `(` $precision^ `)`)? attr-dict
     `:` type($input) `,` qualified(type($weight)) `->` type($result)
   }];
   let hasVerifier = 1;

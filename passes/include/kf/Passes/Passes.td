@@ -130,9 +130,10 @@ def KfBlockCaches : Pass<"kf-block-caches", "::mlir::ModuleOp"> {
 def KfLowerQuantDot : Pass<"kf-lower-quant-dot", "::mlir::ModuleOp"> {
   let summary = "Lower each decided matmul to compiled quantize and dot kernels";
   let description = [{
-    Replaces each `kf.linear` whose `#kf.kernel` the emitters implement (the
-    weight's format and the decided ISA, on the module's `#kf.target`) by a
-    `kf.quantize_activations` of its input and a `kf.qmatmul` of the packed
+    Replaces each `kf.linear` and `kf.grouped_linear` whose `#kf.kernel` the
+    emitters implement (the weight's format and the decided ISA, on the
+    module's `#kf.target`) by a `kf.quantize_activations` of its input and
+    a `kf.qmatmul` of the packed
     activations and the weight, which keeps the `kf.kernel` decision. Both
     call kernels the pass builds (docs/codegen.md's loop nest, per-format
     decode and per-ISA dot emitters) as functions of the module's nested
@@ -145,11 +146,16 @@ def KfLowerQuantDot : Pass<"kf-lower-quant-dot", "::mlir::ModuleOp"> {
     object writer for any target; `kf.quantize_activations` ops of one
     input fold together under CSE.
 
-    A linear whose decision no emitter builds yet (a format or ISA without
+    A `kf.grouped_linear` becomes one `kf.qmatmul` per group, on its slice
+    of the input and, by `row_offset`, its rows of the weight (so a group's
+    rows must be a multiple of the layout's row group), by the kernel of one
+    group's shape; `tensor.concat` joins the groups' results.
+
+    A matmul whose decision no emitter builds yet (a format or ISA without
     one) is left as it is, for the graph's reference path, unless
-    `require-all` is set, which fails on it with the reason. A linear
+    `require-all` is set, which fails on it with the reason. A matmul
     without a `kf.kernel`, or a module without a `kf.target`, fails the
-    pass. `kf.grouped_linear` and `kf.moe` are not lowered yet.
+    pass. `kf.moe` is not lowered yet.
 
     Example: `kf-opt --kf-set-target=target=znver5 --kf-select-kernels
     --kf-tile-columns --kf-lower-quant-dot in.mlir`
@@ -160,7 +166,8 @@ def KfLowerQuantDot : Pass<"kf-lower-quant-dot", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"];
 }
 
 def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
