@@ -2,8 +2,9 @@
 //
 // kf-compile [input.mlir] --target=NAME [-o out.mlir]
 //   runs the compilation pipeline for the target and writes the result.
-// kf-compile ... --emit=obj -o kernels.o
-//   the same, and writes the kernels the plan calls as an object file.
+// kf-compile ... --emit=obj -o kernels.o | --emit=shared -o kernels.so
+//   the same, and writes the kernels the plan calls as an object file or a
+//   shared library.
 // kf-compile -m model.gguf | --preset NAME [--recipe R] --emit=graph|stats
 //   builds the model's graph (docs/graph.md) and prints it, or what it costs.
 // kf-compile --print-target[=NAME]   the target description (host by default)
@@ -80,7 +81,7 @@ static cl::opt<bool>
           cl::desc("Build the graph without the quantization simulations"),
           cl::cat(category));
 
-enum class Emit { Plan, Object, Graph, Stats };
+enum class Emit { Plan, Object, Shared, Graph, Stats };
 static cl::opt<Emit>
     emit("emit", cl::desc("What to produce"), cl::init(Emit::Plan),
          cl::values(clEnumValN(Emit::Plan, "plan",
@@ -88,6 +89,10 @@ static cl::opt<Emit>
                     clEnumValN(Emit::Object, "obj",
                                "the kernels of the plan, as an object file "
                                "for --target (-o required)"),
+                    clEnumValN(Emit::Shared, "shared",
+                               "the kernels of the plan, as a shared "
+                               "library for --target (-o required; links "
+                               "with ld.lld)"),
                     clEnumValN(Emit::Graph, "graph",
                                "the model graph as built, before any pass"),
                     clEnumValN(Emit::Stats, "stats",
@@ -205,8 +210,9 @@ static mlir::LogicalResult compilePlan(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
-/// Compiles the plan and writes its kernels module as an object file.
-static int runEmitObject(mlir::ModuleOp module) {
+/// Compiles the plan and writes its kernels module as an object file or a
+/// shared library.
+static int runEmitKernels(mlir::ModuleOp module) {
   if (mlir::failed(compilePlan(module)))
     return 1;
   auto kernels = module.lookupSymbol<mlir::ModuleOp>("kernels");
@@ -215,7 +221,11 @@ static int runEmitObject(mlir::ModuleOp module) {
                 "and ISA the emitters implement");
   target::TargetInfo info =
       mlir::kf::TargetAttr::lookup(module).getTargetInfo();
-  if (llvm::Error err = kf::codegen::emitObject(kernels, info, outputFilename))
+  llvm::Error err =
+      emit == Emit::Object
+          ? kf::codegen::emitObject(kernels, info, outputFilename)
+          : kf::codegen::emitSharedLibrary(kernels, info, outputFilename);
+  if (err)
     return fail(llvm::toString(std::move(err)));
   return 0;
 }
@@ -252,10 +262,14 @@ static int runCompile() {
       return 1;
   }
 
-  if (emit == Emit::Object && outputFilename == "-")
-    return fail("--emit=obj writes an object file: give it with -o");
-  if (emit == Emit::Object)
-    return runEmitObject(*module);
+  if (emit == Emit::Object || emit == Emit::Shared) {
+    if (outputFilename == "-")
+      return fail(llvm::Twine("--emit=") +
+                  (emit == Emit::Object ? "obj writes an object file"
+                                        : "shared writes a shared library") +
+                  ": give it with -o");
+    return runEmitKernels(*module);
+  }
 
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &error);

@@ -103,6 +103,13 @@ llvm::Error emitObject(llvm::ArrayRef<MatmulKernelSpec> matmuls,
 /// for `target` by --kf-lower-quant-dot.
 llvm::Error emitObject(mlir::ModuleOp kernels, const target::TargetInfo &target,
                        llvm::StringRef path);
+/// The kernels module as a shared library for `target` at `path`, linked
+/// by ld.lld from the object emitObject writes (nothing is written on an
+/// error); the runtime loads it without LLVM. Every symbol must resolve
+/// inside the library.
+llvm::Error emitSharedLibrary(mlir::ModuleOp kernels,
+                              const target::TargetInfo &target,
+                              llvm::StringRef path);
 /// The same code as assembly text, for inspection.
 llvm::Expected<std::string> emitAssembly(const KernelSet &kernels,
                                          const target::TargetInfo &target);
