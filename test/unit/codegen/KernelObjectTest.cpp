@@ -1,6 +1,7 @@
 // Ahead-of-time compilation: object files for named targets of both
 // architectures hold the kernels' symbols for the right machine, and the
 // instructions each ISA is meant to use are the ones LLVM emitted.
+#include "TestTarget.h"
 #include "kf/Codegen/KernelCompiler.h"
 
 #include "llvm/Object/ObjectFile.h"
@@ -15,19 +16,13 @@
 namespace kf::codegen {
 namespace {
 
-target::TargetInfo lookup(llvm::StringRef name) {
-  llvm::Expected<target::TargetInfo> t = target::lookupTarget(name);
-  EXPECT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
-  return *t;
-}
-
 // Writes the kernels' object for `targetName` and returns its architecture
 // and defined symbols.
 void checkObject(const KernelSet &kernels, llvm::StringRef targetName,
                  llvm::Triple::ArchType arch) {
   llvm::SmallString<128> path;
   ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("kf-kernels", "o", path));
-  llvm::Error err = emitObject(kernels, lookup(targetName), path);
+  llvm::Error err = emitObject(kernels, testTarget(targetName), path);
   ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
 
   llvm::Expected<llvm::object::OwningBinary<llvm::object::ObjectFile>> object =
@@ -92,13 +87,13 @@ size_t count(const std::string &text, llvm::StringRef what) {
 // and touch no zmm register; the portable one uses no dot instruction.
 TEST(KernelObject, EachIsaUsesItsInstructions) {
   MatmulKernelSpec vnni{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 256, 64, 8};
-  llvm::Expected<std::string> text = emitAssembly(vnni, lookup("znver5"));
+  llvm::Expected<std::string> text = emitAssembly(vnni, testTarget("znver5"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_GT(count(*text, "vpdpbusd"), 0u);
   EXPECT_GT(count(*text, "{1to16}"), 0u);
 
   MatmulKernelSpec avx2{Format::Q8_0, KernelIsa::Avx2, 8, 256, 64, 8};
-  text = emitAssembly(avx2, lookup("x86-64-v3"));
+  text = emitAssembly(avx2, testTarget("x86-64-v3"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_GT(count(*text, "vpmaddubsw"), 0u);
   EXPECT_GT(count(*text, "vpmaddwd"), 0u);
@@ -107,19 +102,19 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   // MXFP4's codes become lanes by vpshufb on both x86 ISAs.
   MatmulKernelSpec vnniFp4{
       Format::MXFP4, KernelIsa::Avx512Vnni, 16, 256, 64, 8};
-  text = emitAssembly(vnniFp4, lookup("znver5"));
+  text = emitAssembly(vnniFp4, testTarget("znver5"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_GT(count(*text, "vpshufb\t%zmm"), 0u);
   EXPECT_GT(count(*text, "vpdpbusd"), 0u);
 
   MatmulKernelSpec avx2Fp4{Format::MXFP4, KernelIsa::Avx2, 8, 256, 64, 8};
-  text = emitAssembly(avx2Fp4, lookup("x86-64-v3"));
+  text = emitAssembly(avx2Fp4, testTarget("x86-64-v3"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_GT(count(*text, "vpshufb\t%ymm"), 0u);
   EXPECT_EQ(count(*text, "zmm"), 0u);
 
   MatmulKernelSpec scalar{Format::Q4_0, KernelIsa::Scalar, 4, 256, 64, 8};
-  text = emitAssembly(scalar, lookup("x86-64-v2"));
+  text = emitAssembly(scalar, testTarget("x86-64-v2"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_EQ(count(*text, "vpdpbusd") + count(*text, "ymm"), 0u);
 }
@@ -131,12 +126,12 @@ TEST(KernelObject, NeonDotprodUsesSdot) {
   for (Format format : {Format::Q8_0, Format::Q4_0}) {
     MatmulKernelSpec neon{format, KernelIsa::NeonDotprod, 4, 256, 64, 8};
     llvm::Expected<std::string> text =
-        emitAssembly(neon, lookup("neoverse-v1"));
+        emitAssembly(neon, testTarget("neoverse-v1"));
     ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
     EXPECT_GT(count(*text, "sdot\tv"), 0u);
 
     MatmulKernelSpec scalar{format, KernelIsa::Scalar, 4, 256, 64, 8};
-    text = emitAssembly(scalar, lookup("neoverse-v1"));
+    text = emitAssembly(scalar, testTarget("neoverse-v1"));
     ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
     EXPECT_EQ(count(*text, "sdot"), 0u);
   }

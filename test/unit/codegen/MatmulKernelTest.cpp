@@ -18,6 +18,7 @@
 // which has no FMA). Any difference is a bug.
 #include "MatmulReference.h"
 
+#include "TestTarget.h"
 #include "kf/Codegen/KernelCompiler.h"
 #include "kf/runtime/half.h"
 #include "kf/runtime/packing.h"
@@ -35,14 +36,8 @@ namespace {
 
 using target::TargetInfo;
 
-TargetInfo lookup(llvm::StringRef name) {
-  llvm::Expected<TargetInfo> t = target::lookupTarget(name);
-  EXPECT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
-  return *t;
-}
-
 const TargetInfo &host() {
-  static const TargetInfo info = lookup("host");
+  static const TargetInfo info = testTarget("host");
   return info;
 }
 
@@ -129,7 +124,7 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
 // The portable kernel, compiled for the x86-64-v2 baseline (SSE only), with
 // 4 rows per group and with 1.
 TEST(MatmulKernel, ScalarEqualsReference) {
-  checkIsa(KernelIsa::Scalar, {4, 1}, lookup("x86-64-v2"));
+  checkIsa(KernelIsa::Scalar, {4, 1}, testTarget("x86-64-v2"));
 }
 
 // AVX2 compiled for x86-64-v3, so that no AVX-512 instruction sneaks in on an
@@ -137,7 +132,7 @@ TEST(MatmulKernel, ScalarEqualsReference) {
 TEST(MatmulKernel, Avx2EqualsReference) {
   if (!host().has(target::Feature::AVX2))
     GTEST_SKIP() << "this CPU has no AVX2";
-  checkIsa(KernelIsa::Avx2, {8}, lookup("x86-64-v3"));
+  checkIsa(KernelIsa::Avx2, {8}, testTarget("x86-64-v3"));
 }
 
 TEST(MatmulKernel, Avx512VnniEqualsReference) {
@@ -153,7 +148,7 @@ TEST(MatmulKernel, NarrowColumnTiles) {
   for (int64_t maxCols : {1, 2, 3, 4})
     specs.push_back({Format::Q8_0, KernelIsa::Scalar, 4, 64, 9, maxCols});
   llvm::Expected<std::vector<JitKernel>> kernels =
-      jitMatmuls(specs, lookup("x86-64-v2"));
+      jitMatmuls(specs, testTarget("x86-64-v2"));
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
   for (const JitKernel &kernel : *kernels)
@@ -416,30 +411,30 @@ TEST(MatmulKernel, RoundsToBf16LikeTheReference) {
 // one line naming the kernel, the feature and the target.
 TEST(MatmulKernel, RefusesMissingFeatures) {
   MatmulKernelSpec vnni{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 64, 32, 8};
-  EXPECT_EQ(errorOf(emitObject(vnni, lookup("x86-64-v4"), "/dev/null")),
+  EXPECT_EQ(errorOf(emitObject(vnni, testTarget("x86-64-v4"), "/dev/null")),
             "matmul kernel q8_0/avx512vnni r16 c8 [32 x 64]: avx512vnni needs "
             "target feature 'avx512vnni', which target 'x86-64-v4' lacks");
   llvm::Expected<std::string> assembly =
-      emitAssembly(vnni, lookup("x86-64-v3"));
+      emitAssembly(vnni, testTarget("x86-64-v3"));
   ASSERT_FALSE(static_cast<bool>(assembly));
   EXPECT_EQ(errorOf(assembly.takeError()),
             "matmul kernel q8_0/avx512vnni r16 c8 [32 x 64]: avx512vnni needs "
             "target feature 'avx512f', which target 'x86-64-v3' lacks");
 
   MatmulKernelSpec avx2{Format::Q4_0, KernelIsa::Avx2, 8, 64, 32, 8};
-  EXPECT_EQ(errorOf(emitObject(avx2, lookup("neoverse-v1"), "/dev/null")),
+  EXPECT_EQ(errorOf(emitObject(avx2, testTarget("neoverse-v1"), "/dev/null")),
             "matmul kernel q4_0/avx2 r8 c8 [32 x 64]: avx2 is an x86-64 ISA, "
             "target 'neoverse-v1' is aarch64");
   avx2.rows = 16;
-  EXPECT_EQ(errorOf(emitObject(avx2, lookup("x86-64-v3"), "/dev/null")),
+  EXPECT_EQ(errorOf(emitObject(avx2, testTarget("x86-64-v3"), "/dev/null")),
             "matmul kernel q4_0/avx2 r16 c8 [32 x 64]: avx2 holds 8 rows per "
             "vector, expected rows = 8");
 
   MatmulKernelSpec neon{Format::Q8_0, KernelIsa::NeonDotprod, 4, 64, 32, 8};
-  EXPECT_EQ(errorOf(emitObject(neon, lookup("znver5"), "/dev/null")),
+  EXPECT_EQ(errorOf(emitObject(neon, testTarget("znver5"), "/dev/null")),
             "matmul kernel q8_0/neon_dotprod r4 c8 [32 x 64]: neon_dotprod is "
             "an aarch64 ISA, target 'znver5' is x86_64");
-  TargetInfo armv8 = lookup("neoverse-v1");
+  TargetInfo armv8 = testTarget("neoverse-v1");
   armv8.name = "armv8-a";
   armv8.cpu = "generic";
   armv8.features.reset(static_cast<size_t>(target::Feature::DotProd));
@@ -447,7 +442,7 @@ TEST(MatmulKernel, RefusesMissingFeatures) {
             "matmul kernel q8_0/neon_dotprod r4 c8 [32 x 64]: neon_dotprod "
             "needs target feature 'dotprod', which target 'armv8-a' lacks");
   neon.rows = 16;
-  EXPECT_EQ(errorOf(verifyMatmulKernel(neon, lookup("neoverse-v1"))),
+  EXPECT_EQ(errorOf(verifyMatmulKernel(neon, testTarget("neoverse-v1"))),
             "matmul kernel q8_0/neon_dotprod r16 c8 [32 x 64]: neon_dotprod "
             "holds 4 rows per vector, expected rows = 4");
 }
@@ -468,7 +463,7 @@ TEST(MatmulKernel, WeightLayoutFollowsTheIsa) {
 }
 
 TEST(MatmulKernel, RefusesBadSpecs) {
-  const TargetInfo target = lookup("x86-64-v2");
+  const TargetInfo target = testTarget("x86-64-v2");
   auto error = [&](MatmulKernelSpec spec) {
     return errorOf(verifyMatmulKernel(spec, target));
   };
@@ -491,8 +486,8 @@ TEST(MatmulKernel, RefusesBadSpecs) {
 
 TEST(MatmulKernel, RefusesToJitForAnotherArchitecture) {
   MatmulKernelSpec spec{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
-  const TargetInfo other =
-      lookup(host().arch == target::Arch::X86_64 ? "neoverse-v1" : "x86-64-v2");
+  const TargetInfo other = testTarget(
+      host().arch == target::Arch::X86_64 ? "neoverse-v1" : "x86-64-v2");
   llvm::Expected<JitKernel> jit = jitMatmul(spec, other);
   ASSERT_FALSE(static_cast<bool>(jit));
   EXPECT_NE(errorOf(jit.takeError()).find("cannot run code for target"),

@@ -3,6 +3,7 @@
 // hardware (F16C) and in integer arithmetic (x86-64-v2), for ordinary data
 // and for the edges of its arithmetic: all-zero blocks, fp16 scales that are
 // subnormal or overflow, and quants exactly halfway between two integers.
+#include "TestTarget.h"
 #include "kf/Codegen/KernelCompiler.h"
 #include "kf/runtime/packing.h"
 
@@ -12,12 +13,6 @@
 
 namespace kf::codegen {
 namespace {
-
-target::TargetInfo lookup(llvm::StringRef name) {
-  llvm::Expected<target::TargetInfo> t = target::lookupTarget(name);
-  EXPECT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
-  return *t;
-}
 
 // m columns of k floats, ldx apart, each block of 32 drawn differently.
 std::vector<float> activations(int64_t m, int64_t k, int64_t ldx) {
@@ -46,7 +41,7 @@ void checkQuantizer(llvm::StringRef targetName) {
   SCOPED_TRACE(targetName.str());
   const int64_t k = 96, ldx = 104, maxM = 9;
   llvm::Expected<JitQuantizer> quantizer =
-      jitQuantizer(QuantizeKernelSpec{k}, lookup(targetName));
+      jitQuantizer(QuantizeKernelSpec{k}, testTarget(targetName));
   ASSERT_TRUE(static_cast<bool>(quantizer))
       << llvm::toString(quantizer.takeError());
   std::vector<float> x = activations(maxM, k, ldx);
@@ -72,7 +67,7 @@ TEST(QuantizeKernel, EqualsTheReferencePackerWithIntegerHalf) {
 
 TEST(QuantizeKernel, RefusesBadK) {
   llvm::Expected<JitQuantizer> quantizer =
-      jitQuantizer(QuantizeKernelSpec{40}, lookup("x86-64-v2"));
+      jitQuantizer(QuantizeKernelSpec{40}, testTarget("x86-64-v2"));
   ASSERT_FALSE(static_cast<bool>(quantizer));
   EXPECT_EQ(llvm::toString(quantizer.takeError()),
             "q8_0 activation quantizer [K = 40]: expected K a positive "

@@ -4,6 +4,7 @@
 // on this machine too; and a failure writes nothing.
 #include "MatmulReference.h"
 
+#include "TestTarget.h"
 #include "kf/Codegen/KernelCompiler.h"
 #include "kf/Codegen/MatmulEmitter.h"
 
@@ -19,12 +20,6 @@
 
 namespace kf::codegen {
 namespace {
-
-target::TargetInfo lookup(llvm::StringRef name) {
-  llvm::Expected<target::TargetInfo> t = target::lookupTarget(name);
-  EXPECT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
-  return *t;
-}
 
 /// A kernels module holding the kernels of `specs` for `target`, as
 /// --kf-lower-quant-dot builds it.
@@ -50,7 +45,7 @@ std::string temporaryPath(llvm::StringRef suffix) {
 }
 
 TEST(SharedLibrary, HostKernelsLoadAndEqualTheReference) {
-  const target::TargetInfo host = lookup("host");
+  const target::TargetInfo host = testTarget("host");
   std::vector<MatmulKernelSpec> specs;
   for (Format format : {Format::Q8_0, Format::Q4_0, Format::MXFP4}) {
     specs.push_back({format, KernelIsa::Scalar, 4, 96, 37, 8});
@@ -91,7 +86,7 @@ TEST(SharedLibrary, HostKernelsLoadAndEqualTheReference) {
 }
 
 TEST(SharedLibrary, LinksForAArch64) {
-  const target::TargetInfo neon = lookup("neoverse-v1");
+  const target::TargetInfo neon = testTarget("neoverse-v1");
   mlir::MLIRContext context;
   MatmulKernelSpec spec{Format::Q8_0, KernelIsa::NeonDotprod, 4, 256, 64, 8};
   mlir::OwningOpRef<mlir::ModuleOp> kernels = buildKernels(context, spec, neon);
@@ -110,7 +105,7 @@ TEST(SharedLibrary, LinksForAArch64) {
 }
 
 TEST(SharedLibrary, AFailureWritesNothing) {
-  const target::TargetInfo host = lookup("host");
+  const target::TargetInfo host = testTarget("host");
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> kernels = buildKernels(
       context, {{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8}}, host);

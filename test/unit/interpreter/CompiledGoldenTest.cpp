@@ -197,32 +197,15 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
   reference::Model reference(*model->weights,
                              reference::Options{.simulate_quantization = true});
 
-  std::mt19937 rng(17);
-  std::uniform_int_distribution<int32_t> draw(
-      0, static_cast<int32_t>(config.n_vocab) - 1);
-  std::vector<int32_t> tokens(kPrefill + kDecode);
-  for (int32_t &t : tokens)
-    t = draw(rng);
-  std::vector<int64_t> positions(tokens.size());
-  for (size_t t = 0; t < positions.size(); ++t)
-    positions[t] = static_cast<int64_t>(t);
-
+  const TokenRun run(config, kPrefill, kDecode, 17);
   int agreeing = 0;
   double worstLogit = 0;
-  for (size_t step = 0; step <= kDecode; ++step) {
-    bool prefill = step == 0;
-    size_t first = prefill ? 0 : kPrefill + step - 1;
-    size_t count = prefill ? kPrefill : 1;
+  for (size_t step = 0; step < run.steps(); ++step) {
     absl::StatusOr<std::vector<Tensor>> got = interpreter->run(
-        prefill ? "prefill" : "decode",
-        std::span<const int32_t>(tokens).subspan(first, count),
-        std::span<const int64_t>(positions).subspan(first, count));
-    ASSERT_TRUE(got.ok()) << got.status();
+        run.function(step), run.stepTokens(step), run.stepPositions(step));
+    ASSERT_TRUE(got.ok()) << run.describe(step) << ": " << got.status();
     ASSERT_FALSE(::testing::Test::HasFailure());
-    reference::ForwardResult expected =
-        prefill ? reference.prefill(
-                      std::span<const int32_t>(tokens).first(kPrefill))
-                : reference.decode(tokens[first]);
+    reference::ForwardResult expected = run.runReference(reference, step);
     std::span<const float> logits = (*got)[0].getFloats();
     double scale = 0;
     for (float v : expected.logits)

@@ -144,41 +144,23 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
       *model->weights, reference::Options{.simulate_quantization = simulate,
                                           .keep_layer_streams = true});
 
-  std::mt19937 rng(17);
-  std::uniform_int_distribution<int32_t> draw(
-      0, static_cast<int32_t>(config.n_vocab) - 1);
-  std::vector<int32_t> tokens(kPrefill + kDecode);
-  for (int32_t &t : tokens)
-    t = draw(rng);
-  std::vector<int64_t> positions(tokens.size());
-  for (size_t t = 0; t < positions.size(); ++t)
-    positions[t] = static_cast<int64_t>(t);
-
+  const TokenRun run(config, kPrefill, kDecode, 17);
   double worst = 0;
   double interpreterSeconds = 0, referenceSeconds = 0;
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
-  for (size_t step = 0; step <= kDecode; ++step) {
-    bool prefill = step == 0;
-    size_t first = prefill ? 0 : kPrefill + step - 1;
-    size_t count = prefill ? kPrefill : 1;
-    std::string where =
-        prefill ? "prefill" : "decode at position " + std::to_string(first);
+  for (size_t step = 0; step < run.steps(); ++step) {
+    std::string where = run.describe(step);
     streams.clear();
     Clock::time_point start = Clock::now();
     absl::StatusOr<std::vector<Tensor>> got = interpreter->run(
-        prefill ? "prefill" : "decode",
-        std::span<const int32_t>(tokens).subspan(first, count),
-        std::span<const int64_t>(positions).subspan(first, count));
+        run.function(step), run.stepTokens(step), run.stepPositions(step));
     interpreterSeconds += seconds(start);
     ASSERT_TRUE(got.ok()) << where << ": " << got.status();
     start = Clock::now();
-    reference::ForwardResult expected =
-        prefill ? reference.prefill(
-                      std::span<const int32_t>(tokens).first(kPrefill))
-                : reference.decode(tokens[first]);
+    reference::ForwardResult expected = run.runReference(reference, step);
     referenceSeconds += seconds(start);
 
     ASSERT_EQ(streams.size(), config.n_layer) << where;

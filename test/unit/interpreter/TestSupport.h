@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "kf/deepseek_v4/config.h"
 #include "kf/deepseek_v4/interpreter/interpreter.h"
 #include "kf/deepseek_v4/presets.h"
+#include "kf/deepseek_v4/reference/model.h"
 #include "kf/deepseek_v4/reference/primitives.h"
 #include "kf/deepseek_v4/reference/weights.h"
 #include "kf/deepseek_v4/synthetic.h"
@@ -157,6 +159,61 @@ inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
   model->weights = std::make_unique<reference::Weights>(*std::move(weights));
   return model;
 }
+
+/// A prefill of `prefill` random tokens of the vocabulary, then `decode`
+/// steps of one token each, at positions 0, 1, ...; the same for the same
+/// seed. Step 0 is the prefill, step s > 0 the decode at prefill + s - 1.
+class TokenRun {
+public:
+  TokenRun(const Config &config, size_t prefill, size_t decode, uint32_t seed)
+      : prefill(prefill), tokens(prefill + decode),
+        positions(prefill + decode) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int32_t> draw(
+        0, static_cast<int32_t>(config.n_vocab) - 1);
+    for (int32_t &t : tokens)
+      t = draw(rng);
+    for (size_t t = 0; t < positions.size(); ++t)
+      positions[t] = static_cast<int64_t>(t);
+  }
+
+  size_t steps() const { return tokens.size() - prefill + 1; }
+  bool isPrefill(size_t step) const { return step == 0; }
+  /// The interpreter's function for the step: "prefill" or "decode".
+  const char *function(size_t step) const {
+    return isPrefill(step) ? "prefill" : "decode";
+  }
+  std::span<const int32_t> stepTokens(size_t step) const {
+    return std::span<const int32_t>(tokens).subspan(first(step), count(step));
+  }
+  std::span<const int64_t> stepPositions(size_t step) const {
+    return std::span<const int64_t>(positions).subspan(first(step),
+                                                       count(step));
+  }
+  /// "prefill" or "decode at position P", for messages.
+  std::string describe(size_t step) const {
+    return isPrefill(step)
+               ? "prefill"
+               : "decode at position " + std::to_string(first(step));
+  }
+  /// The reference forward's result for the step, `reference` having run
+  /// the steps before.
+  reference::ForwardResult runReference(reference::Model &reference,
+                                        size_t step) const {
+    return isPrefill(step) ? reference.prefill(stepTokens(step))
+                           : reference.decode(tokens[first(step)]);
+  }
+
+private:
+  size_t first(size_t step) const {
+    return isPrefill(step) ? 0 : prefill + step - 1;
+  }
+  size_t count(size_t step) const { return isPrefill(step) ? prefill : 1; }
+
+  size_t prefill;
+  std::vector<int32_t> tokens;
+  std::vector<int64_t> positions;
+};
 
 /// `kf.weight` declarations of every tensor of `file`, by name, with its
 /// format and its shape in the graph's order (ggml's reversed).
