@@ -152,9 +152,10 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
 
     SymbolRefAttr matmulFn =
         kernels.getOrBuild(linear, *spec, codegen::buildMatmulKernel);
-    SymbolRefAttr quantizeFn =
-        kernels.getOrBuild(linear, codegen::QuantizeKernelSpec{spec->k},
-                           codegen::buildQuantizeKernel);
+    const ::kf::Format activation = spec->getActivationFormat();
+    SymbolRefAttr quantizeFn = kernels.getOrBuild(
+        linear, codegen::QuantizeKernelSpec{spec->k, activation},
+        codegen::buildQuantizeKernel);
     if (!matmulFn || !quantizeFn)
       return failure();
 
@@ -162,9 +163,10 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
     Location loc = linear.getLoc();
     int64_t m = linear.getInput().getType().getDimSize(0);
     auto packedType = RankedTensorType::get(
-        {m, spec->k / 32 * ::kf::kActivationBlockBytes}, b.getI8Type());
-    Value packed = QuantizeActivationsOp::create(b, loc, packedType, quantizeFn,
-                                                 linear.getInput());
+        {m, spec->getActivationColumnBytes()}, b.getI8Type());
+    Value packed = QuantizeActivationsOp::create(
+        b, loc, packedType, quantizeFn, linear.getInput(),
+        static_cast<Format>(activation));
     auto qmatmul =
         QMatmulOp::create(b, loc, linear.getType(), matmulFn, packed,
                           linear.getWeight(), linear.getPrecisionAttr());
