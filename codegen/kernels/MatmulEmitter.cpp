@@ -13,6 +13,13 @@
 //         for each column j: acc[j] += scale(float(iacc[j]), s_w, d_j)
 //       store acc[j] to y[j][g*R ..]                 (masked past N)
 //
+// A block is 32 weights, or a K-quant's super-block of 256 in sub-blocks with
+// integer scales (and mins): then the int32 dots are kept per sub-block (each
+// starting from -offset * its activation sum), multiplied by the sub-block's
+// integer scale and added up, and the mins' term sum_j min_j * asum_j is a
+// second integer sum; both meet the float scales once per block, as kf::dot's
+// K-quant dot does (docs/codegen.md, "Super-blocks").
+//
 // The int32 accumulator starts from -offset * sum(q) so it ends holding the
 // signed block dot exactly; the float work per block and row lane is then the
 // reference dot's, in its order, and the kernel's sums equal kf::dot's bit for
@@ -35,6 +42,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <algorithm>
+#include <cassert>
 
 using namespace mlir;
 
@@ -77,8 +85,6 @@ Value emitNextColumnTile(OpBuilder &b, Location loc, Value remaining,
 
 namespace {
 
-constexpr int64_t kBlockElems = 32;
-
 struct KernelArgs {
   Value w, x, y, ldy, m, nBegin, nEnd;
 };
@@ -90,7 +96,12 @@ public:
       : b(b), loc(loc), spec(spec), decode(decode), dot(dot),
         range(decode.getLaneRange()),
         correction(dot.getCorrectionOffset(range)),
-        blockBytes(kf::packed_block_bytes(spec.getWeightLayout())) {}
+        blockBytes(kf::packed_block_bytes(spec.getWeightLayout())),
+        blockElems(decode.getBlockElems()), subElems(decode.getSubBlockElems()),
+        act(kf::activation_layout(spec.getActivationFormat())) {
+    assert(blockElems == act.block_elems && "weights and activations agree");
+    assert(blockElems % subElems == 0 && subElems % act.sum_elems == 0);
+  }
 
   void build(const KernelArgs &args);
 
@@ -112,9 +123,13 @@ private:
   /// block dot over chains keeps about 4 in flight, wide tiles having them
   /// already.
   int64_t getIntChains(int64_t width) const {
-    return std::clamp<int64_t>(4 / width, 1, decode.getStepsPerBlock());
+    int64_t stepsPerSub =
+        std::max<int64_t>(1, decode.getStepsPerBlock() * subElems / blockElems);
+    return std::clamp<int64_t>(4 / width, 1, stepsPerSub);
   }
   Value emitActivation(Value xBlock, int64_t kOffset);
+  /// The activation block's integer sum over sub-block `sub` (i32).
+  Value emitSubBlockSum(Value xBlock, int64_t sub);
   Value emitRoundToBf16(Value acc);
   void emitStore(Value acc, Value yPtr, Value rowBase);
 
@@ -126,6 +141,8 @@ private:
   LaneRange range;
   int64_t correction;
   int64_t blockBytes;
+  int64_t blockElems, subElems;
+  kf::ActivationLayout act;
 };
 
 void MatmulLoopNest::build(const KernelArgs &args) {
@@ -135,7 +152,7 @@ void MatmulLoopNest::build(const KernelArgs &args) {
   Value last = arith::DivSIOp::create(
       b, loc, arith::AddIOp::create(b, loc, args.nEnd, i64(spec.rows - 1)),
       rows);
-  int64_t groupBytes = spec.k / kBlockElems * blockBytes;
+  int64_t groupBytes = spec.k / blockElems * blockBytes;
   scf::ForOp::create(b, loc, first, last, i64(1), ValueRange{},
                      [&](OpBuilder &, Location, Value g, ValueRange) {
                        Value group = emitByteOffset(
@@ -204,70 +221,126 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
   SmallVector<Value, 2> lanes, acts;
 
   auto loop = scf::ForOp::create(
-      b, loc, i64(0), i64(spec.k / kBlockElems), i64(1), inits,
+      b, loc, i64(0), i64(spec.k / blockElems), i64(1), inits,
       [&](OpBuilder &, Location, Value blk, ValueRange accs) {
         Value block = emitByteOffset(
             b, loc, group, arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
         Value wScales = decode.decodeScales(b, loc, block, spec.rows);
         Value xOffset =
-            arith::MulIOp::create(b, loc, blk, i64(kf::kActivationBlockBytes));
-
-        // chains[j][c]: column j's independent int32 partial sums (see
-        // getIntChains); chain 0 starts from the correction.
-        const int64_t numChains = getIntChains(width);
+            arith::MulIOp::create(b, loc, blk, i64(act.block_bytes));
         SmallVector<Value, 8> xBlocks, xScales;
-        SmallVector<SmallVector<Value, 4>, 8> chains(width);
-        for (auto [j, column] : llvm::enumerate(xColumns)) {
+        for (Value column : xColumns) {
           Value xBlock = emitByteOffset(b, loc, column, xOffset);
           xBlocks.push_back(xBlock);
-          Value d = emitLoad(b, loc, b.getF32Type(), xBlock,
-                             kf::kActivationScaleOffset);
+          Value d = emitLoad(b, loc, b.getF32Type(), xBlock, act.scale_offset);
           xScales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
-          Value start = emitSplat(b, loc, i32Rows, 0);
-          if (correction != 0) {
-            // -offset * sum(q): what the lanes' offset adds to the dot.
-            Value sum = emitLoad(b, loc, b.getI32Type(), xBlock,
-                                 kf::kActivationSumOffset);
-            Value init =
-                arith::MulIOp::create(b, loc, sum,
-                                      arith::ConstantIntOp::create(
-                                          b, loc, b.getI32Type(), -correction));
-            start = vector::BroadcastOp::create(b, loc, i32Rows, init);
-          }
-          chains[j].push_back(start);
-          for (int64_t c = 1; c < numChains; ++c)
-            chains[j].push_back(emitSplat(b, loc, i32Rows, 0));
         }
+
+        // Per sub-block and column, independent int32 partial sums (see
+        // getIntChains), chain 0 starting from the correction: -offset *
+        // sum(q), what the lanes' offset adds to the dot. A sub-block is
+        // folded into the block's integer sum (times its integer scale, if
+        // any) as soon as its last lanes are in.
+        const int64_t numChains = getIntChains(width);
+        const int64_t numSubs = blockElems / subElems;
+        struct SubBlock {
+          SmallVector<SmallVector<Value, 4>, 8> chains; // [column][chain]
+          int64_t steps = 0, kGroups = 0;
+        };
+        SmallVector<SubBlock, 16> subs(numSubs);
+        SmallVector<Value, 8> isums(width);
+        auto startSub = [&](SubBlock &sub, int64_t index) {
+          sub.chains.resize(width);
+          for (auto [xBlock, columnChains] :
+               llvm::zip_equal(xBlocks, sub.chains)) {
+            Value start = emitSplat(b, loc, i32Rows, 0);
+            if (correction != 0) {
+              Value init = arith::MulIOp::create(
+                  b, loc, emitSubBlockSum(xBlock, index),
+                  arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                               -correction));
+              start = vector::BroadcastOp::create(b, loc, i32Rows, init);
+            }
+            columnChains.push_back(start);
+            for (int64_t c = 1; c < numChains; ++c)
+              columnChains.push_back(emitSplat(b, loc, i32Rows, 0));
+          }
+        };
+        // Integer sums are exact in any order, so joining the chains and the
+        // sub-blocks keeps the block's integer sum exact.
+        auto foldSub = [&](SubBlock &sub, int64_t index) {
+          Value scale =
+              decode.getSubBlockScale(b, loc, block, spec.rows, index);
+          for (auto [columnChains, isum] : llvm::zip_equal(sub.chains, isums)) {
+            Value iacc = columnChains.front();
+            for (Value chain : ArrayRef(columnChains).drop_front())
+              iacc = arith::AddIOp::create(b, loc, iacc, chain);
+            if (scale)
+              iacc = arith::MulIOp::create(b, loc, iacc, scale);
+            isum = isum ? arith::AddIOp::create(b, loc, isum, iacc) : iacc;
+          }
+        };
 
         for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
           decoded.clear();
           decode.decodeStep(b, loc, block, spec.rows, step, dot, decoded);
-          lanes.clear();
+          // The step's lanes by sub-block, in the order decoded.
+          SmallVector<std::pair<int64_t, SmallVector<int64_t, 4>>, 4> bySub;
+          for (auto [i, d] : llvm::enumerate(decoded)) {
+            int64_t index = d.kOffset / subElems;
+            if (bySub.empty() || bySub.back().first != index)
+              bySub.push_back({index, {}});
+            bySub.back().second.push_back(i);
+          }
+          SmallVector<Value, 4> prepared;
           for (const DecodedLanes &d : decoded)
-            lanes.push_back(dot.prepareLanes(b, loc, d.lanes, range));
-          for (auto [xBlock, columnChains] : llvm::zip_equal(xBlocks, chains)) {
-            acts.clear();
-            for (const DecodedLanes &d : decoded)
-              acts.push_back(emitActivation(xBlock, d.kOffset));
-            Value &chain = columnChains[step % numChains];
-            chain = dot.emitDot(b, loc, chain, lanes, acts, range);
+            prepared.push_back(dot.prepareLanes(b, loc, d.lanes, range));
+          for (auto &[index, members] : bySub) {
+            SubBlock &sub = subs[index];
+            if (sub.chains.empty())
+              startSub(sub, index);
+            lanes.clear();
+            for (int64_t i : members)
+              lanes.push_back(prepared[i]);
+            for (auto [xBlock, columnChains] :
+                 llvm::zip_equal(xBlocks, sub.chains)) {
+              acts.clear();
+              for (int64_t i : members)
+                acts.push_back(emitActivation(xBlock, decoded[i].kOffset));
+              Value &chain = columnChains[sub.steps % numChains];
+              chain = dot.emitDot(b, loc, chain, lanes, acts, range);
+            }
+            ++sub.steps;
+            sub.kGroups += members.size();
+            if (4 * sub.kGroups == subElems)
+              foldSub(sub, index);
           }
         }
 
-        // Integer sums are exact in any order, so joining the chains keeps
-        // the block dot exact.
-        SmallVector<Value, 8> iaccs;
-        for (ArrayRef<Value> columnChains : chains) {
-          Value iacc = columnChains.front();
-          for (Value chain : columnChains.drop_front())
-            iacc = arith::AddIOp::create(b, loc, iacc, chain);
-          iaccs.push_back(iacc);
+        // The mins' integer sum, sum_j min_j * asum_j, for formats with mins.
+        SmallVector<Value, 8> msums(width);
+        for (int64_t index = 0; index < numSubs; ++index) {
+          Value mins = decode.getSubBlockMin(b, loc, block, spec.rows, index);
+          if (!mins)
+            break;
+          for (auto [xBlock, msum] : llvm::zip_equal(xBlocks, msums)) {
+            Value sum = vector::BroadcastOp::create(
+                b, loc, i32Rows, emitSubBlockSum(xBlock, index));
+            Value term = arith::MulIOp::create(b, loc, mins, sum);
+            msum = msum ? arith::AddIOp::create(b, loc, msum, term) : term;
+          }
         }
 
         SmallVector<Value, 8> next;
-        for (auto [acc, iacc, xScale] : llvm::zip_equal(accs, iaccs, xScales)) {
-          Value sum = arith::SIToFPOp::create(b, loc, f32Rows, iacc);
+        for (auto [acc, isum, msum, xScale] :
+             llvm::zip_equal(accs, isums, msums, xScales)) {
+          Value sum = arith::SIToFPOp::create(b, loc, f32Rows, isum);
           Value contribution = decode.scaleBlock(b, loc, sum, wScales, xScale);
+          if (msum)
+            contribution = decode.subtractMins(
+                b, loc, contribution,
+                arith::SIToFPOp::create(b, loc, f32Rows, msum), block,
+                spec.rows, xScale);
           next.push_back(arith::AddFOp::create(b, loc, acc, contribution));
         }
         scf::YieldOp::create(b, loc, next);
@@ -310,12 +383,29 @@ Value MatmulLoopNest::emitRoundToBf16(Value acc) {
 // The 4 activation bytes at element kOffset of the block, broadcast to every
 // row: one i32 load and splat (vpbroadcastd, or an embedded broadcast).
 Value MatmulLoopNest::emitActivation(Value xBlock, int64_t kOffset) {
-  Value word = emitLoad(b, loc, b.getI32Type(), xBlock,
-                        kf::kActivationQuantsOffset + kOffset);
+  Value word =
+      emitLoad(b, loc, b.getI32Type(), xBlock, act.quants_offset + kOffset);
   Value splat =
       vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), word);
   return vector::BitCastOp::create(
       b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()), splat);
+}
+
+// The Q8_0 block's int32 sum, or the Q8_K block's int16 sums of 16 that the
+// sub-block covers, added.
+Value MatmulLoopNest::emitSubBlockSum(Value xBlock, int64_t sub) {
+  Type i32 = b.getI32Type();
+  Type sumType = b.getIntegerType(8 * act.sum_bytes);
+  Value total;
+  for (int64_t i = sub * subElems / act.sum_elems;
+       i < (sub + 1) * subElems / act.sum_elems; ++i) {
+    Value sum =
+        emitLoad(b, loc, sumType, xBlock, act.sums_offset + i * act.sum_bytes);
+    if (sumType != i32)
+      sum = arith::ExtSIOp::create(b, loc, i32, sum);
+    total = total ? arith::AddIOp::create(b, loc, total, sum) : sum;
+  }
+  return total;
 }
 
 // y gets R floats, except in the group holding row N - 1 when N is not a

@@ -33,8 +33,17 @@ std::optional<KernelIsa> lookupIsa(llvm::StringRef name) {
 }
 
 bool hasMatmulEmitter(kf::Format format) {
-  return format == kf::Format::Q8_0 || format == kf::Format::Q4_0 ||
-         format == kf::Format::MXFP4;
+  switch (format) {
+  case kf::Format::Q8_0:
+  case kf::Format::Q4_0:
+  case kf::Format::MXFP4:
+  case kf::Format::Q4_K:
+  case kf::Format::Q5_K:
+  case kf::Format::Q6_K:
+    return true;
+  default:
+    return false;
+  }
 }
 
 std::string MatmulKernelSpec::getSymbolName() const {
@@ -54,12 +63,17 @@ kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
 }
 
 int64_t MatmulKernelSpec::getWeightBytes() const {
-  return (n + rows - 1) / rows * (k / 32) *
+  return (n + rows - 1) / rows * (k / kf::packed_block_elems(format)) *
          kf::packed_block_bytes(getWeightLayout());
 }
 
+kf::Format MatmulKernelSpec::getActivationFormat() const {
+  return format_info(format).dot_format;
+}
+
 int64_t MatmulKernelSpec::getActivationColumnBytes() const {
-  return k / 32 * kf::kActivationBlockBytes;
+  kf::ActivationLayout act = kf::activation_layout(getActivationFormat());
+  return k / act.block_elems * act.block_bytes;
 }
 
 std::string MatmulKernelSpec::describe() const {
@@ -127,8 +141,8 @@ llvm::Error fail(const MatmulKernelSpec &spec, const llvm::Twine &what) {
 llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                                const target::TargetInfo &target) {
   if (!hasMatmulEmitter(spec.format))
-    return fail(spec,
-                "no emitter for this format, expected q8_0, q4_0 or mxfp4");
+    return fail(spec, "no emitter for this format, expected q8_0, q4_0, "
+                      "mxfp4, q4_k, q5_k or q6_k");
   if (spec.rows != 1 && spec.rows != 4 && spec.rows != 8 && spec.rows != 16)
     return fail(spec, "expected 1, 4, 8 or 16 rows per group");
   if (std::optional<int64_t> rows = requiredRows(spec.isa);
@@ -136,8 +150,10 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
     return fail(spec, llvm::formatv("{0} holds {1} rows per vector, expected "
                                     "rows = {1}",
                                     getIsaName(spec.isa), *rows));
-  if (spec.k <= 0 || spec.k % 32 != 0)
-    return fail(spec, "expected K a positive multiple of 32");
+  if (int64_t block = kf::packed_block_elems(spec.format);
+      spec.k <= 0 || spec.k % block != 0)
+    return fail(spec,
+                llvm::formatv("expected K a positive multiple of {0}", block));
   if (spec.n <= 0)
     return fail(spec, "expected N > 0");
   if (spec.maxCols < 1 || spec.maxCols > 8)

@@ -1,13 +1,20 @@
-//===- QuantizeEmitter.cpp - The compiled Q8_0 activation quantizer -------===//
+//===- QuantizeEmitter.cpp - The compiled activation quantizers -----------===//
 //
-// Per column and block of 32: amax = max |x|, d = fp16(amax / 127) kept as
-// fp32, q = round-half-even(x * (127 / amax)), and the sum of the q. Every
+// Q8_0, per column and block of 32: amax = max |x|, d = fp16(amax / 127) kept
+// as fp32, q = round-half-even(x * (127 / amax)), and the sum of the q. Every
 // float operation is the reference packer's (kf::pack_activations), in the
 // same precision, so the bytes are identical: the max is order-independent,
 // the division and the products are single IEEE operations, and the
 // rounding to an integer is done by the float adder (|x * id| <= 127.x, so
 // adding and removing 1.5 * 2^23 rounds to the nearest integer, ties to even,
 // as nearbyintf does in the default rounding mode).
+//
+// Q8_K, per block of 256 (q8_k.cpp's quantize_activation): max = the first
+// element of largest magnitude (its index is the smallest where |x| equals
+// the max of the magnitudes, then the element is loaded), iscale = -127 / max,
+// q = min(127, round-half-even(iscale * x)), d = 1 / iscale, and the 16 sums
+// of 16 quants; a block whose max is 0 is all zero bytes (iscale 0 gives
+// that). The same single IEEE operations as the reference.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,17 +38,26 @@ using namespace mlir;
 namespace kf::codegen {
 
 std::string QuantizeKernelSpec::getSymbolName() const {
-  return llvm::formatv("kf_quantize_q8_0_k{0}", k).str();
+  return llvm::formatv("kf_quantize_{0}_k{1}", format_info(activation).name, k)
+      .str();
 }
 
 std::string QuantizeKernelSpec::describe() const {
-  return llvm::formatv("q8_0 activation quantizer [K = {0}]", k).str();
+  return llvm::formatv("{0} activation quantizer [K = {1}]",
+                       format_info(activation).name, k)
+      .str();
 }
 
 llvm::Error verifyQuantizeKernel(const QuantizeKernelSpec &spec) {
-  if (spec.k <= 0 || spec.k % 32 != 0)
+  if (spec.activation != kf::Format::Q8_0 &&
+      spec.activation != kf::Format::Q8_K)
     return llvm::createStringError(spec.describe() +
-                                   ": expected K a positive multiple of 32");
+                                   ": expected q8_0 or q8_k activations");
+  int64_t block = kf::activation_layout(spec.activation).block_elems;
+  if (spec.k <= 0 || spec.k % block != 0)
+    return llvm::createStringError(
+        spec.describe() +
+        llvm::formatv(": expected K a positive multiple of {0}", block).str());
   return llvm::Error::success();
 }
 
@@ -99,6 +115,102 @@ void emitBlock(OpBuilder &b, Location loc, Value in, Value out,
       b, loc, bytes, emitByteOffset(b, loc, out, kActivationQuantsOffset), 1);
 }
 
+/// One Q8_K block: 256 floats at `in` to the packed block at `out`, in chunks
+/// of 32.
+void emitQ8KBlock(OpBuilder &b, Location loc, Value in, Value out) {
+  constexpr int64_t kChunks = 8, kChunk = 32;
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto floats = VectorType::get({kChunk}, f32);
+  auto ints = VectorType::get({kChunk}, i32);
+  auto f32Const = [&](float v) -> Value {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          llvm::APFloat(v));
+  };
+  auto f32Splat = [&](Value v) -> Value {
+    return vector::BroadcastOp::create(b, loc, floats, v);
+  };
+
+  SmallVector<Value, 8> xs, mags;
+  Value maxMag;
+  for (int64_t c = 0; c < kChunks; ++c) {
+    Value x = LLVM::LoadOp::create(b, loc, floats,
+                                   emitByteOffset(b, loc, in, 4 * kChunk * c),
+                                   /*alignment=*/4);
+    Value mag = arith::BitcastOp::create(
+        b, loc, floats,
+        arith::AndIOp::create(b, loc, arith::BitcastOp::create(b, loc, ints, x),
+                              emitSplat(b, loc, ints, 0x7fffffff)));
+    xs.push_back(x);
+    mags.push_back(mag);
+    maxMag = maxMag ? arith::MaxNumFOp::create(b, loc, maxMag, mag) : mag;
+  }
+  Value amax = vector::ReductionOp::create(
+      b, loc, vector::CombiningKind::MAXNUMF, maxMag);
+  // The first index whose magnitude is amax, and the element there (its sign
+  // decides the scale's).
+  Value amaxSplat = f32Splat(amax);
+  Value firstIdx;
+  for (int64_t c = 0; c < kChunks; ++c) {
+    SmallVector<int32_t> iota(kChunk);
+    for (int64_t i = 0; i < kChunk; ++i)
+      iota[i] = static_cast<int32_t>(c * kChunk + i);
+    Value indices = arith::ConstantOp::create(
+        b, loc, ints, DenseElementsAttr::get(ints, ArrayRef(iota)));
+    Value isMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                        mags[c], amaxSplat);
+    Value idx = arith::SelectOp::create(b, loc, isMax, indices,
+                                        emitSplat(b, loc, ints, 255));
+    firstIdx = firstIdx ? arith::MinSIOp::create(b, loc, firstIdx, idx) : idx;
+  }
+  Value first = vector::ReductionOp::create(
+      b, loc, vector::CombiningKind::MINSI, firstIdx);
+  Value firstBytes = arith::MulIOp::create(
+      b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), first),
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4));
+  Value max = LLVM::LoadOp::create(b, loc, f32,
+                                   emitByteOffset(b, loc, in, firstBytes), 4);
+
+  Value zero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                                     f32Const(0.0f));
+  Value iscale = arith::SelectOp::create(
+      b, loc, zero, f32Const(0.0f),
+      arith::DivFOp::create(b, loc, f32Const(-127.0f), max));
+  Value d = arith::SelectOp::create(
+      b, loc, zero, f32Const(0.0f),
+      arith::DivFOp::create(b, loc, f32Const(1.0f), iscale));
+
+  Value magic = f32Splat(f32Const(0x1.8p23f));
+  for (int64_t c = 0; c < kChunks; ++c) {
+    Value scaled = arith::MulFOp::create(b, loc, xs[c], f32Splat(iscale));
+    Value rounded = arith::SubFOp::create(
+        b, loc, arith::AddFOp::create(b, loc, scaled, magic), magic);
+    Value q = arith::MinSIOp::create(
+        b, loc, arith::FPToSIOp::create(b, loc, ints, rounded),
+        emitSplat(b, loc, ints, 127));
+    for (int64_t h = 0; h < 2; ++h) {
+      Value half = vector::ExtractStridedSliceOp::create(
+          b, loc, q, ArrayRef<int64_t>{16 * h}, ArrayRef<int64_t>{16},
+          ArrayRef<int64_t>{1});
+      Value sum =
+          vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, half);
+      Value sum16 = arith::TruncIOp::create(b, loc, b.getI16Type(), sum);
+      LLVM::StoreOp::create(
+          b, loc, sum16,
+          emitByteOffset(b, loc, out,
+                         kQ8KActivationSumsOffset + 2 * (2 * c + h)),
+          1);
+    }
+    Value bytes = arith::TruncIOp::create(
+        b, loc, VectorType::get({kChunk}, b.getI8Type()), q);
+    LLVM::StoreOp::create(
+        b, loc, bytes,
+        emitByteOffset(b, loc, out, kQ8KActivationQuantsOffset + kChunk * c),
+        1);
+  }
+  LLVM::StoreOp::create(
+      b, loc, d, emitByteOffset(b, loc, out, kQ8KActivationScaleOffset), 1);
+}
+
 } // namespace
 
 llvm::Expected<func::FuncOp>
@@ -126,7 +238,8 @@ buildQuantizeKernel(ModuleOp module, const QuantizeKernelSpec &spec,
     return arith::ConstantIntOp::create(b, loc, i64, v);
   };
   const bool hardwareHalf = hasHardwareHalf(target);
-  const int64_t columnBytes = spec.k / kBlockElems * kActivationBlockBytes;
+  const ActivationLayout act = activation_layout(spec.activation);
+  const int64_t columnBytes = spec.k / act.block_elems * act.block_bytes;
   scf::ForOp::create(
       b, loc, constant(0), m, constant(1), ValueRange{},
       [&](OpBuilder &, Location, Value j, ValueRange) {
@@ -138,17 +251,21 @@ buildQuantizeKernel(ModuleOp module, const QuantizeKernelSpec &spec,
             b, loc, packed,
             arith::MulIOp::create(b, loc, j, constant(columnBytes)));
         scf::ForOp::create(
-            b, loc, constant(0), constant(spec.k / kBlockElems), constant(1),
-            ValueRange{}, [&](OpBuilder &, Location, Value blk, ValueRange) {
-              Value blockIn =
-                  emitByteOffset(b, loc, in,
-                                 arith::MulIOp::create(
-                                     b, loc, blk, constant(4 * kBlockElems)));
-              Value blockOut = emitByteOffset(
-                  b, loc, out,
+            b, loc, constant(0), constant(spec.k / act.block_elems),
+            constant(1), ValueRange{},
+            [&](OpBuilder &, Location, Value blk, ValueRange) {
+              Value blockIn = emitByteOffset(
+                  b, loc, in,
                   arith::MulIOp::create(b, loc, blk,
-                                        constant(kActivationBlockBytes)));
-              emitBlock(b, loc, blockIn, blockOut, hardwareHalf);
+                                        constant(4 * act.block_elems)));
+              Value blockOut =
+                  emitByteOffset(b, loc, out,
+                                 arith::MulIOp::create(
+                                     b, loc, blk, constant(act.block_bytes)));
+              if (spec.activation == kf::Format::Q8_K)
+                emitQ8KBlock(b, loc, blockIn, blockOut);
+              else
+                emitBlock(b, loc, blockIn, blockOut, hardwareHalf);
               scf::YieldOp::create(b, loc);
             });
         scf::YieldOp::create(b, loc);

@@ -11,6 +11,25 @@
 using namespace mlir;
 using namespace mlir::kf;
 
+/// A format written as its bare name (`q8_k`), as the format table spells
+/// it, in op syntax such as `format(q8_k)`.
+static ParseResult parseFormatName(OpAsmParser &parser, FormatAttr &format) {
+  StringRef name;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&name))
+    return failure();
+  std::optional<Format> value = symbolizeFormat(name);
+  if (!value)
+    return parser.emitError(loc) << "unknown format '" << name << "'";
+  format = FormatAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printFormatName(OpAsmPrinter &printer, Operation *,
+                            FormatAttr format) {
+  printer << stringifyFormat(format.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "kf/Dialect/KfOps.cpp.inc"
 
@@ -653,9 +672,16 @@ LogicalResult ArgmaxOp::verify() {
 
 namespace {
 
-/// Bytes of one row of packed activations of K elements.
-int64_t packedActivationBytes(int64_t k) {
-  return k / 32 * ::kf::kActivationBlockBytes;
+/// Whether `format` has packed activations (the kernels' Q8_0 or Q8_K).
+bool hasPackedActivations(::kf::Format format) {
+  return format == ::kf::Format::Q8_0 || format == ::kf::Format::Q8_K;
+}
+
+/// Bytes of one row of packed activations of K elements (a multiple of the
+/// format's block).
+int64_t packedActivationBytes(::kf::Format format, int64_t k) {
+  ::kf::ActivationLayout act = ::kf::activation_layout(format);
+  return k / act.block_elems * act.block_bytes;
 }
 
 /// Checks that `callee` names a function whose type is `expected`, the ABI
@@ -681,11 +707,17 @@ LogicalResult QuantizeActivationsOp::verify() {
   if (failed(k) ||
       failed(checkShape(*this, "input", getInput().getType(), {kAny, *k})))
     return failure();
-  if (*k % 32 != 0)
+  auto format = static_cast<::kf::Format>(getFormat());
+  if (!hasPackedActivations(format))
+    return emitOpError() << "format " << stringifyFormat(getFormat())
+                         << " has no packed activations, expected q8_0 or "
+                            "q8_k";
+  int64_t block = ::kf::activation_layout(format).block_elems;
+  if (*k % block != 0)
     return emitOpError() << "input has K = " << *k
-                         << " columns, expected a multiple of 32";
+                         << " columns, expected a multiple of " << block;
   return checkShape(*this, "result", getType(),
-                    {tokens(getInput()), packedActivationBytes(*k)});
+                    {tokens(getInput()), packedActivationBytes(format, *k)});
 }
 
 LogicalResult
@@ -706,21 +738,22 @@ LogicalResult QMatmulOp::verify() {
   if (failed(checkFloatWeight(*this, "weight", weight)))
     return failure();
   auto format = static_cast<::kf::Format>(weight.getFormat());
-  if (::kf::format_info(format).dot_format != ::kf::Format::Q8_0)
+  ::kf::Format activation = ::kf::format_info(format).dot_format;
+  if (!hasPackedActivations(activation))
     return emitOpError()
            << "weight format " << stringifyFormat(weight.getFormat())
-           << " takes "
-           << ::kf::format_info(::kf::format_info(format).dot_format).name
-           << " activations, expected a format that takes q8_0 "
+           << " takes " << ::kf::format_info(activation).name
+           << " activations, expected a format that takes q8_0 or q8_k "
               "(the packed activations' blocks)";
   int64_t k = weight.getCols();
-  if (k % 32 != 0)
+  int64_t block = ::kf::activation_layout(activation).block_elems;
+  if (k % block != 0)
     return emitOpError() << "weight has K = " << k
-                         << ", expected a multiple of 32";
+                         << ", expected a multiple of " << block;
   FailureOr<int64_t> n = staticDim(*this, "result", getResult(), 1);
   if (failed(n) ||
       failed(checkShape(*this, "input", getInput().getType(),
-                        {kAny, packedActivationBytes(k)})) ||
+                        {kAny, packedActivationBytes(activation, k)})) ||
       failed(checkShape(*this, "result", getType(), {tokens(getInput()), *n})))
     return failure();
   int64_t offset = getRowOffset();

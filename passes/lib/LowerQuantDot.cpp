@@ -170,8 +170,10 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
 
     SymbolRefAttr matmulFn =
         kernels.getOrBuild(op, *spec, codegen::buildMatmulKernel);
-    SymbolRefAttr quantizeFn = kernels.getOrBuild(
-        op, codegen::QuantizeKernelSpec{spec->k}, codegen::buildQuantizeKernel);
+    const ::kf::Format activation = spec->getActivationFormat();
+    SymbolRefAttr quantizeFn =
+        kernels.getOrBuild(op, codegen::QuantizeKernelSpec{spec->k, activation},
+                           codegen::buildQuantizeKernel);
     if (!matmulFn || !quantizeFn)
       return failure();
 
@@ -181,11 +183,11 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
     auto inputType = cast<RankedTensorType>(input.getType());
     int64_t m = inputType.getDimSize(0);
     auto packedType = RankedTensorType::get(
-        {m, spec->k / 32 * ::kf::kActivationBlockBytes}, b.getI8Type());
+        {m, spec->getActivationColumnBytes()}, b.getI8Type());
     auto resultType = RankedTensorType::get({m, spec->n}, b.getF32Type());
     auto emitGroup = [&](Value x, int64_t rowOffset) -> Value {
-      Value packed =
-          QuantizeActivationsOp::create(b, loc, packedType, quantizeFn, x);
+      Value packed = QuantizeActivationsOp::create(
+          b, loc, packedType, quantizeFn, x, static_cast<Format>(activation));
       auto qmatmul =
           QMatmulOp::create(b, loc, resultType, matmulFn, packed, weight,
                             precision, b.getI64IntegerAttr(rowOffset));

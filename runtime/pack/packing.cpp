@@ -1,9 +1,11 @@
-// Packed weight and activation layouts of the Q8_0 family
-// (docs/codegen.md): Q8_0, Q4_0 and MXFP4 weights, Q8_0 activations. Every
+// Packed weight and activation layouts (docs/codegen.md): Q8_0, Q4_0 and
+// MXFP4 weights with Q8_0 activations; Q4_K, Q5_K and Q6_K weights with Q8_K
+// activations. Every
 // entry point validates its sizes first, so the loops below never see a partial
 // block or a short buffer.
 #include "kf/runtime/packing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -24,6 +26,13 @@ constexpr int64_t kBlockElems = 32;
 // scale aside).
 int64_t file_block_bytes(Format f) { return format_info(f).block_bytes; }
 
+// Elements of one (super-)block: 32, or 256 for the K-quants.
+int64_t block_elems(Format f) { return packed_block_elems(f); }
+
+bool is_kquant(Format f) {
+  return f == Format::Q4_K || f == Format::Q5_K || f == Format::Q6_K;
+}
+
 // Weight bytes of one row's block: 32 for Q8_0, 16 nibble pairs for Q4_0 and
 // MXFP4.
 int64_t payload_bytes(Format f) {
@@ -38,10 +47,11 @@ absl::Status check_shape(const char *what, const PackedLayout &layout,
                          int64_t n, int64_t k) {
   if (absl::Status s = check_layout(layout); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
-  if (n <= 0 || k <= 0 || k % kBlockElems != 0)
+  const int64_t elems = block_elems(layout.format);
+  if (n <= 0 || k <= 0 || k % elems != 0)
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": ", shape(layout, n, k),
-                     ": expected n > 0 and k a positive multiple of 32"));
+                     ": expected n > 0 and k a positive multiple of ", elems));
   return absl::OkStatus();
 }
 
@@ -64,7 +74,7 @@ absl::Status check_tensor(const char *what, const PackedLayout &layout,
 }
 
 uint64_t file_bytes(Format f, int64_t n, int64_t k) {
-  return static_cast<uint64_t>(n) * (k / kBlockElems) * file_block_bytes(f);
+  return static_cast<uint64_t>(n) * (k / block_elems(f)) * file_block_bytes(f);
 }
 
 // The packed lane byte for file byte `b` of a row's payload.
@@ -80,16 +90,25 @@ uint8_t from_lane(const PackedLayout &layout, uint8_t lane) {
   return lane;
 }
 
-// The lane byte of a padding row: weights 0 (Q4_0's nibbles 8, MXFP4's code 0).
+// The lane byte of a padding row: weights 0 (Q4_0's nibbles 8, MXFP4's code 0;
+// a K-quant's padding rows have all scales 0, so their codes do not matter).
 uint8_t zero_lane(const PackedLayout &layout) {
   switch (layout.format) {
   case Format::Q4_0:
     return 0x88;
-  case Format::MXFP4:
-    return 0x00;
-  default:
+  case Format::Q8_0:
     return to_lane(layout, 0);
+  default:
+    return 0x00;
   }
+}
+
+// The file's byte offset of header byte j and of payload (weight) byte p.
+int64_t file_header_byte(Format f, int64_t j) {
+  return file_scale_offset(f) + j;
+}
+int64_t file_payload_byte(Format f, int64_t p) {
+  return file_scale_offset(f) == 0 ? packed_scale_bytes(f) + p : p;
 }
 
 // Calls fn(file_row_block, packed_block, r) for every real row of every
@@ -97,7 +116,7 @@ uint8_t zero_lane(const PackedLayout &layout) {
 template <typename Fn>
 void for_each_row_block(const PackedLayout &layout, int64_t n, int64_t k,
                         Fn fn) {
-  const int64_t blocks = k / kBlockElems;
+  const int64_t blocks = k / block_elems(layout.format);
   const int64_t groups = (n + layout.rows - 1) / layout.rows;
   const int64_t block_bytes = packed_block_bytes(layout);
   for (int64_t grp = 0; grp < groups; ++grp)
@@ -108,15 +127,61 @@ void for_each_row_block(const PackedLayout &layout, int64_t n, int64_t k,
       }
 }
 
+// A K-quant super-block of row r straight from the packed block, in the
+// reference decoder's arithmetic (kquants.cpp's dequantize_k): per sub-block
+// dl = d * scale and ml = dmin * min, then dl * q - ml.
+void dequantize_kquant(const PackedLayout &layout, const uint8_t *block, int r,
+                       float *y) {
+  auto header = [&](int64_t j) -> uint8_t {
+    return block[packed_scale_offset(layout, j, r)];
+  };
+  auto payload = [&](int64_t p) -> int {
+    return block[packed_kgroup_offset(layout, p / 4, r) + p % 4];
+  };
+  auto half = [&](int64_t j) {
+    return fp16_to_fp32(static_cast<uint16_t>(header(j) | header(j + 1) << 8));
+  };
+  if (layout.format == Format::Q6_K) {
+    const float d = half(16);
+    for (int i = 0; i < 256; ++i) {
+      int h = i / 128, j = i % 128 / 32, l = i % 32;
+      int low = (payload(64 * h + 32 * (j % 2) + l) >> (4 * (j / 2))) & 15;
+      int high = (payload(128 + 32 * h + l) >> (2 * j)) & 3;
+      float dl = d * static_cast<int8_t>(header(i / 16));
+      y[i] = dl * ((low | high << 4) - 32) - 0.f;
+    }
+    return;
+  }
+  const float d = half(0), dmin = half(2);
+  const int64_t qs = layout.format == Format::Q5_K ? 32 : 0;
+  for (int k = 0; k < 8; ++k) {
+    int sc, m;
+    if (k < 4) {
+      sc = header(4 + k) & 63;
+      m = header(8 + k) & 63;
+    } else {
+      sc = (header(12 + k - 4) & 15) | (header(4 + k - 4) >> 6) << 4;
+      m = (header(12 + k - 4) >> 4) | (header(8 + k - 4) >> 6) << 4;
+    }
+    float dl = d * sc, ml = dmin * m;
+    for (int i = 32 * k; i < 32 * k + 32; ++i) {
+      int q = (payload(qs + 32 * (i / 64) + i % 32) >> (4 * (i / 32 % 2))) & 15;
+      if (layout.format == Format::Q5_K)
+        q |= ((payload(i % 32) >> (i / 32)) & 1) << 4;
+      y[i] = dl * q - ml;
+    }
+  }
+}
+
 } // namespace
 
 absl::Status check_layout(const PackedLayout &layout) {
   if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0 &&
-      layout.format != Format::MXFP4)
+      layout.format != Format::MXFP4 && !is_kquant(layout.format))
     return absl::InvalidArgumentError(
         absl::StrCat("no packed layout for format ",
                      to_absl(format_info(layout.format).name),
-                     ": expected q8_0, q4_0 or mxfp4"));
+                     ": expected q8_0, q4_0, mxfp4, q4_k, q5_k or q6_k"));
   if (layout.rows != 1 && layout.rows != 4 && layout.rows != 8 &&
       layout.rows != 16)
     return absl::InvalidArgumentError(
@@ -131,7 +196,7 @@ absl::StatusOr<uint64_t> packed_weight_bytes(const PackedLayout &layout,
       !s.ok())
     return s;
   uint64_t groups = static_cast<uint64_t>((n + layout.rows - 1) / layout.rows);
-  return groups * static_cast<uint64_t>(k / kBlockElems) *
+  return groups * static_cast<uint64_t>(k / block_elems(layout.format)) *
          static_cast<uint64_t>(packed_block_bytes(layout));
 }
 
@@ -145,26 +210,29 @@ absl::Status pack_weights(const PackedLayout &layout,
                                    file_bytes(layout.format, n, k), src.size());
       !s.ok())
     return s;
-  const int64_t row_bytes = (k / kBlockElems) * file_block_bytes(layout.format);
-  const int64_t scale_bytes = packed_scale_bytes(layout.format);
-  const int64_t groups_per_block = payload_bytes(layout.format) / 4;
+  const Format f = layout.format;
+  const int64_t row_bytes = (k / block_elems(f)) * file_block_bytes(f);
+  const int64_t scale_bytes = packed_scale_bytes(f);
+  const int64_t groups_per_block = payload_bytes(f) / 4;
   for_each_row_block(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         uint8_t *block = dst.data() + base;
-        if (row < 0) { // padding: scale 0 and weights 0
-          std::memset(block + r * scale_bytes, 0, scale_bytes);
+        if (row < 0) { // padding: scales 0 and weights 0
+          for (int64_t j = 0; j < scale_bytes; ++j)
+            block[packed_scale_offset(layout, j, r)] = 0;
           for (int64_t g = 0; g < groups_per_block; ++g)
             std::memset(block + packed_kgroup_offset(layout, g, r),
                         zero_lane(layout), 4);
           return;
         }
         const uint8_t *in =
-            src.data() + row * row_bytes + b * file_block_bytes(layout.format);
-        std::memcpy(block + r * scale_bytes, in, scale_bytes);
+            src.data() + row * row_bytes + b * file_block_bytes(f);
+        for (int64_t j = 0; j < scale_bytes; ++j)
+          block[packed_scale_offset(layout, j, r)] = in[file_header_byte(f, j)];
         for (int64_t g = 0; g < groups_per_block; ++g)
           for (int i = 0; i < 4; ++i)
             block[packed_kgroup_offset(layout, g, r) + i] =
-                to_lane(layout, in[scale_bytes + g * 4 + i]);
+                to_lane(layout, in[file_payload_byte(f, g * 4 + i)]);
       });
   return absl::OkStatus();
 }
@@ -192,20 +260,22 @@ absl::Status unpack_weights(const PackedLayout &layout,
                                    file_bytes(layout.format, n, k), dst.size());
       !s.ok())
     return s;
-  const int64_t row_bytes = (k / kBlockElems) * file_block_bytes(layout.format);
-  const int64_t scale_bytes = packed_scale_bytes(layout.format);
-  const int64_t groups_per_block = payload_bytes(layout.format) / 4;
+  const Format f = layout.format;
+  const int64_t row_bytes = (k / block_elems(f)) * file_block_bytes(f);
+  const int64_t scale_bytes = packed_scale_bytes(f);
+  const int64_t groups_per_block = payload_bytes(f) / 4;
   for_each_row_block(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         if (row < 0)
           return;
         const uint8_t *block = packed.data() + base;
-        uint8_t *out =
-            dst.data() + row * row_bytes + b * file_block_bytes(layout.format);
-        std::memcpy(out, block + r * scale_bytes, scale_bytes);
+        uint8_t *out = dst.data() + row * row_bytes + b * file_block_bytes(f);
+        for (int64_t j = 0; j < scale_bytes; ++j)
+          out[file_header_byte(f, j)] =
+              block[packed_scale_offset(layout, j, r)];
         for (int64_t g = 0; g < groups_per_block; ++g)
           for (int i = 0; i < 4; ++i)
-            out[scale_bytes + g * 4 + i] = from_lane(
+            out[file_payload_byte(f, g * 4 + i)] = from_lane(
                 layout, block[packed_kgroup_offset(layout, g, r) + i]);
       });
   return absl::OkStatus();
@@ -223,12 +293,17 @@ absl::Status dequantize_packed(const PackedLayout &layout,
         absl::StrCat("dequantize_packed: the destination holds ", dst.size(),
                      " floats, expected ", n * k));
   const int offset = lane_offset(layout);
+  const int64_t elems = block_elems(layout.format);
   for_each_row_block(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         if (row < 0)
           return;
         const uint8_t *block = packed.data() + base;
-        float *y = dst.data() + row * k + b * kBlockElems;
+        float *y = dst.data() + row * k + b * elems;
+        if (is_kquant(layout.format)) {
+          dequantize_kquant(layout, block, r, y);
+          return;
+        }
         auto lane = [&](int64_t g, int i) -> int {
           return block[packed_kgroup_offset(layout, g, r) + i];
         };
@@ -261,16 +336,77 @@ absl::Status dequantize_packed(const PackedLayout &layout,
 }
 
 absl::StatusOr<uint64_t> packed_activation_bytes(int64_t k) {
-  if (k <= 0 || k % kBlockElems != 0)
+  return packed_activation_bytes(Format::Q8_0, k);
+}
+
+absl::StatusOr<uint64_t> packed_activation_bytes(Format activation, int64_t k) {
+  if (activation != Format::Q8_0 && activation != Format::Q8_K)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "packed_activation_bytes: no packed activations of format ",
+        to_absl(format_info(activation).name), ", expected q8_0 or q8_k"));
+  const ActivationLayout act = activation_layout(activation);
+  if (k <= 0 || k % act.block_elems != 0)
     return absl::InvalidArgumentError(
         absl::StrCat("packed_activation_bytes: k = ", k,
-                     ", expected a positive multiple of 32"));
-  return static_cast<uint64_t>(k / kBlockElems) * kActivationBlockBytes;
+                     ", expected a positive multiple of ", act.block_elems));
+  return static_cast<uint64_t>(k / act.block_elems) * act.block_bytes;
 }
 
 absl::Status pack_activations(std::span<const float> x, int64_t m, int64_t k,
                               int64_t ldx, std::span<uint8_t> dst) {
-  absl::StatusOr<uint64_t> column = packed_activation_bytes(k);
+  return pack_activations(Format::Q8_0, x, m, k, ldx, dst);
+}
+
+namespace {
+
+// One Q8_0-family block of 32: quantize_activation(Q8_0)'s arithmetic, the
+// scale as fp16, the quants from the unrounded 127 / amax, rounded half to
+// even.
+void pack_q8_0_block(const float *in, uint8_t *out) {
+  float amax = quant::absmax(in, kBlockElems);
+  float id = amax != 0 ? 127.f / amax : 0.f;
+  store_f32(out + kActivationScaleOffset,
+            fp16_to_fp32(fp32_to_fp16(amax / 127.f)));
+  int32_t sum = 0;
+  for (int64_t i = 0; i < kBlockElems; ++i) {
+    int q = static_cast<int>(std::nearbyintf(in[i] * id));
+    out[kActivationQuantsOffset + i] =
+        static_cast<uint8_t>(static_cast<int8_t>(q));
+    sum += q;
+  }
+  store_u32(out + kActivationSumOffset, static_cast<uint32_t>(sum));
+}
+
+// One Q8_K block of 256: quantize_activation(Q8_K)'s arithmetic (q8_k.cpp):
+// the signed extreme (the first of largest magnitude) maps to -127, iscale =
+// -127 / max, q = min(127, nearest_int(iscale * x)), d = 1 / iscale; an
+// all-zero block is all zero bytes.
+void pack_q8_k_block(const float *in, uint8_t *out) {
+  std::memset(out, 0, kQ8KActivationBlockBytes);
+  float max = quant::signed_absmax(in, 256);
+  if (max == 0)
+    return;
+  float iscale = -127.f / max;
+  for (int k = 0; k < 16; ++k) {
+    int sum = 0;
+    for (int i = 16 * k; i < 16 * k + 16; ++i) {
+      int q = std::min(127, quant::nearest_int(iscale * in[i]));
+      out[kQ8KActivationQuantsOffset + i] =
+          static_cast<uint8_t>(static_cast<int8_t>(q));
+      sum += q;
+    }
+    quant::store_u16(out + kQ8KActivationSumsOffset + 2 * k,
+                     static_cast<uint16_t>(static_cast<int16_t>(sum)));
+  }
+  store_f32(out + kQ8KActivationScaleOffset, 1.f / iscale);
+}
+
+} // namespace
+
+absl::Status pack_activations(Format activation, std::span<const float> x,
+                              int64_t m, int64_t k, int64_t ldx,
+                              std::span<uint8_t> dst) {
+  absl::StatusOr<uint64_t> column = packed_activation_bytes(activation, k);
   if (!column.ok())
     return column.status();
   if (m < 0 || ldx < k)
@@ -287,24 +423,15 @@ absl::Status pack_activations(std::span<const float> x, int64_t m, int64_t k,
                       static_cast<uint64_t>(m) * *column, dst.size());
       !s.ok())
     return s;
+  const ActivationLayout act = activation_layout(activation);
   for (int64_t j = 0; j < m; ++j)
-    for (int64_t b = 0; b < k / kBlockElems; ++b) {
-      const float *in = x.data() + j * ldx + b * kBlockElems;
-      uint8_t *out = dst.data() + j * *column + b * kActivationBlockBytes;
-      // quantize_activation(Q8_0)'s arithmetic: the scale as fp16, the quants
-      // from the unrounded 127 / amax, rounded half to even.
-      float amax = quant::absmax(in, kBlockElems);
-      float id = amax != 0 ? 127.f / amax : 0.f;
-      store_f32(out + kActivationScaleOffset,
-                fp16_to_fp32(fp32_to_fp16(amax / 127.f)));
-      int32_t sum = 0;
-      for (int64_t i = 0; i < kBlockElems; ++i) {
-        int q = static_cast<int>(std::nearbyintf(in[i] * id));
-        out[kActivationQuantsOffset + i] =
-            static_cast<uint8_t>(static_cast<int8_t>(q));
-        sum += q;
-      }
-      store_u32(out + kActivationSumOffset, static_cast<uint32_t>(sum));
+    for (int64_t b = 0; b < k / act.block_elems; ++b) {
+      const float *in = x.data() + j * ldx + b * act.block_elems;
+      uint8_t *out = dst.data() + j * *column + b * act.block_bytes;
+      if (activation == Format::Q8_K)
+        pack_q8_k_block(in, out);
+      else
+        pack_q8_0_block(in, out);
     }
   return absl::OkStatus();
 }

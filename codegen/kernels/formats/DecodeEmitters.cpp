@@ -19,6 +19,10 @@ createWeightDecodeEmitter(const kf::PackedLayout &layout,
     return createQ4_0DecodeEmitter(hasHardwareHalf(target));
   case kf::Format::MXFP4:
     return createMxfp4DecodeEmitter();
+  case kf::Format::Q4_K:
+  case kf::Format::Q5_K:
+  case kf::Format::Q6_K:
+    return createKQuantDecodeEmitter(layout.format, hasHardwareHalf(target));
   default:
     return nullptr;
   }

@@ -13,6 +13,9 @@ std::unique_ptr<WeightDecodeEmitter>
 createQ8_0DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf);
 std::unique_ptr<WeightDecodeEmitter> createQ4_0DecodeEmitter(bool hardwareHalf);
 std::unique_ptr<WeightDecodeEmitter> createMxfp4DecodeEmitter();
+/// Q4_K, Q5_K or Q6_K.
+std::unique_ptr<WeightDecodeEmitter>
+createKQuantDecodeEmitter(kf::Format format, bool hardwareHalf);
 
 /// The 4 * rows bytes of K-group `g` of a packed block of `format`.
 mlir::Value loadKGroup(mlir::OpBuilder &b, mlir::Location loc,

@@ -20,12 +20,13 @@ absl::Status execute(mlir::kf::QuantizeActivationsOp op, Frame &frame,
   const Tensor &input = frame.tensor(op.getInput());
   int64_t m = input.getDimSize(0), k = input.getDimSize(1);
   KF_ASSIGN_OR_RETURN(void *kernel, context.getKernel(op, op.getCallee()));
-  std::vector<int8_t> packed(
-      static_cast<size_t>(m * (k / 32) * ::kf::kActivationBlockBytes));
+  ::kf::ActivationLayout act =
+      ::kf::activation_layout(static_cast<::kf::Format>(op.getFormat()));
+  const int64_t columnBytes = k / act.block_elems * act.block_bytes;
+  std::vector<int8_t> packed(static_cast<size_t>(m * columnBytes));
   reinterpret_cast<kf_quantize_kernel_fn>(kernel)(input.getFloats().data(), k,
                                                   packed.data(), m);
-  frame.set(op.getResult(), Tensor({m, k / 32 * ::kf::kActivationBlockBytes},
-                                   std::move(packed)));
+  frame.set(op.getResult(), Tensor({m, columnBytes}, std::move(packed)));
   return absl::OkStatus();
 }
 

@@ -1893,11 +1893,45 @@ func.func @qmatmul_result(%xq: tensor<3x80xi8>, %w: !kf.qweight<q8_0, [16, 64]>)
 
 // -----
 
-func.func @qmatmul_q8_k_activations(%xq: tensor<?x320xi8>, %w: !kf.qweight<q4_k, [16, 256]>) -> tensor<?x16xf32> {
-  // expected-error @+1 {{'kf.qmatmul' op weight format q4_k takes q8_k activations, expected a format that takes q8_0 (the packed activations' blocks)}}
+func.func @qmatmul_q8_1_activations(%xq: tensor<?x80xi8>, %w: !kf.qweight<q4_1, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op weight format q4_1 takes q8_1 activations, expected a format that takes q8_0 or q8_k (the packed activations' blocks)}}
+  %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_1_r8, max_cols = 8, threads = 2>}
+      : tensor<?x80xi8>, !kf.qweight<q4_1, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// A K-quant reads Q8_K activations: 292 bytes per 256, not Q8_0's 320.
+func.func @qmatmul_q8_k_bytes(%xq: tensor<?x320xi8>, %w: !kf.qweight<q4_k, [16, 256]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op input must be [?, 292], got [?, 320]}}
   %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_k_r8, max_cols = 8, threads = 2>}
       : tensor<?x320xi8>, !kf.qweight<q4_k, [16, 256]> -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @quantize_q8_k_bytes(%x: tensor<?x256xf32>) -> tensor<?x320xi8> {
+  // expected-error @+1 {{'kf.quantize_activations' op result must be [?, 292], got [?, 320]}}
+  %xq = kf.quantize_activations @kernels::@quantize(%x) format(q8_k) : tensor<?x256xf32> -> tensor<?x320xi8>
+  return %xq : tensor<?x320xi8>
+}
+
+// -----
+
+func.func @quantize_q8_k_k_not_blocks(%x: tensor<?x288xf32>) -> tensor<?x360xi8> {
+  // expected-error @+1 {{'kf.quantize_activations' op input has K = 288 columns, expected a multiple of 256}}
+  %xq = kf.quantize_activations @kernels::@quantize(%x) format(q8_k) : tensor<?x288xf32> -> tensor<?x360xi8>
+  return %xq : tensor<?x360xi8>
+}
+
+// -----
+
+func.func @quantize_format(%x: tensor<?x64xf32>) -> tensor<?x80xi8> {
+  // expected-error @+1 {{'kf.quantize_activations' op format q4_0 has no packed activations, expected q8_0 or q8_k}}
+  %xq = kf.quantize_activations @kernels::@quantize(%x) format(q4_0) : tensor<?x64xf32> -> tensor<?x80xi8>
+  return %xq : tensor<?x80xi8>
 }
 
 // -----
@@ -1939,4 +1973,12 @@ func.func @qmatmul_offset_alignment(%xq: tensor<?x80xi8>, %w: !kf.qweight<q8_0, 
   %y = kf.qmatmul @kernels::@matmul(%xq, %w) row_offset(4) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}
       : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x4xf32>
   return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @quantize_unknown_format(%x: tensor<?x256xf32>) -> tensor<?x292xi8> {
+  // expected-error @+1 {{unknown format 'q3_z'}}
+  %xq = kf.quantize_activations @kernels::@quantize(%x) format(q3_z) : tensor<?x256xf32> -> tensor<?x292xi8>
+  return %xq : tensor<?x292xi8>
 }

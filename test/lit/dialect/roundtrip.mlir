@@ -505,7 +505,6 @@ func.func @moe_kernels(%x: tensor<1x64xf32>, %ids: tensor<1x2xi32>, %w: tensor<1
 // CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
 // CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) precision(f32) {kf.kernel
 // CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) row_offset(8) {kf.kernel{{.*}} -> tensor<?x8xf32>
-// CHECK: module @kernels
 module {
   func.func @kernel_ops(%x: tensor<?x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
     %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x80xi8>
@@ -516,6 +515,16 @@ module {
     %g = kf.qmatmul @kernels::@matmul(%xq, %w) row_offset(8) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>}
         : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x8xf32>
     return %y, %z : tensor<?x16xf32>, tensor<?x16xf32>
+  }
+  // CHECK-LABEL: func.func @kquant_ops
+  // CHECK: %[[XK:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) format(q8_k) : tensor<?x512xf32> -> tensor<?x584xi8>
+  // CHECK: kf.qmatmul @kernels::@matmul(%[[XK]], %arg1) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_k_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x584xi8>, !kf.qweight<q4_k, [16, 512]> -> tensor<?x16xf32>
+  // CHECK: module @kernels
+  func.func @kquant_ops(%x: tensor<?x512xf32>, %w: !kf.qweight<q4_k, [16, 512]>) -> tensor<?x16xf32> {
+    %xq = kf.quantize_activations @kernels::@quantize(%x) format(q8_k) : tensor<?x512xf32> -> tensor<?x584xi8>
+    %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_k_r8, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x584xi8>, !kf.qweight<q4_k, [16, 512]> -> tensor<?x16xf32>
+    return %y : tensor<?x16xf32>
   }
   module @kernels {
     func.func private @quantize(!llvm.ptr, i64, !llvm.ptr, i64)

@@ -167,3 +167,40 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %y, %z : tensor<?x32xf32>, tensor<?x8xf32>
   }
 }
+
+// -----
+
+// Q4_K reads Q8_K activations: the quantizer is the Q8_K one (format(q8_k),
+// 292 bytes per 256 elements), which a Q6_K linear of the same input shares
+// after CSE; the Q8_0 linear beside them gets its own Q8_0 quantizer.
+// CHECK-LABEL: func.func @kquants
+// CHECK:      %[[XK:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_k_k512(%arg0) format(q8_k) : tensor<?x512xf32> -> tensor<?x584xi8>
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_q4_k_avx512vnni_r16_c8_k512_n32_bf16(%[[XK]], %{{.*}}) {{.*}} : tensor<?x584xi8>, !kf.qweight<q4_k, [32, 512]> -> tensor<?x32xf32>
+// CHECK:      %[[X0:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k512(%arg0) : tensor<?x512xf32> -> tensor<?x640xi8>
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k512_n16_bf16(%[[X0]],
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_q6_k_avx512vnni_r16_c8_k512_n16_bf16(%[[XK]],
+// CHECK:      module @kernels {
+// CHECK:        func.func @kf_matmul_q4_k_avx512vnni_r16_c8_k512_n32_bf16(
+// CHECK:          "llvm.x86.avx512.vpdpbusd.512"
+// CHECK:        func.func @kf_quantize_q8_k_k512(
+// CHECK:        func.func @kf_matmul_q8_0_avx512vnni_r16_c8_k512_n16_bf16(
+// CHECK:        func.func @kf_quantize_q8_0_k512(
+// CHECK:        func.func @kf_matmul_q6_k_avx512vnni_r16_c8_k512_n16_bf16(
+// CHECK-NOT:  func.func
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  kf.weight @w4 : !kf.qweight<q4_k, [32, 512]>
+  kf.weight @w8 : !kf.qweight<q8_0, [16, 512]>
+  kf.weight @w6 : !kf.qweight<q6_k, [16, 512]>
+  func.func @kquants(%x: tensor<?x512xf32>) -> (tensor<?x32xf32>, tensor<?x16xf32>, tensor<?x16xf32>) {
+    %w4 = kf.get_weight @w4 : !kf.qweight<q4_k, [32, 512]>
+    %w8 = kf.get_weight @w8 : !kf.qweight<q8_0, [16, 512]>
+    %w6 = kf.get_weight @w6 : !kf.qweight<q6_k, [16, 512]>
+    %a = kf.linear %x, %w4 {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_k_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x512xf32>, !kf.qweight<q4_k, [32, 512]> -> tensor<?x32xf32>
+    %b = kf.linear %x, %w8 {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x512xf32>, !kf.qweight<q8_0, [16, 512]> -> tensor<?x16xf32>
+    %c = kf.linear %x, %w6 {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q6_k_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x512xf32>, !kf.qweight<q6_k, [16, 512]> -> tensor<?x16xf32>
+    return %a, %b, %c : tensor<?x32xf32>, tensor<?x16xf32>, tensor<?x16xf32>
+  }
+}

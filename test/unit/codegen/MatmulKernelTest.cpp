@@ -98,15 +98,26 @@ struct Shape {
 
 // N not a multiple of any row group, one that is, and K of 1, 3 and 8 blocks.
 constexpr Shape kShapes[] = {{37, 96}, {32, 256}, {5, 32}};
+// The same for the K-quants' super-blocks of 256: K of 1, 3 and 2 of them.
+constexpr Shape kSuperBlockShapes[] = {{37, 256}, {32, 768}, {5, 512}};
+
+constexpr Format kFormats[] = {Format::Q8_0, Format::Q4_0, Format::MXFP4,
+                               Format::Q4_K, Format::Q5_K, Format::Q6_K};
+
+llvm::ArrayRef<Shape> shapesOf(Format format) {
+  if (packed_block_elems(format) == 256)
+    return kSuperBlockShapes;
+  return kShapes;
+}
 
 // All the kernels of one ISA, compiled together (one LLVM compilation):
 // every shape with the first row count, the first shape with the others.
 void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
               const TargetInfo &target) {
   std::vector<MatmulKernelSpec> specs;
-  for (Format format : {Format::Q8_0, Format::Q4_0, Format::MXFP4})
+  for (Format format : kFormats)
     for (int64_t r : rows)
-      for (Shape shape : kShapes) {
+      for (Shape shape : shapesOf(format)) {
         specs.push_back({format, isa, r, shape.k, shape.n, 8});
         if (r != rows.front())
           break;
@@ -145,8 +156,10 @@ TEST(MatmulKernel, Avx512VnniEqualsReference) {
 // Narrower widest tiles exercise the other dispatch tables.
 TEST(MatmulKernel, NarrowColumnTiles) {
   std::vector<MatmulKernelSpec> specs;
-  for (int64_t maxCols : {1, 2, 3, 4})
+  for (int64_t maxCols : {1, 2, 3, 4}) {
     specs.push_back({Format::Q8_0, KernelIsa::Scalar, 4, 64, 9, maxCols});
+    specs.push_back({Format::Q4_K, KernelIsa::Scalar, 4, 256, 9, maxCols});
+  }
   llvm::Expected<std::vector<JitKernel>> kernels =
       jitMatmuls(specs, testTarget("x86-64-v2"));
   ASSERT_TRUE(static_cast<bool>(kernels))
@@ -214,6 +227,71 @@ TEST(MatmulKernel, ExtremeWeights) {
                   std::bit_cast<uint32_t>(want))
             << "column " << j << ", row " << r;
       }
+  }
+}
+
+// K-quant super-blocks at the edges: the largest scales and mins (6-bit 63;
+// Q6_K's int8 127 and -128), the largest codes, d or dmin 0, negative and
+// the largest fp16 d and dmin, against ordinary, tiny and large columns.
+TEST(MatmulKernel, KQuantExtremeWeights) {
+  const int64_t n = 16, k = 512;
+  std::mt19937 rng(9);
+  for (Format format : {Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
+    SCOPED_TRACE(format_info(format).name);
+    const int64_t blockBytes = format_info(format).block_bytes;
+    const int64_t hdr = file_scale_offset(format);
+    const bool q6 = format == Format::Q6_K;
+    std::vector<uint8_t> w(n * (k / 256) * blockBytes);
+    for (uint8_t &byte : w)
+      byte = static_cast<uint8_t>(rng());
+    const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
+                               0xfbff, 0x0001, 0x3555, 0x8000};
+    for (int64_t blk = 0; blk < n * (k / 256); ++blk) {
+      uint8_t *block = w.data() + blk * blockBytes;
+      const int64_t kind = blk % 8;
+      if (kind < 3) // the largest scales (and mins): 63 / 127 or -128
+        for (int64_t j = 0; j < (q6 ? 16 : 12); ++j)
+          block[hdr + (q6 ? 0 : 4) + j] = q6 ? (kind == 1 ? 0x80 : 0x7f) : 0xff;
+      if (kind == 0 || kind == 4) // the largest codes
+        for (int64_t p = 0; p < blockBytes - packed_scale_bytes(format); ++p)
+          block[q6 ? p : 16 + p] = 0xff;
+      const uint16_t d = halves[(blk / 2) % 8];
+      const uint16_t dmin = halves[(blk / 2 + 3 + kind) % 8];
+      std::memcpy(block + (q6 ? hdr + 16 : 0), &d, 2);
+      if (!q6)
+        std::memcpy(block + 2, &dmin, 2);
+    }
+    const int64_t m = 3;
+    std::vector<float> x = gaussian(m * k, 31, 1.0f);
+    for (int64_t i = 0; i < k; ++i) {
+      x[k + i] *= 1e-6f;
+      x[2 * k + i] *= 1e4f;
+    }
+    std::vector<uint8_t> packedX(m * *packed_activation_bytes(Format::Q8_K, k));
+    ASSERT_TRUE(pack_activations(Format::Q8_K, x, m, k, k, packedX).ok());
+    const int64_t wRow = (k / 256) * blockBytes, xRow = (k / 256) * 292;
+    std::vector<uint8_t> xq(m * xRow);
+    for (int64_t j = 0; j < m; ++j)
+      ASSERT_TRUE(quantize_activation(Format::Q8_K,
+                                      std::span(x).subspan(j * k, k),
+                                      std::span(xq).subspan(j * xRow, xRow))
+                      .ok());
+    for (const JitKernel &kernel : hostKernels(format, k, n)) {
+      SCOPED_TRACE(kernel.spec.describe());
+      std::vector<uint8_t> packedW =
+          *pack_weights(kernel.weightLayout, w, n, k);
+      std::vector<float> y(m * n);
+      kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
+      for (int64_t j = 0; j < m; ++j)
+        for (int64_t r = 0; r < n; ++r) {
+          float want = *dot(format, std::span(w).subspan(r * wRow, wRow),
+                            std::span(xq).subspan(j * xRow, xRow));
+          EXPECT_EQ(std::bit_cast<uint32_t>(y[j * n + r]),
+                    std::bit_cast<uint32_t>(want))
+              << "column " << j << ", row " << r << ": " << y[j * n + r]
+              << " != " << want;
+        }
+    }
   }
 }
 
@@ -467,9 +545,12 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   auto error = [&](MatmulKernelSpec spec) {
     return errorOf(verifyMatmulKernel(spec, target));
   };
-  EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 256, 8, 8}),
-            "matmul kernel q4_k/scalar r4 c8 [8 x 256]: no emitter for this "
-            "format, expected q8_0, q4_0 or mxfp4");
+  EXPECT_EQ(error({Format::Q3_K, KernelIsa::Scalar, 4, 256, 8, 8}),
+            "matmul kernel q3_k/scalar r4 c8 [8 x 256]: no emitter for this "
+            "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k or q6_k");
+  EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 96, 8, 8}),
+            "matmul kernel q4_k/scalar r4 c8 [8 x 96]: expected K a positive "
+            "multiple of 256");
   EXPECT_EQ(error({Format::Q8_0, KernelIsa::Scalar, 4, 48, 8, 8}),
             "matmul kernel q8_0/scalar r4 c8 [8 x 48]: expected K a positive "
             "multiple of 32");

@@ -47,16 +47,16 @@ void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
   std::fill_n(x.begin() + 3 * ldx, k, 0.0f);
   for (int64_t j = 4; j < kMaxM; j += 2)
     std::copy_n(wf.begin() + (j % n) * k, k, x.begin() + j * ldx);
+  const Format act = spec.getActivationFormat();
   ref.packedX.assign(kMaxM * spec.getActivationColumnBytes(), 0);
-  ASSERT_TRUE(pack_activations(x, kMaxM, k, ldx, ref.packedX).ok());
+  ASSERT_TRUE(pack_activations(act, x, kMaxM, k, ldx, ref.packedX).ok());
 
-  // kf::dot of each weight row with each column's Q8_0 blocks.
+  // kf::dot of each weight row with each column's Q8_0 (Q8_K) blocks.
   const int64_t wRow = *row_bytes(spec.format, k);
-  const int64_t xRow = *row_bytes(Format::Q8_0, k);
+  const int64_t xRow = *row_bytes(act, k);
   std::vector<uint8_t> xq(kMaxM * xRow);
   for (int64_t j = 0; j < kMaxM; ++j)
-    ASSERT_TRUE(quantize_activation(Format::Q8_0,
-                                    std::span(x).subspan(j * ldx, k),
+    ASSERT_TRUE(quantize_activation(act, std::span(x).subspan(j * ldx, k),
                                     std::span(xq).subspan(j * xRow, xRow))
                     .ok());
   ref.want.resize(kMaxM * n);

@@ -65,7 +65,45 @@ TEST(QuantizeKernel, EqualsTheReferencePackerWithIntegerHalf) {
   checkQuantizer("x86-64-v2");
 }
 
+// Q8_K: blocks of 256 of the same kinds, plus a tie of magnitudes between a
+// positive and a negative extreme (the first decides the scale's sign).
+void checkQ8KQuantizer(llvm::StringRef targetName) {
+  SCOPED_TRACE(targetName.str());
+  const int64_t k = 768, ldx = 776, maxM = 9;
+  llvm::Expected<JitQuantizer> quantizer =
+      jitQuantizer(QuantizeKernelSpec{k, Format::Q8_K}, testTarget(targetName));
+  ASSERT_TRUE(static_cast<bool>(quantizer))
+      << llvm::toString(quantizer.takeError());
+  std::vector<float> x = activations(maxM, k, ldx);
+  std::fill_n(x.begin() + 256, 256, 0.0f); // an all-zero super-block
+  x[ldx + 5] = 300.0f;
+  x[ldx + 100] = -300.0f;
+  x[2 * ldx + 300] = -301.0f;
+  x[2 * ldx + 400] = 301.0f;
+  const int64_t column = *packed_activation_bytes(Format::Q8_K, k);
+  for (int64_t m : {int64_t(1), int64_t(3), maxM}) {
+    std::vector<uint8_t> want(m * column), got(m * column, 0xa5);
+    ASSERT_TRUE(pack_activations(Format::Q8_K, x, m, k, ldx, want).ok());
+    quantizer->fn(x.data(), ldx, got.data(), m);
+    for (int64_t i = 0; i < m * column; ++i)
+      ASSERT_EQ(got[i], want[i])
+          << "m = " << m << ", byte " << i << " (column " << i / column
+          << ", block " << i % column / 292 << ", offset " << i % 292 << ")";
+  }
+}
+
+TEST(QuantizeKernel, Q8KEqualsTheReferencePacker) {
+  checkQ8KQuantizer("x86-64-v3");
+  checkQ8KQuantizer("x86-64-v2");
+}
+
 TEST(QuantizeKernel, RefusesBadK) {
+  llvm::Expected<JitQuantizer> q8k = jitQuantizer(
+      QuantizeKernelSpec{512 + 32, Format::Q8_K}, testTarget("x86-64-v2"));
+  ASSERT_FALSE(static_cast<bool>(q8k));
+  EXPECT_EQ(llvm::toString(q8k.takeError()),
+            "q8_k activation quantizer [K = 544]: expected K a positive "
+            "multiple of 256");
   llvm::Expected<JitQuantizer> quantizer =
       jitQuantizer(QuantizeKernelSpec{40}, testTarget("x86-64-v2"));
   ASSERT_FALSE(static_cast<bool>(quantizer));

@@ -56,10 +56,18 @@ TEST(Packing, SizesPadTheLastGroup) {
   EXPECT_EQ(*packed_weight_bytes({Format::MXFP4, 16}, 17, 64),
             2u * 2 * 16 * 17);
   EXPECT_EQ(*packed_activation_bytes(96), 3u * 40);
+  // The K-quants: the file's bytes per super-block, times the rows.
+  EXPECT_EQ(*packed_weight_bytes({Format::Q4_K, 16}, 17, 512),
+            2u * 2 * 16 * 144);
+  EXPECT_EQ(*packed_weight_bytes({Format::Q6_K, 8}, 8, 256), 8u * 210);
+  EXPECT_EQ(*packed_activation_bytes(Format::Q8_K, 512), 2u * 292);
 }
 
 TEST(Packing, RefusesWhatItCannotPack) {
-  EXPECT_FALSE(check_layout({Format::Q4_K, 16}).ok());
+  EXPECT_FALSE(check_layout({Format::Q3_K, 16}).ok());
+  EXPECT_FALSE(packed_weight_bytes({Format::Q4_K, 4}, 4, 32).ok());
+  EXPECT_FALSE(packed_activation_bytes(Format::Q8_K, 32).ok());
+  EXPECT_FALSE(packed_activation_bytes(Format::Q4_0, 32).ok());
   absl::Status s = check_layout({Format::Q8_0, 2});
   EXPECT_EQ(s.message(), "packed layout with 2 rows per group: expected 1, 4, "
                          "8 or 16");
@@ -254,6 +262,89 @@ TEST(Packing, ActivationsRefuseShortBuffers) {
   EXPECT_TRUE(pack_activations(x, 2, 32, 32, out).ok());
   EXPECT_FALSE(pack_activations(x, 2, 32, 40, out).ok()); // x too short
   EXPECT_FALSE(pack_activations(x, 1, 32, 32, out).ok()); // dst too long
+}
+
+// The K-quants: every layout decodes bit for bit like the file rows and
+// unpacks to the file bytes, for K of 1 and 3 super-blocks and n both a
+// multiple of the group and not; rows with extreme scales and mins included.
+TEST(Packing, KQuantsDecodeAsTheReferenceAndRoundTrip) {
+  for (Format f : {Format::Q4_K, Format::Q5_K, Format::Q6_K})
+    for (int rows : {1, 4, 8, 16})
+      for (int64_t n : {1, 5, 16, 19})
+        for (int64_t k : {256, 768}) {
+          PackedLayout layout{f, rows, LaneEncoding::Unsigned};
+          SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n) +
+                       " k=" + std::to_string(k));
+          std::vector<uint8_t> file = random_rows(f, n, k, 7 + n);
+          // Row 0's first super-block: every scale byte 0xff (scales and
+          // mins 63, Q6_K's scales -1), d = -65504 and dmin = 65504.
+          uint8_t *b0 = file.data();
+          const int64_t hdr = file_scale_offset(f);
+          for (int64_t j = 0; j < packed_scale_bytes(f); ++j)
+            b0[hdr + j] = 0xff;
+          const int64_t d_at = f == Format::Q6_K ? hdr + 16 : 0;
+          b0[d_at + 1] = 0xfb; // d = 0xfbff
+          if (f != Format::Q6_K)
+            b0[3] = 0x7b; // dmin = 0x7bff
+          absl::StatusOr<std::vector<uint8_t>> packed =
+              pack_weights(layout, file, n, k);
+          ASSERT_TRUE(packed.ok()) << packed.status();
+          std::vector<float> want = dequantized(f, file, n * k);
+          std::vector<float> got(n * k);
+          ASSERT_TRUE(dequantize_packed(layout, *packed, n, k, got).ok());
+          for (int64_t i = 0; i < n * k; ++i)
+            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                      std::bit_cast<uint32_t>(want[i]))
+                << "element " << i;
+          std::vector<uint8_t> back(file.size());
+          ASSERT_TRUE(unpack_weights(layout, *packed, n, k, back).ok());
+          EXPECT_EQ(back, file);
+        }
+}
+
+// Q4_K's header fields sit side by side across the group's rows, then the
+// file's nibble pairs as [g][r][4].
+TEST(Packing, Q4KLayout) {
+  std::vector<uint8_t> file = random_rows(Format::Q4_K, 4, 256, 3);
+  PackedLayout layout{Format::Q4_K, 4, LaneEncoding::Unsigned};
+  std::vector<uint8_t> packed = *pack_weights(layout, file, 4, 256);
+  ASSERT_EQ(packed.size(), 4u * 144);
+  for (int r = 0; r < 4; ++r) {
+    const uint8_t *row = file.data() + r * 144;
+    EXPECT_EQ(packed[2 * r], row[0]);         // d
+    EXPECT_EQ(packed[8 + 2 * r + 1], row[3]); // dmin's high byte
+    for (int t = 0; t < 12; ++t)
+      EXPECT_EQ(packed[16 + t * 4 + r], row[4 + t]);
+    for (int g = 0; g < 32; ++g)
+      for (int i = 0; i < 4; ++i)
+        EXPECT_EQ(packed[64 + (g * 4 + r) * 4 + i], row[16 + 4 * g + i]);
+  }
+}
+
+// Packed Q8_K activations hold the reference Q8_K block's scale, quants and
+// sums (a negative and a positive extreme, ties between them, and an all-zero
+// block included).
+TEST(Packing, Q8KActivationsMatchTheReferenceQuantizer) {
+  const int64_t m = 4, k = 512, ldx = 520;
+  std::vector<float> x = gaussian(static_cast<size_t>(m * ldx), 13, 3.0f);
+  std::fill_n(x.begin() + ldx + 256, 256, 0.0f); // an all-zero block
+  x[2 * ldx + 7] = 40.0f;                        // a tie: +40 first
+  x[2 * ldx + 9] = -40.0f;
+  x[3 * ldx + 3] = -50.0f; // a negative extreme
+  std::vector<uint8_t> packed(m * *packed_activation_bytes(Format::Q8_K, k));
+  ASSERT_TRUE(pack_activations(Format::Q8_K, x, m, k, ldx, packed).ok());
+  for (int64_t j = 0; j < m; ++j) {
+    std::vector<uint8_t> ref =
+        activation(Format::Q8_K, std::span(x).subspan(j * ldx, k));
+    for (int64_t b = 0; b < k / 256; ++b) {
+      const uint8_t *blk = packed.data() + (j * k / 256 + b) * 292;
+      const uint8_t *want = ref.data() + b * 292;
+      EXPECT_EQ(std::memcmp(blk + kQ8KActivationScaleOffset, want, 4), 0);
+      EXPECT_EQ(std::memcmp(blk + kQ8KActivationQuantsOffset, want + 4, 256),
+                0);
+      EXPECT_EQ(std::memcmp(blk + kQ8KActivationSumsOffset, want + 260, 32), 0);
+    }
+  }
 }
 
 } // namespace

@@ -69,13 +69,16 @@ MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
     return kf::pack_weights((*jit)->weightLayout, file_rows, n, k);
   };
   kernel.pack_activations =
-      [](Format, int64_t m, int64_t k,
+      [](Format format, int64_t m, int64_t k,
          std::span<const float> rows) -> absl::StatusOr<std::vector<uint8_t>> {
-    absl::StatusOr<uint64_t> column = kf::packed_activation_bytes(k);
+    const Format activation = format_info(format).dot_format;
+    absl::StatusOr<uint64_t> column =
+        kf::packed_activation_bytes(activation, k);
     if (!column.ok())
       return column.status();
     std::vector<uint8_t> out(static_cast<size_t>(m) * *column);
-    if (absl::Status s = kf::pack_activations(rows, m, k, k, out); !s.ok())
+    if (absl::Status s = kf::pack_activations(activation, rows, m, k, k, out);
+        !s.ok())
       return s;
     return out;
   };

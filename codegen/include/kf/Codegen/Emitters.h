@@ -49,8 +49,34 @@ public:
   virtual ~WeightDecodeEmitter() = default;
 
   virtual LaneRange getLaneRange() const = 0;
-  /// How many decodeStep calls cover a block of 32 weights.
+  /// Weights per block, the loop nest's K step: 32, or a K-quant's
+  /// super-block of 256.
+  virtual int64_t getBlockElems() const { return 32; }
+  /// Weights per sub-block: the loop nest keeps one exact integer dot per
+  /// sub-block (its activation sum, for the offset correction and the min
+  /// term, is the packed activation's sum over it), scales it by
+  /// getSubBlockScale when there is one and adds it up over the block. The
+  /// whole block unless the format has integer sub-block scales.
+  virtual int64_t getSubBlockElems() const { return getBlockElems(); }
+  /// How many decodeStep calls cover a block.
   virtual int64_t getStepsPerBlock() const = 0;
+  /// Sub-block `j`'s integer scale for the R rows (vector<R x i32>), or null
+  /// when the format has none (the block's one integer dot goes to
+  /// scaleBlock as it is).
+  virtual mlir::Value getSubBlockScale(mlir::OpBuilder &b, mlir::Location loc,
+                                       mlir::Value block, int64_t rows,
+                                       int64_t j) const {
+    return {};
+  }
+  /// For formats with mins (Q4_K, Q5_K): sub-block `j`'s integer min for the
+  /// R rows (vector<R x i32>), which the loop nest multiplies by the
+  /// activation's sum over the sub-block and adds up over the block, into the
+  /// block's integer min sum; null for the others.
+  virtual mlir::Value getSubBlockMin(mlir::OpBuilder &b, mlir::Location loc,
+                                     mlir::Value block, int64_t rows,
+                                     int64_t j) const {
+    return {};
+  }
   /// The R rows' scales of the packed block at `block` (an !llvm.ptr to the
   /// block, kf::PackedLayout's: the scales, then the lanes), as the exact
   /// fp32 values the reference decoder uses (vector<R x f32>).
@@ -70,11 +96,21 @@ public:
   virtual mlir::Value scaleBlock(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::Value dot, mlir::Value wScales,
                                  mlir::Value xScale) const = 0;
+  /// For formats with mins: the block's contribution `scaled` (scaleBlock's)
+  /// minus the min term of the block's integer min sum `minDot` (vector<R x
+  /// f32>), in kf::dot's order (the R rows' dmin read from `block`).
+  virtual mlir::Value subtractMins(mlir::OpBuilder &b, mlir::Location loc,
+                                   mlir::Value scaled, mlir::Value minDot,
+                                   mlir::Value block, int64_t rows,
+                                   mlir::Value xScale) const {
+    return scaled;
+  }
 };
 
-/// The decoder of a Q8_0, Q4_0 or MXFP4 layout, whose encoding its lanes
-/// keep, for `target` (whose fp16 conversions Q8_0's and Q4_0's scales use);
-/// null for any other format (verifyMatmulKernel refuses them first).
+/// The decoder of a Q8_0, Q4_0, MXFP4, Q4_K, Q5_K or Q6_K layout, whose
+/// encoding its lanes keep, for `target` (whose fp16 conversions the fp16
+/// scales use); null for any other format (verifyMatmulKernel refuses them
+/// first).
 std::unique_ptr<WeightDecodeEmitter>
 createWeightDecodeEmitter(const kf::PackedLayout &layout,
                           const target::TargetInfo &target);

@@ -33,7 +33,8 @@ enum class KernelIsa {
 };
 
 /// Whether the emitters build matmul kernels for weights of `format` (Q8_0,
-/// Q4_0, MXFP4), on every ISA.
+/// Q4_0, MXFP4 with Q8_0 activations; Q4_K, Q5_K, Q6_K with Q8_K ones), on
+/// every ISA.
 bool hasMatmulEmitter(kf::Format format);
 
 /// "scalar", "avx2", "avx512vnni", "neon_dotprod".
@@ -49,9 +50,10 @@ using MatmulKernelFn = kf_matmul_kernel_fn;
 struct MatmulKernelSpec {
   kf::Format format = kf::Format::Q8_0; ///< one hasMatmulEmitter accepts
   KernelIsa isa = KernelIsa::Scalar;
-  int64_t rows = 16;   ///< rows per group (16 AVX-512, 8 AVX2, 4 NEON)
-  int64_t k = 0;       ///< elements per weight row, a multiple of 32
-  int64_t n = 0;       ///< weight rows
+  int64_t rows = 16; ///< rows per group (16 AVX-512, 8 AVX2, 4 NEON)
+  int64_t k = 0;     ///< elements per weight row, a multiple of the block (32;
+                     ///< 256 for the K-quants)
+  int64_t n = 0;     ///< weight rows
   int64_t maxCols = 8; ///< widest column tile, 1..8
   /// Whether the kernel rounds its results to bf16 (kf::fp32_to_bf16: ties
   /// to even, NaNs kept quiet) before storing them: the epilogue of a
@@ -65,6 +67,9 @@ struct MatmulKernelSpec {
   /// The packed weight layout the kernel reads: signed lanes for
   /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others.
   kf::PackedLayout getWeightLayout() const;
+  /// The packed activations the kernel reads: the format's dot_format, Q8_0
+  /// or Q8_K (kf::activation_layout).
+  kf::Format getActivationFormat() const;
   /// Bytes of the packed weights, and of one packed activation column.
   int64_t getWeightBytes() const;
   int64_t getActivationColumnBytes() const;

@@ -731,11 +731,14 @@ def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "fp32 activations quantized into packed int8 blocks by a kernel";
   let description = [{
-    Quantizes each of the M rows of `input` (`[M, K]`, K a multiple of 32)
-    into the packed Q8_0 activation blocks the compiled matmul kernels read
-    (docs/codegen.md, "Activations"): per 32 elements a 40-byte block of the
-    fp32 scale, the int32 sum of the quants and 32 int8 quants. The result
-    holds each row's bytes, `[M, K / 32 * 40]`. `callee` is the quantizer
+    Quantizes each of the M rows of `input` (`[M, K]`) into the packed
+    activation blocks of `format` the compiled matmul kernels read
+    (docs/codegen.md, "Activations"): `q8_0` (the default; K a multiple of
+    32) per 32 elements a 40-byte block of the fp32 scale, the int32 sum of
+    the quants and 32 int8 quants, `[M, K / 32 * 40]` bytes; `q8_k` (the
+    K-quants'; K a multiple of 256) per 256 elements a 292-byte block of the
+    fp32 scale, 16 int16 sums of 16 quants and 256 int8 quants,
+    `[M, K / 256 * 292]` bytes. `callee` is the quantizer
     kernel, a function in the module's `kernels` module with the ABI
     `(x: !llvm.ptr, ldx: i64, packed: !llvm.ptr, m: i64) -> ()`.
 
@@ -743,12 +746,14 @@ def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
 
     ```mlir
     %xq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k4096(%x) : tensor<?x4096xf32> -> tensor<?x5120xi8>
+    %xk = kf.quantize_activations @kernels::@kf_quantize_q8_k_k4096(%x) format(q8_k) : tensor<?x4096xf32> -> tensor<?x4672xi8>
     ```
   }];
-  let arguments = (ins SymbolRefAttr:$callee, Kf_F32Tensor:$input);
+  let arguments = (ins SymbolRefAttr:$callee, Kf_F32Tensor:$input,
+    DefaultValuedAttr<Kf_FormatAttr, "::mlir::kf::Format::Q8_0">:$format);
   let results = (outs RankedTensorOf<[I8]>:$result);
   let assemblyFormat = [{
-    $callee `(` $input `)` attr-dict `:` type($input) `->` type($result)
+    $callee `(` $input `)` (`format` `(` custom<FormatName>($format)^ `)`)? attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -759,11 +764,13 @@ def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
   let description = [{
     `result[m, n] = sum_k x[m, k] * weight[n, k]` as `kf.linear` computes
     it, with `x` given as the packed activations of
-    `kf.quantize_activations` (`[M, K / 32 * 40]` bytes) and the product
+    `kf.quantize_activations` in the weight format's activation format
+    (`q8_0`: `[M, K / 32 * 40]` bytes; `q8_k` for the K-quants:
+    `[M, K / 256 * 292]`) and the product
     computed by the compiled kernel `callee`, a function in the module's
     `kernels` module with the kernel ABI `(w: !llvm.ptr, x: !llvm.ptr, y:
     !llvm.ptr, ldy: i64, m: i64, nBegin: i64, nEnd: i64) -> ()`. The
-    weight's format must take Q8_0 activations. `precision(bf16)` (the
+    weight's format must take Q8_0 or Q8_K activations. `precision(bf16)` (the
     default, as for `kf.linear`) says the kernel rounds its results to bf16.
 
     The result's N columns are the weight's rows from `row_offset` (0 by

@@ -30,8 +30,21 @@ enum class LaneEncoding : uint8_t {
 // bytes; Q4_0 and MXFP4 have 4, each byte holding the file's nibble pair (low
 // nibble element 4g + i, high nibble element 16 + 4g + i): Q4_0's nibbles are
 // w + 8, MXFP4's are E2M1 codes, which the kernel looks up in kMxfp4Values.
+//
+// The K-quants (Q4_K, Q5_K, Q6_K) pack the same way per super-block of 256
+// weights: a header per row (the file's scale fields, each field's rows side
+// by side so that one load of `rows` bytes or halves holds it for every row of
+// the group), then the file's weight bytes as [g][r][4] K-groups, in file
+// order; the bytes per weight are the file's:
+//  * Q4_K: R fp16 d, R fp16 dmin, the 12 packed 6-bit scale/min bytes as
+//    [12][R], then 32 K-groups of nibble pairs (byte 4g + i: low nibble
+//    element 64(g / 8) + 4(g % 8) + i, high nibble that + 32);
+//  * Q5_K: Q4_K's header, then the 8 K-groups of qh (bit c of byte l: the
+//    fifth bit of element 32c + l), then Q4_K's 32 K-groups of nibbles;
+//  * Q6_K: R fp16 d, the 16 int8 scales as [16][R], then the 32 K-groups of
+//    ql and the 16 of qh, as in the file.
 struct PackedLayout {
-  Format format = Format::Q8_0; // Q8_0, Q4_0 or MXFP4
+  Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K or Q6_K
   int rows = 16;                // rows per interleaved group: 1, 4, 8 or 16
   LaneEncoding encoding = LaneEncoding::Unsigned;
 
@@ -53,9 +66,49 @@ constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
          static_cast<int64_t>(format_info(layout.format).block_bytes);
 }
 
-// Bytes of one row's scale in a packed block: the file's scale field.
+// Bytes of one row's scale fields in a packed block (the header): the file's
+// scale field (fp16 d; MXFP4's E8M0 byte), or a K-quant's d, dmin and
+// sub-block scales.
 constexpr int64_t packed_scale_bytes(Format format) {
-  return format == Format::MXFP4 ? 1 : 2;
+  switch (format) {
+  case Format::MXFP4:
+    return 1;
+  case Format::Q4_K:
+  case Format::Q5_K:
+    return 16;
+  case Format::Q6_K:
+    return 18;
+  default:
+    return 2;
+  }
+}
+
+// Where the header starts in a file block (Q6_K's scales and d follow its
+// weights); the weights are the other bytes, in file order.
+constexpr int64_t file_scale_offset(Format format) {
+  return format == Format::Q6_K ? 192 : 0;
+}
+
+// Where header byte `j` (of the file's) of row `r` lies inside a packed block.
+// The legacy formats keep each row's field whole; the K-quants put each
+// field's rows side by side: Q4_K/Q5_K d [R], dmin [R], scale bytes [12][R];
+// Q6_K d [R], scales [16][R].
+constexpr int64_t packed_scale_offset(const PackedLayout &layout, int64_t j,
+                                      int r) {
+  const int64_t rows = layout.rows;
+  switch (layout.format) {
+  case Format::Q4_K:
+  case Format::Q5_K:
+    if (j < 4)
+      return (j / 2) * 2 * rows + 2 * r + j % 2;
+    return 4 * rows + (j - 4) * rows + r;
+  case Format::Q6_K: // file header: scales[16], then d
+    if (j >= 16)
+      return 2 * r + (j - 16);
+    return 2 * rows + j * rows + r;
+  default:
+    return r * packed_scale_bytes(layout.format) + j;
+  }
 }
 
 // Where the 4 lanes of K-group `g` of row `r` start inside a packed block:
@@ -64,6 +117,11 @@ constexpr int64_t packed_kgroup_offset(const PackedLayout &layout, int64_t g,
                                        int r = 0) {
   return layout.rows * packed_scale_bytes(layout.format) +
          (g * layout.rows + r) * 4;
+}
+
+// Elements of one packed block: 32, or a K-quant's super-block of 256.
+constexpr int64_t packed_block_elems(Format format) {
+  return format_info(format).block_elems;
 }
 
 // MXFP4 (spec/quant_formats.md §3.17): E2M1 code c of a block with E8M0 byte e
@@ -85,8 +143,9 @@ constexpr float mxfp4_scale(uint8_t e) {
   return std::bit_cast<float>(mxfp4_scale_bits(e));
 }
 
-// "q8_0_r16"; a signed Q8_0 layout ends in "s" ("q8_0_r4s"). Q4_0 and MXFP4
-// have one byte layout for both encodings, so their names carry no suffix.
+// "q8_0_r16"; a signed Q8_0 layout ends in "s" ("q8_0_r4s"). The other
+// formats have one byte layout for both encodings (their lanes are unsigned
+// and below 2^7), so their names carry no suffix.
 inline std::string layout_name(const PackedLayout &layout) {
   std::string name(format_info(layout.format).name);
   name += "_r" + std::to_string(layout.rows);
@@ -108,5 +167,42 @@ inline constexpr int64_t kActivationBlockBytes = 40;
 inline constexpr int64_t kActivationScaleOffset = 0; // float
 inline constexpr int64_t kActivationSumOffset = 4;   // int32
 inline constexpr int64_t kActivationQuantsOffset = 8;
+
+// Q8_K activations (the K-quants'): one block per 256 elements, the fp32
+// scale d exactly as quantize_activation(Q8_K) stores it, the 16 int16 sums
+// of 16 consecutive quants (a K-quant kernel's offset correction and min term
+// per sub-block), and 256 signed quants, all |q| <= 127: 292 bytes, as many as
+// the file's Q8_K block, in kernel order.
+inline constexpr int64_t kQ8KActivationBlockBytes = 292;
+inline constexpr int64_t kQ8KActivationScaleOffset = 0;   // float
+inline constexpr int64_t kQ8KActivationSumsOffset = 4;    // int16[16]
+inline constexpr int64_t kQ8KActivationQuantsOffset = 36; // int8[256]
+
+// How a packed activation format lays out its blocks: elements and bytes per
+// block, where the scale, the sums (each over sum_elems quants, int32 or
+// int16) and the quants are.
+struct ActivationLayout {
+  int64_t block_elems, block_bytes;
+  int64_t scale_offset, sums_offset, sum_elems, sum_bytes, quants_offset;
+};
+
+// Q8_0 (the Q8_0 family's) or Q8_K.
+constexpr ActivationLayout activation_layout(Format activation) {
+  if (activation == Format::Q8_K)
+    return {256,
+            kQ8KActivationBlockBytes,
+            kQ8KActivationScaleOffset,
+            kQ8KActivationSumsOffset,
+            16,
+            2,
+            kQ8KActivationQuantsOffset};
+  return {32,
+          kActivationBlockBytes,
+          kActivationScaleOffset,
+          kActivationSumOffset,
+          32,
+          4,
+          kActivationQuantsOffset};
+}
 
 } // namespace kf

@@ -15,12 +15,13 @@
 
 namespace kf {
 
-// OK when the layout is one this runtime can pack: Q8_0, Q4_0 or MXFP4 with
-// 1, 4, 8 or 16 rows.
+// OK when the layout is one this runtime can pack: Q8_0, Q4_0, MXFP4, Q4_K,
+// Q5_K or Q6_K with 1, 4, 8 or 16 rows.
 absl::Status check_layout(const PackedLayout &layout);
 
-// Bytes of a packed [n, k] tensor: ceil(n / rows) groups of k / 32 blocks.
-// Fails on a bad layout, a non-positive n or k, or k not a multiple of 32.
+// Bytes of a packed [n, k] tensor: ceil(n / rows) groups of k / 32 blocks
+// (k / 256 super-blocks for the K-quants). Fails on a bad layout, a
+// non-positive n or k, or k not a multiple of the block.
 absl::StatusOr<uint64_t> packed_weight_bytes(const PackedLayout &layout,
                                              int64_t n, int64_t k);
 
@@ -55,5 +56,14 @@ absl::StatusOr<uint64_t> packed_activation_bytes(int64_t k);
 // q = round-half-even(x * 127 / amax), so every |q| <= 127.
 absl::Status pack_activations(std::span<const float> x, int64_t m, int64_t k,
                               int64_t ldx, std::span<uint8_t> dst);
+
+// The same for the packed activations of `activation`, Q8_0 (as above) or
+// Q8_K (the K-quants'; k a multiple of 256; rounding as
+// quantize_activation(Format::Q8_K) does, kf/runtime/packed_layout.h's
+// blocks).
+absl::StatusOr<uint64_t> packed_activation_bytes(Format activation, int64_t k);
+absl::Status pack_activations(Format activation, std::span<const float> x,
+                              int64_t m, int64_t k, int64_t ldx,
+                              std::span<uint8_t> dst);
 
 } // namespace kf
