@@ -20,6 +20,10 @@
 // column's accumulators live in registers), chosen at run time by an
 // scf.index_switch on the width nextColumnTile gives.
 //
+// With cache blocks (the spec's l1K / l2Rows) and more columns than one tile,
+// K and the rows are blocked around the column tiles (see build()), so that a
+// tile's activations stay in L1 and a row block's weights in L2.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kf/Codegen/MatmulEmitter.h"
@@ -102,9 +106,17 @@ private:
     return VectorType::get({spec.rows}, element);
   }
 
-  void emitColumnTiles(const KernelArgs &args, Value group, Value rowBase);
-  void emitTile(const KernelArgs &args, int64_t width, Value col, Value group,
-                Value rowBase);
+  /// The part of the nest a column tile runs over: the row groups
+  /// [groupBegin, groupEnd) and the K blocks [kBegin, kEnd).
+  struct TileRange {
+    Value groupBegin, groupEnd, kBegin, kEnd;
+  };
+  bool isCacheBlocked() const { return spec.l1K != 0 || spec.l2Rows != 0; }
+  void emitColumnTiles(const KernelArgs &args, const TileRange &range);
+  void emitTile(const KernelArgs &args, int64_t width, Value col,
+                const TileRange &range);
+  void emitTileGroup(const KernelArgs &args, int64_t width, Value col,
+                     Value group, Value rowBase, Value kBegin, Value kEnd);
   /// Independent int32 accumulators per column and block. A dot instruction
   /// waits for the previous one on the same accumulator (vpdpbusd: about 5
   /// cycles), so a narrow tile with one accumulator per column would run at
@@ -116,6 +128,7 @@ private:
   }
   Value emitActivation(Value xBlock, int64_t kOffset);
   Value emitRoundToBf16(Value acc);
+  Value emitLoadY(Value yPtr, Value rowBase);
   void emitStore(Value acc, Value yPtr, Value rowBase);
 
   OpBuilder &b;
@@ -128,6 +141,20 @@ private:
   int64_t blockBytes;
 };
 
+// Without cache blocks (or with at most one column tile) the nest is: for
+// each row group, each column tile over all of K; the group's weights are
+// read from memory once and stay in L1/L2 for the group's other tiles. With
+// them, for m > maxCols:
+//
+//   for each K block of l1K elements:
+//     for each row block of l2Rows rows of [nBegin, nEnd):
+//       for each column tile:            (its activations stay in L1)
+//         for each row group of the block: (the block's weights in L2)
+//           acc = first K block ? 0 : y;  ... ;  y = acc
+//
+// y holds the fp32 sums between K blocks: storing and reloading them is
+// exact, and the blocks are still added in K order, so the results are the
+// same bits as unblocked.
 void MatmulLoopNest::build(const KernelArgs &args) {
   // nBegin is a multiple of R; nEnd is one too or N, whose group is partial.
   Value rows = i64(spec.rows);
@@ -135,20 +162,40 @@ void MatmulLoopNest::build(const KernelArgs &args) {
   Value last = arith::DivSIOp::create(
       b, loc, arith::AddIOp::create(b, loc, args.nEnd, i64(spec.rows - 1)),
       rows);
-  int64_t groupBytes = spec.k / kBlockElems * blockBytes;
-  scf::ForOp::create(b, loc, first, last, i64(1), ValueRange{},
-                     [&](OpBuilder &, Location, Value g, ValueRange) {
-                       Value group = emitByteOffset(
-                           b, loc, args.w,
-                           arith::MulIOp::create(b, loc, g, i64(groupBytes)));
-                       Value rowBase = arith::MulIOp::create(b, loc, g, rows);
-                       emitColumnTiles(args, group, rowBase);
-                       scf::YieldOp::create(b, loc);
-                     });
+  const int64_t kBlocks = spec.k / kBlockElems;
+  Value kStep = i64(kBlocks), groupStep = i64(1);
+  if (isCacheBlocked()) {
+    Value wide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                       args.m, i64(spec.maxCols));
+    if (spec.l1K != 0)
+      kStep = arith::SelectOp::create(b, loc, wide, i64(spec.l1K / kBlockElems),
+                                      kStep);
+    if (spec.l2Rows != 0)
+      groupStep = arith::SelectOp::create(
+          b, loc, wide, i64(spec.l2Rows / spec.rows), groupStep);
+  }
+  auto min = [&](Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y).getResult();
+  };
+  scf::ForOp::create(
+      b, loc, i64(0), i64(kBlocks), kStep, ValueRange{},
+      [&](OpBuilder &, Location, Value kBegin, ValueRange) {
+        Value kEnd =
+            min(arith::AddIOp::create(b, loc, kBegin, kStep), i64(kBlocks));
+        scf::ForOp::create(
+            b, loc, first, last, groupStep, ValueRange{},
+            [&](OpBuilder &, Location, Value g, ValueRange) {
+              Value gEnd =
+                  min(arith::AddIOp::create(b, loc, g, groupStep), last);
+              emitColumnTiles(args, {g, gEnd, kBegin, kEnd});
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
 }
 
-void MatmulLoopNest::emitColumnTiles(const KernelArgs &args, Value group,
-                                     Value rowBase) {
+void MatmulLoopNest::emitColumnTiles(const KernelArgs &args,
+                                     const TileRange &range) {
   Type i64Type = b.getI64Type();
   SmallVector<int64_t, 5> widths = tiling::columnTileWidths(spec.maxCols);
   scf::WhileOp::create(
@@ -170,7 +217,7 @@ void MatmulLoopNest::emitColumnTiles(const KernelArgs &args, Value group,
              llvm::zip_equal(widths, dispatch.getCaseRegions())) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&region.emplaceBlock());
-          emitTile(args, w, col, group, rowBase);
+          emitTile(args, w, col, range);
           scf::YieldOp::create(b, loc);
         }
         {
@@ -185,7 +232,23 @@ void MatmulLoopNest::emitColumnTiles(const KernelArgs &args, Value group,
 }
 
 void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
-                              Value group, Value rowBase) {
+                              const TileRange &range) {
+  int64_t groupBytes = spec.k / kBlockElems * blockBytes;
+  scf::ForOp::create(
+      b, loc, range.groupBegin, range.groupEnd, i64(1), ValueRange{},
+      [&](OpBuilder &, Location, Value g, ValueRange) {
+        Value group = emitByteOffset(
+            b, loc, args.w, arith::MulIOp::create(b, loc, g, i64(groupBytes)));
+        Value rowBase = arith::MulIOp::create(b, loc, g, i64(spec.rows));
+        emitTileGroup(args, width, col, group, rowBase, range.kBegin,
+                      range.kEnd);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
+                                   Value col, Value group, Value rowBase,
+                                   Value kBegin, Value kEnd) {
   int64_t columnBytes = spec.getActivationColumnBytes();
   SmallVector<Value, 8> xColumns;
   for (int64_t j = 0; j < width; ++j) {
@@ -200,11 +263,29 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
   Value zero = arith::ConstantOp::create(
       b, loc, f32Rows, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
   SmallVector<Value, 8> inits(width, zero);
+  auto yPointer = [&](int64_t j) {
+    Value column = arith::AddIOp::create(b, loc, col, i64(j));
+    Value element = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, column, args.ldy), rowBase);
+    return emitByteOffset(b, loc, args.y,
+                          arith::MulIOp::create(b, loc, element, i64(4)));
+  };
+  Value firstK, lastK;
+  if (isCacheBlocked()) {
+    // After the first K block, the sums so far are in y.
+    firstK =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kBegin, i64(0));
+    lastK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kEnd,
+                                  i64(spec.k / kBlockElems));
+    for (int64_t j = 0; j < width; ++j)
+      inits[j] = arith::SelectOp::create(b, loc, firstK, zero,
+                                         emitLoadY(yPointer(j), rowBase));
+  }
   SmallVector<DecodedLanes, 2> decoded;
   SmallVector<Value, 2> lanes, acts;
 
   auto loop = scf::ForOp::create(
-      b, loc, i64(0), i64(spec.k / kBlockElems), i64(1), inits,
+      b, loc, kBegin, kEnd, i64(1), inits,
       [&](OpBuilder &, Location, Value blk, ValueRange accs) {
         Value block = emitByteOffset(
             b, loc, group, arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
@@ -274,13 +355,14 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
       });
 
   for (int64_t j = 0; j < width; ++j) {
-    Value column = arith::AddIOp::create(b, loc, col, i64(j));
-    Value element = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, column, args.ldy), rowBase);
-    Value yPtr = emitByteOffset(b, loc, args.y,
-                                arith::MulIOp::create(b, loc, element, i64(4)));
     Value acc = loop.getResult(j);
-    emitStore(spec.roundToBf16 ? emitRoundToBf16(acc) : acc, yPtr, rowBase);
+    if (spec.roundToBf16) {
+      // Rounded once, after the last K block.
+      Value rounded = emitRoundToBf16(acc);
+      acc = lastK ? arith::SelectOp::create(b, loc, lastK, rounded, acc)
+                  : rounded;
+    }
+    emitStore(acc, yPointer(j), rowBase);
   }
 }
 
@@ -316,6 +398,27 @@ Value MatmulLoopNest::emitActivation(Value xBlock, int64_t kOffset) {
       vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), word);
   return vector::BitCastOp::create(
       b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()), splat);
+}
+
+// The R floats of y a previous K block stored (masked as emitStore).
+Value MatmulLoopNest::emitLoadY(Value yPtr, Value rowBase) {
+  VectorType f32Rows = rowsOf(b.getF32Type());
+  if (spec.n % spec.rows == 0)
+    return LLVM::LoadOp::create(b, loc, f32Rows, yPtr, 4);
+  VectorType i64Rows = rowsOf(b.getI64Type());
+  SmallVector<int64_t> iota(spec.rows);
+  for (int64_t r = 0; r < spec.rows; ++r)
+    iota[r] = r;
+  Value lanes = arith::ConstantOp::create(
+      b, loc, i64Rows, DenseElementsAttr::get(i64Rows, ArrayRef(iota)));
+  Value valid = vector::BroadcastOp::create(
+      b, loc, i64Rows, arith::SubIOp::create(b, loc, i64(spec.n), rowBase));
+  Value mask =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lanes, valid);
+  Value zero = arith::ConstantOp::create(
+      b, loc, f32Rows, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
+  return LLVM::MaskedLoadOp::create(b, loc, f32Rows, yPtr, mask, zero,
+                                    b.getI32IntegerAttr(4), nullptr);
 }
 
 // y gets R floats, except in the group holding row N - 1 when N is not a
