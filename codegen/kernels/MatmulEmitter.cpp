@@ -122,7 +122,10 @@ private:
   void emitTile(const KernelArgs &args, int64_t width, Value col,
                 const TileRange &range);
   void emitTileGroup(const KernelArgs &args, int64_t width, Value col,
-                     Value group, Value rowBase, Value kBegin, Value kEnd);
+                     Value group, Value rowBase, Value kBegin, Value kEnd,
+                     Value corrections);
+  /// `count` i32 on the stack, allocated once in the function's entry block.
+  Value emitEntryAlloca(int64_t count);
   /// Independent int32 accumulators per column and block. A dot instruction
   /// waits for the previous one on the same accumulator (vpdpbusd: about 5
   /// cycles), so a narrow tile with one accumulator per column would run at
@@ -146,6 +149,7 @@ private:
   LaneRange range;
   int64_t correction;
   int64_t blockBytes;
+  Block *entry = nullptr;
 };
 
 // Without cache blocks (or with at most one column tile) the nest is: for
@@ -163,6 +167,7 @@ private:
 // exact, and the blocks are still added in K order, so the results are the
 // same bits as unblocked.
 void MatmulLoopNest::build(const KernelArgs &args) {
+  entry = b.getInsertionBlock(); // the function's entry block
   // nBegin is a multiple of R; nEnd is one too or N, whose group is partial.
   Value rows = i64(spec.rows);
   Value first = arith::DivSIOp::create(b, loc, args.nBegin, rows);
@@ -177,9 +182,14 @@ void MatmulLoopNest::build(const KernelArgs &args) {
     if (spec.l1K != 0)
       kStep = arith::SelectOp::create(b, loc, wide, i64(spec.l1K / kBlockElems),
                                       kStep);
-    if (spec.l2Rows != 0)
-      groupStep = arith::SelectOp::create(
-          b, loc, wide, i64(spec.l2Rows / spec.rows), groupStep);
+    // A call of one column tile runs it over all the rows at once (the
+    // same traversal as group by group), so the tile's corrections below
+    // are computed once per call.
+    Value allGroups = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, last, first), i64(1));
+    groupStep = arith::SelectOp::create(
+        b, loc, wide, spec.l2Rows != 0 ? i64(spec.l2Rows / spec.rows) : i64(1),
+        allGroups);
   }
   auto min = [&](Value x, Value y) {
     return arith::MinSIOp::create(b, loc, x, y).getResult();
@@ -241,6 +251,46 @@ void MatmulLoopNest::emitColumnTiles(const KernelArgs &args,
 void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
                               const TileRange &range) {
   int64_t groupBytes = spec.k / kBlockElems * blockBytes;
+  // With cache blocks a tile runs over many row groups: its columns'
+  // corrections -offset * sum(q) are computed once into a stack buffer
+  // (corrections[j][block]), and each group's int32 chains start from a
+  // broadcast load of them (a load-port uop) rather than a scalar multiply
+  // and a broadcast from a general register (a port-5 uop per column and
+  // block, of the 104 port-0/5 uops an 8-column Q8_0 block issues).
+  Value corrections;
+  if (isCacheBlocked() && correction != 0) {
+    const int64_t kBlocks = spec.k / kBlockElems;
+    corrections = emitEntryAlloca(width * kBlocks);
+    int64_t columnBytes = spec.getActivationColumnBytes();
+    scf::ForOp::create(
+        b, loc, range.kBegin, range.kEnd, i64(1), ValueRange{},
+        [&](OpBuilder &, Location, Value blk, ValueRange) {
+          Value xOffset = arith::MulIOp::create(b, loc, blk,
+                                                i64(kf::kActivationBlockBytes));
+          for (int64_t j = 0; j < width; ++j) {
+            Value column = arith::AddIOp::create(b, loc, col, i64(j));
+            Value xBlock = emitByteOffset(
+                b, loc,
+                emitByteOffset(
+                    b, loc, args.x,
+                    arith::MulIOp::create(b, loc, column, i64(columnBytes))),
+                xOffset);
+            Value sum = emitLoad(b, loc, b.getI32Type(), xBlock,
+                                 kf::kActivationSumOffset);
+            Value init =
+                arith::MulIOp::create(b, loc, sum,
+                                      arith::ConstantIntOp::create(
+                                          b, loc, b.getI32Type(), -correction));
+            Value slot = arith::AddIOp::create(b, loc, i64(j * kBlocks), blk);
+            LLVM::StoreOp::create(
+                b, loc, init,
+                emitByteOffset(b, loc, corrections,
+                               arith::MulIOp::create(b, loc, slot, i64(4))),
+                4);
+          }
+          scf::YieldOp::create(b, loc);
+        });
+  }
   scf::ForOp::create(
       b, loc, range.groupBegin, range.groupEnd, i64(1), ValueRange{},
       [&](OpBuilder &, Location, Value g, ValueRange) {
@@ -248,14 +298,15 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
             b, loc, args.w, arith::MulIOp::create(b, loc, g, i64(groupBytes)));
         Value rowBase = arith::MulIOp::create(b, loc, g, i64(spec.rows));
         emitTileGroup(args, width, col, group, rowBase, range.kBegin,
-                      range.kEnd);
+                      range.kEnd, corrections);
         scf::YieldOp::create(b, loc);
       });
 }
 
 void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
                                    Value col, Value group, Value rowBase,
-                                   Value kBegin, Value kEnd) {
+                                   Value kBegin, Value kEnd,
+                                   Value corrections) {
   int64_t columnBytes = spec.getActivationColumnBytes();
   SmallVector<Value, 8> xColumns;
   for (int64_t j = 0; j < width; ++j) {
@@ -313,7 +364,17 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
                              kf::kActivationScaleOffset);
           xScales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
           Value start = emitSplat(b, loc, i32Rows, 0);
-          if (correction != 0) {
+          if (corrections) {
+            Value slot = arith::AddIOp::create(
+                b, loc, i64(static_cast<int64_t>(j) * (spec.k / kBlockElems)),
+                blk);
+            Value init = LLVM::LoadOp::create(
+                b, loc, b.getI32Type(),
+                emitByteOffset(b, loc, corrections,
+                               arith::MulIOp::create(b, loc, slot, i64(4))),
+                4);
+            start = vector::BroadcastOp::create(b, loc, i32Rows, init);
+          } else if (correction != 0) {
             // -offset * sum(q): what the lanes' offset adds to the dot.
             Value sum = emitLoad(b, loc, b.getI32Type(), xBlock,
                                  kf::kActivationSumOffset);
@@ -372,6 +433,15 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
     }
     emitStore(acc, yPointer(j), rowBase);
   }
+}
+
+Value MatmulLoopNest::emitEntryAlloca(int64_t count) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  Value size = arith::ConstantIntOp::create(b, loc, b.getI64Type(), count);
+  return LLVM::AllocaOp::create(b, loc,
+                                LLVM::LLVMPointerType::get(b.getContext()),
+                                b.getI32Type(), size, 64);
 }
 
 // kf::fp32_to_bf16 then back to fp32, on the integer bits: round to nearest,
