@@ -6,8 +6,9 @@
 //     for each column tile (width c from the run-time decomposition of m):
 //       acc[c] = 0                                  (vector<R x f32> each)
 //       for each K block b:                         (weights read once per
-//         s_w = decode's R scales                    tile, from L1/L2 after
-//         for each column j: iacc[j] = -offset*sum_j  the first tile)
+//         prefetch the weights 2 KiB ahead           tile, from L1/L2 after
+//         s_w = decode's R scales                    the first tile)
+//         for each column j: iacc[j] = -offset*sum_j
 //         for each decode step: lanes = decode(block, step)
 //           for each column j: iacc[j] = dot(iacc[j], lanes, x[j] bytes)
 //         for each column j: acc[j] += scale(float(iacc[j]), s_w, d_j)
@@ -26,6 +27,10 @@
 // bit. Each column tile width is its own straight-line micro-kernel (every
 // column's accumulators live in registers), chosen at run time by an
 // scf.index_switch on the width nextColumnTile gives.
+//
+// With cache blocks (the spec's l1K / l2Rows) and more columns than one tile,
+// K and the rows are blocked around the column tiles (see build()), so that a
+// tile's activations stay in L1 and a row block's weights in L2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +90,12 @@ Value emitNextColumnTile(OpBuilder &b, Location loc, Value remaining,
 
 namespace {
 
+/// How far ahead of the K block being read the weights are prefetched, in
+/// bytes (emitPrefetch): 4 to 8 blocks, about 1 µs of a thread's DRAM stream.
+/// Measured on the development VM (Q8_0, Q4_0, MXFP4 at M = 1 and 8, cold):
+/// 1024 and 4096 were slower than 2048 at M = 8.
+constexpr int64_t kPrefetchDistance = 2048;
+
 struct KernelArgs {
   Value w, x, y, ldy, m, nBegin, nEnd;
 };
@@ -113,9 +124,20 @@ private:
     return VectorType::get({spec.rows}, element);
   }
 
-  void emitColumnTiles(const KernelArgs &args, Value group, Value rowBase);
-  void emitTile(const KernelArgs &args, int64_t width, Value col, Value group,
-                Value rowBase);
+  /// The part of the nest a column tile runs over: the row groups
+  /// [groupBegin, groupEnd) and the K blocks [kBegin, kEnd).
+  struct TileRange {
+    Value groupBegin, groupEnd, kBegin, kEnd;
+  };
+  bool isCacheBlocked() const { return spec.l1K != 0 || spec.l2Rows != 0; }
+  void emitColumnTiles(const KernelArgs &args, const TileRange &range);
+  void emitTile(const KernelArgs &args, int64_t width, Value col,
+                const TileRange &range);
+  void emitTileGroup(const KernelArgs &args, int64_t width, Value col,
+                     Value group, Value rowBase, Value kBegin, Value kEnd,
+                     Value corrections);
+  /// `count` i32 on the stack, allocated once in the function's entry block.
+  Value emitEntryAlloca(int64_t count);
   /// Independent int32 accumulators per column and block. A dot instruction
   /// waits for the previous one on the same accumulator (vpdpbusd: about 5
   /// cycles), so a narrow tile with one accumulator per column would run at
@@ -130,7 +152,9 @@ private:
   Value emitActivation(Value xBlock, int64_t kOffset);
   /// The activation block's integer sum over sub-block `sub` (i32).
   Value emitSubBlockSum(Value xBlock, int64_t sub);
+  void emitPrefetch(Value block);
   Value emitRoundToBf16(Value acc);
+  Value emitLoadY(Value yPtr, Value rowBase);
   void emitStore(Value acc, Value yPtr, Value rowBase);
 
   OpBuilder &b;
@@ -143,29 +167,70 @@ private:
   int64_t blockBytes;
   int64_t blockElems, subElems;
   kf::ActivationLayout act;
+  Block *entry = nullptr;
 };
 
+// Without cache blocks (or with at most one column tile) the nest is: for
+// each row group, each column tile over all of K; the group's weights are
+// read from memory once and stay in L1/L2 for the group's other tiles. With
+// them, for m > maxCols:
+//
+//   for each K block of l1K elements:
+//     for each row block of l2Rows rows of [nBegin, nEnd):
+//       for each column tile:            (its activations stay in L1)
+//         for each row group of the block: (the block's weights in L2)
+//           acc = first K block ? 0 : y;  ... ;  y = acc
+//
+// y holds the fp32 sums between K blocks: storing and reloading them is
+// exact, and the blocks are still added in K order, so the results are the
+// same bits as unblocked.
 void MatmulLoopNest::build(const KernelArgs &args) {
+  entry = b.getInsertionBlock(); // the function's entry block
   // nBegin is a multiple of R; nEnd is one too or N, whose group is partial.
   Value rows = i64(spec.rows);
   Value first = arith::DivSIOp::create(b, loc, args.nBegin, rows);
   Value last = arith::DivSIOp::create(
       b, loc, arith::AddIOp::create(b, loc, args.nEnd, i64(spec.rows - 1)),
       rows);
-  int64_t groupBytes = spec.k / blockElems * blockBytes;
-  scf::ForOp::create(b, loc, first, last, i64(1), ValueRange{},
-                     [&](OpBuilder &, Location, Value g, ValueRange) {
-                       Value group = emitByteOffset(
-                           b, loc, args.w,
-                           arith::MulIOp::create(b, loc, g, i64(groupBytes)));
-                       Value rowBase = arith::MulIOp::create(b, loc, g, rows);
-                       emitColumnTiles(args, group, rowBase);
-                       scf::YieldOp::create(b, loc);
-                     });
+  const int64_t kBlocks = spec.k / blockElems;
+  Value kStep = i64(kBlocks), groupStep = i64(1);
+  if (isCacheBlocked()) {
+    Value wide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                       args.m, i64(spec.maxCols));
+    if (spec.l1K != 0)
+      kStep = arith::SelectOp::create(b, loc, wide, i64(spec.l1K / blockElems),
+                                      kStep);
+    // A call of one column tile runs it over all the rows at once (the
+    // same traversal as group by group), so the tile's corrections below
+    // are computed once per call.
+    Value allGroups = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, last, first), i64(1));
+    groupStep = arith::SelectOp::create(
+        b, loc, wide, spec.l2Rows != 0 ? i64(spec.l2Rows / spec.rows) : i64(1),
+        allGroups);
+  }
+  auto min = [&](Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y).getResult();
+  };
+  scf::ForOp::create(
+      b, loc, i64(0), i64(kBlocks), kStep, ValueRange{},
+      [&](OpBuilder &, Location, Value kBegin, ValueRange) {
+        Value kEnd =
+            min(arith::AddIOp::create(b, loc, kBegin, kStep), i64(kBlocks));
+        scf::ForOp::create(
+            b, loc, first, last, groupStep, ValueRange{},
+            [&](OpBuilder &, Location, Value g, ValueRange) {
+              Value gEnd =
+                  min(arith::AddIOp::create(b, loc, g, groupStep), last);
+              emitColumnTiles(args, {g, gEnd, kBegin, kEnd});
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
 }
 
-void MatmulLoopNest::emitColumnTiles(const KernelArgs &args, Value group,
-                                     Value rowBase) {
+void MatmulLoopNest::emitColumnTiles(const KernelArgs &args,
+                                     const TileRange &range) {
   Type i64Type = b.getI64Type();
   SmallVector<int64_t, 5> widths = tiling::columnTileWidths(spec.maxCols);
   scf::WhileOp::create(
@@ -187,7 +252,7 @@ void MatmulLoopNest::emitColumnTiles(const KernelArgs &args, Value group,
              llvm::zip_equal(widths, dispatch.getCaseRegions())) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&region.emplaceBlock());
-          emitTile(args, w, col, group, rowBase);
+          emitTile(args, w, col, range);
           scf::YieldOp::create(b, loc);
         }
         {
@@ -202,7 +267,62 @@ void MatmulLoopNest::emitColumnTiles(const KernelArgs &args, Value group,
 }
 
 void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
-                              Value group, Value rowBase) {
+                              const TileRange &range) {
+  int64_t groupBytes = spec.k / blockElems * blockBytes;
+  // With cache blocks a tile runs over many row groups: its columns'
+  // corrections -offset * sum(q) are computed once into a stack buffer
+  // (corrections[j][block]), and each group's int32 chains start from a
+  // broadcast load of them (a load-port uop) rather than a scalar multiply
+  // and a broadcast from a general register (a port-5 uop per column and
+  // block, of the 104 port-0/5 uops an 8-column Q8_0 block issues).
+  Value corrections;
+  if (isCacheBlocked() && correction != 0 && subElems == blockElems) {
+    const int64_t kBlocks = spec.k / blockElems;
+    corrections = emitEntryAlloca(width * kBlocks);
+    int64_t columnBytes = spec.getActivationColumnBytes();
+    scf::ForOp::create(
+        b, loc, range.kBegin, range.kEnd, i64(1), ValueRange{},
+        [&](OpBuilder &, Location, Value blk, ValueRange) {
+          Value xOffset =
+              arith::MulIOp::create(b, loc, blk, i64(act.block_bytes));
+          for (int64_t j = 0; j < width; ++j) {
+            Value column = arith::AddIOp::create(b, loc, col, i64(j));
+            Value xBlock = emitByteOffset(
+                b, loc,
+                emitByteOffset(
+                    b, loc, args.x,
+                    arith::MulIOp::create(b, loc, column, i64(columnBytes))),
+                xOffset);
+            Value init =
+                arith::MulIOp::create(b, loc, emitSubBlockSum(xBlock, 0),
+                                      arith::ConstantIntOp::create(
+                                          b, loc, b.getI32Type(), -correction));
+            Value slot = arith::AddIOp::create(b, loc, i64(j * kBlocks), blk);
+            LLVM::StoreOp::create(
+                b, loc, init,
+                emitByteOffset(b, loc, corrections,
+                               arith::MulIOp::create(b, loc, slot, i64(4))),
+                4);
+          }
+          scf::YieldOp::create(b, loc);
+        });
+  }
+  scf::ForOp::create(
+      b, loc, range.groupBegin, range.groupEnd, i64(1), ValueRange{},
+      [&](OpBuilder &, Location, Value g, ValueRange) {
+        Value group = emitByteOffset(
+            b, loc, args.w, arith::MulIOp::create(b, loc, g, i64(groupBytes)));
+        Value rowBase = arith::MulIOp::create(b, loc, g, i64(spec.rows));
+        emitTileGroup(args, width, col, group, rowBase, range.kBegin,
+                      range.kEnd, corrections);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
+                                   Value col, Value group, Value rowBase,
+                                   Value kBegin, Value kEnd,
+                                   Value corrections) {
   int64_t columnBytes = spec.getActivationColumnBytes();
   SmallVector<Value, 8> xColumns;
   for (int64_t j = 0; j < width; ++j) {
@@ -217,14 +337,33 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
   Value zero = arith::ConstantOp::create(
       b, loc, f32Rows, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
   SmallVector<Value, 8> inits(width, zero);
+  auto yPointer = [&](int64_t j) {
+    Value column = arith::AddIOp::create(b, loc, col, i64(j));
+    Value element = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, column, args.ldy), rowBase);
+    return emitByteOffset(b, loc, args.y,
+                          arith::MulIOp::create(b, loc, element, i64(4)));
+  };
+  Value firstK, lastK;
+  if (isCacheBlocked()) {
+    // After the first K block, the sums so far are in y.
+    firstK =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kBegin, i64(0));
+    lastK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kEnd,
+                                  i64(spec.k / blockElems));
+    for (int64_t j = 0; j < width; ++j)
+      inits[j] = arith::SelectOp::create(b, loc, firstK, zero,
+                                         emitLoadY(yPointer(j), rowBase));
+  }
   SmallVector<DecodedLanes, 2> decoded;
   SmallVector<Value, 2> lanes, acts;
 
   auto loop = scf::ForOp::create(
-      b, loc, i64(0), i64(spec.k / blockElems), i64(1), inits,
+      b, loc, kBegin, kEnd, i64(1), inits,
       [&](OpBuilder &, Location, Value blk, ValueRange accs) {
         Value block = emitByteOffset(
             b, loc, group, arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
+        emitPrefetch(block);
         Value wScales = decode.decodeScales(b, loc, block, spec.rows);
         Value xOffset =
             arith::MulIOp::create(b, loc, blk, i64(act.block_bytes));
@@ -251,10 +390,21 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
         SmallVector<Value, 8> isums(width);
         auto startSub = [&](SubBlock &sub, int64_t index) {
           sub.chains.resize(width);
-          for (auto [xBlock, columnChains] :
-               llvm::zip_equal(xBlocks, sub.chains)) {
+          for (auto [j, xBlock, columnChains] :
+               llvm::enumerate(xBlocks, sub.chains)) {
             Value start = emitSplat(b, loc, i32Rows, 0);
-            if (correction != 0) {
+            if (corrections) {
+              // Computed before the tile's row groups (emitTile).
+              Value slot = arith::AddIOp::create(
+                  b, loc, i64(static_cast<int64_t>(j) * (spec.k / blockElems)),
+                  blk);
+              Value init = LLVM::LoadOp::create(
+                  b, loc, b.getI32Type(),
+                  emitByteOffset(b, loc, corrections,
+                                 arith::MulIOp::create(b, loc, slot, i64(4))),
+                  4);
+              start = vector::BroadcastOp::create(b, loc, i32Rows, init);
+            } else if (correction != 0) {
               Value init = arith::MulIOp::create(
                   b, loc, emitSubBlockSum(xBlock, index),
                   arith::ConstantIntOp::create(b, loc, b.getI32Type(),
@@ -347,14 +497,24 @@ void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
       });
 
   for (int64_t j = 0; j < width; ++j) {
-    Value column = arith::AddIOp::create(b, loc, col, i64(j));
-    Value element = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, column, args.ldy), rowBase);
-    Value yPtr = emitByteOffset(b, loc, args.y,
-                                arith::MulIOp::create(b, loc, element, i64(4)));
     Value acc = loop.getResult(j);
-    emitStore(spec.roundToBf16 ? emitRoundToBf16(acc) : acc, yPtr, rowBase);
+    if (spec.roundToBf16) {
+      // Rounded once, after the last K block.
+      Value rounded = emitRoundToBf16(acc);
+      acc = lastK ? arith::SelectOp::create(b, loc, lastK, rounded, acc)
+                  : rounded;
+    }
+    emitStore(acc, yPointer(j), rowBase);
   }
+}
+
+Value MatmulLoopNest::emitEntryAlloca(int64_t count) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  Value size = arith::ConstantIntOp::create(b, loc, b.getI64Type(), count);
+  return LLVM::AllocaOp::create(b, loc,
+                                LLVM::LLVMPointerType::get(b.getContext()),
+                                b.getI32Type(), size, 64);
 }
 
 // kf::fp32_to_bf16 then back to fp32, on the integer bits: round to nearest,
@@ -378,6 +538,23 @@ Value MatmulLoopNest::emitRoundToBf16(Value acc) {
   Value truncated = arith::AndIOp::create(
       b, loc, kept, splat(static_cast<int32_t>(0xffff0000u)));
   return vector::BitCastOp::create(b, loc, rowsOf(b.getF32Type()), truncated);
+}
+
+// The weights are one sequential stream per thread (row groups, and the K
+// blocks in each, are contiguous) and, at m <= maxCols, read once from DRAM.
+// The hardware prefetchers alone keep too few lines in flight for that
+// stream while the core also works on it (cold M = 8 ran at half the DRAM
+// roofline, and at M = 1 Q4_0 at 39 %), so each K block prefetches the bytes
+// kPrefetchDistance ahead into L1: one prefetch per 64-byte line of a block,
+// and consecutive blocks' prefetches are at most 64 bytes apart, so no line
+// is skipped. Prefetches past the end of the tensor are hints and never
+// fault. With cache blocks the weights of later column tiles come from L2,
+// where the prefetches are cheap and still run ahead.
+void MatmulLoopNest::emitPrefetch(Value block) {
+  for (int64_t offset = 0; offset < blockBytes; offset += 64)
+    LLVM::Prefetch::create(
+        b, loc, emitByteOffset(b, loc, block, kPrefetchDistance + offset),
+        /*rw=*/0, /*hint=*/3, /*cache=*/1);
 }
 
 // The 4 activation bytes at element kOffset of the block, broadcast to every
@@ -406,6 +583,27 @@ Value MatmulLoopNest::emitSubBlockSum(Value xBlock, int64_t sub) {
     total = total ? arith::AddIOp::create(b, loc, total, sum) : sum;
   }
   return total;
+}
+
+// The R floats of y a previous K block stored (masked as emitStore).
+Value MatmulLoopNest::emitLoadY(Value yPtr, Value rowBase) {
+  VectorType f32Rows = rowsOf(b.getF32Type());
+  if (spec.n % spec.rows == 0)
+    return LLVM::LoadOp::create(b, loc, f32Rows, yPtr, 4);
+  VectorType i64Rows = rowsOf(b.getI64Type());
+  SmallVector<int64_t> iota(spec.rows);
+  for (int64_t r = 0; r < spec.rows; ++r)
+    iota[r] = r;
+  Value lanes = arith::ConstantOp::create(
+      b, loc, i64Rows, DenseElementsAttr::get(i64Rows, ArrayRef(iota)));
+  Value valid = vector::BroadcastOp::create(
+      b, loc, i64Rows, arith::SubIOp::create(b, loc, i64(spec.n), rowBase));
+  Value mask =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lanes, valid);
+  Value zero = arith::ConstantOp::create(
+      b, loc, f32Rows, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
+  return LLVM::MaskedLoadOp::create(b, loc, f32Rows, yPtr, mask, zero,
+                                    b.getI32IntegerAttr(4), nullptr);
 }
 
 // y gets R floats, except in the group holding row N - 1 when N is not a

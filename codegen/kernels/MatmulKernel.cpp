@@ -51,7 +51,9 @@ std::string MatmulKernelSpec::getSymbolName() const {
                        format_info(format).name, getIsaName(isa), rows, maxCols,
                        k, n)
              .str() +
-         (roundToBf16 ? "_bf16" : "");
+         (roundToBf16 ? "_bf16" : "") +
+         (l1K || l2Rows ? llvm::formatv("_l1k{0}_l2r{1}", l1K, l2Rows).str()
+                        : "");
 }
 
 kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
@@ -81,7 +83,10 @@ std::string MatmulKernelSpec::describe() const {
                        format_info(format).name, getIsaName(isa), rows, maxCols,
                        n, k)
              .str() +
-         (roundToBf16 ? " bf16" : "");
+         (roundToBf16 ? " bf16" : "") +
+         (l1K || l2Rows
+              ? llvm::formatv(" l1_k {0} l2_rows {1}", l1K, l2Rows).str()
+              : "");
 }
 
 namespace {
@@ -158,6 +163,13 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
     return fail(spec, "expected N > 0");
   if (spec.maxCols < 1 || spec.maxCols > 8)
     return fail(spec, "expected a widest column tile of 1 to 8");
+  if (int64_t block = kf::packed_block_elems(spec.format);
+      spec.l1K < 0 || spec.l1K > spec.k || spec.l1K % block != 0)
+    return fail(spec, llvm::formatv("expected l1_k a multiple of {0} up to "
+                                    "K, or 0",
+                                    block));
+  if (spec.l2Rows < 0 || spec.l2Rows % spec.rows != 0)
+    return fail(spec, "expected l2_rows a multiple of the rows, or 0");
   if (std::optional<target::Arch> arch = requiredArch(spec.isa);
       arch && target.arch != *arch)
     return fail(spec,

@@ -36,11 +36,13 @@ constexpr std::string_view kUsage =
     "  --seed S          of the random weights and activations (1)\n"
     "  --onednn-isa ISA  limits oneDNN to an instruction set, e.g.\n"
     "                    avx512_core_vnni where it would use AMX\n"
+    "  --kernels LIST    only these kernels, e.g. kf-avx512vnni,kf-avx2\n"
+    "                    (all: reference and the compiled ones)\n"
     "  --json            one JSON object per case and line, no table\n";
 
 constexpr std::string_view kValueOptions[] = {
-    "--format", "--m",        "--k",        "--n",    "--threads",
-    "--reps",   "--min-time", "--cold-mib", "--seed", "--onednn-isa"};
+    "--format",   "--m",        "--k",    "--n",          "--threads", "--reps",
+    "--min-time", "--cold-mib", "--seed", "--onednn-isa", "--kernels"};
 constexpr std::string_view kFlags[] = {"--cold", "--hot", "--json"};
 
 template <typename T>
@@ -159,6 +161,13 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
                 names, ", ",
                 [](std::string *out, std::string_view n) { out->append(n); }));
       o.onednn_isa = value;
+    } else if (name == "--kernels") {
+      o.kernels.clear();
+      for (absl::string_view item :
+           absl::StrSplit(value, ',', absl::SkipEmpty()))
+        o.kernels.emplace_back(item);
+      if (o.kernels.empty())
+        problem = std::string("--kernels is empty");
     } else if (name == "--cold-mib") {
       uint64_t mib;
       problem = parse_number(name, value, mib);
@@ -203,6 +212,23 @@ int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
   }
   std::vector<MatmulKernel> kernels = {reference_kernel()};
   kernels.insert(kernels.end(), compiled.begin(), compiled.end());
+  if (!options.kernels.empty()) {
+    // Only the named kernels, in the order they are always run.
+    for (const std::string &name : options.kernels)
+      if (std::none_of(kernels.begin(), kernels.end(),
+                       [&](const MatmulKernel &k) { return k.name == name; })) {
+        std::string known;
+        for (const MatmulKernel &k : kernels)
+          absl::StrAppend(&known, known.empty() ? "" : ", ", k.name);
+        err << "kf-bench: unknown kernel '" << name << "': expected " << known
+            << " (kf-bench --help for usage)\n";
+        return 1;
+      }
+    std::erase_if(kernels, [&](const MatmulKernel &k) {
+      return std::find(options.kernels.begin(), options.kernels.end(),
+                       k.name) == options.kernels.end();
+    });
+  }
   if (absl::Status s = run_matmul(options, kernels, out); !s.ok()) {
     err << "kf-bench: " << s.message() << "\n";
     return 1;

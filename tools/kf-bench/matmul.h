@@ -31,6 +31,8 @@ struct MatmulOptions {
   uint64_t seed = 1;
   // Limits oneDNN's instruction set (onednn_isa_names()).
   std::optional<std::string> onednn_isa;
+  // Only the kernels of these names (MatmulKernel::name); empty: all.
+  std::vector<std::string> kernels;
 };
 
 // One timed case: a kernel (or oneDNN) on one format, M and thread count.

@@ -91,6 +91,8 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_GT(count(*text, "vpdpbusd"), 0u);
   EXPECT_GT(count(*text, "{1to16}"), 0u);
+  // The weight stream is prefetched ahead of the K block being read.
+  EXPECT_GT(count(*text, "prefetcht0"), 0u);
 
   MatmulKernelSpec avx2{Format::Q8_0, KernelIsa::Avx2, 8, 256, 64, 8};
   text = emitAssembly(avx2, testTarget("x86-64-v3"));

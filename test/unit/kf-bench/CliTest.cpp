@@ -34,6 +34,7 @@ TEST(KfBenchCli, Defaults) {
   EXPECT_EQ(o.reps.min_seconds, 0.5);
   EXPECT_FALSE(o.set_bytes);
   EXPECT_FALSE(o.onednn_isa);
+  EXPECT_TRUE(o.kernels.empty());
 }
 
 TEST(KfBenchCli, EveryOption) {
@@ -55,6 +56,10 @@ TEST(KfBenchCli, EveryOption) {
   EXPECT_EQ(o.set_bytes, uint64_t{8} << 20);
   EXPECT_EQ(o.seed, 9u);
   EXPECT_EQ(o.onednn_isa, "avx512_core_vnni");
+
+  ASSERT_EQ(parse({"--format", "q8_0", "--kernels", "kf-avx2,reference"}, o),
+            std::nullopt);
+  EXPECT_THAT(o.kernels, ElementsAre("kf-avx2", "reference"));
 
   ASSERT_EQ(parse({"--format", "q4_0", "--cold", "--min-time", "0.25"}, o),
             std::nullopt);
@@ -123,6 +128,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "unknown oneDNN ISA 'amx': expected all, sse41, avx, avx2, "
                 "avx2_vnni, avx512_core, avx512_core_vnni, avx512_core_bf16, "
                 "avx512_core_amx"},
+        BadLine{{"--format", "q8_0", "--kernels", ","}, "--kernels is empty"},
+        BadLine{{"--format", "q8_0", "--kernels", "kf-sse9"},
+                "unknown kernel 'kf-sse9': expected reference"},
         BadLine{{"--format", "q8_0", "--json=yes"},
                 "option '--json' takes no value"},
         BadLine{{"--format", "q8_0", "--k"}, "option '--k' needs a value"},

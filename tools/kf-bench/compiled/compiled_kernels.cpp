@@ -1,13 +1,17 @@
 #include "compiled_kernels.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <tuple>
 
 #include "kf/Codegen/KernelCompiler.h"
 #include "kf/Codegen/MatmulKernel.h"
 #include "kf/Target/TargetInfo.h"
+#include "kf/Tiling/CacheBlocks.h"
 #include "kf/runtime/packing.h"
 
 namespace kf::bench {
@@ -30,6 +34,18 @@ public:
     if (auto it = kernels_.find(key); it != kernels_.end())
       return &it->second;
     codegen::MatmulKernelSpec spec{format, isa_, rows_, k, n, /*maxCols=*/8};
+    // The cache blocks --kf-block-caches decides for this machine, its
+    // threads splitting N; the kernels use them when a call has more columns
+    // than one tile.
+    tiling::CacheBlocks blocks = tiling::blockCaches(
+        {format, rows_, spec.maxCols, n, k, std::max<int64_t>(1, host_.cores),
+         host_.l1dBytes, host_.l2Bytes, std::nullopt});
+    spec.l1K = blocks.l1K;
+    spec.l2Rows = blocks.l2Rows;
+    // For comparisons: KF_BENCH_NO_CACHE_BLOCKS=1 times the unblocked nest.
+    if (const char *env = std::getenv("KF_BENCH_NO_CACHE_BLOCKS");
+        env && std::string_view(env) == "1")
+      spec.l1K = spec.l2Rows = 0;
     llvm::Expected<codegen::JitKernel> kernel = codegen::jitMatmul(spec, host_);
     if (!kernel)
       return absl::InvalidArgumentError(llvm::toString(kernel.takeError()));

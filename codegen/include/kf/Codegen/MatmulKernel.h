@@ -59,10 +59,19 @@ struct MatmulKernelSpec {
   /// to even, NaNs kept quiet) before storing them: the epilogue of a
   /// `precision(bf16)` linear, fused so the rounding costs no extra pass.
   bool roundToBf16 = false;
+  /// Cache blocks (#kf.kernel's l1_k and l2_rows; 0: none), used when a call
+  /// has more columns than one tile (m > maxCols): K is walked in blocks of
+  /// l1K elements (a multiple of 32) so that a column tile's activations stay
+  /// in L1, and for each K block a thread's rows in blocks of l2Rows (a
+  /// multiple of rows) whose weights stay in L2 while every column tile runs
+  /// over them. Calls of at most maxCols columns read the weights once
+  /// anyway and ignore them.
+  int64_t l1K = 0;
+  int64_t l2Rows = 0;
 
   /// The function's symbol, e.g.
   /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048" ("..._bf16" when it
-  /// rounds to bf16).
+  /// rounds to bf16; "..._l1k2048_l2r352" with cache blocks).
   std::string getSymbolName() const;
   /// The packed weight layout the kernel reads: signed lanes for
   /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others.
