@@ -55,6 +55,13 @@ getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
   // A static M needs no wider tile than its decomposition has.
   spec.maxCols = kernel.getWidestColumnTile();
   spec.roundToBf16 = precision == Precision::bf16;
+  // The cache blocks --kf-block-caches decided, which the kernel follows
+  // when a call has more columns than one tile; a static M of one tile
+  // never does.
+  if (kernel.hasDynamicColumns() || kernel.getColumnTiles().size() > 1) {
+    spec.l1K = kernel.getL1K().value_or(0);
+    spec.l2Rows = kernel.getL2Rows().value_or(0);
+  }
   if (llvm::Error err = codegen::verifyMatmulKernel(spec, target)) {
     reason = llvm::toString(std::move(err));
     return failure();

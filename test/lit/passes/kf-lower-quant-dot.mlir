@@ -204,3 +204,22 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     return %a, %b, %c : tensor<?x32xf32>, tensor<?x16xf32>, tensor<?x16xf32>
   }
 }
+
+// -----
+
+// The decided cache blocks go into the kernel (and its name) when a call
+// can have more columns than one tile; a static M of one tile ignores them.
+// CHECK-LABEL: func.func @cache_blocks
+// CHECK: kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c8_k64_n16_bf16_l1k32_l2r8(
+// CHECK: kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c1_k64_n16_bf16(
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.weight @w : !kf.qweight<q8_0, [16, 64]>
+  func.func @cache_blocks(%x: tensor<?x64xf32>, %x1: tensor<1x64xf32>) -> (tensor<?x16xf32>, tensor<1x16xf32>) {
+    %w = kf.get_weight @w : !kf.qweight<q8_0, [16, 64]>
+    %a = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic, l2_rows = 8, l1_k = 32>}
+        : tensor<?x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+    %b = kf.linear %x1, %w {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = [1], l2_rows = 8, l1_k = 32>}
+        : tensor<1x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<1x16xf32>
+    return %a, %b : tensor<?x16xf32>, tensor<1x16xf32>
+  }
+}
