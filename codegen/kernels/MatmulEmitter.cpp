@@ -154,6 +154,7 @@ private:
   Value emitSubBlockSum(Value xBlock, int64_t sub);
   void emitPrefetch(Value block);
   Value emitRoundToBf16(Value acc);
+  Value emitRowMask(Value rowBase);
   Value emitLoadY(Value yPtr, Value rowBase);
   void emitStore(Value acc, Value yPtr, Value rowBase);
 
@@ -585,11 +586,8 @@ Value MatmulLoopNest::emitSubBlockSum(Value xBlock, int64_t sub) {
   return total;
 }
 
-// The R floats of y a previous K block stored (masked as emitStore).
-Value MatmulLoopNest::emitLoadY(Value yPtr, Value rowBase) {
-  VectorType f32Rows = rowsOf(b.getF32Type());
-  if (spec.n % spec.rows == 0)
-    return LLVM::LoadOp::create(b, loc, f32Rows, yPtr, 4);
+// Which of the R rows from rowBase are rows of the matrix (< N).
+Value MatmulLoopNest::emitRowMask(Value rowBase) {
   VectorType i64Rows = rowsOf(b.getI64Type());
   SmallVector<int64_t> iota(spec.rows);
   for (int64_t r = 0; r < spec.rows; ++r)
@@ -598,8 +596,15 @@ Value MatmulLoopNest::emitLoadY(Value yPtr, Value rowBase) {
       b, loc, i64Rows, DenseElementsAttr::get(i64Rows, ArrayRef(iota)));
   Value valid = vector::BroadcastOp::create(
       b, loc, i64Rows, arith::SubIOp::create(b, loc, i64(spec.n), rowBase));
-  Value mask =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lanes, valid);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lanes, valid);
+}
+
+// The R floats of y a previous K block stored (masked as emitStore).
+Value MatmulLoopNest::emitLoadY(Value yPtr, Value rowBase) {
+  VectorType f32Rows = rowsOf(b.getF32Type());
+  if (spec.n % spec.rows == 0)
+    return LLVM::LoadOp::create(b, loc, f32Rows, yPtr, 4);
+  Value mask = emitRowMask(rowBase);
   Value zero = arith::ConstantOp::create(
       b, loc, f32Rows, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
   return LLVM::MaskedLoadOp::create(b, loc, f32Rows, yPtr, mask, zero,
@@ -624,18 +629,7 @@ void MatmulLoopNest::emitStore(Value acc, Value yPtr, Value rowBase) {
         scf::YieldOp::create(b, loc);
       },
       [&](OpBuilder &, Location) {
-        VectorType i64Rows = rowsOf(b.getI64Type());
-        SmallVector<int64_t> iota(spec.rows);
-        for (int64_t r = 0; r < spec.rows; ++r)
-          iota[r] = r;
-        Value lanes = arith::ConstantOp::create(
-            b, loc, i64Rows, DenseElementsAttr::get(i64Rows, ArrayRef(iota)));
-        Value valid = vector::BroadcastOp::create(
-            b, loc, i64Rows,
-            arith::SubIOp::create(b, loc, i64(spec.n), rowBase));
-        Value mask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                           lanes, valid);
-        LLVM::MaskedStoreOp::create(b, loc, acc, yPtr, mask, 4);
+        LLVM::MaskedStoreOp::create(b, loc, acc, yPtr, emitRowMask(rowBase), 4);
         scf::YieldOp::create(b, loc);
       });
 }
