@@ -45,8 +45,9 @@ absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
   // start a packed row group: the verifier checked the offset's alignment.
   ::kf::PackedLayout layout = decision.getWeightLayout();
   int64_t firstGroup = op.getRowOffset() / layout.rows;
-  int64_t groupBytes =
-      weight.type.getCols() / 32 * ::kf::packed_block_bytes(layout);
+  int64_t groupBytes = weight.type.getCols() /
+                       ::kf::packed_block_elems(layout.format) *
+                       ::kf::packed_block_bytes(layout);
   int64_t groups = (n + layout.rows - 1) / layout.rows;
   if ((firstGroup + groups) * groupBytes >
       static_cast<int64_t>(packedWeight.size()))

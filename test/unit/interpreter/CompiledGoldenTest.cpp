@@ -232,3 +232,86 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
 
 } // namespace
 } // namespace kf::deepseek_v4::interpreter::test
+
+namespace kf::deepseek_v4::interpreter::test {
+namespace {
+
+// A K-quant grouped linear through the pipeline: each group's kf.qmatmul
+// reads its rows in place (row_offset into Q4_K's packed super-blocks) with
+// Q8_K activations, and equals kf::dot of the file's rows with the group's
+// quantized slice, rounded to bf16, bit for bit.
+TEST(CompiledGolden, KQuantGroupsReadTheirRows) {
+  constexpr int64_t kGroups = 2, kRows = 16, kCols = 256, kTokens = 3;
+  std::vector<float> values = randomValues(kGroups * kRows * kCols, 7);
+  std::vector<uint8_t> rows(*row_bytes(Format::Q4_K, values.size()));
+  ASSERT_TRUE(quantize(Format::Q4_K, values, rows).ok());
+  gguf::Writer writer;
+  writer.add_tensor("wo", Format::Q4_K, {kCols, kGroups * kRows}, rows);
+  absl::StatusOr<std::vector<uint8_t>> bytes = writer.serialize("wo.gguf");
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<gguf::File> file = gguf::File::parse(*bytes, "wo.gguf");
+  ASSERT_TRUE(file.ok()) << file.status();
+
+  std::unique_ptr<mlir::MLIRContext> context = makeContext();
+  mlir::OwningOpRef<mlir::ModuleOp> module = parse(*context, R"mlir(
+module {
+  kf.weight @wo : !kf.qweight<q4_k, [32, 256]>
+  func.func @f(%x: tensor<?x512xf32>) -> tensor<?x32xf32> {
+    %w = kf.get_weight @wo : !kf.qweight<q4_k, [32, 256]>
+    %y = kf.grouped_linear %x, %w groups(2) : tensor<?x512xf32>, !kf.qweight<q4_k, [32, 256]> -> tensor<?x32xf32>
+    return %y : tensor<?x32xf32>
+  }
+}
+)mlir");
+  ASSERT_TRUE(module);
+  mlir::PassManager pm(context.get());
+  mlir::kf::PlanPipelineOptions options;
+  options.targetName = "host";
+  mlir::kf::buildPlanPipeline(pm, options);
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  int64_t lowered = 0;
+  module->walk([&](mlir::kf::QMatmulOp) { ++lowered; });
+  ASSERT_EQ(lowered, kGroups);
+
+  llvm::Expected<codegen::JitKernelModule> jit = codegen::jitKernelModule(
+      module->lookupSymbol<mlir::ModuleOp>("kernels"),
+      mlir::kf::TargetAttr::lookup(*module).getTargetInfo());
+  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+  absl::StatusOr<Interpreter> interpreter = Interpreter::create(*module, *file);
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  interpreter->setKernelResolver(
+      [&](std::string_view symbol) -> absl::StatusOr<void *> {
+        llvm::Expected<void *> address = jit->lookup(symbol);
+        if (!address)
+          return absl::NotFoundError(llvm::toString(address.takeError()));
+        return *address;
+      });
+  std::vector<float> x = randomValues(kTokens * kGroups * kCols, 8);
+  absl::StatusOr<std::vector<Tensor>> got =
+      interpreter->call("f", {Tensor({kTokens, kGroups * kCols}, x)});
+  ASSERT_TRUE(got.ok()) << got.status();
+
+  const size_t rowBytes = *row_bytes(Format::Q4_K, kCols);
+  const size_t actBytes = *row_bytes(Format::Q8_K, kCols);
+  std::vector<uint8_t> xq(actBytes);
+  for (int64_t t = 0; t < kTokens; ++t)
+    for (int64_t g = 0; g < kGroups; ++g) {
+      ASSERT_TRUE(quantize_activation(
+                      Format::Q8_K,
+                      std::span(x).subspan((t * kGroups + g) * kCols, kCols),
+                      xq)
+                      .ok());
+      for (int64_t r = 0; r < kRows; ++r) {
+        int64_t row = g * kRows + r;
+        float want =
+            *dot(Format::Q4_K,
+                 std::span(rows).subspan(row * rowBytes, rowBytes), xq);
+        want = bf16_to_fp32(fp32_to_bf16(want));
+        EXPECT_EQ((*got)[0].getFloats()[t * kGroups * kRows + row], want)
+            << "token " << t << ", row " << row;
+      }
+    }
+}
+
+} // namespace
+} // namespace kf::deepseek_v4::interpreter::test
