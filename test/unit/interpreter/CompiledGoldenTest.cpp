@@ -50,6 +50,16 @@ namespace {
 
 constexpr size_t kPrefill = 200, kDecode = 20;
 
+/// The interpreter's kernels from a JIT, which must outlive it.
+KernelResolver resolverOf(const codegen::JitKernelModule &jit) {
+  return [&jit](std::string_view symbol) -> absl::StatusOr<void *> {
+    llvm::Expected<void *> address = jit.lookup(symbol);
+    if (!address)
+      return absl::NotFoundError(llvm::toString(address.takeError()));
+    return *address;
+  };
+}
+
 std::string locationOf(mlir::Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -182,13 +192,7 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
   absl::StatusOr<Interpreter> interpreter =
       Interpreter::create(*graph, *model->file);
   ASSERT_TRUE(interpreter.ok()) << interpreter.status();
-  interpreter->setKernelResolver(
-      [&](std::string_view symbol) -> absl::StatusOr<void *> {
-        llvm::Expected<void *> address = jit->lookup(symbol);
-        if (!address)
-          return absl::NotFoundError(llvm::toString(address.takeError()));
-        return *address;
-      });
+  interpreter->setKernelResolver(resolverOf(*jit));
   MatmulChecker checker(*model->file);
   interpreter->setObserver(
       [&](mlir::Operation *op, std::span<const Tensor *> results) {
@@ -229,12 +233,6 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
   EXPECT_GT(checker.checked, 0);
   EXPECT_GE(3 * agreeing, 2 * static_cast<int>(kDecode + 1));
 }
-
-} // namespace
-} // namespace kf::deepseek_v4::interpreter::test
-
-namespace kf::deepseek_v4::interpreter::test {
-namespace {
 
 // A K-quant grouped linear through the pipeline: each group's kf.qmatmul
 // reads its rows in place (row_offset into Q4_K's packed super-blocks) with
@@ -279,13 +277,7 @@ module {
   ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
   absl::StatusOr<Interpreter> interpreter = Interpreter::create(*module, *file);
   ASSERT_TRUE(interpreter.ok()) << interpreter.status();
-  interpreter->setKernelResolver(
-      [&](std::string_view symbol) -> absl::StatusOr<void *> {
-        llvm::Expected<void *> address = jit->lookup(symbol);
-        if (!address)
-          return absl::NotFoundError(llvm::toString(address.takeError()));
-        return *address;
-      });
+  interpreter->setKernelResolver(resolverOf(*jit));
   std::vector<float> x = randomValues(kTokens * kGroups * kCols, 8);
   absl::StatusOr<std::vector<Tensor>> got =
       interpreter->call("f", {Tensor({kTokens, kGroups * kCols}, x)});
