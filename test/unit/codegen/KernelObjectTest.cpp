@@ -124,7 +124,7 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
 // The NEON kernels' dot products are sdot on 128-bit vectors (4 rows of 4
 // bytes); the portable kernel for the same target has none: LLVM does not
 // form sdot from plain integer arithmetic.
-TEST(KernelObject, NeonDotprodUsesSdot) {
+TEST(KernelObject, NeonDotprodUsesSdotAndTbl) {
   for (Format format : {Format::Q8_0, Format::Q4_0}) {
     MatmulKernelSpec neon{format, KernelIsa::NeonDotprod, 4, 256, 64, 8};
     llvm::Expected<std::string> text =
@@ -137,6 +137,14 @@ TEST(KernelObject, NeonDotprodUsesSdot) {
     ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
     EXPECT_EQ(count(*text, "sdot"), 0u);
   }
+
+  // MXFP4's codes become lanes by one tbl per nibble vector.
+  MatmulKernelSpec fp4{Format::MXFP4, KernelIsa::NeonDotprod, 4, 256, 64, 8};
+  llvm::Expected<std::string> text =
+      emitAssembly(fp4, testTarget("neoverse-v1"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_GT(count(*text, "tbl\tv"), 0u);
+  EXPECT_GT(count(*text, "sdot\tv"), 0u);
 }
 
 } // namespace
