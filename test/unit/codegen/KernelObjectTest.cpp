@@ -91,8 +91,17 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_GT(count(*text, "vpdpbusd"), 0u);
   EXPECT_GT(count(*text, "{1to16}"), 0u);
-  // The weight stream is prefetched ahead of the K block being read.
+  // The weight stream is prefetched ahead of the K block being read: into
+  // L1 by every tile, and also into L2 by the single-column one.
   EXPECT_GT(count(*text, "prefetcht0"), 0u);
+  EXPECT_GT(count(*text, "prefetcht1"), 0u);
+  // A prefetch given in the spec replaces the default in every tile.
+  MatmulKernelSpec unprefetched = vnni;
+  unprefetched.prefetch = WeightPrefetch{};
+  EXPECT_EQ(unprefetched.getSymbolName(), vnni.getSymbolName() + "_pf0x0");
+  text = emitAssembly(unprefetched, testTarget("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_EQ(count(*text, "prefetch"), 0u);
 
   MatmulKernelSpec avx2{Format::Q8_0, KernelIsa::Avx2, 8, 256, 64, 8};
   text = emitAssembly(avx2, testTarget("x86-64-v3"));
