@@ -130,6 +130,20 @@ int64_t getIsaRows(KernelIsa isa) {
   return 1;
 }
 
+WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
+  constexpr WeightPrefetch kFarAndNear{/*l2Bytes=*/4096, /*l1Bytes=*/1024};
+  constexpr WeightPrefetch kNear{/*l2Bytes=*/0, /*l1Bytes=*/2048};
+  if (width == 1)
+    return kFarAndNear;
+  switch (format) {
+  case kf::Format::Q5_K:
+  case kf::Format::Q6_K:
+    return kFarAndNear;
+  default:
+    return kNear;
+  }
+}
+
 std::string MatmulKernelSpec::getSymbolName() const {
   return llvm::formatv("kf_matmul_{0}_{1}_r{2}_c{3}_k{4}_n{5}",
                        format_info(format).name, getIsaName(isa), rows, maxCols,
@@ -137,7 +151,11 @@ std::string MatmulKernelSpec::getSymbolName() const {
              .str() +
          (roundToBf16 ? "_bf16" : "") +
          (l1K || l2Rows ? llvm::formatv("_l1k{0}_l2r{1}", l1K, l2Rows).str()
-                        : "");
+                        : "") +
+         (prefetch ? llvm::formatv("_pf{0}x{1}", prefetch->l2Bytes,
+                                   prefetch->l1Bytes)
+                         .str()
+                   : "");
 }
 
 kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
@@ -168,7 +186,11 @@ std::string MatmulKernelSpec::describe() const {
          (roundToBf16 ? " bf16" : "") +
          (l1K || l2Rows
               ? llvm::formatv(" l1_k {0} l2_rows {1}", l1K, l2Rows).str()
-              : "");
+              : "") +
+         (prefetch ? llvm::formatv(" prefetch {0}/{1}", prefetch->l2Bytes,
+                                   prefetch->l1Bytes)
+                         .str()
+                   : "");
 }
 
 namespace {

@@ -6,7 +6,7 @@
 //     for each column tile (width c from the run-time decomposition of m):
 //       acc[c] = 0                                  (vector<R x f32> each)
 //       for each K block b:                         (weights read once per
-//         prefetch the weights 2 KiB ahead           tile, from L1/L2 after
+//         prefetch the weights ahead                 tile, from L1/L2 after
 //         the family's block body (MatmulBlockBody)  the first tile)
 //       store acc[j] to y[j][g*R ..]                 (masked past N)
 //
@@ -51,12 +51,6 @@ Value emitEntryAlloca(OpBuilder &b, Location loc, Block *entry, Type element,
 
 namespace {
 
-/// How far ahead of the K block being read the weights are prefetched, in
-/// bytes (emitPrefetch): 4 to 8 blocks, about 1 µs of a thread's DRAM stream.
-/// Measured on the development VM (Q8_0, Q4_0, MXFP4 at M = 1 and 8, cold):
-/// 1024 and 4096 were slower than 2048 at M = 8.
-constexpr int64_t kPrefetchDistance = 2048;
-
 class MatmulLoopNest {
 public:
   MatmulLoopNest(OpBuilder &b, Location loc, const MatmulKernelSpec &spec,
@@ -90,7 +84,7 @@ private:
   void emitTileGroup(const KernelArgs &args, int64_t width, Value col,
                      Value group, Value rowBase, Value kBegin, Value kEnd,
                      Value tileState);
-  void emitPrefetch(Value block);
+  void emitPrefetch(Value block, int64_t width);
   Value emitRowMask(Value rowBase);
   Value emitLoadY(Value yPtr, Value rowBase);
   void emitStore(Value acc, Value yPtr, Value rowBase);
@@ -255,7 +249,7 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
       [&](OpBuilder &, Location, Value blk, ValueRange accs) {
         Value block = emitByteOffset(
             b, loc, group, arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
-        emitPrefetch(block);
+        emitPrefetch(block, width);
         Value xOffset =
             arith::MulIOp::create(b, loc, blk, i64(act.block_bytes));
         SmallVector<Value, 8> xBlocks;
@@ -294,16 +288,30 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
 // The hardware prefetchers alone keep too few lines in flight for that
 // stream while the core also works on it (cold M = 8 ran at half the DRAM
 // roofline, and at M = 1 Q4_0 at 39 %), so each K block prefetches the bytes
-// kPrefetchDistance ahead into L1: one prefetch per 64-byte line of a block,
-// and consecutive blocks' prefetches are at most 64 bytes apart, so no line
-// is skipped. Prefetches past the end of the tensor are hints and never
-// fault. With cache blocks the weights of later column tiles come from L2,
-// where the prefetches are cheap and still run ahead.
-void MatmulLoopNest::emitPrefetch(Value block) {
-  for (int64_t offset = 0; offset < blockBytes; offset += 64)
-    LLVM::Prefetch::create(
-        b, loc, emitByteOffset(b, loc, block, kPrefetchDistance + offset),
-        /*rw=*/0, /*hint=*/3, /*cache=*/1);
+// some distance ahead: one prefetch per 64-byte line of a block, and
+// consecutive blocks' prefetches are at most 64 bytes apart, so no line is
+// skipped. How far, and into which cache, depends on how fast the tile eats
+// the stream (getDefaultWeightPrefetch): L1 prefetches alone, 2 KiB ahead,
+// left single-column tiles at 60 % of the roofline for the 4-bit formats
+// (most likely the L1's miss buffers, not DRAM, bounded the lines in flight;
+// this VM exposes no performance counters to confirm it), while adding
+// prefetches 4 KiB ahead into L2 (whose miss queue is deeper) and 1 KiB
+// ahead into L1 reached 87–93 % (docs/benchmarks.md, run 5). Prefetches past
+// the end of the tensor are hints and never fault. With cache blocks the
+// weights of later column tiles come from L2, where the prefetches are cheap
+// and still run ahead.
+void MatmulLoopNest::emitPrefetch(Value block, int64_t width) {
+  WeightPrefetch plan =
+      spec.prefetch.value_or(getDefaultWeightPrefetch(spec.format, width));
+  for (auto [distance, locality] :
+       {std::pair{plan.l2Bytes, 2}, std::pair{plan.l1Bytes, 3}}) {
+    if (distance == 0)
+      continue;
+    for (int64_t offset = 0; offset < blockBytes; offset += 64)
+      LLVM::Prefetch::create(b, loc,
+                             emitByteOffset(b, loc, block, distance + offset),
+                             /*rw=*/0, /*hint=*/locality, /*cache=*/1);
+  }
 }
 
 // Which of the R rows from rowBase are rows of the matrix (< N).

@@ -91,8 +91,17 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_GT(count(*text, "vpdpbusd"), 0u);
   EXPECT_GT(count(*text, "{1to16}"), 0u);
-  // The weight stream is prefetched ahead of the K block being read.
+  // The weight stream is prefetched ahead of the K block being read: into
+  // L1 by every tile, and also into L2 by the single-column one.
   EXPECT_GT(count(*text, "prefetcht0"), 0u);
+  EXPECT_GT(count(*text, "prefetcht1"), 0u);
+  // A prefetch given in the spec replaces the default in every tile.
+  MatmulKernelSpec unprefetched = vnni;
+  unprefetched.prefetch = WeightPrefetch{};
+  EXPECT_EQ(unprefetched.getSymbolName(), vnni.getSymbolName() + "_pf0x0");
+  text = emitAssembly(unprefetched, testTarget("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_EQ(count(*text, "prefetch"), 0u);
 
   MatmulKernelSpec avx2{Format::Q8_0, KernelIsa::Avx2, 8, 256, 64, 8};
   text = emitAssembly(avx2, testTarget("x86-64-v3"));
@@ -124,7 +133,7 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
 // The NEON kernels' dot products are sdot on 128-bit vectors (4 rows of 4
 // bytes); the portable kernel for the same target has none: LLVM does not
 // form sdot from plain integer arithmetic.
-TEST(KernelObject, NeonDotprodUsesSdot) {
+TEST(KernelObject, NeonDotprodUsesSdotAndTbl) {
   for (Format format : {Format::Q8_0, Format::Q4_0}) {
     MatmulKernelSpec neon{format, KernelIsa::NeonDotprod, 4, 256, 64, 8};
     llvm::Expected<std::string> text =
@@ -137,6 +146,14 @@ TEST(KernelObject, NeonDotprodUsesSdot) {
     ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
     EXPECT_EQ(count(*text, "sdot"), 0u);
   }
+
+  // MXFP4's codes become lanes by one tbl per nibble vector.
+  MatmulKernelSpec fp4{Format::MXFP4, KernelIsa::NeonDotprod, 4, 256, 64, 8};
+  llvm::Expected<std::string> text =
+      emitAssembly(fp4, testTarget("neoverse-v1"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_GT(count(*text, "tbl\tv"), 0u);
+  EXPECT_GT(count(*text, "sdot\tv"), 0u);
 }
 
 } // namespace

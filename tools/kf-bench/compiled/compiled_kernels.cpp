@@ -8,6 +8,9 @@
 #include <string_view>
 #include <tuple>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "kf/Codegen/KernelCompiler.h"
 #include "kf/Codegen/MatmulKernel.h"
 #include "kf/Target/TargetInfo.h"
@@ -46,6 +49,20 @@ public:
     if (const char *env = std::getenv("KF_BENCH_NO_CACHE_BLOCKS");
         env && std::string_view(env) == "1")
       spec.l1K = spec.l2Rows = 0;
+    // For sweeps: KF_BENCH_PREFETCH=L2:L1 prefetches the weights L2 bytes
+    // ahead into L2 and L1 bytes ahead into L1 in every tile (0: none).
+    if (const char *env = std::getenv("KF_BENCH_PREFETCH")) {
+      std::pair<absl::string_view, absl::string_view> parts =
+          absl::StrSplit(env, absl::MaxSplits(':', 1));
+      codegen::WeightPrefetch prefetch;
+      if (!absl::SimpleAtoi(parts.first, &prefetch.l2Bytes) ||
+          !absl::SimpleAtoi(parts.second, &prefetch.l1Bytes) ||
+          prefetch.l2Bytes < 0 || prefetch.l1Bytes < 0)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "KF_BENCH_PREFETCH is '", env,
+            "', expected L2:L1, two byte distances such as 4096:1024"));
+      spec.prefetch = prefetch;
+    }
     llvm::Expected<codegen::JitKernel> kernel = codegen::jitMatmul(spec, host_);
     if (!kernel)
       return absl::InvalidArgumentError(llvm::toString(kernel.takeError()));

@@ -42,6 +42,24 @@ enum class KernelIsa {
 /// and F32 with activations of their own format).
 bool hasMatmulEmitter(kf::Format format);
 
+/// The software prefetch of a kernel's weight stream: how many bytes ahead of
+/// the K block being read a column tile prefetches into L2 (x86 prefetcht1,
+/// AArch64 PLDL2KEEP) and into L1 (prefetcht0, PLDL1KEEP); 0: none.
+struct WeightPrefetch {
+  int64_t l2Bytes = 0;
+  int64_t l1Bytes = 0;
+
+  friend bool operator==(const WeightPrefetch &,
+                         const WeightPrefetch &) = default;
+};
+
+/// What a tile of `width` columns prefetches of weights in `format`, as
+/// measured best (docs/codegen.md, "Weight prefetch"): far into L2 and near
+/// into L1 for single-column tiles and for the K-quants whose decode makes
+/// wide tiles compute-bound (Q5_K, Q6_K); near into L1 alone for the other
+/// wide tiles.
+WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
+
 /// Whether `isa` has kernels for weights of `format`: the int8 ISAs
 /// (avx512vnni, neon_dotprod) the quantized formats, the float ones (avx512,
 /// neon) BF16 and F32, the bf16 dot ones (avx512bf16, neon_bf16) BF16, and
@@ -89,10 +107,14 @@ struct MatmulKernelSpec {
   /// weights once anyway and ignore them.
   int64_t l1K = 0;
   int64_t l2Rows = 0;
+  /// Every tile's weight prefetch, instead of getDefaultWeightPrefetch's:
+  /// for measurements (kf-bench's KF_BENCH_PREFETCH).
+  std::optional<WeightPrefetch> prefetch;
 
   /// The function's symbol, e.g.
   /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048" ("..._bf16" when it
-  /// rounds to bf16; "..._l1k2048_l2r352" with cache blocks).
+  /// rounds to bf16; "..._l1k2048_l2r352" with cache blocks;
+  /// "..._pf4096x1024" with a prefetch given).
   std::string getSymbolName() const;
   /// The packed weight layout the kernel reads: signed lanes for
   /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others.
