@@ -1673,7 +1673,7 @@ func.func @kernel_layout_rows() attributes {k = #kf.kernel<isa = avx512vnni, lay
 
 // -----
 
-// expected-error @+1 {{#kf.kernel: layout q8_0_r8: rows must be a positive multiple of 16 (avx512vnni's int32 lanes per vector)}}
+// expected-error @+1 {{#kf.kernel: layout q8_0_r8: rows must be a positive multiple of 16 (avx512vnni's lanes per vector)}}
 func.func @kernel_rows_lanes() attributes {k = #kf.kernel<isa = avx512vnni, layout = q8_0_r8, max_cols = 8, threads = 1>}
 
 // -----
