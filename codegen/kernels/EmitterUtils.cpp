@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -163,6 +164,30 @@ Value emitRoundToHalf(OpBuilder &b, Location loc, Value x, bool hardwareHalf) {
   return arith::SelectOp::create(
       b, loc, overflows, float32(std::numeric_limits<float>::infinity()),
       result);
+}
+
+// kf::fp32_to_bf16 then back to fp32, on the integer bits: round to nearest,
+// ties to even, by adding 0x7fff plus the kept part's lowest bit; a NaN is
+// truncated and made quiet instead, as the carry could turn it into an
+// infinity.
+Value emitRoundToBf16(OpBuilder &b, Location loc, Value floats) {
+  auto type = cast<VectorType>(floats.getType());
+  VectorType i32Rows = VectorType::get(type.getShape(), b.getI32Type());
+  auto splat = [&](int64_t v) { return emitSplat(b, loc, i32Rows, v); };
+  Value bits = vector::BitCastOp::create(b, loc, i32Rows, floats);
+  Value odd = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, splat(16)), splat(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, bits, arith::AddIOp::create(b, loc, odd, splat(0x7fff)));
+  Value quieted = arith::OrIOp::create(b, loc, bits, splat(0x400000));
+  Value isNaN = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ugt,
+      arith::AndIOp::create(b, loc, bits, splat(0x7fffffff)),
+      splat(0x7f800000));
+  Value kept = arith::SelectOp::create(b, loc, isNaN, quieted, rounded);
+  Value truncated = arith::AndIOp::create(
+      b, loc, kept, splat(static_cast<int32_t>(0xffff0000u)));
+  return vector::BitCastOp::create(b, loc, type, truncated);
 }
 
 } // namespace kf::codegen

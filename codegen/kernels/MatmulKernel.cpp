@@ -19,6 +19,14 @@ llvm::StringRef getIsaName(KernelIsa isa) {
     return "avx512vnni";
   case KernelIsa::NeonDotprod:
     return "neon_dotprod";
+  case KernelIsa::Avx512:
+    return "avx512";
+  case KernelIsa::Avx512Bf16:
+    return "avx512bf16";
+  case KernelIsa::Neon:
+    return "neon";
+  case KernelIsa::NeonBf16:
+    return "neon_bf16";
   }
   return "?";
 }
@@ -29,6 +37,10 @@ std::optional<KernelIsa> lookupIsa(llvm::StringRef name) {
       .Case("avx2", KernelIsa::Avx2)
       .Case("avx512vnni", KernelIsa::Avx512Vnni)
       .Case("neon_dotprod", KernelIsa::NeonDotprod)
+      .Case("avx512", KernelIsa::Avx512)
+      .Case("avx512bf16", KernelIsa::Avx512Bf16)
+      .Case("neon", KernelIsa::Neon)
+      .Case("neon_bf16", KernelIsa::NeonBf16)
       .Default(std::nullopt);
 }
 
@@ -40,10 +52,82 @@ bool hasMatmulEmitter(kf::Format format) {
   case kf::Format::Q4_K:
   case kf::Format::Q5_K:
   case kf::Format::Q6_K:
+  case kf::Format::BF16:
+  case kf::Format::F32:
     return true;
   default:
     return false;
   }
+}
+
+bool isaSupportsFormat(KernelIsa isa, kf::Format format) {
+  if (!hasMatmulEmitter(format))
+    return false;
+  const bool isFloat = kf::is_float_format(format);
+  switch (isa) {
+  case KernelIsa::Scalar:
+  case KernelIsa::Avx2:
+    return true;
+  case KernelIsa::Avx512Vnni:
+  case KernelIsa::NeonDotprod:
+    return !isFloat;
+  case KernelIsa::Avx512:
+  case KernelIsa::Neon:
+    return isFloat;
+  case KernelIsa::Avx512Bf16:
+  case KernelIsa::NeonBf16:
+    return format == kf::Format::BF16;
+  }
+  return false;
+}
+
+llvm::ArrayRef<Feature> getRequiredFeatures(KernelIsa isa) {
+  static constexpr Feature avx2[] = {Feature::AVX2, Feature::FMA};
+  static constexpr Feature avx512vnni[] = {Feature::AVX512F, Feature::AVX512BW,
+                                           Feature::AVX512VNNI};
+  static constexpr Feature neonDotprod[] = {Feature::NEON, Feature::DotProd};
+  static constexpr Feature avx512[] = {Feature::AVX512F};
+  static constexpr Feature avx512bf16[] = {Feature::AVX512F,
+                                           Feature::AVX512BF16};
+  static constexpr Feature neon[] = {Feature::NEON};
+  static constexpr Feature neonBf16[] = {Feature::NEON, Feature::BF16};
+  switch (isa) {
+  case KernelIsa::Scalar:
+    return {};
+  case KernelIsa::Avx2:
+    return avx2;
+  case KernelIsa::Avx512Vnni:
+    return avx512vnni;
+  case KernelIsa::NeonDotprod:
+    return neonDotprod;
+  case KernelIsa::Avx512:
+    return avx512;
+  case KernelIsa::Avx512Bf16:
+    return avx512bf16;
+  case KernelIsa::Neon:
+    return neon;
+  case KernelIsa::NeonBf16:
+    return neonBf16;
+  }
+  return {};
+}
+
+int64_t getIsaRows(KernelIsa isa) {
+  switch (isa) {
+  case KernelIsa::Scalar:
+    return 1;
+  case KernelIsa::Avx2:
+    return 8;
+  case KernelIsa::Avx512Vnni:
+  case KernelIsa::Avx512:
+  case KernelIsa::Avx512Bf16:
+    return 16;
+  case KernelIsa::NeonDotprod:
+  case KernelIsa::Neon:
+  case KernelIsa::NeonBf16:
+    return 4;
+  }
+  return 1;
 }
 
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
@@ -83,8 +167,7 @@ kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
 }
 
 int64_t MatmulKernelSpec::getWeightBytes() const {
-  return (n + rows - 1) / rows * (k / kf::packed_block_elems(format)) *
-         kf::packed_block_bytes(getWeightLayout());
+  return (n + rows - 1) / rows * kf::packed_group_bytes(getWeightLayout(), k);
 }
 
 kf::Format MatmulKernelSpec::getActivationFormat() const {
@@ -92,8 +175,7 @@ kf::Format MatmulKernelSpec::getActivationFormat() const {
 }
 
 int64_t MatmulKernelSpec::getActivationColumnBytes() const {
-  kf::ActivationLayout act = kf::activation_layout(getActivationFormat());
-  return k / act.block_elems * act.block_bytes;
+  return kf::packed_activation_column_bytes(getActivationFormat(), k);
 }
 
 std::string MatmulKernelSpec::describe() const {
@@ -113,36 +195,6 @@ std::string MatmulKernelSpec::describe() const {
 
 namespace {
 
-/// The rows an ISA's vectors hold: one i32 lane per row.
-std::optional<int64_t> requiredRows(KernelIsa isa) {
-  switch (isa) {
-  case KernelIsa::Scalar:
-    return std::nullopt;
-  case KernelIsa::Avx2:
-    return 8;
-  case KernelIsa::Avx512Vnni:
-    return 16;
-  case KernelIsa::NeonDotprod:
-    return 4;
-  }
-  return std::nullopt;
-}
-
-/// The features the ISA's intrinsics need, on its architecture.
-llvm::SmallVector<Feature> requiredFeatures(KernelIsa isa) {
-  switch (isa) {
-  case KernelIsa::Scalar:
-    return {};
-  case KernelIsa::Avx2:
-    return {Feature::AVX2};
-  case KernelIsa::Avx512Vnni:
-    return {Feature::AVX512F, Feature::AVX512BW, Feature::AVX512VNNI};
-  case KernelIsa::NeonDotprod:
-    return {Feature::NEON, Feature::DotProd};
-  }
-  return {};
-}
-
 /// The architecture whose instructions the ISA's intrinsics are; none for the
 /// portable kernel.
 std::optional<target::Arch> requiredArch(KernelIsa isa) {
@@ -151,8 +203,12 @@ std::optional<target::Arch> requiredArch(KernelIsa isa) {
     return std::nullopt;
   case KernelIsa::Avx2:
   case KernelIsa::Avx512Vnni:
+  case KernelIsa::Avx512:
+  case KernelIsa::Avx512Bf16:
     return target::Arch::X86_64;
   case KernelIsa::NeonDotprod:
+  case KernelIsa::Neon:
+  case KernelIsa::NeonBf16:
     return target::Arch::AArch64;
   }
   return std::nullopt;
@@ -169,15 +225,20 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                                const target::TargetInfo &target) {
   if (!hasMatmulEmitter(spec.format))
     return fail(spec, "no emitter for this format, expected q8_0, q4_0, "
-                      "mxfp4, q4_k, q5_k or q6_k");
+                      "mxfp4, q4_k, q5_k, q6_k, bf16 or f32");
+  if (!isaSupportsFormat(spec.isa, spec.format))
+    return fail(spec, llvm::formatv("{0} has no kernels for {1} weights",
+                                    getIsaName(spec.isa),
+                                    format_info(spec.format).name));
   if (spec.rows != 1 && spec.rows != 4 && spec.rows != 8 && spec.rows != 16)
     return fail(spec, "expected 1, 4, 8 or 16 rows per group");
-  if (std::optional<int64_t> rows = requiredRows(spec.isa);
-      rows && spec.rows != *rows)
+  if (int64_t rows = getIsaRows(spec.isa);
+      spec.isa != KernelIsa::Scalar && spec.rows != rows)
     return fail(spec, llvm::formatv("{0} holds {1} rows per vector, expected "
                                     "rows = {1}",
-                                    getIsaName(spec.isa), *rows));
-  if (int64_t block = kf::packed_block_elems(spec.format);
+                                    getIsaName(spec.isa), rows));
+  // The float formats' rows end in a zero-padded block, so any K works.
+  if (int64_t block = format_info(spec.format).block_elems;
       spec.k <= 0 || spec.k % block != 0)
     return fail(spec,
                 llvm::formatv("expected K a positive multiple of {0}", block));
@@ -186,9 +247,10 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
   if (spec.maxCols < 1 || spec.maxCols > 8)
     return fail(spec, "expected a widest column tile of 1 to 8");
   if (int64_t block = kf::packed_block_elems(spec.format);
-      spec.l1K < 0 || spec.l1K > spec.k || spec.l1K % block != 0)
-    return fail(spec, llvm::formatv("expected l1_k a multiple of {0} up to "
-                                    "K, or 0",
+      spec.l1K < 0 || spec.l1K > spec.k ||
+      (spec.l1K % block != 0 && spec.l1K != spec.k))
+    return fail(spec, llvm::formatv("expected l1_k a multiple of {0} below "
+                                    "K, K itself, or 0",
                                     block));
   if (spec.l2Rows < 0 || spec.l2Rows % spec.rows != 0)
     return fail(spec, "expected l2_rows a multiple of the rows, or 0");
@@ -201,7 +263,7 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                                   ? "x86-64"
                                   : target::getArchName(*arch),
                               target.name, target::getArchName(target.arch)));
-  for (Feature f : requiredFeatures(spec.isa))
+  for (Feature f : getRequiredFeatures(spec.isa))
     if (!target.has(f))
       return fail(spec, llvm::formatv("{0} needs target feature '{1}', which "
                                       "target '{2}' lacks",

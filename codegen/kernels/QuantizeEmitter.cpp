@@ -16,6 +16,10 @@
 // of 16 quants; a block whose max is 0 is all zero bytes (iscale 0 gives
 // that). The same single IEEE operations as the reference.
 //
+// BF16 and F32 (the float kernels' activations): each element rounded to the
+// nearest bf16 (ties to even, NaNs kept quiet: kf::fp32_to_bf16) or copied,
+// and the column's last block padded with zeros.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kf/Codegen/QuantizeKernel.h"
@@ -49,10 +53,15 @@ std::string QuantizeKernelSpec::describe() const {
 }
 
 llvm::Error verifyQuantizeKernel(const QuantizeKernelSpec &spec) {
+  if (kf::is_float_format(spec.activation)) {
+    if (spec.k <= 0)
+      return llvm::createStringError(spec.describe() + ": expected K > 0");
+    return llvm::Error::success();
+  }
   if (spec.activation != kf::Format::Q8_0 &&
       spec.activation != kf::Format::Q8_K)
-    return llvm::createStringError(spec.describe() +
-                                   ": expected q8_0 or q8_k activations");
+    return llvm::createStringError(
+        spec.describe() + ": expected q8_0, q8_k, bf16 or f32 activations");
   int64_t block = kf::activation_layout(spec.activation).block_elems;
   if (spec.k <= 0 || spec.k % block != 0)
     return llvm::createStringError(
@@ -211,6 +220,26 @@ void emitQ8KBlock(OpBuilder &b, Location loc, Value in, Value out) {
       b, loc, d, emitByteOffset(b, loc, out, kQ8KActivationScaleOffset), 1);
 }
 
+/// `elems` floats at `in` (at most a block) as the float activation format
+/// `format` at `out`: rounded to bf16 (the top halves of
+/// kf::bf16_to_fp32(kf::fp32_to_bf16(x))) or as they are.
+void emitFloatElements(OpBuilder &b, Location loc, Value in, Value out,
+                       kf::Format format, int64_t elems) {
+  auto floats = VectorType::get({elems}, b.getF32Type());
+  Value x = LLVM::LoadOp::create(b, loc, floats, in, /*alignment=*/4);
+  if (format == kf::Format::F32) {
+    LLVM::StoreOp::create(b, loc, x, out, 1);
+    return;
+  }
+  auto ints = VectorType::get({elems}, b.getI32Type());
+  Value bits =
+      arith::BitcastOp::create(b, loc, ints, emitRoundToBf16(b, loc, x));
+  Value halves = arith::TruncIOp::create(
+      b, loc, VectorType::get({elems}, b.getI16Type()),
+      arith::ShRUIOp::create(b, loc, bits, emitSplat(b, loc, ints, 16)));
+  LLVM::StoreOp::create(b, loc, halves, out, 1);
+}
+
 } // namespace
 
 llvm::Expected<func::FuncOp>
@@ -239,7 +268,12 @@ buildQuantizeKernel(ModuleOp module, const QuantizeKernelSpec &spec,
   };
   const bool hardwareHalf = hasHardwareHalf(target);
   const ActivationLayout act = activation_layout(spec.activation);
-  const int64_t columnBytes = spec.k / act.block_elems * act.block_bytes;
+  const int64_t columnBytes =
+      packed_activation_column_bytes(spec.activation, spec.k);
+  const bool isFloat = is_float_format(spec.activation);
+  // Only the float formats have a partial last block (K a multiple of the
+  // block otherwise).
+  const int64_t tail = spec.k % act.block_elems;
   scf::ForOp::create(
       b, loc, constant(0), m, constant(1), ValueRange{},
       [&](OpBuilder &, Location, Value j, ValueRange) {
@@ -262,12 +296,26 @@ buildQuantizeKernel(ModuleOp module, const QuantizeKernelSpec &spec,
                   emitByteOffset(b, loc, out,
                                  arith::MulIOp::create(
                                      b, loc, blk, constant(act.block_bytes)));
-              if (spec.activation == kf::Format::Q8_K)
+              if (isFloat)
+                emitFloatElements(b, loc, blockIn, blockOut, spec.activation,
+                                  act.block_elems);
+              else if (spec.activation == kf::Format::Q8_K)
                 emitQ8KBlock(b, loc, blockIn, blockOut);
               else
                 emitBlock(b, loc, blockIn, blockOut, hardwareHalf);
               scf::YieldOp::create(b, loc);
             });
+        if (tail != 0) {
+          // The last block: zeros, then the tail's elements over them.
+          const int64_t full = spec.k / act.block_elems;
+          Value blockOut = emitByteOffset(b, loc, out, full * act.block_bytes);
+          auto words = VectorType::get({act.block_bytes / 4}, b.getI32Type());
+          LLVM::StoreOp::create(b, loc, emitSplat(b, loc, words, 0), blockOut,
+                                1);
+          emitFloatElements(
+              b, loc, emitByteOffset(b, loc, in, 4 * full * act.block_elems),
+              blockOut, spec.activation, tail);
+        }
         scf::YieldOp::create(b, loc);
       });
   func::ReturnOp::create(b, loc);

@@ -186,8 +186,12 @@ int64_t KernelAttr::getLaneRows(KernelIsa isa) {
   case KernelIsa::avx2:
     return 8;
   case KernelIsa::avx512vnni:
+  case KernelIsa::avx512:
+  case KernelIsa::avx512bf16:
     return 16;
   case KernelIsa::neon_dotprod:
+  case KernelIsa::neon:
+  case KernelIsa::neon_bf16:
     return 4;
   }
   llvm_unreachable("every ISA has a lane count");
@@ -253,7 +257,7 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)
                        << ": rows must be a positive multiple of " << lanes
                        << " (" << stringifyKernelIsa(kernelIsa)
-                       << "'s int32 lanes per vector)";
+                       << "'s lanes per vector)";
   if (maxCols != 3 && maxCols != 4 && maxCols != 8)
     return emitError() << "#kf.kernel: max_cols must be 3, 4 or 8, got "
                        << maxCols;

@@ -672,16 +672,19 @@ LogicalResult ArgmaxOp::verify() {
 
 namespace {
 
-/// Whether `format` has packed activations (the kernels' Q8_0 or Q8_K).
+/// Whether `format` has packed activations (the kernels' Q8_0, Q8_K, BF16 or
+/// F32).
 bool hasPackedActivations(::kf::Format format) {
-  return format == ::kf::Format::Q8_0 || format == ::kf::Format::Q8_K;
+  return format == ::kf::Format::Q8_0 || format == ::kf::Format::Q8_K ||
+         ::kf::is_float_format(format);
 }
 
-/// Bytes of one row of packed activations of K elements (a multiple of the
-/// format's block).
-int64_t packedActivationBytes(::kf::Format format, int64_t k) {
-  ::kf::ActivationLayout act = ::kf::activation_layout(format);
-  return k / act.block_elems * act.block_bytes;
+/// The K a row of packed `format` activations must be a multiple of: the
+/// block, or 1 for the float formats (their last block is padded).
+int64_t packedActivationGranule(::kf::Format format) {
+  return ::kf::is_float_format(format)
+             ? 1
+             : ::kf::activation_layout(format).block_elems;
 }
 
 /// Checks that `callee` names a function whose type is `expected`, the ABI
@@ -710,14 +713,15 @@ LogicalResult QuantizeActivationsOp::verify() {
   auto format = static_cast<::kf::Format>(getFormat());
   if (!hasPackedActivations(format))
     return emitOpError() << "format " << stringifyFormat(getFormat())
-                         << " has no packed activations, expected q8_0 or "
-                            "q8_k";
-  int64_t block = ::kf::activation_layout(format).block_elems;
+                         << " has no packed activations, expected q8_0, "
+                            "q8_k, bf16 or f32";
+  int64_t block = packedActivationGranule(format);
   if (*k % block != 0)
     return emitOpError() << "input has K = " << *k
                          << " columns, expected a multiple of " << block;
-  return checkShape(*this, "result", getType(),
-                    {tokens(getInput()), packedActivationBytes(format, *k)});
+  return checkShape(
+      *this, "result", getType(),
+      {tokens(getInput()), ::kf::packed_activation_column_bytes(format, *k)});
 }
 
 LogicalResult
@@ -743,17 +747,18 @@ LogicalResult QMatmulOp::verify() {
     return emitOpError()
            << "weight format " << stringifyFormat(weight.getFormat())
            << " takes " << ::kf::format_info(activation).name
-           << " activations, expected a format that takes q8_0 or q8_k "
-              "(the packed activations' blocks)";
+           << " activations, expected a format that takes q8_0, q8_k, bf16 "
+              "or f32 (the packed activations' blocks)";
   int64_t k = weight.getCols();
-  int64_t block = ::kf::activation_layout(activation).block_elems;
+  int64_t block = packedActivationGranule(activation);
   if (k % block != 0)
     return emitOpError() << "weight has K = " << k
                          << ", expected a multiple of " << block;
   FailureOr<int64_t> n = staticDim(*this, "result", getResult(), 1);
   if (failed(n) ||
-      failed(checkShape(*this, "input", getInput().getType(),
-                        {kAny, packedActivationBytes(activation, k)})) ||
+      failed(checkShape(
+          *this, "input", getInput().getType(),
+          {kAny, ::kf::packed_activation_column_bytes(activation, k)})) ||
       failed(checkShape(*this, "result", getType(), {tokens(getInput()), *n})))
     return failure();
   int64_t offset = getRowOffset();

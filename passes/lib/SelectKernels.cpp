@@ -3,6 +3,7 @@
 #include "kf/Passes/Passes.h"
 
 #include "KernelDecisions.h"
+#include "kf/Codegen/MatmulKernel.h"
 #include "kf/Target/TargetInfo.h"
 #include "kf/Tuning/TuningFile.h"
 #include "llvm/Support/MathExtras.h"
@@ -16,24 +17,17 @@ namespace {
 using ::kf::target::Feature;
 using ::kf::target::TargetInfo;
 
-/// The features a family's kernels are built from (KfAttrs.td names the
+namespace codegen = ::kf::codegen;
+
+/// The emitters' ISA of a #kf.kernel ISA: the two enums share their names.
+codegen::KernelIsa toCodegen(KernelIsa isa) {
+  return *codegen::lookupIsa(stringifyKernelIsa(isa));
+}
+
+/// The features the ISA's kernels are built from (KfAttrs.td names the
 /// instructions).
 ArrayRef<Feature> getRequiredFeatures(KernelIsa isa) {
-  static constexpr Feature avx512vnni[] = {Feature::AVX512F, Feature::AVX512BW,
-                                           Feature::AVX512VNNI};
-  static constexpr Feature avx2[] = {Feature::AVX2, Feature::FMA};
-  static constexpr Feature neonDotprod[] = {Feature::NEON, Feature::DotProd};
-  switch (isa) {
-  case KernelIsa::scalar:
-    return {};
-  case KernelIsa::avx2:
-    return avx2;
-  case KernelIsa::avx512vnni:
-    return avx512vnni;
-  case KernelIsa::neon_dotprod:
-    return neonDotprod;
-  }
-  llvm_unreachable("every ISA has its features");
+  return codegen::getRequiredFeatures(toCodegen(isa));
 }
 
 bool canRun(const TargetInfo &target, KernelIsa isa) {
@@ -41,11 +35,24 @@ bool canRun(const TargetInfo &target, KernelIsa isa) {
                       [&](Feature f) { return target.has(f); });
 }
 
-/// The richest family `target` runs.
-KernelIsa selectIsa(const TargetInfo &target) {
+bool hasKernelsFor(KernelIsa isa, Format format) {
+  return codegen::isaSupportsFormat(toCodegen(isa),
+                                    static_cast<::kf::Format>(format));
+}
+
+/// The richest ISA `target` runs that has kernels for `format`, in order of
+/// preference: the bf16 and int8 dot instructions, then FMA, each widest
+/// first. A format without kernels gets the richest int8 ISA (the lowering
+/// will refuse it).
+KernelIsa selectIsa(const TargetInfo &target, Format format) {
+  const bool anyKernels =
+      codegen::hasMatmulEmitter(static_cast<::kf::Format>(format));
   for (KernelIsa isa :
-       {KernelIsa::avx512vnni, KernelIsa::avx2, KernelIsa::neon_dotprod})
-    if (canRun(target, isa))
+       {KernelIsa::avx512bf16, KernelIsa::avx512vnni, KernelIsa::avx512,
+        KernelIsa::avx2, KernelIsa::neon_bf16, KernelIsa::neon_dotprod,
+        KernelIsa::neon})
+    if (canRun(target, isa) && (anyKernels ? hasKernelsFor(isa, format)
+                                           : hasKernelsFor(isa, Format::Q8_0)))
       return isa;
   return KernelIsa::scalar;
 }
@@ -112,7 +119,7 @@ private:
       return {};
     }
     Format format = matmul.weight.getFormat();
-    KernelIsa isa = selectIsa(target);
+    KernelIsa isa = selectIsa(target, format);
     Decision d{isa, KernelAttr::getLaneRows(isa), 8, available, {}, {}};
     auto build = [&](function_ref<InFlightDiagnostic()> emitError) {
       return KernelAttr::getChecked(emitError, context, d.isa,
@@ -137,6 +144,13 @@ private:
                 getRequiredFeatures(*rule.setIsa), diag,
                 [&](Feature f) { diag << ::kf::target::getFeatureName(f); });
             diag << ", which target '" << target.name << "' lacks";
+            return {};
+          }
+          if (codegen::hasMatmulEmitter(static_cast<::kf::Format>(format)) &&
+              !hasKernelsFor(*rule.setIsa, format)) {
+            emitRuleError() << "isa = " << stringifyKernelIsa(*rule.setIsa)
+                            << " has no kernels for " << stringifyFormat(format)
+                            << " weights";
             return {};
           }
           d.isa = *rule.setIsa;

@@ -1,6 +1,7 @@
 // Packed weight and activation layouts (docs/codegen.md): Q8_0, Q4_0 and
 // MXFP4 weights with Q8_0 activations; Q4_K, Q5_K and Q6_K weights with Q8_K
-// activations. Every
+// activations; BF16 and F32 weights with activations of their own format.
+// Every
 // entry point validates its sizes first, so the loops below never see a partial
 // block or a short buffer.
 #include "kf/runtime/packing.h"
@@ -11,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "kf/runtime/absl_compat.h"
+#include "kf/runtime/half.h"
+#include "kf/runtime/quant.h"
 #include "quant/codec.h"
 
 namespace kf {
@@ -47,6 +50,12 @@ absl::Status check_shape(const char *what, const PackedLayout &layout,
                          int64_t n, int64_t k) {
   if (absl::Status s = check_layout(layout); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
+  if (is_float_format(layout.format)) {
+    if (n <= 0 || k <= 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": ", shape(layout, n, k), ": expected n > 0 and k > 0"));
+    return absl::OkStatus();
+  }
   const int64_t elems = block_elems(layout.format);
   if (n <= 0 || k <= 0 || k % elems != 0)
     return absl::InvalidArgumentError(
@@ -74,7 +83,32 @@ absl::Status check_tensor(const char *what, const PackedLayout &layout,
 }
 
 uint64_t file_bytes(Format f, int64_t n, int64_t k) {
-  return static_cast<uint64_t>(n) * (k / block_elems(f)) * file_block_bytes(f);
+  return static_cast<uint64_t>(n) * (k / format_info(f).block_elems) *
+         file_block_bytes(f);
+}
+
+// Calls fn(row, element, packed_byte) for the first byte of every element
+// slot of a packed float tensor: row -1 for a padding row, element >= k for
+// the padding of a row's last block.
+template <typename Fn>
+void for_each_float_slot(const PackedLayout &layout, int64_t n, int64_t k,
+                         Fn fn) {
+  const int64_t blocks = packed_k_blocks(layout.format, k);
+  const int64_t groups = (n + layout.rows - 1) / layout.rows;
+  const int64_t block_bytes = packed_block_bytes(layout);
+  const int64_t elems = packed_block_elems(layout.format);
+  const int64_t per_group = packed_kgroup_elems(layout.format);
+  const int64_t elem_bytes = 4 / per_group;
+  for (int64_t grp = 0; grp < groups; ++grp)
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int64_t g = 0; g < elems / per_group; ++g)
+        for (int r = 0; r < layout.rows; ++r)
+          for (int64_t i = 0; i < per_group; ++i) {
+            const int64_t row = grp * layout.rows + r;
+            fn(row < n ? row : -1, b * elems + g * per_group + i,
+               (grp * blocks + b) * block_bytes +
+                   packed_kgroup_offset(layout, g, r) + i * elem_bytes);
+          }
 }
 
 // The packed lane byte for file byte `b` of a row's payload.
@@ -177,11 +211,12 @@ void dequantize_kquant(const PackedLayout &layout, const uint8_t *block, int r,
 
 absl::Status check_layout(const PackedLayout &layout) {
   if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0 &&
-      layout.format != Format::MXFP4 && !is_kquant(layout.format))
-    return absl::InvalidArgumentError(
-        absl::StrCat("no packed layout for format ",
-                     to_absl(format_info(layout.format).name),
-                     ": expected q8_0, q4_0, mxfp4, q4_k, q5_k or q6_k"));
+      layout.format != Format::MXFP4 && !is_kquant(layout.format) &&
+      !is_float_format(layout.format))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no packed layout for format ",
+        to_absl(format_info(layout.format).name),
+        ": expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, bf16 or f32"));
   if (layout.rows != 1 && layout.rows != 4 && layout.rows != 8 &&
       layout.rows != 16)
     return absl::InvalidArgumentError(
@@ -196,8 +231,7 @@ absl::StatusOr<uint64_t> packed_weight_bytes(const PackedLayout &layout,
       !s.ok())
     return s;
   uint64_t groups = static_cast<uint64_t>((n + layout.rows - 1) / layout.rows);
-  return groups * static_cast<uint64_t>(k / block_elems(layout.format)) *
-         static_cast<uint64_t>(packed_block_bytes(layout));
+  return groups * static_cast<uint64_t>(packed_group_bytes(layout, k));
 }
 
 absl::Status pack_weights(const PackedLayout &layout,
@@ -211,6 +245,17 @@ absl::Status pack_weights(const PackedLayout &layout,
       !s.ok())
     return s;
   const Format f = layout.format;
+  if (is_float_format(f)) {
+    const int64_t elem_bytes = file_block_bytes(f);
+    for_each_float_slot(layout, n, k, [&](int64_t row, int64_t e, int64_t at) {
+      if (row < 0 || e >= k)
+        std::memset(dst.data() + at, 0, elem_bytes);
+      else
+        std::memcpy(dst.data() + at, src.data() + (row * k + e) * elem_bytes,
+                    elem_bytes);
+    });
+    return absl::OkStatus();
+  }
   const int64_t row_bytes = (k / block_elems(f)) * file_block_bytes(f);
   const int64_t scale_bytes = packed_scale_bytes(f);
   const int64_t groups_per_block = payload_bytes(f) / 4;
@@ -261,6 +306,15 @@ absl::Status unpack_weights(const PackedLayout &layout,
       !s.ok())
     return s;
   const Format f = layout.format;
+  if (is_float_format(f)) {
+    const int64_t elem_bytes = file_block_bytes(f);
+    for_each_float_slot(layout, n, k, [&](int64_t row, int64_t e, int64_t at) {
+      if (row >= 0 && e < k)
+        std::memcpy(dst.data() + (row * k + e) * elem_bytes, packed.data() + at,
+                    elem_bytes);
+    });
+    return absl::OkStatus();
+  }
   const int64_t row_bytes = (k / block_elems(f)) * file_block_bytes(f);
   const int64_t scale_bytes = packed_scale_bytes(f);
   const int64_t groups_per_block = payload_bytes(f) / 4;
@@ -292,6 +346,17 @@ absl::Status dequantize_packed(const PackedLayout &layout,
     return absl::InvalidArgumentError(
         absl::StrCat("dequantize_packed: the destination holds ", dst.size(),
                      " floats, expected ", n * k));
+  if (is_float_format(layout.format)) {
+    // The reference decoders' conversions: bf16 widened, f32 as stored.
+    const bool bf16 = layout.format == Format::BF16;
+    for_each_float_slot(layout, n, k, [&](int64_t row, int64_t e, int64_t at) {
+      if (row >= 0 && e < k)
+        dst[row * k + e] =
+            bf16 ? bf16_to_fp32(quant::load_u16(packed.data() + at))
+                 : quant::load_f32(packed.data() + at);
+    });
+    return absl::OkStatus();
+  }
   const int offset = lane_offset(layout);
   const int64_t elems = block_elems(layout.format);
   for_each_row_block(
@@ -340,11 +405,19 @@ absl::StatusOr<uint64_t> packed_activation_bytes(int64_t k) {
 }
 
 absl::StatusOr<uint64_t> packed_activation_bytes(Format activation, int64_t k) {
-  if (activation != Format::Q8_0 && activation != Format::Q8_K)
+  if (activation != Format::Q8_0 && activation != Format::Q8_K &&
+      !is_float_format(activation))
     return absl::InvalidArgumentError(absl::StrCat(
         "packed_activation_bytes: no packed activations of format ",
-        to_absl(format_info(activation).name), ", expected q8_0 or q8_k"));
+        to_absl(format_info(activation).name),
+        ", expected q8_0, q8_k, bf16 or f32"));
   const ActivationLayout act = activation_layout(activation);
+  if (is_float_format(activation)) {
+    if (k <= 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("packed_activation_bytes: k = ", k, ", expected k > 0"));
+    return static_cast<uint64_t>(packed_activation_column_bytes(activation, k));
+  }
   if (k <= 0 || k % act.block_elems != 0)
     return absl::InvalidArgumentError(
         absl::StrCat("packed_activation_bytes: k = ", k,
@@ -424,6 +497,19 @@ absl::Status pack_activations(Format activation, std::span<const float> x,
       !s.ok())
     return s;
   const ActivationLayout act = activation_layout(activation);
+  if (is_float_format(activation)) {
+    // quantize_activation's elements (bf16 rounded to nearest even, f32 as
+    // they are), then zeros up to the column's last whole block.
+    std::memset(dst.data(), 0, dst.size());
+    const int64_t elem_bytes = format_info(activation).block_bytes;
+    for (int64_t j = 0; j < m; ++j)
+      if (absl::Status s =
+              quantize_activation(activation, x.subspan(j * ldx, k),
+                                  dst.subspan(j * *column, k * elem_bytes));
+          !s.ok())
+        return s;
+    return absl::OkStatus();
+  }
   for (int64_t j = 0; j < m; ++j)
     for (int64_t b = 0; b < k / act.block_elems; ++b) {
       const float *in = x.data() + j * ldx + b * act.block_elems;

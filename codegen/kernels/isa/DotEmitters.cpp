@@ -37,8 +37,30 @@ std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa) {
     return createAvx512VnniDotEmitter();
   case KernelIsa::NeonDotprod:
     return createNeonDotprodDotEmitter();
+  case KernelIsa::Avx512:
+  case KernelIsa::Avx512Bf16:
+  case KernelIsa::Neon:
+  case KernelIsa::NeonBf16:
+    return nullptr; // float ISAs: createFloatDotEmitter
   }
   return nullptr;
+}
+
+std::unique_ptr<FloatDotEmitter> createFloatDotEmitter(KernelIsa isa,
+                                                       kf::Format format) {
+  assert(isaSupportsFormat(isa, format) && kf::is_float_format(format));
+  switch (isa) {
+  case KernelIsa::Avx512Bf16:
+    return createAvx512Bf16DotEmitter();
+  case KernelIsa::NeonBf16:
+    return createNeonBf16DotEmitter();
+  case KernelIsa::Scalar:
+    // No FMA instruction on the portable targets (llvm.fma would become a
+    // library call there).
+    return createFloatFmaDotEmitter(format, /*fused=*/false);
+  default:
+    return createFloatFmaDotEmitter(format, /*fused=*/true);
+  }
 }
 
 } // namespace kf::codegen

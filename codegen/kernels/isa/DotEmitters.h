@@ -12,6 +12,14 @@ std::unique_ptr<DotEmitter> createAvx2DotEmitter();
 std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter();
 std::unique_ptr<DotEmitter> createNeonDotprodDotEmitter();
 
+/// F32, or BF16 widened to fp32, by FMA (`fused`) or by a multiply and an
+/// add (FloatFmaDot.cpp).
+std::unique_ptr<FloatDotEmitter> createFloatFmaDotEmitter(kf::Format format,
+                                                          bool fused);
+/// BF16 pairs by vdpbf16ps and by bfdot (Bf16DotInstructions.cpp).
+std::unique_ptr<FloatDotEmitter> createAvx512Bf16DotEmitter();
+std::unique_ptr<FloatDotEmitter> createNeonBf16DotEmitter();
+
 /// A lookup of a table of at most 16 bytes with an x86 byte shuffle
 /// (`intrinsic`, vpshufb of `indices`' width), which looks up within each
 /// 128-bit lane: the table is repeated in every lane.

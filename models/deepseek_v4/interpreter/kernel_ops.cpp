@@ -20,9 +20,8 @@ absl::Status execute(mlir::kf::QuantizeActivationsOp op, Frame &frame,
   const Tensor &input = frame.tensor(op.getInput());
   int64_t m = input.getDimSize(0), k = input.getDimSize(1);
   KF_ASSIGN_OR_RETURN(void *kernel, context.getKernel(op, op.getCallee()));
-  ::kf::ActivationLayout act =
-      ::kf::activation_layout(static_cast<::kf::Format>(op.getFormat()));
-  const int64_t columnBytes = k / act.block_elems * act.block_bytes;
+  const int64_t columnBytes = ::kf::packed_activation_column_bytes(
+      static_cast<::kf::Format>(op.getFormat()), k);
   std::vector<int8_t> packed(static_cast<size_t>(m * columnBytes));
   reinterpret_cast<kf_quantize_kernel_fn>(kernel)(input.getFloats().data(), k,
                                                   packed.data(), m);
@@ -45,9 +44,7 @@ absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
   // start a packed row group: the verifier checked the offset's alignment.
   ::kf::PackedLayout layout = decision.getWeightLayout();
   int64_t firstGroup = op.getRowOffset() / layout.rows;
-  int64_t groupBytes = weight.type.getCols() /
-                       ::kf::packed_block_elems(layout.format) *
-                       ::kf::packed_block_bytes(layout);
+  int64_t groupBytes = ::kf::packed_group_bytes(layout, weight.type.getCols());
   int64_t groups = (n + layout.rows - 1) / layout.rows;
   if ((firstGroup + groups) * groupBytes >
       static_cast<int64_t>(packedWeight.size()))

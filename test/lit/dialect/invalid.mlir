@@ -1673,7 +1673,7 @@ func.func @kernel_layout_rows() attributes {k = #kf.kernel<isa = avx512vnni, lay
 
 // -----
 
-// expected-error @+1 {{#kf.kernel: layout q8_0_r8: rows must be a positive multiple of 16 (avx512vnni's int32 lanes per vector)}}
+// expected-error @+1 {{#kf.kernel: layout q8_0_r8: rows must be a positive multiple of 16 (avx512vnni's lanes per vector)}}
 func.func @kernel_rows_lanes() attributes {k = #kf.kernel<isa = avx512vnni, layout = q8_0_r8, max_cols = 8, threads = 1>}
 
 // -----
@@ -1844,6 +1844,16 @@ func.func @quantize_bytes(%x: tensor<?x64xf32>) -> tensor<?x64xi8> {
 
 // -----
 
+// bf16 activations: any K, in 64-byte blocks of 32, the last padded (K = 100:
+// 4 blocks, 256 bytes, not 200).
+func.func @quantize_bf16_bytes(%x: tensor<?x100xf32>) -> tensor<?x200xi8> {
+  // expected-error @+1 {{'kf.quantize_activations' op result must be [?, 256], got [?, 200]}}
+  %xq = kf.quantize_activations @kernels::@quantize(%x) format(bf16) : tensor<?x100xf32> -> tensor<?x200xi8>
+  return %xq : tensor<?x200xi8>
+}
+
+// -----
+
 module {
   func.func @quantize_missing_callee(%x: tensor<?x64xf32>) -> tensor<?x80xi8> {
     // expected-error @+1 {{'kf.quantize_activations' op callee @kernels::@quantize is not a function}}
@@ -1894,7 +1904,7 @@ func.func @qmatmul_result(%xq: tensor<3x80xi8>, %w: !kf.qweight<q8_0, [16, 64]>)
 // -----
 
 func.func @qmatmul_q8_1_activations(%xq: tensor<?x80xi8>, %w: !kf.qweight<q4_1, [16, 64]>) -> tensor<?x16xf32> {
-  // expected-error @+1 {{'kf.qmatmul' op weight format q4_1 takes q8_1 activations, expected a format that takes q8_0 or q8_k (the packed activations' blocks)}}
+  // expected-error @+1 {{'kf.qmatmul' op weight format q4_1 takes q8_1 activations, expected a format that takes q8_0, q8_k, bf16 or f32 (the packed activations' blocks)}}
   %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_1_r8, max_cols = 8, threads = 2>}
       : tensor<?x80xi8>, !kf.qweight<q4_1, [16, 64]> -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
@@ -1929,7 +1939,7 @@ func.func @quantize_q8_k_k_not_blocks(%x: tensor<?x288xf32>) -> tensor<?x360xi8>
 // -----
 
 func.func @quantize_format(%x: tensor<?x64xf32>) -> tensor<?x80xi8> {
-  // expected-error @+1 {{'kf.quantize_activations' op format q4_0 has no packed activations, expected q8_0 or q8_k}}
+  // expected-error @+1 {{'kf.quantize_activations' op format q4_0 has no packed activations, expected q8_0, q8_k, bf16 or f32}}
   %xq = kf.quantize_activations @kernels::@quantize(%x) format(q4_0) : tensor<?x64xf32> -> tensor<?x80xi8>
   return %xq : tensor<?x80xi8>
 }

@@ -519,11 +519,22 @@ module {
   // CHECK-LABEL: func.func @kquant_ops
   // CHECK: %[[XK:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) format(q8_k) : tensor<?x512xf32> -> tensor<?x584xi8>
   // CHECK: kf.qmatmul @kernels::@matmul(%[[XK]], %arg1) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_k_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x584xi8>, !kf.qweight<q4_k, [16, 512]> -> tensor<?x16xf32>
-  // CHECK: module @kernels
   func.func @kquant_ops(%x: tensor<?x512xf32>, %w: !kf.qweight<q4_k, [16, 512]>) -> tensor<?x16xf32> {
     %xq = kf.quantize_activations @kernels::@quantize(%x) format(q8_k) : tensor<?x512xf32> -> tensor<?x584xi8>
     %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_k_r8, max_cols = 8, threads = 2, cols = dynamic>}
         : tensor<?x584xi8>, !kf.qweight<q4_k, [16, 512]> -> tensor<?x16xf32>
+    return %y : tensor<?x16xf32>
+  }
+  // The float formats: bf16 activations in 64-byte blocks of 32, the last
+  // padded (K = 100: 4 blocks), for vdpbf16ps.
+  // CHECK-LABEL: func.func @float_ops
+  // CHECK: %[[XB:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) format(bf16) : tensor<?x100xf32> -> tensor<?x256xi8>
+  // CHECK: kf.qmatmul @kernels::@matmul(%[[XB]], %arg1) {kf.kernel = #kf.kernel<isa = avx512bf16, layout = bf16_r16, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x256xi8>, !kf.qweight<bf16, [16, 100]> -> tensor<?x16xf32>
+  // CHECK: module @kernels
+  func.func @float_ops(%x: tensor<?x100xf32>, %w: !kf.qweight<bf16, [16, 100]>) -> tensor<?x16xf32> {
+    %xq = kf.quantize_activations @kernels::@quantize(%x) format(bf16) : tensor<?x100xf32> -> tensor<?x256xi8>
+    %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx512bf16, layout = bf16_r16, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x256xi8>, !kf.qweight<bf16, [16, 100]> -> tensor<?x16xf32>
     return %y : tensor<?x16xf32>
   }
   module @kernels {

@@ -66,3 +66,28 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %y : tensor<?x8xf32>
   }
 }
+
+// -----
+
+// vdpbf16ps on a target without avx512bf16 (x86-64-v4 gets avx512, which
+// widens bf16 by shifts): refused before any intrinsic reaches LLVM.
+module attributes {kf.target = #kf.target<name = "x86-64-v4", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v4", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq", l1d = 32768, l2 = 1048576, l3 = 16777216, cores = 8>} {
+  func.func @missing_bf16(%x: tensor<1x64xf32>, %w: !kf.qweight<bf16, [16, 64]>) -> tensor<1x16xf32> {
+    // expected-error @+1 {{'kf.linear' op kf-lower-quant-dot: matmul kernel bf16/avx512bf16 r16 c1 [16 x 64] bf16: avx512bf16 needs target feature 'avx512bf16', which target 'x86-64-v4' lacks}}
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx512bf16, layout = bf16_r16, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x64xf32>, !kf.qweight<bf16, [16, 64]> -> tensor<1x16xf32>
+    return %y : tensor<1x16xf32>
+  }
+}
+
+// -----
+
+// An ISA of the other family: vdpbf16ps has no int8 kernels.
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  func.func @wrong_family(%x: tensor<1x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<1x16xf32> {
+    // expected-error @+1 {{'kf.linear' op kf-lower-quant-dot: matmul kernel q8_0/avx512bf16 r16 c1 [16 x 64] bf16: avx512bf16 has no kernels for q8_0 weights}}
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx512bf16, layout = q8_0_r16, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<1x16xf32>
+    return %y : tensor<1x16xf32>
+  }
+}

@@ -223,3 +223,56 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %a, %b : tensor<?x16xf32>, tensor<1x16xf32>
   }
 }
+
+// -----
+
+// The float formats: BF16 by vdpbf16ps (avx512bf16) on bf16 activations, F32
+// by FMA (avx512) on f32 activations, each packed by its own converter. K =
+// 100 is no multiple of the 64-byte blocks (32 bf16, 16 f32): the packed
+// rows end in a zero-padded block, ceil(100 / 32) * 64 and ceil(100 / 16) *
+// 64 bytes.
+// CHECK-LABEL: func.func @floats
+// CHECK:      %[[XB:.*]] = kf.quantize_activations @kernels::@kf_quantize_bf16_k100(%arg0) format(bf16) : tensor<?x100xf32> -> tensor<?x256xi8>
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_bf16_avx512bf16_r16_c8_k100_n32_bf16(%[[XB]], %{{.*}})
+// CHECK-SAME:   : tensor<?x256xi8>, !kf.qweight<bf16, [32, 100]> -> tensor<?x32xf32>
+// CHECK:      %[[XF:.*]] = kf.quantize_activations @kernels::@kf_quantize_f32_k100(%arg0) format(f32) : tensor<?x100xf32> -> tensor<?x448xi8>
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_f32_avx512_r16_c8_k100_n16(%[[XF]], %{{.*}}) precision(f32)
+// CHECK:      module @kernels {
+// CHECK:        func.func @kf_matmul_bf16_avx512bf16_r16_c8_k100_n32_bf16(
+// CHECK:          "llvm.x86.avx512bf16.dpbf16ps.512"({{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+// CHECK:        func.func @kf_quantize_bf16_k100(
+// CHECK:        func.func @kf_matmul_f32_avx512_r16_c8_k100_n16(
+// CHECK-NOT:      llvm.call_intrinsic
+// CHECK:          vector.fma {{.*}} : vector<16xf32>
+// CHECK:        func.func @kf_quantize_f32_k100(
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  kf.weight @wb : !kf.qweight<bf16, [32, 100]>
+  kf.weight @wf : !kf.qweight<f32, [16, 100]>
+  func.func @floats(%x: tensor<?x100xf32>) -> (tensor<?x32xf32>, tensor<?x16xf32>) {
+    %wb = kf.get_weight @wb : !kf.qweight<bf16, [32, 100]>
+    %wf = kf.get_weight @wf : !kf.qweight<f32, [16, 100]>
+    %a = kf.linear %x, %wb {kf.kernel = #kf.kernel<isa = avx512bf16, layout = bf16_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x100xf32>, !kf.qweight<bf16, [32, 100]> -> tensor<?x32xf32>
+    %b = kf.linear %x, %wf precision(f32) {kf.kernel = #kf.kernel<isa = avx512, layout = f32_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x100xf32>, !kf.qweight<f32, [16, 100]> -> tensor<?x16xf32>
+    return %a, %b : tensor<?x32xf32>, tensor<?x16xf32>
+  }
+}
+
+// -----
+
+// AArch64 with bf16: bfdot on 4 rows, the bf16 pairs its operands.
+// CHECK-LABEL: func.func @neon_floats
+// CHECK: kf.qmatmul @kernels::@kf_matmul_bf16_neon_bf16_r4_c1_k64_n8_bf16(
+// CHECK: func.func @kf_matmul_bf16_neon_bf16_r4_c1_k64_n8_bf16(
+// CHECK-SAME: target_cpu = "neoverse-v1"
+// CHECK: "llvm.aarch64.neon.bfdot.v4f32.v8bf16"({{.*}}) : (vector<4xf32>, vector<8xbf16>, vector<8xbf16>) -> vector<4xf32>
+module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch64-unknown-linux-gnu", cpu = "neoverse-v1", features = "+neon,+dotprod,+i8mm,+sve,+bf16", l1d = 65536, l2 = 1048576, l3 = 33554432, cores = 4>} {
+  kf.weight @w : !kf.qweight<bf16, [8, 64]>
+  func.func @neon_floats(%x: tensor<1x64xf32>) -> tensor<1x8xf32> {
+    %w = kf.get_weight @w : !kf.qweight<bf16, [8, 64]>
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = neon_bf16, layout = bf16_r4, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x64xf32>, !kf.qweight<bf16, [8, 64]> -> tensor<1x8xf32>
+    return %y : tensor<1x8xf32>
+  }
+}

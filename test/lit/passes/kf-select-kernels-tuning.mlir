@@ -34,7 +34,7 @@
 // FORMAT: format.tune:1:8: error: unknown format 'q9_0'
 // TWICE: twice.tune:1:13: error: 'n' is given twice
 // ISA: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}isa.tune:1: isa = neon_dotprod needs neon, dotprod, which target 'znver5' lacks
-// ROWS: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}rows.tune:1: #kf.kernel: layout q8_0_r8: rows must be a positive multiple of 16 (avx512vnni's int32 lanes per vector)
+// ROWS: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}rows.tune:1: #kf.kernel: layout q8_0_r8: rows must be a positive multiple of 16 (avx512vnni's lanes per vector)
 // MISSING: error: cannot read tuning file '{{.*}}missing.tune': {{.*}}
 
 //--- input.mlir

@@ -22,7 +22,8 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     %c = kf.linear %x9, %mx : tensor<9x256xf32>, !kf.qweight<mxfp4, [64, 256]> -> tensor<9x64xf32>
     // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq2_xxs_r16, max_cols = 8, threads = 16>} : tensor<17x256xf32>
     %d = kf.linear %x17, %iq : tensor<17x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<17x64xf32>
-    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = bf16_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
+    // BF16 takes vdpbf16ps (avx512bf16), not an int8 dot.
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512bf16, layout = bf16_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
     %e = kf.linear %xd, %bf precision(f32) : tensor<?x256xf32>, !kf.qweight<bf16, [64, 256]> -> tensor<?x64xf32>
     // Formats without an emitter yet get a decision; the lowering refuses them.
     // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q6_k_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
@@ -83,13 +84,20 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
-// x86-64-v4 has avx512f and avx512bw but not avx512vnni: still avx2.
+// x86-64-v4 has avx512f and avx512bw but not avx512vnni: still avx2 for the
+// int8 formats; the float formats take AVX-512's FMA (avx512; bf16 widened,
+// as there is no avx512bf16).
 module attributes {kf.target = #kf.target<name = "x86-64-v4", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v4", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq", l1d = 32768, l2 = 1048576, l3 = 16777216, cores = 8>} {
   // CHECK-LABEL: func.func @v4
-  func.func @v4(%x: tensor<?x256xf32>, %q8: !kf.qweight<q8_0, [64, 256]>) -> tensor<?x64xf32> {
+  func.func @v4(%x: tensor<?x256xf32>, %q8: !kf.qweight<q8_0, [64, 256]>, %bf: !kf.qweight<bf16, [64, 256]>, %f: !kf.qweight<f32, [64, 256]>)
+      -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
     // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 8>}
     %a = kf.linear %x, %q8 : tensor<?x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<?x64xf32>
-    return %a : tensor<?x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512, layout = bf16_r16, max_cols = 8, threads = 8>}
+    %b = kf.linear %x, %bf : tensor<?x256xf32>, !kf.qweight<bf16, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512, layout = f32_r16, max_cols = 8, threads = 8>}
+    %c = kf.linear %x, %f : tensor<?x256xf32>, !kf.qweight<f32, [64, 256]> -> tensor<?x64xf32>
+    return %a, %b, %c : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>
   }
 }
 
@@ -110,15 +118,33 @@ module attributes {kf.target = #kf.target<name = "x86-64-v2", triple = "x86_64-u
 
 // -----
 
-// neoverse-v1: neon with dotprod, rows in groups of 4.
-module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch64-unknown-linux-gnu", cpu = "neoverse-v1", features = "+neon,+dotprod,+i8mm,+sve", l1d = 65536, l2 = 1048576, l3 = 33554432, cores = 64>} {
+// neoverse-v1: neon with dotprod, rows in groups of 4; bfdot (neon_bf16) for
+// BF16, fmla (neon) for F32.
+module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch64-unknown-linux-gnu", cpu = "neoverse-v1", features = "+neon,+dotprod,+i8mm,+sve,+bf16", l1d = 65536, l2 = 1048576, l3 = 33554432, cores = 64>} {
   // CHECK-LABEL: func.func @neoverse
-  func.func @neoverse(%x: tensor<?x256xf32>, %q8: !kf.qweight<q8_0, [64, 256]>, %iq: !kf.qweight<iq2_xxs, [64, 256]>)
-      -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  func.func @neoverse(%x: tensor<?x256xf32>, %q8: !kf.qweight<q8_0, [64, 256]>, %iq: !kf.qweight<iq2_xxs, [64, 256]>,
+                      %bf: !kf.qweight<bf16, [64, 256]>, %f: !kf.qweight<f32, [64, 256]>)
+      -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
     // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = q8_0_r4, max_cols = 8, threads = 64>}
     %a = kf.linear %x, %q8 : tensor<?x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<?x64xf32>
     // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 8, threads = 64>}
     %b = kf.linear %x, %iq : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
-    return %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = neon_bf16, layout = bf16_r4, max_cols = 8, threads = 64>}
+    %c = kf.linear %x, %bf : tensor<?x256xf32>, !kf.qweight<bf16, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = neon, layout = f32_r4, max_cols = 8, threads = 64>}
+    %d = kf.linear %x, %f : tensor<?x256xf32>, !kf.qweight<f32, [64, 256]> -> tensor<?x64xf32>
+    return %a, %b, %c, %d : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>
+  }
+}
+
+// -----
+
+// apple-m1: no bf16, so BF16 is widened and multiplied by fmla (neon).
+module attributes {kf.target = #kf.target<name = "apple-m1", triple = "aarch64-unknown-linux-gnu", cpu = "apple-m1", features = "+neon,+dotprod", l1d = 131072, l2 = 12582912, l3 = 0, cores = 4>} {
+  // CHECK-LABEL: func.func @m1
+  func.func @m1(%x: tensor<?x256xf32>, %bf: !kf.qweight<bf16, [64, 256]>) -> tensor<?x64xf32> {
+    // CHECK: {kf.kernel = #kf.kernel<isa = neon, layout = bf16_r4, max_cols = 8, threads = 4>}
+    %a = kf.linear %x, %bf : tensor<?x256xf32>, !kf.qweight<bf16, [64, 256]> -> tensor<?x64xf32>
+    return %a : tensor<?x64xf32>
   }
 }

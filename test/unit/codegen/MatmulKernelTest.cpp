@@ -1,9 +1,13 @@
-// Compiled Q8_0 / Q4_0 / MXFP4 matmul kernels, JIT-compiled for this machine,
-// against the reference dot product kf::dot, for every column count m = 1..17
-// (every column tile width and run-time decomposition), N not a multiple of
-// the row group (a padded, masked last group) and several K.
+// Compiled matmul kernels, JIT-compiled for this machine, against the
+// reference dot product kf::dot, for every column count m = 1..17 (every
+// column tile width and run-time decomposition), N not a multiple of the row
+// group (a padded, masked last group) and several K.
 //
-// Tolerance: none, the results must be bit-identical. Per block and row the
+// The float family (BF16, F32) reorders kf::dot's sum; its tolerance is
+// derived in MatmulReference.cpp (floatKernelTolerance).
+//
+// The int8 family (Q8_0, Q4_0, MXFP4, the K-quants): no tolerance, the
+// results must be bit-identical. Per block and row the
 // kernel's int32 accumulator starts at -offset * sum(q) and adds the products
 // of the offset lanes, so it ends holding the block's signed integer dot
 // exactly (|dot| <= 32 * 128 * 127 < 2^24, so its conversion to float is
@@ -57,6 +61,14 @@ void checkKernel(const JitKernel &kernel, uint32_t seed) {
   buildMatmulReference(spec, seed, ref);
   ASSERT_FALSE(testing::Test::HasFatalFailure());
   const std::vector<float> &want = ref.want;
+  // Bit for bit where the tolerance is 0, else within it.
+  auto agrees = [&](float got, int64_t index) {
+    float tol = ref.tolerance[index];
+    if (tol == 0)
+      return std::bit_cast<uint32_t>(got) ==
+             std::bit_cast<uint32_t>(want[index]);
+    return std::fabs(got - want[index]) <= tol;
+  };
 
   // y has ldy > N; what lies past N in each column must stay untouched.
   const int64_t ldy = n + 5;
@@ -66,10 +78,10 @@ void checkKernel(const JitKernel &kernel, uint32_t seed) {
     kernel.fn(ref.packedW.data(), ref.packedX.data(), y.data(), ldy, m, 0, n);
     for (int64_t j = 0; j < m; ++j) {
       for (int64_t r = 0; r < n; ++r)
-        ASSERT_EQ(std::bit_cast<uint32_t>(y[j * ldy + r]),
-                  std::bit_cast<uint32_t>(want[j * n + r]))
+        ASSERT_TRUE(agrees(y[j * ldy + r], j * n + r))
             << "m = " << m << ", column " << j << ", row " << r << ": "
-            << y[j * ldy + r] << " != " << want[j * n + r];
+            << y[j * ldy + r] << " != " << want[j * n + r] << " (tolerance "
+            << ref.tolerance[j * n + r] << ")";
       for (int64_t r = n; r < ldy; ++r)
         ASSERT_EQ(y[j * ldy + r], sentinel)
             << "m = " << m << ": written past N at column " << j;
@@ -85,7 +97,7 @@ void checkKernel(const JitKernel &kernel, uint32_t seed) {
     for (int64_t j = 0; j < m; ++j)
       for (int64_t r = 0; r < ldy; ++r) {
         if (r >= spec.rows && r < n)
-          ASSERT_EQ(y[j * ldy + r], want[j * n + r]) << "row " << r;
+          ASSERT_TRUE(agrees(y[j * ldy + r], j * n + r)) << "row " << r;
         else
           ASSERT_EQ(y[j * ldy + r], sentinel) << "row " << r;
       }
@@ -101,8 +113,14 @@ constexpr Shape kShapes[] = {{37, 96}, {32, 256}, {5, 32}};
 // The same for the K-quants' super-blocks of 256: K of 1, 3 and 2 of them.
 constexpr Shape kSuperBlockShapes[] = {{37, 256}, {32, 768}, {5, 512}};
 
+// The float formats' rows end in a padded block: K of 100 (f32: 6 blocks and
+// 4 elements; bf16: 3 and 4), 256 (whole blocks) and 33 (an odd element, half
+// a bf16 pair).
+constexpr Shape kFloatShapes[] = {{37, 100}, {32, 256}, {5, 33}};
+
 constexpr Format kFormats[] = {Format::Q8_0, Format::Q4_0, Format::MXFP4,
-                               Format::Q4_K, Format::Q5_K, Format::Q6_K};
+                               Format::Q4_K, Format::Q5_K, Format::Q6_K,
+                               Format::BF16, Format::F32};
 
 // The portable kernels compile slowly (a K-quant's, its super-block
 // unrolled per column tile without intrinsics, takes seconds), so they get
@@ -111,6 +129,8 @@ constexpr Format kFormats[] = {Format::Q8_0, Format::Q4_0, Format::MXFP4,
 constexpr Shape kPortableSuperBlockShapes[] = {{37, 768}};
 
 llvm::ArrayRef<Shape> shapesOf(Format format, KernelIsa isa) {
+  if (is_float_format(format))
+    return kFloatShapes;
   if (packed_block_elems(format) == 256)
     return isa == KernelIsa::Scalar ? llvm::ArrayRef(kPortableSuperBlockShapes)
                                     : llvm::ArrayRef(kSuperBlockShapes);
@@ -122,7 +142,9 @@ llvm::ArrayRef<Shape> shapesOf(Format format, KernelIsa isa) {
 void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
               const TargetInfo &target) {
   std::vector<MatmulKernelSpec> specs;
-  for (Format format : kFormats)
+  for (Format format : kFormats) {
+    if (!isaSupportsFormat(isa, format))
+      continue;
     for (int64_t r : rows) {
       // The other row counts change only the loop nest's row arithmetic,
       // which the 32-element formats cover; a K-quant kernel is large (its
@@ -136,8 +158,12 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
           break;
       }
     }
-  // The bf16 epilogue of a precision(bf16) linear.
-  specs.push_back({Format::Q8_0, isa, rows.front(), 96, 37, 8, true});
+  }
+  // The bf16 epilogue of a precision(bf16) linear, for each family the ISA
+  // runs.
+  for (Format format : {Format::Q8_0, Format::BF16})
+    if (isaSupportsFormat(isa, format))
+      specs.push_back({format, isa, rows.front(), 96, 37, 8, true});
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
@@ -167,12 +193,28 @@ TEST(MatmulKernel, Avx512VnniEqualsReference) {
   checkIsa(KernelIsa::Avx512Vnni, {16}, host());
 }
 
+// The float kernels on AVX-512 without avx512bf16 (BF16 widened by shifts),
+// compiled for x86-64-v4 so that no vdpbf16ps sneaks in.
+TEST(MatmulKernel, Avx512FloatEqualsReference) {
+  if (!host().has(target::Feature::AVX512F))
+    GTEST_SKIP() << "this CPU has no AVX-512";
+  checkIsa(KernelIsa::Avx512, {16}, testTarget("x86-64-v4"));
+}
+
+// BF16 by vdpbf16ps.
+TEST(MatmulKernel, Avx512Bf16EqualsReference) {
+  if (!host().has(target::Feature::AVX512BF16))
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16";
+  checkIsa(KernelIsa::Avx512Bf16, {16}, host());
+}
+
 // Narrower widest tiles exercise the other dispatch tables.
 TEST(MatmulKernel, NarrowColumnTiles) {
   std::vector<MatmulKernelSpec> specs;
   for (int64_t maxCols : {1, 2, 3, 4}) {
     specs.push_back({Format::Q8_0, KernelIsa::Scalar, 4, 64, 9, maxCols});
     specs.push_back({Format::Q4_K, KernelIsa::Scalar, 4, 256, 9, maxCols});
+    specs.push_back({Format::BF16, KernelIsa::Scalar, 4, 70, 9, maxCols});
   }
   llvm::Expected<std::vector<JitKernel>> kernels =
       jitMatmuls(specs, testTarget("x86-64-v2"));
@@ -218,6 +260,40 @@ TEST(MatmulKernel, CacheBlocksKeepTheBits) {
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
   uint32_t seed = 500;
+  for (const JitKernel &kernel : *kernels)
+    checkKernel(kernel, seed += 10);
+}
+
+// The float kernels with cache blocks: K = 300 in L1 blocks of 64 (a tail
+// of 44, the last packed block partial), row blocks of one group and of two,
+// the bf16 epilogue after the last K block; within the bound, which counts
+// the folds of each K block's chains.
+TEST(MatmulKernel, FloatCacheBlocksStayWithinTheBound) {
+  std::vector<std::pair<KernelIsa, int64_t>> isas = {{KernelIsa::Scalar, 4}};
+  if (host().has(target::Feature::AVX2))
+    isas.push_back({KernelIsa::Avx2, 8});
+  if (host().has(target::Feature::AVX512F))
+    isas.push_back({KernelIsa::Avx512, 16});
+  if (host().has(target::Feature::AVX512BF16))
+    isas.push_back({KernelIsa::Avx512Bf16, 16});
+  std::vector<MatmulKernelSpec> specs;
+  for (auto [isa, rows] : isas)
+    for (Format format : {Format::BF16, Format::F32}) {
+      if (!isaSupportsFormat(isa, format))
+        continue;
+      MatmulKernelSpec spec{format, isa, rows, 300, 37, 4};
+      spec.l1K = 64;
+      spec.l2Rows = rows;
+      specs.push_back(spec);
+      spec.maxCols = 3;
+      spec.l2Rows = 2 * rows;
+      spec.roundToBf16 = true;
+      specs.push_back(spec);
+    }
+  llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, host());
+  ASSERT_TRUE(static_cast<bool>(kernels))
+      << llvm::toString(kernels.takeError());
+  uint32_t seed = 700;
   for (const JitKernel &kernel : *kernels)
     checkKernel(kernel, seed += 10);
 }
@@ -577,6 +653,49 @@ TEST(MatmulKernel, RefusesMissingFeatures) {
   EXPECT_EQ(errorOf(verifyMatmulKernel(neon, testTarget("neoverse-v1"))),
             "matmul kernel q8_0/neon_dotprod r16 c8 [32 x 64]: neon_dotprod "
             "holds 4 rows per vector, expected rows = 4");
+
+  // vdpbf16ps needs avx512bf16, which x86-64-v4 (and skylake-avx512) lacks:
+  // those get the avx512 kernel, which widens bf16 by shifts.
+  MatmulKernelSpec bf16{Format::BF16, KernelIsa::Avx512Bf16, 16, 64, 32, 8};
+  EXPECT_EQ(errorOf(emitObject(bf16, testTarget("x86-64-v4"), "/dev/null")),
+            "matmul kernel bf16/avx512bf16 r16 c8 [32 x 64]: avx512bf16 needs "
+            "target feature 'avx512bf16', which target 'x86-64-v4' lacks");
+  bf16.isa = KernelIsa::Avx512;
+  EXPECT_EQ(errorOf(verifyMatmulKernel(bf16, testTarget("x86-64-v4"))), "");
+  MatmulKernelSpec bfdot{Format::BF16, KernelIsa::NeonBf16, 4, 64, 32, 8};
+  EXPECT_EQ(errorOf(verifyMatmulKernel(bfdot, testTarget("apple-m1"))),
+            "matmul kernel bf16/neon_bf16 r4 c8 [32 x 64]: neon_bf16 needs "
+            "target feature 'bf16', which target 'apple-m1' lacks");
+  EXPECT_EQ(errorOf(verifyMatmulKernel(bfdot, testTarget("neoverse-v1"))), "");
+}
+
+// Each ISA builds the kernels of its family only.
+TEST(MatmulKernel, RefusesFormatsTheIsaHasNoKernelsFor) {
+  auto error = [](Format format, KernelIsa isa, int64_t rows,
+                  llvm::StringRef target) {
+    return errorOf(
+        verifyMatmulKernel({format, isa, rows, 64, 32, 8}, testTarget(target)));
+  };
+  EXPECT_EQ(error(Format::BF16, KernelIsa::Avx512Vnni, 16, "znver5"),
+            "matmul kernel bf16/avx512vnni r16 c8 [32 x 64]: avx512vnni has "
+            "no kernels for bf16 weights");
+  EXPECT_EQ(error(Format::F32, KernelIsa::Avx512Bf16, 16, "znver5"),
+            "matmul kernel f32/avx512bf16 r16 c8 [32 x 64]: avx512bf16 has "
+            "no kernels for f32 weights");
+  EXPECT_EQ(error(Format::Q8_0, KernelIsa::Neon, 4, "neoverse-v1"),
+            "matmul kernel q8_0/neon r4 c8 [32 x 64]: neon has no kernels "
+            "for q8_0 weights");
+  for (Format format : {Format::BF16, Format::F32}) {
+    EXPECT_EQ(error(format, KernelIsa::Avx512, 16, "znver5"), "");
+    EXPECT_EQ(error(format, KernelIsa::Avx2, 8, "x86-64-v3"), "");
+    EXPECT_EQ(error(format, KernelIsa::Neon, 4, "apple-m1"), "");
+    EXPECT_EQ(error(format, KernelIsa::Scalar, 1, "x86-64-v2"), "");
+  }
+  // Any K > 0: the packed rows end in a zero-padded block.
+  EXPECT_EQ(
+      errorOf(verifyMatmulKernel({Format::F32, KernelIsa::Scalar, 4, 7, 8, 8},
+                                 testTarget("x86-64-v2"))),
+      "");
 }
 
 // sdot multiplies signed bytes, so NEON kernels read the signed layouts; the
@@ -590,8 +709,15 @@ TEST(MatmulKernel, WeightLayoutFollowsTheIsa) {
   EXPECT_EQ(layout(Format::Q4_0, KernelIsa::NeonDotprod, 4), "q4_0_r4");
   EXPECT_EQ(layout(Format::Q8_0, KernelIsa::Scalar, 4), "q8_0_r4");
   EXPECT_EQ(layout(Format::Q8_0, KernelIsa::Avx512Vnni, 16), "q8_0_r16");
+  EXPECT_EQ(layout(Format::BF16, KernelIsa::Avx512Bf16, 16), "bf16_r16");
+  EXPECT_EQ(layout(Format::F32, KernelIsa::Neon, 4), "f32_r4");
   EXPECT_EQ(lookupIsa("neon_dotprod"), KernelIsa::NeonDotprod);
   EXPECT_EQ(getIsaName(KernelIsa::NeonDotprod), "neon_dotprod");
+  for (KernelIsa isa :
+       {KernelIsa::Scalar, KernelIsa::Avx2, KernelIsa::Avx512Vnni,
+        KernelIsa::NeonDotprod, KernelIsa::Avx512, KernelIsa::Avx512Bf16,
+        KernelIsa::Neon, KernelIsa::NeonBf16})
+    EXPECT_EQ(lookupIsa(getIsaName(isa)), isa);
 }
 
 TEST(MatmulKernel, RefusesBadSpecs) {
@@ -601,7 +727,8 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   };
   EXPECT_EQ(error({Format::Q3_K, KernelIsa::Scalar, 4, 256, 8, 8}),
             "matmul kernel q3_k/scalar r4 c8 [8 x 256]: no emitter for this "
-            "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k or q6_k");
+            "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, bf16 or "
+            "f32");
   EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 96, 8, 8}),
             "matmul kernel q4_k/scalar r4 c8 [8 x 96]: expected K a positive "
             "multiple of 256");
@@ -615,7 +742,7 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   blocked.l1K = 48;
   EXPECT_EQ(error(blocked),
             "matmul kernel q8_0/scalar r4 c8 [8 x 64] l1_k 48 l2_rows 0: "
-            "expected l1_k a multiple of 32 up to K, or 0");
+            "expected l1_k a multiple of 32 below K, K itself, or 0");
   blocked.l1K = 32;
   blocked.l2Rows = 6;
   EXPECT_NE(error(blocked), "");

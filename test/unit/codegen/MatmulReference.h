@@ -19,7 +19,17 @@ struct MatmulReference {
   std::vector<uint8_t> packedW; ///< spec.getWeightLayout()
   std::vector<uint8_t> packedX; ///< kMaxM columns
   std::vector<float> want;      ///< [kMaxM][n], kf::dot
+  /// [kMaxM][n]: how far the kernel's result may be from `want`: 0 (bit for
+  /// bit) for the int8 family, floatKernelTolerance for the float family.
+  std::vector<float> tolerance;
 };
+
+/// The largest |y - kf::dot| a float-family kernel (BF16, F32) may give for
+/// a row and column whose products have absolute sum `absSum` (Σ|w_k x_k| of
+/// the decoded operands) and whose reference result is `ref` (kf::dot,
+/// before any bf16 rounding). Derived in MatmulReference.cpp.
+double floatKernelTolerance(const MatmulKernelSpec &spec, double absSum,
+                            double ref);
 
 /// n floats drawn from N(0, sigma^2), the same for the same seed.
 std::vector<float> gaussian(size_t n, uint32_t seed, float sigma);
@@ -30,7 +40,8 @@ std::vector<float> gaussian(size_t n, uint32_t seed, float sigma);
 /// column is all zero; and some columns copy weight rows: their block dots
 /// are near the largest integers with many significant bits, where a float
 /// operation done in another order would round differently (random data
-/// rarely gets there).
+/// rarely gets there). For BF16 and F32 weights the tolerance of each result
+/// is floatKernelTolerance's.
 void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
                           MatmulReference &ref);
 

@@ -2,13 +2,16 @@
 // packer (kf::pack_activations) writes, on targets converting to fp16 in
 // hardware (F16C) and in integer arithmetic (x86-64-v2), for ordinary data
 // and for the edges of its arithmetic: all-zero blocks, fp16 scales that are
-// subnormal or overflow, and quants exactly halfway between two integers.
+// subnormal or overflow, and quants exactly halfway between two integers;
+// and the float kernels' BF16 and F32 activations.
 #include "TestTarget.h"
 #include "kf/Codegen/KernelCompiler.h"
 #include "kf/runtime/packing.h"
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+#include <iterator>
 #include <random>
 
 namespace kf::codegen {
@@ -95,6 +98,46 @@ void checkQ8KQuantizer(llvm::StringRef targetName) {
 TEST(QuantizeKernel, Q8KEqualsTheReferencePacker) {
   checkQ8KQuantizer("x86-64-v3");
   checkQ8KQuantizer("x86-64-v2");
+}
+
+// BF16 and F32 (the float kernels' activations): the elements rounded to
+// bf16 or copied, the column's last block padded with zeros; K of 100 and 37
+// leaves a partial last block (and an odd bf16 element), K = 64 none. The
+// data hits bf16's edges: ties (to even, both ways), values that round up to
+// the next binade or to infinity, infinities, NaNs (kept quiet), signed
+// zeros and subnormals.
+TEST(QuantizeKernel, FloatActivationsEqualTheReferencePacker) {
+  const float edges[] = {
+      1.0f + 0x1p-8f, 1.0f + 0x3p-8f, -(1.0f + 0x1p-8f), 0x1.ff8p127f,
+      0x1.ffp0f,      INFINITY,       -INFINITY,         NAN,
+      -0.0f,          0x1p-130f,      -0x1.0101p-140f,   3.0e38f};
+  for (llvm::StringRef target : {"x86-64-v3", "x86-64-v2"})
+    for (Format format : {Format::BF16, Format::F32})
+      for (int64_t k : {int64_t(100), int64_t(37), int64_t(64)}) {
+        SCOPED_TRACE(target.str() + " " +
+                     std::string(format_info(format).name) + " k " +
+                     std::to_string(k));
+        const int64_t ldx = k + 3, maxM = 5;
+        llvm::Expected<JitQuantizer> quantizer =
+            jitQuantizer(QuantizeKernelSpec{k, format}, testTarget(target));
+        ASSERT_TRUE(static_cast<bool>(quantizer))
+            << llvm::toString(quantizer.takeError());
+        std::mt19937 rng(11);
+        std::normal_distribution<float> dist(0.0f, 3.0f);
+        std::vector<float> x(maxM * ldx);
+        for (size_t i = 0; i < x.size(); ++i)
+          x[i] = i % 5 == 0 ? edges[i / 5 % std::size(edges)] : dist(rng);
+        const int64_t column = *packed_activation_bytes(format, k);
+        EXPECT_EQ(column % 64, 0);
+        for (int64_t m : {int64_t(1), maxM}) {
+          std::vector<uint8_t> want(m * column), got(m * column, 0xa5);
+          ASSERT_TRUE(pack_activations(format, x, m, k, ldx, want).ok());
+          quantizer->fn(x.data(), ldx, got.data(), m);
+          for (int64_t i = 0; i < m * column; ++i)
+            ASSERT_EQ(got[i], want[i]) << "m = " << m << ", byte " << i
+                                       << " (column " << i / column << ")";
+        }
+      }
 }
 
 TEST(QuantizeKernel, RefusesBadK) {

@@ -86,12 +86,24 @@ private:
   std::map<std::tuple<Format, int64_t, int64_t>, codegen::JitKernel> kernels_;
 };
 
+// The kernels of one family on `isa`: the int8 family's (the quantized
+// formats, exact), or the float family's (BF16, F32: a reordered fp32 sum,
+// named "-float" where the ISA runs both families).
 MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
-                         const target::TargetInfo &host) {
+                         const target::TargetInfo &host, bool floats) {
   auto cache = std::make_shared<KernelCache>(isa, rows, host);
   MatmulKernel kernel;
   kernel.name = std::string("kf-") + codegen::getIsaName(isa).str();
-  kernel.supports = codegen::hasMatmulEmitter;
+  const bool bothFamilies = codegen::isaSupportsFormat(isa, Format::Q8_0) &&
+                            codegen::isaSupportsFormat(isa, Format::F32);
+  if (floats && bothFamilies)
+    kernel.name += "-float";
+  kernel.supports = [isa, floats](Format format) {
+    return codegen::isaSupportsFormat(isa, format) &&
+           kf::is_float_format(format) == floats;
+  };
+  if (floats)
+    kernel.agreement = Agreement::Reordered;
   kernel.row_group = rows;
   kernel.pack_weights = [cache](Format format, int64_t n, int64_t k,
                                 std::span<const uint8_t> file_rows)
@@ -138,14 +150,26 @@ std::vector<MatmulKernel> compiled_kernels() {
   }
   std::vector<MatmulKernel> kernels;
   using target::Feature;
-  if (host->has(Feature::AVX512F) && host->has(Feature::AVX512BW) &&
-      host->has(Feature::AVX512VNNI))
-    kernels.push_back(make_kernel(KernelIsa::Avx512Vnni, 16, *host));
-  if (host->has(Feature::AVX2))
-    kernels.push_back(make_kernel(KernelIsa::Avx2, 8, *host));
-  if (host->has(Feature::NEON) && host->has(Feature::DotProd))
-    kernels.push_back(make_kernel(KernelIsa::NeonDotprod, 4, *host));
-  kernels.push_back(make_kernel(KernelIsa::Scalar, 4, *host));
+  // A feature names its architecture, so a host has only its own ISAs'.
+  auto runs = [&](KernelIsa isa) {
+    return llvm::all_of(codegen::getRequiredFeatures(isa),
+                        [&](Feature f) { return host->has(f); });
+  };
+
+  for (bool floats : {false, true})
+    for (KernelIsa isa :
+         {KernelIsa::Avx512Bf16, KernelIsa::Avx512Vnni, KernelIsa::Avx512,
+          KernelIsa::Avx2, KernelIsa::NeonBf16, KernelIsa::NeonDotprod,
+          KernelIsa::Neon, KernelIsa::Scalar}) {
+      const bool family =
+          floats ? codegen::isaSupportsFormat(isa, Format::F32) ||
+                       codegen::isaSupportsFormat(isa, Format::BF16)
+                 : codegen::isaSupportsFormat(isa, Format::Q8_0);
+      if (family && runs(isa))
+        kernels.push_back(make_kernel(
+            isa, isa == KernelIsa::Scalar ? 4 : codegen::getIsaRows(isa), *host,
+            floats));
+    }
   return kernels;
 }
 

@@ -147,6 +147,39 @@ public:
 
 std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa);
 
+/// The float family's (BF16, F32) per-ISA part. There is no decoding: a
+/// K-group of the packed weights is one vector<R x i32> load, each row's 4
+/// bytes holding 2 bf16 (element 2g in the low half, 2g + 1 in the high) or 1
+/// f32, and a column's activation word the same 4 bytes of the column; the
+/// products go into fp32 accumulators (vector<R x f32>).
+class FloatDotEmitter {
+public:
+  virtual ~FloatDotEmitter() = default;
+
+  /// Called once per K-group's weights; the result is shared by every column
+  /// of the tile.
+  virtual llvm::SmallVector<mlir::Value, 2>
+  prepareWeights(mlir::OpBuilder &b, mlir::Location loc,
+                 mlir::Value lanes) const = 0;
+  /// The activation word at `ptr` broadcast to the R rows, as emitDot takes
+  /// it; once per column and K-group.
+  virtual llvm::SmallVector<mlir::Value, 2>
+  loadActivation(mlir::OpBuilder &b, mlir::Location loc, mlir::Value ptr,
+                 int64_t rows) const = 0;
+  /// `acc` plus the K-group's products for every row, each product exact
+  /// (bf16) or rounded once with its addition (an FMA), except where the ISA
+  /// says otherwise.
+  virtual mlir::Value emitDot(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value acc,
+                              llvm::ArrayRef<mlir::Value> weights,
+                              llvm::ArrayRef<mlir::Value> activation) const = 0;
+};
+
+/// The float dot emitter of `isa` for weights of `format` (BF16 or F32; one
+/// isaSupportsFormat accepts).
+std::unique_ptr<FloatDotEmitter> createFloatDotEmitter(KernelIsa isa,
+                                                       kf::Format format);
+
 //===----------------------------------------------------------------------===//
 // Building blocks shared by the emitters
 //===----------------------------------------------------------------------===//
@@ -180,6 +213,11 @@ mlir::Value emitHalfToFloat(mlir::OpBuilder &b, mlir::Location loc,
 /// x >= 0 (an activation block's amax / 127).
 mlir::Value emitRoundToHalf(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value x, bool hardwareHalf);
+/// fp32 values (a vector<N x f32>) rounded to the nearest bf16 value and
+/// returned as fp32: kf::bf16_to_fp32(kf::fp32_to_bf16(x)) for every x (ties
+/// to even, NaNs kept and made quiet), in integer arithmetic.
+mlir::Value emitRoundToBf16(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value floats);
 /// An LLVM intrinsic call (llvm.call_intrinsic) returning `resultType`.
 mlir::Value emitIntrinsic(mlir::OpBuilder &b, mlir::Location loc,
                           llvm::StringRef name, mlir::Type resultType,

@@ -23,18 +23,23 @@
 
 namespace kf::codegen {
 
-/// The instruction family a kernel's int8 dot products use. Names as in
-/// #kf.kernel's `isa`.
+/// The instruction family a kernel's dot products use. Names as in
+/// #kf.kernel's `isa`. The int8 family (the quantized formats) and the float
+/// family (BF16, F32) each run on the ISAs isaSupportsFormat lists.
 enum class KernelIsa {
-  Scalar,      ///< portable integer code, no intrinsics: any target
-  Avx2,        ///< vpmaddubsw + vpmaddwd on 8 rows (ymm)
-  Avx512Vnni,  ///< vpdpbusd on 16 rows (zmm)
-  NeonDotprod, ///< AArch64 sdot on 4 rows (a 128-bit vector)
+  Scalar,      ///< portable code, no intrinsics: any target, both families
+  Avx2,        ///< int8: vpmaddubsw + vpmaddwd; float: vfmadd; 8 rows (ymm)
+  Avx512Vnni,  ///< int8: vpdpbusd on 16 rows (zmm)
+  NeonDotprod, ///< int8: AArch64 sdot on 4 rows (a 128-bit vector)
+  Avx512,      ///< float: vfmadd on 16 rows (zmm), bf16 widened by shifts
+  Avx512Bf16,  ///< BF16: vdpbf16ps on 16 rows (zmm)
+  Neon,        ///< float: AArch64 fmla on 4 rows, bf16 widened by shifts
+  NeonBf16,    ///< BF16: AArch64 bfdot on 4 rows
 };
 
 /// Whether the emitters build matmul kernels for weights of `format` (Q8_0,
-/// Q4_0, MXFP4 with Q8_0 activations; Q4_K, Q5_K, Q6_K with Q8_K ones), on
-/// every ISA.
+/// Q4_0, MXFP4 with Q8_0 activations; Q4_K, Q5_K, Q6_K with Q8_K ones; BF16
+/// and F32 with activations of their own format).
 bool hasMatmulEmitter(kf::Format format);
 
 /// The software prefetch of a kernel's weight stream: how many bytes ahead of
@@ -55,7 +60,22 @@ struct WeightPrefetch {
 /// wide tiles.
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 
-/// "scalar", "avx2", "avx512vnni", "neon_dotprod".
+/// Whether `isa` has kernels for weights of `format`: the int8 ISAs
+/// (avx512vnni, neon_dotprod) the quantized formats, the float ones (avx512,
+/// neon) BF16 and F32, the bf16 dot ones (avx512bf16, neon_bf16) BF16, and
+/// scalar and avx2 every format with an emitter.
+bool isaSupportsFormat(KernelIsa isa, kf::Format format);
+
+/// The target features `isa`'s kernels are built from, on its architecture
+/// (none for scalar).
+llvm::ArrayRef<target::Feature> getRequiredFeatures(KernelIsa isa);
+
+/// The int32 (int8 family) or fp32 (float family) lanes of one vector of
+/// `isa`: its rows per group (1 for scalar, which takes any).
+int64_t getIsaRows(KernelIsa isa);
+
+/// "scalar", "avx2", "avx512vnni", "neon_dotprod", "avx512", "avx512bf16",
+/// "neon", "neon_bf16".
 llvm::StringRef getIsaName(KernelIsa isa);
 std::optional<KernelIsa> lookupIsa(llvm::StringRef name);
 
@@ -70,7 +90,8 @@ struct MatmulKernelSpec {
   KernelIsa isa = KernelIsa::Scalar;
   int64_t rows = 16; ///< rows per group (16 AVX-512, 8 AVX2, 4 NEON)
   int64_t k = 0;     ///< elements per weight row, a multiple of the block (32;
-                     ///< 256 for the K-quants)
+                     ///< 256 for the K-quants; any for BF16 and F32, whose
+                     ///< packed rows end in a zero-padded block)
   int64_t n = 0;     ///< weight rows
   int64_t maxCols = 8; ///< widest column tile, 1..8
   /// Whether the kernel rounds its results to bf16 (kf::fp32_to_bf16: ties
@@ -79,11 +100,11 @@ struct MatmulKernelSpec {
   bool roundToBf16 = false;
   /// Cache blocks (#kf.kernel's l1_k and l2_rows; 0: none), used when a call
   /// has more columns than one tile (m > maxCols): K is walked in blocks of
-  /// l1K elements (a multiple of 32) so that a column tile's activations stay
-  /// in L1, and for each K block a thread's rows in blocks of l2Rows (a
-  /// multiple of rows) whose weights stay in L2 while every column tile runs
-  /// over them. Calls of at most maxCols columns read the weights once
-  /// anyway and ignore them.
+  /// l1K elements (a multiple of the packed block, or K) so that a column
+  /// tile's activations stay in L1, and for each K block a thread's rows in
+  /// blocks of l2Rows (a multiple of rows) whose weights stay in L2 while every
+  /// column tile runs over them. Calls of at most maxCols columns read the
+  /// weights once anyway and ignore them.
   int64_t l1K = 0;
   int64_t l2Rows = 0;
   /// Every tile's weight prefetch, instead of getDefaultWeightPrefetch's:
@@ -98,8 +119,8 @@ struct MatmulKernelSpec {
   /// The packed weight layout the kernel reads: signed lanes for
   /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others.
   kf::PackedLayout getWeightLayout() const;
-  /// The packed activations the kernel reads: the format's dot_format, Q8_0
-  /// or Q8_K (kf::activation_layout).
+  /// The packed activations the kernel reads: the format's dot_format, Q8_0,
+  /// Q8_K, BF16 or F32 (kf::activation_layout).
   kf::Format getActivationFormat() const;
   /// Bytes of the packed weights, and of one packed activation column.
   int64_t getWeightBytes() const;

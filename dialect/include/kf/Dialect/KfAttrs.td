@@ -60,17 +60,29 @@ def Kf_TargetAttr : Kf_Attr<"Target", "target"> {
 
 // The instruction set family a matmul kernel is generated for. Each names the
 // dot-product instruction the kernel is built around; the richest one a target
-// runs is chosen by --kf-select-kernels.
+// runs for the weight's format is chosen by --kf-select-kernels. The int8
+// family (the quantized formats) runs on scalar, avx2, avx512vnni and
+// neon_dotprod; the float family (bf16, f32) on scalar, avx2, avx512 and neon,
+// and bf16 also on avx512bf16 and neon_bf16.
 def Kf_KernelIsa : I32EnumAttr<"KernelIsa",
     "instruction set family of a matmul kernel",
     [I32EnumAttrCase<"scalar", 0>,
-     // vpmaddubsw / vpmaddwd, vpshufb lookups; needs avx2 and fma.
+     // vpmaddubsw / vpmaddwd, vpshufb lookups; vfmadd (ymm) for floats;
+     // needs avx2 and fma.
      I32EnumAttrCase<"avx2", 1>,
      // vpdpbusd, vpermb / vpermi2b lookups with VBMI; needs avx512f, avx512bw
      // and avx512vnni.
      I32EnumAttrCase<"avx512vnni", 2>,
      // sdot, tbl lookups; needs neon and dotprod.
-     I32EnumAttrCase<"neon_dotprod", 3>]> {
+     I32EnumAttrCase<"neon_dotprod", 3>,
+     // vfmadd (zmm), bf16 widened by shifts; needs avx512f.
+     I32EnumAttrCase<"avx512", 4>,
+     // vdpbf16ps; needs avx512f and avx512bf16.
+     I32EnumAttrCase<"avx512bf16", 5>,
+     // fmla, bf16 widened by shifts; needs neon.
+     I32EnumAttrCase<"neon", 6>,
+     // bfdot; needs neon and bf16.
+     I32EnumAttrCase<"neon_bf16", 7>]> {
   let cppNamespace = "::mlir::kf";
 }
 
@@ -110,12 +122,14 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
     `gate_shexp`, `up_shexp`, `down_shexp`).
 
     * `isa`: the instruction set family: `scalar`, `avx2`, `avx512vnni` or
-      `neon_dotprod`.
+      `neon_dotprod` (the quantized formats' int8 dots); `scalar`, `avx2`,
+      `avx512`, `avx512bf16` (bf16 only) `neon` or `neon_bf16` (bf16 only)
+      for the float formats.
     * `layout`: the packed weight layout, `<format>_r<rows>`: the weight's
       format with its rows interleaved in groups of `rows`, which is also the
       rows one micro-kernel computes. `rows` is a multiple of the int32 lanes
-      of one vector of the ISA (16 for `avx512vnni`, 8 for `avx2`, 4 for
-      `neon_dotprod`, 1 for `scalar`): one lane per row.
+      of one vector of the ISA (16 for the AVX-512 ISAs, 8 for `avx2`, 4 for
+      the NEON ones, 1 for `scalar`): one lane per row.
     * `max_cols`: the widest column tile, 3, 4 or 8; the tiles are the widths
       {8, 4, 3, 2} up to it.
     * `threads`: how many threads split the N rows.

@@ -729,7 +729,7 @@ def Kf_ArgmaxOp : Kf_Op<"argmax", [Pure]> {
 
 def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "fp32 activations quantized into packed int8 blocks by a kernel";
+  let summary = "fp32 activations packed into a matmul kernel's blocks by a kernel";
   let description = [{
     Quantizes each of the M rows of `input` (`[M, K]`) into the packed
     activation blocks of `format` the compiled matmul kernels read
@@ -738,7 +738,11 @@ def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
     the quants and 32 int8 quants, `[M, K / 32 * 40]` bytes; `q8_k` (the
     K-quants'; K a multiple of 256) per 256 elements a 292-byte block of the
     fp32 scale, 16 int16 sums of 16 quants and 256 int8 quants,
-    `[M, K / 256 * 292]` bytes. `callee` is the quantizer
+    `[M, K / 256 * 292]` bytes; `bf16` and `f32` (the float kernels'; any K)
+    the elements rounded to bf16 (ties to even) or as they are, in 64-byte
+    blocks of 32 bf16 or 16 f32 whose last is padded with zeros,
+    `[M, ceil(K / 32) * 64]` or `[M, ceil(K / 16) * 64]` bytes. `callee` is
+    the quantizer
     kernel, a function in the module's `kernels` module with the ABI
     `(x: !llvm.ptr, ldx: i64, packed: !llvm.ptr, m: i64) -> ()`.
 
@@ -747,6 +751,7 @@ def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
     ```mlir
     %xq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k4096(%x) : tensor<?x4096xf32> -> tensor<?x5120xi8>
     %xk = kf.quantize_activations @kernels::@kf_quantize_q8_k_k4096(%x) format(q8_k) : tensor<?x4096xf32> -> tensor<?x4672xi8>
+    %xb = kf.quantize_activations @kernels::@kf_quantize_bf16_k100(%y) format(bf16) : tensor<?x100xf32> -> tensor<?x256xi8>
     ```
   }];
   let arguments = (ins SymbolRefAttr:$callee, Kf_F32Tensor:$input,
@@ -766,11 +771,13 @@ def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
     it, with `x` given as the packed activations of
     `kf.quantize_activations` in the weight format's activation format
     (`q8_0`: `[M, K / 32 * 40]` bytes; `q8_k` for the K-quants:
-    `[M, K / 256 * 292]`) and the product
+    `[M, K / 256 * 292]`; `bf16` and `f32` for those weights: `[M, ceil(K /
+    32) * 64]`, `[M, ceil(K / 16) * 64]`) and the product
     computed by the compiled kernel `callee`, a function in the module's
     `kernels` module with the kernel ABI `(w: !llvm.ptr, x: !llvm.ptr, y:
     !llvm.ptr, ldy: i64, m: i64, nBegin: i64, nEnd: i64) -> ()`. The
-    weight's format must take Q8_0 or Q8_K activations. `precision(bf16)` (the
+    weight's format must take Q8_0, Q8_K, BF16 or F32 activations (every
+    format with a kernel does). `precision(bf16)` (the
     default, as for `kf.linear`) says the kernel rounds its results to bf16.
 
     The result's N columns are the weight's rows from `row_offset` (0 by

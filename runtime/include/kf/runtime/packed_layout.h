@@ -43,13 +43,29 @@ enum class LaneEncoding : uint8_t {
 //    fifth bit of element 32c + l), then Q4_K's 32 K-groups of nibbles;
 //  * Q6_K: R fp16 d, the 16 int8 scales as [16][R], then the 32 K-groups of
 //    ql and the 16 of qh, as in the file.
+//
+// The float formats (BF16, F32) have no scales: a block is 64 bytes per row,
+// 16 K-groups of 4 bytes [g][r][4] holding 2 bf16 (elements 2g, 2g + 1, the
+// pair vdpbf16ps and bfdot multiply) or 1 f32 (element g), so a block is 32
+// bf16 or 16 f32 elements. K need not be a multiple of it: the last block of
+// a row is padded with zeros (packed_k_blocks).
 struct PackedLayout {
-  Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K or Q6_K
+  Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, BF16
+                                // or F32
   int rows = 16;                // rows per interleaved group: 1, 4, 8 or 16
   LaneEncoding encoding = LaneEncoding::Unsigned;
 
   friend bool operator==(const PackedLayout &, const PackedLayout &) = default;
 };
+
+// The float formats, whose kernels multiply and add in fp32 (no int8 lanes,
+// no scales).
+constexpr bool is_float_format(Format format) {
+  return format == Format::BF16 || format == Format::F32;
+}
+
+// Bytes of one row's weights in a float block: 16 K-groups of 4 bytes.
+inline constexpr int64_t kFloatBlockRowBytes = 64;
 
 // What a lane holds for weight w: w + lane_offset (128 for unsigned Q8_0, 8
 // for Q4_0, 0 for signed Q8_0). MXFP4's lanes hold codes, not offset weights.
@@ -62,6 +78,8 @@ constexpr int lane_offset(const PackedLayout &layout) {
 // Bytes of one packed block: `rows` x the file's block bytes (the scales and
 // the weights of every row of the group, in the file's bits per weight).
 constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
+  if (is_float_format(layout.format))
+    return layout.rows * kFloatBlockRowBytes;
   return layout.rows *
          static_cast<int64_t>(format_info(layout.format).block_bytes);
 }
@@ -71,6 +89,9 @@ constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
 // sub-block scales.
 constexpr int64_t packed_scale_bytes(Format format) {
   switch (format) {
+  case Format::BF16:
+  case Format::F32:
+    return 0;
   case Format::MXFP4:
     return 1;
   case Format::Q4_K:
@@ -119,9 +140,29 @@ constexpr int64_t packed_kgroup_offset(const PackedLayout &layout, int64_t g,
          (g * layout.rows + r) * 4;
 }
 
-// Elements of one packed block: 32, or a K-quant's super-block of 256.
+// Elements of one packed block: 32, or a K-quant's super-block of 256; 32
+// bf16 or 16 f32 (64 bytes per row).
 constexpr int64_t packed_block_elems(Format format) {
+  if (is_float_format(format))
+    return kFloatBlockRowBytes / format_info(format).block_bytes;
   return format_info(format).block_elems;
+}
+
+// Elements of one K-group of a float format: 2 bf16 or 1 f32 in 4 bytes.
+constexpr int64_t packed_kgroup_elems(Format format) {
+  return 4 / format_info(format).block_bytes;
+}
+
+// Packed blocks per row of k elements: k is a whole number of blocks, except
+// for the float formats, whose last block is padded with zeros.
+constexpr int64_t packed_k_blocks(Format format, int64_t k) {
+  const int64_t elems = packed_block_elems(format);
+  return (k + elems - 1) / elems;
+}
+
+// Bytes of one packed row group (the layout's rows over all of k).
+constexpr int64_t packed_group_bytes(const PackedLayout &layout, int64_t k) {
+  return packed_k_blocks(layout.format, k) * packed_block_bytes(layout);
 }
 
 // MXFP4 (spec/quant_formats.md §3.17): E2M1 code c of a block with E8M0 byte e
@@ -178,16 +219,24 @@ inline constexpr int64_t kQ8KActivationScaleOffset = 0;   // float
 inline constexpr int64_t kQ8KActivationSumsOffset = 4;    // int16[16]
 inline constexpr int64_t kQ8KActivationQuantsOffset = 36; // int8[256]
 
+// BF16 and F32 activations (the float formats'): the elements as
+// quantize_activation stores them (bf16 rounded to nearest even, f32 as they
+// are), in blocks of 64 bytes, 32 bf16 or 16 f32 like the weights' blocks,
+// the last one padded with zeros; no scale and no sums.
+//
 // How a packed activation format lays out its blocks: elements and bytes per
 // block, where the scale, the sums (each over sum_elems quants, int32 or
-// int16) and the quants are.
+// int16; sum_elems 0 for the float formats, which have none) and the
+// quants (the elements) are.
 struct ActivationLayout {
   int64_t block_elems, block_bytes;
   int64_t scale_offset, sums_offset, sum_elems, sum_bytes, quants_offset;
 };
 
-// Q8_0 (the Q8_0 family's) or Q8_K.
+// Q8_0 (the Q8_0 family's), Q8_K, BF16 or F32.
 constexpr ActivationLayout activation_layout(Format activation) {
+  if (is_float_format(activation))
+    return {packed_block_elems(activation), kFloatBlockRowBytes, 0, 0, 0, 0, 0};
   if (activation == Format::Q8_K)
     return {256,
             kQ8KActivationBlockBytes,
@@ -203,6 +252,13 @@ constexpr ActivationLayout activation_layout(Format activation) {
           32,
           4,
           kActivationQuantsOffset};
+}
+
+// Bytes of one packed activation column of k elements: whole blocks, the
+// float formats' last one padded.
+constexpr int64_t packed_activation_column_bytes(Format activation, int64_t k) {
+  const ActivationLayout act = activation_layout(activation);
+  return (k + act.block_elems - 1) / act.block_elems * act.block_bytes;
 }
 
 } // namespace kf

@@ -16,12 +16,13 @@
 namespace kf {
 
 // OK when the layout is one this runtime can pack: Q8_0, Q4_0, MXFP4, Q4_K,
-// Q5_K or Q6_K with 1, 4, 8 or 16 rows.
+// Q5_K, Q6_K, BF16 or F32 with 1, 4, 8 or 16 rows.
 absl::Status check_layout(const PackedLayout &layout);
 
 // Bytes of a packed [n, k] tensor: ceil(n / rows) groups of k / 32 blocks
-// (k / 256 super-blocks for the K-quants). Fails on a bad layout, a
-// non-positive n or k, or k not a multiple of the block.
+// (k / 256 super-blocks for the K-quants; ceil(k / 32) bf16 or ceil(k / 16)
+// f32 blocks, the last padded with zeros). Fails on a bad layout, a
+// non-positive n or k, or k not a multiple of a quantized format's block.
 absl::StatusOr<uint64_t> packed_weight_bytes(const PackedLayout &layout,
                                              int64_t n, int64_t k);
 
@@ -57,10 +58,12 @@ absl::StatusOr<uint64_t> packed_activation_bytes(int64_t k);
 absl::Status pack_activations(std::span<const float> x, int64_t m, int64_t k,
                               int64_t ldx, std::span<uint8_t> dst);
 
-// The same for the packed activations of `activation`, Q8_0 (as above) or
+// The same for the packed activations of `activation`, Q8_0 (as above),
 // Q8_K (the K-quants'; k a multiple of 256; rounding as
 // quantize_activation(Format::Q8_K) does, kf/runtime/packed_layout.h's
-// blocks).
+// blocks), or BF16 or F32 (the float formats'; any k > 0; the elements as
+// quantize_activation(BF16 or F32) stores them, the column's last block
+// padded with zeros).
 absl::StatusOr<uint64_t> packed_activation_bytes(Format activation, int64_t k);
 absl::Status pack_activations(Format activation, std::span<const float> x,
                               int64_t m, int64_t k, int64_t ldx,

@@ -1,0 +1,319 @@
+//===- IntegerBlockBody.cpp - The int8 family's K block -------------------===//
+//
+// One K block of a column tile's row group for the quantized formats:
+//
+//   s_w = decode's R scales
+//   for each column j: iacc[j] = -offset*sum_j
+//   for each decode step: lanes = decode(block, step)
+//     for each column j: iacc[j] = dot(iacc[j], lanes, x[j] bytes)
+//   for each column j: acc[j] += scale(float(iacc[j]), s_w, d_j)
+//
+// A block is 32 weights, or a K-quant's super-block of 256 in sub-blocks with
+// integer scales (and mins): then the int32 dots are kept per sub-block (each
+// starting from -offset * its activation sum), multiplied by the sub-block's
+// integer scale and added up, and the mins' term sum_j min_j * asum_j is a
+// second integer sum; both meet the float scales once per block, as kf::dot's
+// K-quant dot does (docs/codegen.md, "Super-blocks").
+//
+// The int32 accumulator starts from -offset * sum(q) so it ends holding the
+// signed block dot exactly; the float work per block and row lane is then the
+// reference dot's, in its order, and the kernel's sums equal kf::dot's bit for
+// bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulLoopNest.h"
+
+#include "kf/Codegen/Emitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <algorithm>
+#include <cassert>
+
+using namespace mlir;
+
+namespace kf::codegen {
+namespace {
+
+class IntegerBlockBody : public MatmulBlockBody {
+public:
+  IntegerBlockBody(OpBuilder &b, Location loc, const MatmulKernelSpec &spec,
+                   std::unique_ptr<WeightDecodeEmitter> decodeEmitter,
+                   std::unique_ptr<DotEmitter> dotEmitter)
+      : b(b), loc(loc), spec(spec), decodeOwner(std::move(decodeEmitter)),
+        dotOwner(std::move(dotEmitter)), decode(*decodeOwner), dot(*dotOwner),
+        range(decode.getLaneRange()),
+        correction(dot.getCorrectionOffset(range)),
+        blockBytes(kf::packed_block_bytes(spec.getWeightLayout())),
+        blockElems(decode.getBlockElems()), subElems(decode.getSubBlockElems()),
+        act(kf::activation_layout(spec.getActivationFormat())),
+        entry(b.getInsertionBlock()) {
+    assert(blockElems % subElems == 0 && subElems % act.sum_elems == 0);
+  }
+
+  int64_t getBlockElems() const override { return blockElems; }
+  int64_t getBlockBytes() const override { return blockBytes; }
+  Value prepareTile(OpBuilder &, Location, const KernelArgs &args,
+                    int64_t width, Value col, Value kBegin,
+                    Value kEnd) override;
+  void emitBlock(OpBuilder &, Location, const BlockOperands &block,
+                 SmallVectorImpl<Value> &accs) override;
+
+private:
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  VectorType rowsOf(Type element) {
+    return VectorType::get({spec.rows}, element);
+  }
+  bool isCacheBlocked() const { return spec.l1K != 0 || spec.l2Rows != 0; }
+  /// Independent int32 accumulators per column and block. A dot instruction
+  /// waits for the previous one on the same accumulator (vpdpbusd: about 5
+  /// cycles), so a narrow tile with one accumulator per column would run at
+  /// that latency, not at the dot units' throughput; splitting each column's
+  /// block dot over chains keeps about 4 in flight, wide tiles having them
+  /// already.
+  int64_t getIntChains(int64_t width) const {
+    int64_t stepsPerSub =
+        std::max<int64_t>(1, decode.getStepsPerBlock() * subElems / blockElems);
+    return std::clamp<int64_t>(4 / width, 1, stepsPerSub);
+  }
+  Value emitActivation(Value xBlock, int64_t kOffset);
+  /// The activation block's integer sum over sub-block `sub` (i32).
+  Value emitSubBlockSum(Value xBlock, int64_t sub);
+
+  OpBuilder &b;
+  Location loc;
+  const MatmulKernelSpec &spec;
+  std::unique_ptr<WeightDecodeEmitter> decodeOwner;
+  std::unique_ptr<DotEmitter> dotOwner;
+  const WeightDecodeEmitter &decode;
+  const DotEmitter &dot;
+  LaneRange range;
+  int64_t correction;
+  int64_t blockBytes;
+  int64_t blockElems, subElems;
+  kf::ActivationLayout act;
+  Block *entry;
+};
+
+Value IntegerBlockBody::prepareTile(OpBuilder &, Location,
+                                    const KernelArgs &args, int64_t width,
+                                    Value col, Value kBegin, Value kEnd) {
+  // With cache blocks a tile runs over many row groups: its columns'
+  // corrections -offset * sum(q) are computed once into a stack buffer
+  // (corrections[j][block]), and each group's int32 chains start from a
+  // broadcast load of them (a load-port uop) rather than a scalar multiply
+  // and a broadcast from a general register (a port-5 uop per column and
+  // block, of the 104 port-0/5 uops an 8-column Q8_0 block issues).
+  Value corrections;
+  if (isCacheBlocked() && correction != 0 && subElems == blockElems) {
+    const int64_t kBlocks = spec.k / blockElems;
+    corrections =
+        emitEntryAlloca(b, loc, entry, b.getI32Type(), width * kBlocks);
+    int64_t columnBytes = spec.getActivationColumnBytes();
+    scf::ForOp::create(
+        b, loc, kBegin, kEnd, i64(1), ValueRange{},
+        [&](OpBuilder &, Location, Value blk, ValueRange) {
+          Value xOffset =
+              arith::MulIOp::create(b, loc, blk, i64(act.block_bytes));
+          for (int64_t j = 0; j < width; ++j) {
+            Value column = arith::AddIOp::create(b, loc, col, i64(j));
+            Value xBlock = emitByteOffset(
+                b, loc,
+                emitByteOffset(
+                    b, loc, args.x,
+                    arith::MulIOp::create(b, loc, column, i64(columnBytes))),
+                xOffset);
+            Value init =
+                arith::MulIOp::create(b, loc, emitSubBlockSum(xBlock, 0),
+                                      arith::ConstantIntOp::create(
+                                          b, loc, b.getI32Type(), -correction));
+            Value slot = arith::AddIOp::create(b, loc, i64(j * kBlocks), blk);
+            LLVM::StoreOp::create(
+                b, loc, init,
+                emitByteOffset(b, loc, corrections,
+                               arith::MulIOp::create(b, loc, slot, i64(4))),
+                4);
+          }
+          scf::YieldOp::create(b, loc);
+        });
+  }
+  return corrections;
+}
+
+void IntegerBlockBody::emitBlock(OpBuilder &, Location,
+                                 const BlockOperands &operands,
+                                 SmallVectorImpl<Value> &accs) {
+  const int64_t width = operands.activations.size();
+  Value block = operands.weights, blk = operands.index;
+  ArrayRef<Value> xBlocks = operands.activations;
+  Value corrections = operands.tileState;
+  VectorType f32Rows = rowsOf(b.getF32Type());
+  VectorType i32Rows = rowsOf(b.getI32Type());
+  SmallVector<DecodedLanes, 2> decoded;
+  SmallVector<Value, 2> lanes, acts;
+  Value wScales = decode.decodeScales(b, loc, block, spec.rows);
+  SmallVector<Value, 8> xScales;
+  for (Value xBlock : xBlocks) {
+    Value d = emitLoad(b, loc, b.getF32Type(), xBlock, act.scale_offset);
+    xScales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
+  }
+
+  // Per sub-block and column, independent int32 partial sums (see
+  // getIntChains), chain 0 starting from the correction: -offset *
+  // sum(q), what the lanes' offset adds to the dot. A sub-block is
+  // folded into the block's integer sum (times its integer scale, if
+  // any) as soon as its last lanes are in.
+  const int64_t numChains = getIntChains(width);
+  const int64_t numSubs = blockElems / subElems;
+  struct SubBlock {
+    SmallVector<SmallVector<Value, 4>, 8> chains; // [column][chain]
+    int64_t steps = 0, kGroups = 0;
+  };
+  SmallVector<SubBlock, 16> subs(numSubs);
+  SmallVector<Value, 8> isums(width);
+  auto startSub = [&](SubBlock &sub, int64_t index) {
+    sub.chains.resize(width);
+    for (auto [j, xBlock, columnChains] :
+         llvm::enumerate(xBlocks, sub.chains)) {
+      Value start = emitSplat(b, loc, i32Rows, 0);
+      if (corrections) {
+        // Computed before the tile's row groups (emitTile).
+        Value slot = arith::AddIOp::create(
+            b, loc, i64(static_cast<int64_t>(j) * (spec.k / blockElems)), blk);
+        Value init = LLVM::LoadOp::create(
+            b, loc, b.getI32Type(),
+            emitByteOffset(b, loc, corrections,
+                           arith::MulIOp::create(b, loc, slot, i64(4))),
+            4);
+        start = vector::BroadcastOp::create(b, loc, i32Rows, init);
+      } else if (correction != 0) {
+        Value init = arith::MulIOp::create(
+            b, loc, emitSubBlockSum(xBlock, index),
+            arith::ConstantIntOp::create(b, loc, b.getI32Type(), -correction));
+        start = vector::BroadcastOp::create(b, loc, i32Rows, init);
+      }
+      columnChains.push_back(start);
+      for (int64_t c = 1; c < numChains; ++c)
+        columnChains.push_back(emitSplat(b, loc, i32Rows, 0));
+    }
+  };
+  // Integer sums are exact in any order, so joining the chains and the
+  // sub-blocks keeps the block's integer sum exact.
+  auto foldSub = [&](SubBlock &sub, int64_t index) {
+    Value scale = decode.getSubBlockScale(b, loc, block, spec.rows, index);
+    for (auto [columnChains, isum] : llvm::zip_equal(sub.chains, isums)) {
+      Value iacc = columnChains.front();
+      for (Value chain : ArrayRef(columnChains).drop_front())
+        iacc = arith::AddIOp::create(b, loc, iacc, chain);
+      if (scale)
+        iacc = arith::MulIOp::create(b, loc, iacc, scale);
+      isum = isum ? arith::AddIOp::create(b, loc, isum, iacc) : iacc;
+    }
+  };
+
+  for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
+    decoded.clear();
+    decode.decodeStep(b, loc, block, spec.rows, step, dot, decoded);
+    // The step's lanes by sub-block, in the order decoded.
+    SmallVector<std::pair<int64_t, SmallVector<int64_t, 4>>, 4> bySub;
+    for (auto [i, d] : llvm::enumerate(decoded)) {
+      int64_t index = d.kOffset / subElems;
+      if (bySub.empty() || bySub.back().first != index)
+        bySub.push_back({index, {}});
+      bySub.back().second.push_back(i);
+    }
+    SmallVector<Value, 4> prepared;
+    for (const DecodedLanes &d : decoded)
+      prepared.push_back(dot.prepareLanes(b, loc, d.lanes, range));
+    for (auto &[index, members] : bySub) {
+      SubBlock &sub = subs[index];
+      if (sub.chains.empty())
+        startSub(sub, index);
+      lanes.clear();
+      for (int64_t i : members)
+        lanes.push_back(prepared[i]);
+      for (auto [xBlock, columnChains] : llvm::zip_equal(xBlocks, sub.chains)) {
+        acts.clear();
+        for (int64_t i : members)
+          acts.push_back(emitActivation(xBlock, decoded[i].kOffset));
+        Value &chain = columnChains[sub.steps % numChains];
+        chain = dot.emitDot(b, loc, chain, lanes, acts, range);
+      }
+      ++sub.steps;
+      sub.kGroups += members.size();
+      if (4 * sub.kGroups == subElems)
+        foldSub(sub, index);
+    }
+  }
+
+  // The mins' integer sum, sum_j min_j * asum_j, for formats with mins.
+  SmallVector<Value, 8> msums(width);
+  for (int64_t index = 0; index < numSubs; ++index) {
+    Value mins = decode.getSubBlockMin(b, loc, block, spec.rows, index);
+    if (!mins)
+      break;
+    for (auto [xBlock, msum] : llvm::zip_equal(xBlocks, msums)) {
+      Value sum = vector::BroadcastOp::create(b, loc, i32Rows,
+                                              emitSubBlockSum(xBlock, index));
+      Value term = arith::MulIOp::create(b, loc, mins, sum);
+      msum = msum ? arith::AddIOp::create(b, loc, msum, term) : term;
+    }
+  }
+
+  for (auto [acc, isum, msum, xScale] :
+       llvm::zip_equal(accs, isums, msums, xScales)) {
+    Value sum = arith::SIToFPOp::create(b, loc, f32Rows, isum);
+    Value contribution = decode.scaleBlock(b, loc, sum, wScales, xScale);
+    if (msum)
+      contribution = decode.subtractMins(
+          b, loc, contribution, arith::SIToFPOp::create(b, loc, f32Rows, msum),
+          block, spec.rows, xScale);
+    acc = arith::AddFOp::create(b, loc, acc, contribution);
+  }
+}
+
+// The 4 activation bytes at element kOffset of the block, broadcast to every
+// row: one i32 load and splat (vpbroadcastd, or an embedded broadcast).
+Value IntegerBlockBody::emitActivation(Value xBlock, int64_t kOffset) {
+  Value word =
+      emitLoad(b, loc, b.getI32Type(), xBlock, act.quants_offset + kOffset);
+  Value splat =
+      vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), word);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()), splat);
+}
+
+// The Q8_0 block's int32 sum, or the Q8_K block's int16 sums of 16 that the
+// sub-block covers, added.
+Value IntegerBlockBody::emitSubBlockSum(Value xBlock, int64_t sub) {
+  Type i32 = b.getI32Type();
+  Type sumType = b.getIntegerType(8 * act.sum_bytes);
+  Value total;
+  for (int64_t i = sub * subElems / act.sum_elems;
+       i < (sub + 1) * subElems / act.sum_elems; ++i) {
+    Value sum =
+        emitLoad(b, loc, sumType, xBlock, act.sums_offset + i * act.sum_bytes);
+    if (sumType != i32)
+      sum = arith::ExtSIOp::create(b, loc, i32, sum);
+    total = total ? arith::AddIOp::create(b, loc, total, sum) : sum;
+  }
+  return total;
+}
+
+} // namespace
+
+std::unique_ptr<MatmulBlockBody>
+createIntegerBlockBody(OpBuilder &b, Location loc, const MatmulKernelSpec &spec,
+                       const target::TargetInfo &target) {
+  return std::make_unique<IntegerBlockBody>(
+      b, loc, spec, createWeightDecodeEmitter(spec.getWeightLayout(), target),
+      createDotEmitter(spec.isa));
+}
+
+} // namespace kf::codegen

@@ -1,0 +1,373 @@
+//===- MatmulLoopNest.cpp - The matmul loop nest, for every kernel family -===//
+//
+// One loop nest for every format and ISA (docs/codegen.md):
+//
+//   for each row group g of R rows in [nBegin, nEnd):
+//     for each column tile (width c from the run-time decomposition of m):
+//       acc[c] = 0                                  (vector<R x f32> each)
+//       for each K block b:                         (weights read once per
+//         prefetch the weights ahead                 tile, from L1/L2 after
+//         the family's block body (MatmulBlockBody)  the first tile)
+//       store acc[j] to y[j][g*R ..]                 (masked past N)
+//
+// Each column tile width is its own straight-line micro-kernel (every
+// column's accumulators live in registers), chosen at run time by an
+// scf.index_switch on the width nextColumnTile gives. The block body updates
+// the accumulators: the int8 family decodes the weights into int8 lanes and
+// scales exact integer dots (IntegerBlockBody.cpp), the float family
+// multiplies and adds in fp32 (FloatBlockBody.cpp).
+//
+// With cache blocks (the spec's l1K / l2Rows) and more columns than one tile,
+// K and the rows are blocked around the column tiles (see build()), so that a
+// tile's activations stay in L1 and a row block's weights in L2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulLoopNest.h"
+
+#include "kf/Codegen/Emitters.h"
+#include "kf/Codegen/MatmulEmitter.h"
+#include "kf/Tiling/ColumnTiles.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+
+namespace kf::codegen {
+
+Value emitEntryAlloca(OpBuilder &b, Location loc, Block *entry, Type element,
+                      int64_t count) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  Value size = arith::ConstantIntOp::create(b, loc, b.getI64Type(), count);
+  return LLVM::AllocaOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), element, size, 64);
+}
+
+namespace {
+
+class MatmulLoopNest {
+public:
+  MatmulLoopNest(OpBuilder &b, Location loc, const MatmulKernelSpec &spec,
+                 MatmulBlockBody &body)
+      : b(b), loc(loc), spec(spec), body(body),
+        blockBytes(body.getBlockBytes()), blockElems(body.getBlockElems()),
+        kBlocks(llvm::divideCeil(spec.k, blockElems)),
+        act(kf::activation_layout(spec.getActivationFormat())) {
+    assert(blockElems == act.block_elems && "weights and activations agree");
+  }
+
+  void build(const KernelArgs &args);
+
+private:
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  VectorType rowsOf(Type element) {
+    return VectorType::get({spec.rows}, element);
+  }
+
+  /// The part of the nest a column tile runs over: the row groups
+  /// [groupBegin, groupEnd) and the K blocks [kBegin, kEnd).
+  struct TileRange {
+    Value groupBegin, groupEnd, kBegin, kEnd;
+  };
+  bool isCacheBlocked() const { return spec.l1K != 0 || spec.l2Rows != 0; }
+  void emitColumnTiles(const KernelArgs &args, const TileRange &range);
+  void emitTile(const KernelArgs &args, int64_t width, Value col,
+                const TileRange &range);
+  void emitTileGroup(const KernelArgs &args, int64_t width, Value col,
+                     Value group, Value rowBase, Value kBegin, Value kEnd,
+                     Value tileState);
+  void emitPrefetch(Value block, int64_t width);
+  Value emitRowMask(Value rowBase);
+  Value emitLoadY(Value yPtr, Value rowBase);
+  void emitStore(Value acc, Value yPtr, Value rowBase);
+
+  OpBuilder &b;
+  Location loc;
+  const MatmulKernelSpec &spec;
+  MatmulBlockBody &body;
+  int64_t blockBytes, blockElems, kBlocks;
+  kf::ActivationLayout act;
+};
+
+// Without cache blocks (or with at most one column tile) the nest is: for
+// each row group, each column tile over all of K; the group's weights are
+// read from memory once and stay in L1/L2 for the group's other tiles. With
+// them, for m > maxCols:
+//
+//   for each K block of l1K elements:
+//     for each row block of l2Rows rows of [nBegin, nEnd):
+//       for each column tile:            (its activations stay in L1)
+//         for each row group of the block: (the block's weights in L2)
+//           acc = first K block ? 0 : y;  ... ;  y = acc
+//
+// y holds the fp32 sums between K blocks: storing and reloading them is
+// exact, and the blocks are still added in K order, so the results are the
+// same bits as unblocked.
+void MatmulLoopNest::build(const KernelArgs &args) {
+  // nBegin is a multiple of R; nEnd is one too or N, whose group is partial.
+  Value rows = i64(spec.rows);
+  Value first = arith::DivSIOp::create(b, loc, args.nBegin, rows);
+  Value last = arith::DivSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, args.nEnd, i64(spec.rows - 1)),
+      rows);
+  Value kStep = i64(kBlocks), groupStep = i64(1);
+  if (isCacheBlocked()) {
+    Value wide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                       args.m, i64(spec.maxCols));
+    if (spec.l1K != 0)
+      kStep = arith::SelectOp::create(
+          b, loc, wide, i64(llvm::divideCeil(spec.l1K, blockElems)), kStep);
+    // A call of one column tile runs it over all the rows at once (the
+    // same traversal as group by group), so what the body prepares once per
+    // tile (the int8 family's corrections) is computed once per call.
+    Value allGroups = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, last, first), i64(1));
+    groupStep = arith::SelectOp::create(
+        b, loc, wide, spec.l2Rows != 0 ? i64(spec.l2Rows / spec.rows) : i64(1),
+        allGroups);
+  }
+  auto min = [&](Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y).getResult();
+  };
+  scf::ForOp::create(
+      b, loc, i64(0), i64(kBlocks), kStep, ValueRange{},
+      [&](OpBuilder &, Location, Value kBegin, ValueRange) {
+        Value kEnd =
+            min(arith::AddIOp::create(b, loc, kBegin, kStep), i64(kBlocks));
+        scf::ForOp::create(
+            b, loc, first, last, groupStep, ValueRange{},
+            [&](OpBuilder &, Location, Value g, ValueRange) {
+              Value gEnd =
+                  min(arith::AddIOp::create(b, loc, g, groupStep), last);
+              emitColumnTiles(args, {g, gEnd, kBegin, kEnd});
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void MatmulLoopNest::emitColumnTiles(const KernelArgs &args,
+                                     const TileRange &range) {
+  Type i64Type = b.getI64Type();
+  SmallVector<int64_t, 5> widths = tiling::columnTileWidths(spec.maxCols);
+  scf::WhileOp::create(
+      b, loc, TypeRange{i64Type}, ValueRange{i64(0)},
+      [&](OpBuilder &, Location, ValueRange cols) {
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           cols[0], args.m);
+        scf::ConditionOp::create(b, loc, more, cols);
+      },
+      [&](OpBuilder &, Location, ValueRange cols) {
+        Value col = cols[0];
+        Value remaining = arith::SubIOp::create(b, loc, args.m, col);
+        Value width = emitNextColumnTile(b, loc, remaining, spec.maxCols);
+        Value index =
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), width);
+        auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, index,
+                                                   widths, widths.size());
+        for (auto [w, region] :
+             llvm::zip_equal(widths, dispatch.getCaseRegions())) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&region.emplaceBlock());
+          emitTile(args, w, col, range);
+          scf::YieldOp::create(b, loc);
+        }
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(
+              &dispatch.getDefaultRegion().emplaceBlock());
+          scf::YieldOp::create(b, loc); // nextColumnTile returns no other
+        }
+        Value next = arith::AddIOp::create(b, loc, col, width);
+        scf::YieldOp::create(b, loc, ValueRange{next});
+      });
+}
+
+void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
+                              const TileRange &range) {
+  int64_t groupBytes = kBlocks * blockBytes;
+  Value tileState =
+      body.prepareTile(b, loc, args, width, col, range.kBegin, range.kEnd);
+  scf::ForOp::create(
+      b, loc, range.groupBegin, range.groupEnd, i64(1), ValueRange{},
+      [&](OpBuilder &, Location, Value g, ValueRange) {
+        Value group = emitByteOffset(
+            b, loc, args.w, arith::MulIOp::create(b, loc, g, i64(groupBytes)));
+        Value rowBase = arith::MulIOp::create(b, loc, g, i64(spec.rows));
+        emitTileGroup(args, width, col, group, rowBase, range.kBegin,
+                      range.kEnd, tileState);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
+                                   Value col, Value group, Value rowBase,
+                                   Value kBegin, Value kEnd, Value tileState) {
+  int64_t columnBytes = spec.getActivationColumnBytes();
+  SmallVector<Value, 8> xColumns;
+  for (int64_t j = 0; j < width; ++j) {
+    Value column = arith::AddIOp::create(b, loc, col, i64(j));
+    xColumns.push_back(emitByteOffset(
+        b, loc, args.x,
+        arith::MulIOp::create(b, loc, column, i64(columnBytes))));
+  }
+
+  VectorType f32Rows = rowsOf(b.getF32Type());
+  Value zero = arith::ConstantOp::create(
+      b, loc, f32Rows, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
+  const int64_t perColumn = body.getAccumulators(width);
+  SmallVector<Value, 32> inits(width * perColumn, zero);
+  auto yPointer = [&](int64_t j) {
+    Value column = arith::AddIOp::create(b, loc, col, i64(j));
+    Value element = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, column, args.ldy), rowBase);
+    return emitByteOffset(b, loc, args.y,
+                          arith::MulIOp::create(b, loc, element, i64(4)));
+  };
+  Value lastK;
+  if (isCacheBlocked()) {
+    // After the first K block, the sums so far are in y.
+    Value firstK =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kBegin, i64(0));
+    lastK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kEnd,
+                                  i64(kBlocks));
+    for (int64_t j = 0; j < width; ++j)
+      inits[j * perColumn] = arith::SelectOp::create(
+          b, loc, firstK, zero, emitLoadY(yPointer(j), rowBase));
+  }
+
+  auto loop = scf::ForOp::create(
+      b, loc, kBegin, kEnd, i64(1), inits,
+      [&](OpBuilder &, Location, Value blk, ValueRange accs) {
+        Value block = emitByteOffset(
+            b, loc, group, arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
+        emitPrefetch(block, width);
+        Value xOffset =
+            arith::MulIOp::create(b, loc, blk, i64(act.block_bytes));
+        SmallVector<Value, 8> xBlocks;
+        for (Value column : xColumns)
+          xBlocks.push_back(emitByteOffset(b, loc, column, xOffset));
+        SmallVector<Value, 32> next(accs.begin(), accs.end());
+        body.emitBlock(b, loc, {block, blk, xBlocks, tileState}, next);
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  for (int64_t j = 0; j < width; ++j) {
+    // A column's chains, added pairwise: (c0 + c1) + (c2 + c3), ...
+    SmallVector<Value, 8> sums(
+        loop.getResults().slice(j * perColumn, perColumn));
+    while (sums.size() > 1) {
+      SmallVector<Value, 8> pairs;
+      for (size_t i = 0; i + 1 < sums.size(); i += 2)
+        pairs.push_back(arith::AddFOp::create(b, loc, sums[i], sums[i + 1]));
+      if (sums.size() % 2 != 0)
+        pairs.push_back(sums.back());
+      sums = std::move(pairs);
+    }
+    Value acc = sums.front();
+    if (spec.roundToBf16) {
+      // Rounded once, after the last K block.
+      Value rounded = emitRoundToBf16(b, loc, acc);
+      acc = lastK ? arith::SelectOp::create(b, loc, lastK, rounded, acc)
+                  : rounded;
+    }
+    emitStore(acc, yPointer(j), rowBase);
+  }
+}
+
+// The weights are one sequential stream per thread (row groups, and the K
+// blocks in each, are contiguous) and, at m <= maxCols, read once from DRAM.
+// The hardware prefetchers alone keep too few lines in flight for that
+// stream while the core also works on it (cold M = 8 ran at half the DRAM
+// roofline, and at M = 1 Q4_0 at 39 %), so each K block prefetches the bytes
+// some distance ahead: one prefetch per 64-byte line of a block, and
+// consecutive blocks' prefetches are at most 64 bytes apart, so no line is
+// skipped. How far, and into which cache, depends on how fast the tile eats
+// the stream (getDefaultWeightPrefetch): L1 prefetches alone, 2 KiB ahead,
+// left single-column tiles at 60 % of the roofline for the 4-bit formats
+// (most likely the L1's miss buffers, not DRAM, bounded the lines in flight;
+// this VM exposes no performance counters to confirm it), while adding
+// prefetches 4 KiB ahead into L2 (whose miss queue is deeper) and 1 KiB
+// ahead into L1 reached 87–93 % (docs/benchmarks.md, run 5). Prefetches past
+// the end of the tensor are hints and never fault. With cache blocks the
+// weights of later column tiles come from L2, where the prefetches are cheap
+// and still run ahead.
+void MatmulLoopNest::emitPrefetch(Value block, int64_t width) {
+  WeightPrefetch plan =
+      spec.prefetch.value_or(getDefaultWeightPrefetch(spec.format, width));
+  for (auto [distance, locality] :
+       {std::pair{plan.l2Bytes, 2}, std::pair{plan.l1Bytes, 3}}) {
+    if (distance == 0)
+      continue;
+    for (int64_t offset = 0; offset < blockBytes; offset += 64)
+      LLVM::Prefetch::create(b, loc,
+                             emitByteOffset(b, loc, block, distance + offset),
+                             /*rw=*/0, /*hint=*/locality, /*cache=*/1);
+  }
+}
+
+// Which of the R rows from rowBase are rows of the matrix (< N).
+Value MatmulLoopNest::emitRowMask(Value rowBase) {
+  VectorType i64Rows = rowsOf(b.getI64Type());
+  SmallVector<int64_t> iota(spec.rows);
+  for (int64_t r = 0; r < spec.rows; ++r)
+    iota[r] = r;
+  Value lanes = arith::ConstantOp::create(
+      b, loc, i64Rows, DenseElementsAttr::get(i64Rows, ArrayRef(iota)));
+  Value valid = vector::BroadcastOp::create(
+      b, loc, i64Rows, arith::SubIOp::create(b, loc, i64(spec.n), rowBase));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lanes, valid);
+}
+
+// The R floats of y a previous K block stored (masked as emitStore).
+Value MatmulLoopNest::emitLoadY(Value yPtr, Value rowBase) {
+  VectorType f32Rows = rowsOf(b.getF32Type());
+  if (spec.n % spec.rows == 0)
+    return LLVM::LoadOp::create(b, loc, f32Rows, yPtr, 4);
+  Value mask = emitRowMask(rowBase);
+  Value zero = arith::ConstantOp::create(
+      b, loc, f32Rows, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
+  return LLVM::MaskedLoadOp::create(b, loc, f32Rows, yPtr, mask, zero,
+                                    b.getI32IntegerAttr(4), nullptr);
+}
+
+// y gets R floats, except in the group holding row N - 1 when N is not a
+// multiple of R: its padding rows are not the caller's memory.
+void MatmulLoopNest::emitStore(Value acc, Value yPtr, Value rowBase) {
+  auto fullStore = [&] { LLVM::StoreOp::create(b, loc, acc, yPtr, 4); };
+  if (spec.n % spec.rows == 0) {
+    fullStore();
+    return;
+  }
+  Value full = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sle,
+      arith::AddIOp::create(b, loc, rowBase, i64(spec.rows)), i64(spec.n));
+  scf::IfOp::create(
+      b, loc, full,
+      [&](OpBuilder &, Location) {
+        fullStore();
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &, Location) {
+        LLVM::MaskedStoreOp::create(b, loc, acc, yPtr, emitRowMask(rowBase), 4);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+} // namespace
+
+void emitMatmulLoopNest(OpBuilder &b, Location loc,
+                        const MatmulKernelSpec &spec, MatmulBlockBody &body,
+                        const KernelArgs &args) {
+  MatmulLoopNest(b, loc, spec, body).build(args);
+}
+
+} // namespace kf::codegen

@@ -1,0 +1,96 @@
+//===- MatmulLoopNest.h - The matmul loop nest and its block bodies -------===//
+//
+// The loop nest of every matmul kernel (row groups, column tiles of a
+// run-time decomposition of m, cache blocks, weight prefetch, the masked
+// stores of y) is written once, in MatmulLoopNest.cpp. What one K block of a
+// tile computes differs by kernel family and is a MatmulBlockBody: the int8
+// family (the quantized formats: decode emitter and integer dot emitter,
+// IntegerBlockBody.cpp) and the float family (BF16 and F32: float dot
+// emitter, FloatBlockBody.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KF_CODEGEN_KERNELS_MATMULLOOPNEST_H
+#define KF_CODEGEN_KERNELS_MATMULLOOPNEST_H
+
+#include "kf/Codegen/MatmulKernel.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+
+namespace kf::codegen {
+
+/// The kernel ABI's arguments (kf/runtime/kernel_abi.h).
+struct KernelArgs {
+  mlir::Value w, x, y, ldy, m, nBegin, nEnd;
+};
+
+/// What a body sees of one K block of a column tile's row group.
+struct BlockOperands {
+  mlir::Value weights; ///< !llvm.ptr: the group's packed block
+  mlir::Value index;   ///< i64: the block's index along K
+  /// !llvm.ptr per column of the tile: the column's packed activation block.
+  llvm::ArrayRef<mlir::Value> activations;
+  /// What prepareTile returned for the tile (or null).
+  mlir::Value tileState;
+};
+
+/// One kernel family's K block: it updates the fp32 accumulators a column
+/// tile carries through its K loop.
+class MatmulBlockBody {
+public:
+  virtual ~MatmulBlockBody() = default;
+
+  /// The elements of K one block covers (the K loop's step) and the bytes of
+  /// a row group's packed block.
+  virtual int64_t getBlockElems() const = 0;
+  virtual int64_t getBlockBytes() const = 0;
+  /// The vector<R x f32> accumulators per column the K loop carries: the
+  /// first starts from 0 (or y's sums so far), the others from 0, and they
+  /// are added pairwise after the loop. 1 unless the body splits a column's
+  /// sum over independent chains.
+  virtual int64_t getAccumulators(int64_t width) const { return 1; }
+  /// Run once per column tile, before its row groups (in the function's
+  /// entry block's dominance, so entry allocas are fine): whatever the tile
+  /// computes once for every group, handed back in BlockOperands::tileState.
+  virtual mlir::Value prepareTile(mlir::OpBuilder &b, mlir::Location loc,
+                                  const KernelArgs &args, int64_t width,
+                                  mlir::Value col, mlir::Value kBegin,
+                                  mlir::Value kEnd) {
+    return {};
+  }
+  /// One K block: `accs` holds getAccumulators(width) accumulators per
+  /// column of the tile, column after column, and is updated in place.
+  virtual void emitBlock(mlir::OpBuilder &b, mlir::Location loc,
+                         const BlockOperands &block,
+                         llvm::SmallVectorImpl<mlir::Value> &accs) = 0;
+};
+
+/// The int8 family's body (the quantized formats).
+std::unique_ptr<MatmulBlockBody>
+createIntegerBlockBody(mlir::OpBuilder &b, mlir::Location loc,
+                       const MatmulKernelSpec &spec,
+                       const target::TargetInfo &target);
+/// The float family's body (BF16 and F32).
+std::unique_ptr<MatmulBlockBody>
+createFloatBlockBody(mlir::OpBuilder &b, mlir::Location loc,
+                     const MatmulKernelSpec &spec);
+
+/// Builds the loop nest of `spec` at b's insertion point, which must be in
+/// the kernel function's entry block, around `body`.
+void emitMatmulLoopNest(mlir::OpBuilder &b, mlir::Location loc,
+                        const MatmulKernelSpec &spec, MatmulBlockBody &body,
+                        const KernelArgs &args);
+
+/// `count` values of `element` on the stack, allocated at the start of the
+/// block `entry` (the function's entry block), 64-byte aligned.
+mlir::Value emitEntryAlloca(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Block *entry, mlir::Type element,
+                            int64_t count);
+
+} // namespace kf::codegen
+
+#endif // KF_CODEGEN_KERNELS_MATMULLOOPNEST_H
