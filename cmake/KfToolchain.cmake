@@ -1,9 +1,13 @@
 # Compiler, linker and warning settings shared by every target.
 
+# The cache's base directory is the source tree, so that ccache hashes paths
+# relative to it: every clone and worktree of the project shares the hits.
 find_program(KF_CCACHE ccache)
 if(KF_CCACHE)
-  set(CMAKE_C_COMPILER_LAUNCHER ${KF_CCACHE})
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${KF_CCACHE})
+  set(KF_CCACHE_LAUNCHER ${CMAKE_COMMAND} -E env
+      CCACHE_BASEDIR=${CMAKE_SOURCE_DIR} ${KF_CCACHE})
+  set(CMAKE_C_COMPILER_LAUNCHER ${KF_CCACHE_LAUNCHER})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${KF_CCACHE_LAUNCHER})
 endif()
 
 # lld links the static MLIR tools in well under a second where GNU ld takes several.
