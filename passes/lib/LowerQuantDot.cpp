@@ -68,12 +68,13 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
     }
   }
 
-  /// The kernels of `matmul` of `op`; nullopt when no emitter builds its
-  /// decision, which is left to the graph's reference path unless
-  /// require-all makes it an error; failure on an error.
+  /// The decision and kernel spec of `matmul` of `op` (its kernels not
+  /// built yet); nullopt when no emitter builds its decision, which is left
+  /// to the graph's reference path unless require-all makes it an error;
+  /// failure on an error.
   FailureOr<std::optional<LoweredMatmul>>
-  buildMatmul(Operation *op, const Matmul &matmul, Precision precision,
-              KernelModule &kernels, const TargetInfo &target) {
+  decideMatmul(Operation *op, const Matmul &matmul, Precision precision,
+               const TargetInfo &target) {
     KernelAttr kernel = getKernelOrError(op, matmul, "kf-lower-quant-dot");
     if (!kernel)
       return failure();
@@ -88,10 +89,7 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
         diag << matmul.name << ": ";
       return diag << reason;
     }
-    FailureOr<MatmulKernels> fns = kernels.getOrBuild(op, *spec);
-    if (failed(fns))
-      return failure();
-    return std::optional<LoweredMatmul>(LoweredMatmul{kernel, *spec, *fns});
+    return std::optional<LoweredMatmul>(LoweredMatmul{kernel, *spec, {}});
   }
 
   /// A kf.qmatmul of `x`'s quantization by `matmul`'s kernels, on the weight
@@ -119,13 +117,17 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
     auto grouped = dyn_cast<GroupedLinearOp>(op);
     Precision precision =
         grouped ? grouped.getPrecision() : cast<LinearOp>(op).getPrecision();
-    FailureOr<std::optional<LoweredMatmul>> built =
-        buildMatmul(op, getMatmuls(op).front(), precision, kernels, target);
-    if (failed(built))
+    FailureOr<std::optional<LoweredMatmul>> decided =
+        decideMatmul(op, getMatmuls(op).front(), precision, target);
+    if (failed(decided))
       return failure();
-    if (!*built)
+    if (!*decided)
       return success();
-    const LoweredMatmul &matmul = **built;
+    LoweredMatmul &matmul = **decided;
+    FailureOr<MatmulKernels> fns = kernels.getOrBuild(op, matmul.spec);
+    if (failed(fns))
+      return failure();
+    matmul.fns = *fns;
 
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -171,13 +173,21 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
     constexpr Precision kPrecision = Precision::bf16;
     SmallVector<LoweredMatmul, 6> matmuls;
     for (const Matmul &matmul : getMatmuls(moe)) {
-      FailureOr<std::optional<LoweredMatmul>> built =
-          buildMatmul(moe, matmul, kPrecision, kernels, target);
-      if (failed(built))
+      FailureOr<std::optional<LoweredMatmul>> decided =
+          decideMatmul(moe, matmul, kPrecision, target);
+      if (failed(decided))
         return failure();
-      if (!*built)
+      if (!*decided)
         return success();
-      matmuls.push_back(**built);
+      matmuls.push_back(**decided);
+    }
+    // Only now that every stack has an emitter: a kf.moe left whole must
+    // leave no kernel behind in the module.
+    for (LoweredMatmul &matmul : matmuls) {
+      FailureOr<MatmulKernels> fns = kernels.getOrBuild(moe, matmul.spec);
+      if (failed(fns))
+        return failure();
+      matmul.fns = *fns;
     }
     const LoweredMatmul &gate = matmuls[0], &up = matmuls[1],
                         &down = matmuls[2], &sharedGate = matmuls[3],

@@ -311,8 +311,9 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
-// One stack without an emitter (IQ2_XXS experts) leaves the whole kf.moe to
-// the reference path: its shared expert is not lowered on its own either.
+// One stack without an emitter (IQ2_XXS down experts) leaves the whole
+// kf.moe to the reference path: neither its other stacks nor its shared
+// expert are lowered, and no kernel is built for them.
 // CHECK-LABEL: func.func @moe_left_alone
 // CHECK:     kf.moe %arg0, %arg1, %arg2
 // CHECK-NOT: kf.qmatmul
@@ -320,17 +321,17 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 // CHECK-NOT: module @kernels
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
   func.func @moe_left_alone(%x: tensor<?x256xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
-                            %g: !kf.qweight<iq2_xxs, [4, 256, 256]>, %u: !kf.qweight<mxfp4, [4, 256, 256]>, %d: !kf.qweight<mxfp4, [4, 256, 256]>,
+                            %g: !kf.qweight<mxfp4, [4, 256, 256]>, %u: !kf.qweight<mxfp4, [4, 256, 256]>, %d: !kf.qweight<iq2_xxs, [4, 256, 256]>,
                             %sg: !kf.qweight<q8_0, [128, 256]>, %su: !kf.qweight<q8_0, [128, 256]>, %sd: !kf.qweight<q8_0, [256, 128]>) -> tensor<?x256xf32> {
     %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(2.0) shared_limit(2.0)
-        {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 4, cols = dynamic>,
+        {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       up_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
-                      down_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      down_exps = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       gate_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       up_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       down_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>}}
         : tensor<?x256xf32>, tensor<?x2xi32>, tensor<?x2xf32>,
-          !kf.qweight<iq2_xxs, [4, 256, 256]>, !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<mxfp4, [4, 256, 256]>,
+          !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<iq2_xxs, [4, 256, 256]>,
           !kf.qweight<q8_0, [128, 256]>, !kf.qweight<q8_0, [128, 256]>, !kf.qweight<q8_0, [256, 128]> -> tensor<?x256xf32>
     return %y : tensor<?x256xf32>
   }
