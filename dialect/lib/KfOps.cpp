@@ -652,6 +652,16 @@ LogicalResult MoeOp::verify() {
   if (failed(checkPositive(*this, "limit", getLimit())) ||
       failed(checkPositive(*this, "shared_limit", getSharedLimit())))
     return failure();
+  // Each linear's input is simulated in whole blocks: x (D wide) and the
+  // SwiGLU outputs (F and the shared expert's width).
+  if (getFp8Activations())
+    for (int64_t width : {*d, ff, sharedFf})
+      if (width % kFp8ActivationBlock != 0)
+        return emitOpError()
+               << "fp8_activations simulates blocks of " << kFp8ActivationBlock
+               << ", so D, F and the shared F must be multiples "
+                  "of it, got "
+               << width;
   return success();
 }
 

@@ -2099,3 +2099,15 @@ func.func @moe_combine_shared(%r: tensor<3x2x64xf32>, %s: tensor<3x32xf32>) -> t
   %y = kf.moe_combine %r, %s : tensor<3x2x64xf32>, tensor<3x32xf32> -> tensor<3x64xf32>
   return %y : tensor<3x64xf32>
 }
+
+// -----
+
+func.func @moe_fp8_blocks(%x: tensor<?x128xf32>, %ids: tensor<?x4xi32>, %w: tensor<?x4xf32>,
+    %g: !kf.qweight<q8_0, [16, 64, 128]>, %u: !kf.qweight<q8_0, [16, 64, 128]>, %d: !kf.qweight<q8_0, [16, 128, 64]>,
+    %sg: !kf.qweight<q8_0, [128, 128]>, %su: !kf.qweight<q8_0, [128, 128]>, %sd: !kf.qweight<q8_0, [128, 128]>) {
+  // expected-error @+1 {{'kf.moe' op fp8_activations simulates blocks of 128, so D, F and the shared F must be multiples of it, got 64}}
+  %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(10.0) shared_limit(10.0) fp8_activations
+      : tensor<?x128xf32>, tensor<?x4xi32>, tensor<?x4xf32>, !kf.qweight<q8_0, [16, 64, 128]>, !kf.qweight<q8_0, [16, 64, 128]>, !kf.qweight<q8_0, [16, 128, 64]>,
+        !kf.qweight<q8_0, [128, 128]>, !kf.qweight<q8_0, [128, 128]>, !kf.qweight<q8_0, [128, 128]> -> tensor<?x128xf32>
+  return
+}
