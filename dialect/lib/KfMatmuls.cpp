@@ -36,6 +36,16 @@ std::optional<Matmul> makeMatmul(StringRef name, Value weight,
   return Matmul{name, type, *m, type.getRows() / groups, type.getCols()};
 }
 
+/// The token columns an expert's kernel sees of `tokens`. A token routes to k
+/// distinct experts, so a bucket holds at most T tokens: one token's bucket
+/// is that token (an empty one runs no kernel), any other's size is the
+/// router's to decide.
+std::optional<int64_t> expertBucket(std::optional<int64_t> tokens) {
+  if (tokens && *tokens != 1)
+    return kDynamic;
+  return tokens;
+}
+
 SmallVector<Matmul> collect(ArrayRef<std::optional<Matmul>> matmuls) {
   SmallVector<Matmul> result;
   for (const std::optional<Matmul> &matmul : matmuls) {
@@ -91,7 +101,7 @@ LogicalResult verifyKernel(Operation *op, const Matmul &matmul,
 } // namespace
 
 bool mlir::kf::isMatmulOp(Operation *op) {
-  return isa<LinearOp, GroupedLinearOp, MoeOp, QMatmulOp>(op);
+  return isa<LinearOp, GroupedLinearOp, MoeOp, QMatmulOp, ExpertQMatmulOp>(op);
 }
 
 SmallVector<Matmul> mlir::kf::getMatmuls(Operation *op) {
@@ -111,6 +121,10 @@ SmallVector<Matmul> mlir::kf::getMatmuls(Operation *op) {
         matmul->n = result.getDimSize(1);
         return SmallVector<Matmul>{*matmul};
       })
+      .Case([](ExpertQMatmulOp expert) {
+        return collect({makeMatmul("", expert.getWeight(),
+                                   expertBucket(leadingDim(expert.getIds())))});
+      })
       .Case([](GroupedLinearOp grouped) {
         return collect(
             {makeMatmul("", grouped.getWeight(), leadingDim(grouped.getInput()),
@@ -118,12 +132,7 @@ SmallVector<Matmul> mlir::kf::getMatmuls(Operation *op) {
       })
       .Case([](MoeOp moe) {
         std::optional<int64_t> tokens = leadingDim(moe.getInput());
-        // A token routes to k distinct experts, so a bucket holds at most T
-        // tokens: one token's bucket is that token (an empty one runs no
-        // kernel), any other's size is the router's to decide.
-        std::optional<int64_t> bucket = tokens;
-        if (tokens && *tokens != 1)
-          bucket = kDynamic;
+        std::optional<int64_t> bucket = expertBucket(tokens);
         Value weights[] = {moe.getGateExps(), moe.getUpExps(),
                            moe.getDownExps(), moe.getGateShexp(),
                            moe.getUpShexp(),  moe.getDownShexp()};
@@ -162,7 +171,8 @@ LogicalResult mlir::kf::verifyKernelAttribute(Operation *op, Attribute value) {
   if (!isMatmulOp(op))
     return op->emitError() << "'" << KfDialect::kKernelAttrName
                            << "' belongs on kf.linear, kf.grouped_linear, "
-                              "kf.moe or kf.qmatmul, not on '"
+                              "kf.moe, kf.qmatmul or kf.expert_qmatmul, not "
+                              "on '"
                            << op->getName() << "'";
   SmallVector<Matmul> matmuls = getMatmuls(op);
   if (matmuls.empty())

@@ -652,6 +652,39 @@ LogicalResult MoeOp::verify() {
   if (failed(checkPositive(*this, "limit", getLimit())) ||
       failed(checkPositive(*this, "shared_limit", getSharedLimit())))
     return failure();
+  // Each linear's input is simulated in whole blocks: x (D wide) and the
+  // SwiGLU outputs (F and the shared expert's width).
+  if (getFp8Activations())
+    for (int64_t width : {*d, ff, sharedFf})
+      if (width % kFp8ActivationBlock != 0)
+        return emitOpError()
+               << "fp8_activations simulates blocks of " << kFp8ActivationBlock
+               << ", so D, F and the shared F must be multiples "
+                  "of it, got "
+               << width;
+  return success();
+}
+
+LogicalResult SwigluOp::verify() {
+  if (Value weights = getWeights()) {
+    ArrayRef<int64_t> shape = getGate().getType().getShape();
+    if (shape.empty())
+      return emitOpError() << "gate must have a row dimension to weight";
+    if (failed(
+            checkShape(*this, "weights", weights.getType(), shape.drop_back())))
+      return failure();
+  }
+  return checkPositive(*this, "limit", getLimit());
+}
+
+LogicalResult MoeCombineOp::verify() {
+  auto routed = getRouted().getType();
+  if (routed.getRank() != 3)
+    return emitOpError() << "routed must be [T, k, D], got " << routed;
+  int64_t t = routed.getDimSize(0), d = routed.getDimSize(2);
+  if (failed(checkShape(*this, "shared", getShared().getType(), {t, d})) ||
+      failed(checkShape(*this, "result", getType(), {t, d})))
+    return failure();
   return success();
 }
 
@@ -687,6 +720,46 @@ int64_t packedActivationGranule(::kf::Format format) {
              : ::kf::activation_layout(format).block_elems;
 }
 
+/// Checks that `weight` is a weight whose format takes packed activations,
+/// with K a multiple of their block; returns the bytes of one packed
+/// activation row.
+FailureOr<int64_t> checkPackedWeight(Operation *op, QWeightType weight) {
+  if (failed(checkFloatWeight(op, "weight", weight)))
+    return failure();
+  auto format = static_cast<::kf::Format>(weight.getFormat());
+  ::kf::Format activation = ::kf::format_info(format).dot_format;
+  if (!hasPackedActivations(activation))
+    return op->emitOpError()
+           << "weight format " << stringifyFormat(weight.getFormat())
+           << " takes " << ::kf::format_info(activation).name
+           << " activations, expected a format that takes q8_0, q8_k, bf16 "
+              "or f32 (the packed activations' blocks)";
+  int64_t k = weight.getCols();
+  int64_t block = packedActivationGranule(activation);
+  if (k % block != 0)
+    return op->emitOpError()
+           << "weight has K = " << k << ", expected a multiple of " << block;
+  return ::kf::packed_activation_column_bytes(activation, k);
+}
+
+/// The kf.kernel decisions a kernel op was built from, or null after
+/// reporting that they are missing.
+KernelAttr getKernelDecision(Operation *op) {
+  auto kernel = op->getAttrOfType<KernelAttr>(KfDialect::kKernelAttrName);
+  if (!kernel)
+    op->emitOpError() << "needs the " << KfDialect::kKernelAttrName
+                      << " decisions its kernel was built from";
+  return kernel;
+}
+
+/// The kernel ABI of kf.qmatmul and kf.expert_qmatmul's callees.
+FunctionType getMatmulKernelType(MLIRContext *context) {
+  Builder b(context);
+  Type ptr = LLVM::LLVMPointerType::get(context);
+  Type i64 = b.getI64Type();
+  return b.getFunctionType({ptr, ptr, ptr, i64, i64, i64, i64}, {});
+}
+
 /// Checks that `callee` names a function whose type is `expected`, the ABI
 /// of the kernel kind `what`.
 LogicalResult verifyKernelCallee(Operation *op, SymbolRefAttr callee,
@@ -706,9 +779,8 @@ LogicalResult verifyKernelCallee(Operation *op, SymbolRefAttr callee,
 } // namespace
 
 LogicalResult QuantizeActivationsOp::verify() {
-  FailureOr<int64_t> k = staticDim(*this, "input", getInput(), 1);
-  if (failed(k) ||
-      failed(checkShape(*this, "input", getInput().getType(), {kAny, *k})))
+  FailureOr<int64_t> k = innermost(*this, "input", getInput(), 2, 3);
+  if (failed(k))
     return failure();
   auto format = static_cast<::kf::Format>(getFormat());
   if (!hasPackedActivations(format))
@@ -719,9 +791,9 @@ LogicalResult QuantizeActivationsOp::verify() {
   if (*k % block != 0)
     return emitOpError() << "input has K = " << *k
                          << " columns, expected a multiple of " << block;
-  return checkShape(
-      *this, "result", getType(),
-      {tokens(getInput()), ::kf::packed_activation_column_bytes(format, *k)});
+  SmallVector<int64_t> packed(getInput().getType().getShape());
+  packed.back() = ::kf::packed_activation_column_bytes(format, *k);
+  return checkShape(*this, "result", getType(), packed);
 }
 
 LogicalResult
@@ -739,26 +811,13 @@ LogicalResult QMatmulOp::verify() {
   if (weight.getShape().size() != 2)
     return emitOpError() << "weight must be a single [N, K] matrix, got "
                          << weight;
-  if (failed(checkFloatWeight(*this, "weight", weight)))
+  FailureOr<int64_t> rowBytes = checkPackedWeight(*this, weight);
+  if (failed(rowBytes))
     return failure();
-  auto format = static_cast<::kf::Format>(weight.getFormat());
-  ::kf::Format activation = ::kf::format_info(format).dot_format;
-  if (!hasPackedActivations(activation))
-    return emitOpError()
-           << "weight format " << stringifyFormat(weight.getFormat())
-           << " takes " << ::kf::format_info(activation).name
-           << " activations, expected a format that takes q8_0, q8_k, bf16 "
-              "or f32 (the packed activations' blocks)";
-  int64_t k = weight.getCols();
-  int64_t block = packedActivationGranule(activation);
-  if (k % block != 0)
-    return emitOpError() << "weight has K = " << k
-                         << ", expected a multiple of " << block;
   FailureOr<int64_t> n = staticDim(*this, "result", getResult(), 1);
   if (failed(n) ||
-      failed(checkShape(
-          *this, "input", getInput().getType(),
-          {kAny, ::kf::packed_activation_column_bytes(activation, k)})) ||
+      failed(checkShape(*this, "input", getInput().getType(),
+                        {kAny, *rowBytes})) ||
       failed(checkShape(*this, "result", getType(), {tokens(getInput()), *n})))
     return failure();
   int64_t offset = getRowOffset();
@@ -766,10 +825,9 @@ LogicalResult QMatmulOp::verify() {
     return emitOpError() << "rows " << offset << " .. " << offset + *n - 1
                          << " of the result are not rows of the weight "
                          << weight;
-  auto kernel = (*this)->getAttrOfType<KernelAttr>(KfDialect::kKernelAttrName);
+  KernelAttr kernel = getKernelDecision(*this);
   if (!kernel)
-    return emitOpError() << "needs the " << KfDialect::kKernelAttrName
-                         << " decisions its kernel was built from";
+    return failure();
   if (offset % kernel.getRows() != 0)
     return emitOpError() << "row_offset " << offset
                          << " is not a multiple of the layout's row group "
@@ -778,11 +836,38 @@ LogicalResult QMatmulOp::verify() {
 }
 
 LogicalResult QMatmulOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  Builder b(getContext());
-  Type ptr = LLVM::LLVMPointerType::get(getContext());
-  Type i64 = b.getI64Type();
-  return verifyKernelCallee(
-      *this, getCallee(),
-      b.getFunctionType({ptr, ptr, ptr, i64, i64, i64, i64}, {}),
-      "matmul kernel", symbolTable);
+  return verifyKernelCallee(*this, getCallee(),
+                            getMatmulKernelType(getContext()), "matmul kernel",
+                            symbolTable);
+}
+
+LogicalResult ExpertQMatmulOp::verify() {
+  QWeightType weight = getWeight().getType();
+  if (!weight.isExpertStack())
+    return emitOpError() << "weight must be an [E, N, K] expert stack, got "
+                         << weight;
+  FailureOr<int64_t> rowBytes = checkPackedWeight(*this, weight);
+  if (failed(rowBytes))
+    return failure();
+  auto ids = getIds().getType();
+  if (ids.getRank() != 2)
+    return emitOpError() << "ids must be [T, k], got " << ids;
+  int64_t t = ids.getDimSize(0), k = ids.getDimSize(1);
+  auto input = getInput().getType();
+  if (input.getRank() == 2) {
+    if (failed(checkShape(*this, "input", input, {t, *rowBytes})))
+      return failure();
+  } else if (failed(checkShape(*this, "input", input, {t, k, *rowBytes}))) {
+    return failure();
+  }
+  if (failed(checkShape(*this, "result", getType(), {t, k, weight.getRows()})))
+    return failure();
+  return success(static_cast<bool>(getKernelDecision(*this)));
+}
+
+LogicalResult
+ExpertQMatmulOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyKernelCallee(*this, getCallee(),
+                            getMatmulKernelType(getContext()), "matmul kernel",
+                            symbolTable);
 }

@@ -7,14 +7,20 @@
 // what is printed is what the JIT and the object writer compile, and two
 // matmuls of one shape and decision share one function.
 //
+// A kf.moe becomes the same for its shared expert, and for its routed
+// experts kf.expert_qmatmul ops whose kernels are one expert's: which tokens
+// an expert serves is decided at run time, so the executor buckets them and
+// calls the kernel per expert. The steps between the matmuls keep the
+// spec's roundings: kf.swiglu (bf16, the routing weight applied before the
+// down projection), kf.fp8_sim of each linear's input under fp8_activations,
+// and kf.moe_combine (the routed sum plus the shared expert, then bf16).
+//
 //===----------------------------------------------------------------------===//
 
 #include "kf/Passes/Passes.h"
 
 #include "KernelDecisions.h"
-#include "kf/Codegen/MatmulEmitter.h"
-#include "kf/runtime/packed_layout.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "QuantKernels.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -30,105 +36,11 @@ namespace {
 namespace codegen = ::kf::codegen;
 using ::kf::target::TargetInfo;
 
-/// The name of the module holding the kernels.
-constexpr StringLiteral kKernelsModule = "kernels";
-
-/// The kernel spec of a matmul's decision (for kf.grouped_linear, one
-/// group's: N its rows, K its columns); an error when no emitter builds it
-/// for `target` (verifyMatmulKernel's one line).
-FailureOr<codegen::MatmulKernelSpec>
-getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
-              const TargetInfo &target, std::string &reason) {
-  std::optional<codegen::KernelIsa> isa =
-      codegen::lookupIsa(stringifyKernelIsa(kernel.getIsa()));
-  if (!isa) {
-    reason =
-        ("no emitter for isa " + stringifyKernelIsa(kernel.getIsa())).str();
-    return failure();
-  }
+/// A matmul the emitters build: its decision, spec and kernels.
+struct LoweredMatmul {
+  KernelAttr kernel;
   codegen::MatmulKernelSpec spec;
-  spec.format = static_cast<::kf::Format>(matmul.weight.getFormat());
-  spec.isa = *isa;
-  spec.rows = kernel.getRows();
-  spec.k = matmul.k;
-  spec.n = matmul.n;
-  // A static M needs no wider tile than its decomposition has.
-  spec.maxCols = kernel.getWidestColumnTile();
-  spec.roundToBf16 = precision == Precision::bf16;
-  // The cache blocks --kf-block-caches decided, which the kernel follows
-  // when a call has more columns than one tile; a static M of one tile
-  // never does.
-  if (kernel.hasDynamicColumns() || kernel.getColumnTiles().size() > 1) {
-    spec.l1K = kernel.getL1K().value_or(0);
-    spec.l2Rows = kernel.getL2Rows().value_or(0);
-  }
-  if (llvm::Error err = codegen::verifyMatmulKernel(spec, target)) {
-    reason = llvm::toString(std::move(err));
-    return failure();
-  }
-  // A group's kernel reads the group's rows in place, from a packed row
-  // group's start.
-  if (matmul.n != matmul.weight.getRows() && matmul.n % spec.rows != 0) {
-    reason = llvm::formatv("a group's {0} rows are not a multiple of the "
-                           "layout's row group {1}",
-                           matmul.n, spec.rows)
-                 .str();
-    return failure();
-  }
-  return spec;
-}
-
-class KernelModule {
-public:
-  KernelModule(ModuleOp parent, const TargetInfo &target)
-      : parent(parent), target(target) {}
-
-  /// A reference to the function `name` in the kernels module, built by
-  /// `build` unless it exists; null after reporting an error on `op`.
-  template <typename Spec>
-  SymbolRefAttr
-  getOrBuild(Operation *op, const Spec &spec,
-             llvm::Expected<func::FuncOp> (*build)(ModuleOp, const Spec &,
-                                                   const TargetInfo &)) {
-    ModuleOp kernels = getModule(op);
-    if (!kernels)
-      return {};
-    std::string name = spec.getSymbolName();
-    if (!kernels.lookupSymbol(name)) {
-      llvm::Expected<func::FuncOp> fn = build(kernels, spec, target);
-      if (!fn) {
-        op->emitOpError() << "kf-lower-quant-dot: "
-                          << llvm::toString(fn.takeError());
-        return {};
-      }
-    }
-    MLIRContext *context = op->getContext();
-    return SymbolRefAttr::get(StringAttr::get(context, kKernelsModule),
-                              {FlatSymbolRefAttr::get(context, name)});
-  }
-
-private:
-  ModuleOp getModule(Operation *op) {
-    if (kernels)
-      return kernels;
-    Operation *existing = SymbolTable::lookupSymbolIn(parent, kKernelsModule);
-    if (existing) {
-      kernels = dyn_cast<ModuleOp>(existing);
-      if (!kernels)
-        op->emitOpError() << "kf-lower-quant-dot: the symbol @"
-                          << kKernelsModule << " is taken by a '"
-                          << existing->getName()
-                          << "', expected the kernels module";
-      return kernels;
-    }
-    OpBuilder b = OpBuilder::atBlockEnd(parent.getBody());
-    kernels = ModuleOp::create(b, parent.getLoc(), kKernelsModule);
-    return kernels;
-  }
-
-  ModuleOp parent;
-  const TargetInfo &target;
-  ModuleOp kernels;
+  MatmulKernels fns;
 };
 
 struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
@@ -141,94 +53,189 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
       return signalPassFailure();
     TargetInfo target = targetAttr.getTargetInfo();
 
-    SmallVector<Operation *> matmuls;
+    SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<LinearOp, GroupedLinearOp>(op))
-        matmuls.push_back(op);
+      if (isa<LinearOp, GroupedLinearOp, MoeOp>(op))
+        ops.push_back(op);
     });
     KernelModule kernels(module, target);
-    for (Operation *op : matmuls)
-      if (failed(lower(op, kernels, target)))
+    for (Operation *op : ops) {
+      LogicalResult lowered = isa<MoeOp>(op)
+                                  ? lowerMoe(cast<MoeOp>(op), kernels, target)
+                                  : lowerLinear(op, kernels, target);
+      if (failed(lowered))
         return signalPassFailure();
+    }
+  }
+
+  /// The decision and kernel spec of `matmul` of `op` (its kernels not
+  /// built yet); nullopt when no emitter builds its decision, which is left
+  /// to the graph's reference path unless require-all makes it an error;
+  /// failure on an error.
+  FailureOr<std::optional<LoweredMatmul>>
+  decideMatmul(Operation *op, const Matmul &matmul, Precision precision,
+               const TargetInfo &target) {
+    KernelAttr kernel = getKernelOrError(op, matmul, "kf-lower-quant-dot");
+    if (!kernel)
+      return failure();
+    std::string reason;
+    FailureOr<codegen::MatmulKernelSpec> spec =
+        getMatmulSpec(matmul, kernel, precision, target, reason);
+    if (failed(spec)) {
+      if (!requireAll)
+        return std::optional<LoweredMatmul>();
+      InFlightDiagnostic diag = op->emitOpError() << "kf-lower-quant-dot: ";
+      if (!matmul.name.empty())
+        diag << matmul.name << ": ";
+      return diag << reason;
+    }
+    return std::optional<LoweredMatmul>(LoweredMatmul{kernel, *spec, {}});
+  }
+
+  /// A kf.qmatmul of `x`'s quantization by `matmul`'s kernels, on the weight
+  /// rows from `rowOffset` on.
+  static Value createQMatmul(OpBuilder &b, Location loc, Value x, Value weight,
+                             const LoweredMatmul &matmul, Precision precision,
+                             int64_t rowOffset = 0) {
+    Value packed = createQuantize(b, loc, x, matmul.fns.quantize, matmul.spec);
+    auto type = RankedTensorType::get(
+        {cast<RankedTensorType>(x.getType()).getDimSize(0), matmul.spec.n},
+        b.getF32Type());
+    auto qmatmul =
+        QMatmulOp::create(b, loc, type, matmul.fns.matmul, packed, weight,
+                          PrecisionAttr::get(b.getContext(), precision),
+                          b.getI64IntegerAttr(rowOffset));
+    qmatmul->setAttr(KfDialect::kKernelAttrName, matmul.kernel);
+    return qmatmul;
   }
 
   /// Lowers a kf.linear, or a kf.grouped_linear as one kf.qmatmul per group
   /// (each on its slice of the input and its rows of the weight, by one
   /// kernel) whose results are concatenated.
-  LogicalResult lower(Operation *op, KernelModule &kernels,
-                      const TargetInfo &target) {
-    Matmul matmul = getMatmuls(op).front();
-    KernelAttr kernel = getKernelOrError(op, matmul, "kf-lower-quant-dot");
-    if (!kernel)
-      return failure();
+  LogicalResult lowerLinear(Operation *op, KernelModule &kernels,
+                            const TargetInfo &target) {
     auto grouped = dyn_cast<GroupedLinearOp>(op);
-    PrecisionAttr precision = grouped ? grouped.getPrecisionAttr()
-                                      : cast<LinearOp>(op).getPrecisionAttr();
-    std::string reason;
-    FailureOr<codegen::MatmulKernelSpec> spec =
-        getMatmulSpec(matmul, kernel, precision.getValue(), target, reason);
-    if (failed(spec)) {
-      // Left to the graph's reference path unless every matmul must run
-      // compiled.
-      if (!requireAll)
-        return success();
-      return op->emitOpError() << "kf-lower-quant-dot: " << reason;
-    }
-
-    SymbolRefAttr matmulFn =
-        kernels.getOrBuild(op, *spec, codegen::buildMatmulKernel);
-    const ::kf::Format activation = spec->getActivationFormat();
-    SymbolRefAttr quantizeFn =
-        kernels.getOrBuild(op, codegen::QuantizeKernelSpec{spec->k, activation},
-                           codegen::buildQuantizeKernel);
-    if (!matmulFn || !quantizeFn)
+    Precision precision =
+        grouped ? grouped.getPrecision() : cast<LinearOp>(op).getPrecision();
+    FailureOr<std::optional<LoweredMatmul>> decided =
+        decideMatmul(op, getMatmuls(op).front(), precision, target);
+    if (failed(decided))
       return failure();
+    if (!*decided)
+      return success();
+    LoweredMatmul &matmul = **decided;
+    FailureOr<MatmulKernels> fns = kernels.getOrBuild(op, matmul.spec);
+    if (failed(fns))
+      return failure();
+    matmul.fns = *fns;
 
     OpBuilder b(op);
     Location loc = op->getLoc();
     Value input = op->getOperand(0), weight = op->getOperand(1);
-    auto inputType = cast<RankedTensorType>(input.getType());
-    int64_t m = inputType.getDimSize(0);
-    auto packedType = RankedTensorType::get(
-        {m, spec->getActivationColumnBytes()}, b.getI8Type());
-    auto resultType = RankedTensorType::get({m, spec->n}, b.getF32Type());
-    auto emitGroup = [&](Value x, int64_t rowOffset) -> Value {
-      Value packed = QuantizeActivationsOp::create(
-          b, loc, packedType, quantizeFn, x, static_cast<Format>(activation));
-      auto qmatmul =
-          QMatmulOp::create(b, loc, resultType, matmulFn, packed, weight,
-                            precision, b.getI64IntegerAttr(rowOffset));
-      qmatmul->setAttr(KfDialect::kKernelAttrName, kernel);
-      return qmatmul.getResult();
-    };
-
     Value result;
     if (!grouped) {
-      result = emitGroup(input, 0);
+      result = createQMatmul(b, loc, input, weight, matmul, precision);
     } else {
       // Group g: columns g·K .. (g+1)·K − 1 of the input, rows g·N ..
       // (g+1)·N − 1 of the weight. A slice quantizes as the whole row does,
       // K being a multiple of the activation block.
+      int64_t m = cast<RankedTensorType>(input.getType()).getDimSize(0);
+      const int64_t k = matmul.spec.k, n = matmul.spec.n;
       SmallVector<OpFoldResult> sizes = {
           m == ShapedType::kDynamic
               ? OpFoldResult(
                     tensor::DimOp::create(b, loc, input, 0).getResult())
               : OpFoldResult(b.getIndexAttr(m)),
-          b.getIndexAttr(spec->k)};
+          b.getIndexAttr(k)};
       SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
       SmallVector<Value> groups;
       for (int64_t g = 0; g < static_cast<int64_t>(grouped.getGroups()); ++g) {
         SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
-                                             b.getIndexAttr(g * spec->k)};
+                                             b.getIndexAttr(g * k)};
         Value slice = tensor::ExtractSliceOp::create(
-            b, loc, RankedTensorType::get({m, spec->k}, b.getF32Type()), input,
+            b, loc, RankedTensorType::get({m, k}, b.getF32Type()), input,
             offsets, sizes, strides);
-        groups.push_back(emitGroup(slice, g * spec->n));
+        groups.push_back(
+            createQMatmul(b, loc, slice, weight, matmul, precision, g * n));
       }
       result = tensor::ConcatOp::create(b, loc, /*dim=*/1, groups);
     }
     op->getResult(0).replaceAllUsesWith(result);
     op->erase();
+    return success();
+  }
+
+  /// Lowers a kf.moe whose six matmuls the emitters all build; one that
+  /// cannot run compiled whole stays for the reference path.
+  LogicalResult lowerMoe(MoeOp moe, KernelModule &kernels,
+                         const TargetInfo &target) {
+    // Every linear of the MoE rounds its result to bf16 (spec §4.5).
+    constexpr Precision kPrecision = Precision::bf16;
+    SmallVector<LoweredMatmul, 6> matmuls;
+    for (const Matmul &matmul : getMatmuls(moe)) {
+      FailureOr<std::optional<LoweredMatmul>> decided =
+          decideMatmul(moe, matmul, kPrecision, target);
+      if (failed(decided))
+        return failure();
+      if (!*decided)
+        return success();
+      matmuls.push_back(**decided);
+    }
+    // Only now that every stack has an emitter: a kf.moe left whole must
+    // leave no kernel behind in the module.
+    for (LoweredMatmul &matmul : matmuls) {
+      FailureOr<MatmulKernels> fns = kernels.getOrBuild(moe, matmul.spec);
+      if (failed(fns))
+        return failure();
+      matmul.fns = *fns;
+    }
+    const LoweredMatmul &gate = matmuls[0], &up = matmuls[1],
+                        &down = matmuls[2], &sharedGate = matmuls[3],
+                        &sharedUp = matmuls[4], &sharedDown = matmuls[5];
+
+    OpBuilder b(moe);
+    Location loc = moe.getLoc();
+    // Each linear's input takes FP8SIM under fp8_activations; the gate and
+    // up projections share theirs (and their quantizations, under CSE).
+    auto linearInput = [&](Value x) -> Value {
+      if (!moe.getFp8Activations())
+        return x;
+      return Fp8SimOp::create(b, loc, x.getType(), x,
+                              b.getI64IntegerAttr(MoeOp::kFp8ActivationBlock),
+                              IntegerAttr());
+    };
+    auto ids = cast<RankedTensorType>(moe.getIds().getType());
+    const int64_t tokens = ids.getDimSize(0), slots = ids.getDimSize(1);
+    auto expertMatmul = [&](Value x, Value stack,
+                            const LoweredMatmul &matmul) -> Value {
+      Value packed =
+          createQuantize(b, loc, x, matmul.fns.quantize, matmul.spec);
+      auto type =
+          RankedTensorType::get({tokens, slots, matmul.spec.n}, b.getF32Type());
+      auto op = ExpertQMatmulOp::create(b, loc, type, matmul.fns.matmul, packed,
+                                        moe.getIds(), stack, kPrecision);
+      op->setAttr(KfDialect::kKernelAttrName, matmul.kernel);
+      return op;
+    };
+
+    Value x = linearInput(moe.getInput());
+    Value g = expertMatmul(x, moe.getGateExps(), gate);
+    Value u = expertMatmul(x, moe.getUpExps(), up);
+    Value h = SwigluOp::create(b, loc, g.getType(), g, u, moe.getWeights(),
+                               moe.getLimitAttr());
+    Value routed = expertMatmul(linearInput(h), moe.getDownExps(), down);
+
+    Value sg =
+        createQMatmul(b, loc, x, moe.getGateShexp(), sharedGate, kPrecision);
+    Value su = createQMatmul(b, loc, x, moe.getUpShexp(), sharedUp, kPrecision);
+    Value sh = SwigluOp::create(b, loc, sg.getType(), sg, su, Value(),
+                                moe.getSharedLimitAttr());
+    Value shared = createQMatmul(b, loc, linearInput(sh), moe.getDownShexp(),
+                                 sharedDown, kPrecision);
+
+    Value result = MoeCombineOp::create(b, loc, moe.getType(), routed, shared);
+    moe.getResult().replaceAllUsesWith(result);
+    moe.erase();
     return success();
   }
 };

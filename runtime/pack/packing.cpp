@@ -294,6 +294,31 @@ absl::StatusOr<std::vector<uint8_t>> pack_weights(const PackedLayout &layout,
   return out;
 }
 
+absl::StatusOr<std::vector<uint8_t>>
+pack_expert_weights(const PackedLayout &layout, std::span<const uint8_t> src,
+                    int64_t experts, int64_t n, int64_t k) {
+  absl::StatusOr<uint64_t> bytes = packed_weight_bytes(layout, n, k);
+  if (!bytes.ok())
+    return bytes.status();
+  if (experts <= 0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pack_expert_weights: ", experts, " experts, expected > 0"));
+  const uint64_t expert_file_bytes = file_bytes(layout.format, n, k);
+  if (absl::Status s = check_bytes(
+          "pack_expert_weights", "the source stack",
+          static_cast<uint64_t>(experts) * expert_file_bytes, src.size());
+      !s.ok())
+    return s;
+  std::vector<uint8_t> out(static_cast<size_t>(experts) * *bytes);
+  for (int64_t e = 0; e < experts; ++e)
+    if (absl::Status s = pack_weights(
+            layout, src.subspan(e * expert_file_bytes, expert_file_bytes), n, k,
+            std::span<uint8_t>(out).subspan(e * *bytes, *bytes));
+        !s.ok())
+      return s;
+  return out;
+}
+
 absl::Status unpack_weights(const PackedLayout &layout,
                             std::span<const uint8_t> packed, int64_t n,
                             int64_t k, std::span<uint8_t> dst) {

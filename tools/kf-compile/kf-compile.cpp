@@ -6,7 +6,8 @@
 //   the same, and writes the kernels the plan calls as an object file or a
 //   shared library.
 // kf-compile -m model.gguf | --preset NAME [--recipe R] --emit=graph|stats
-//   builds the model's graph (docs/graph.md) and prints it, or what it costs.
+//   builds the model's graph (docs/graph.md) and prints it, or what its plan
+//   for the target costs and which of its matmuls run compiled.
 // kf-compile --print-target[=NAME]   the target description (host by default)
 // kf-compile --list-targets          the named targets usable on any host
 //
@@ -96,9 +97,10 @@ static cl::opt<Emit>
                     clEnumValN(Emit::Graph, "graph",
                                "the model graph as built, before any pass"),
                     clEnumValN(Emit::Stats, "stats",
-                               "what the graph costs: weight bytes by format, "
-                               "bytes a decode token reads, KV cache, "
-                               "activation arena")),
+                               "what the plan for --target costs: weight "
+                               "bytes by format, bytes a decode token reads, "
+                               "KV cache, activation arena, matmuls compiled "
+                               "and not")),
          cl::cat(category));
 
 // Not --threads: an LLVM library linked for --emit=obj registers that name.
@@ -284,6 +286,10 @@ static int runCompile() {
 
   mlir::PassManager pm(&context);
   if (emit == Emit::Stats) {
+    // The plan's costs for the target: which matmuls it compiled, and the
+    // arena of its kernel ops' operands.
+    if (mlir::failed(compilePlan(*module)))
+      return 1;
     mlir::kf::KfGraphStatsOptions statsOptions;
     statsOptions.contextTokens = contextTokens;
     statsOptions.prefillTokens = prefillTokens;

@@ -53,8 +53,9 @@ absl::Status checkFinite(const Weight &weight);
 absl::StatusOr<std::span<const float>> getFloats(Weight &weight);
 /// An i32 table's values; an error for any other format.
 absl::StatusOr<std::span<const int32_t>> getInts(Weight &weight);
-/// The weight's file bytes repacked to `layout` (kf::pack_weights), once per
-/// layout; an error for a weight given in memory, which has no file bytes.
+/// The weight's file bytes repacked to `layout` (kf::pack_weights; an expert
+/// stack expert by expert, kf::pack_expert_weights), once per layout; an
+/// error for a weight given in memory, which has no file bytes.
 absl::StatusOr<std::span<const uint8_t>>
 getPacked(Weight &weight, const ::kf::PackedLayout &layout);
 
@@ -173,10 +174,14 @@ absl::Status execute(mlir::kf::Fp8SimOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::Fp4SimOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::MoeGateOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::MoeOp op, Frame &frame, Context &context);
+absl::Status execute(mlir::kf::SwigluOp op, Frame &frame, Context &context);
+absl::Status execute(mlir::kf::MoeCombineOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::ArgmaxOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::QuantizeActivationsOp op, Frame &frame,
                      Context &context);
 absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context);
+absl::Status execute(mlir::kf::ExpertQMatmulOp op, Frame &frame,
+                     Context &context);
 
 absl::Status execute(mlir::kf::CacheResetOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::CacheAppendOp op, Frame &frame,

@@ -185,7 +185,8 @@ absl::Status Interpreter::Impl::execute(Operation *op, Frame &frame) {
             mlir::tensor::ExtractSliceOp, mlir::tensor::ConcatOp,
             mlir::arith::ConstantOp, mlir::arith::AddIOp, mlir::arith::SubIOp,
             mlir::arith::MulIOp, mlir::kf::QuantizeActivationsOp,
-            mlir::kf::QMatmulOp>(run)
+            mlir::kf::QMatmulOp, mlir::kf::ExpertQMatmulOp, mlir::kf::SwigluOp,
+            mlir::kf::MoeCombineOp>(run)
       .Default([&](Operation *other) {
         return absl::UnimplementedError(("interpreter: unsupported op '" +
                                          other->getName().getStringRef() + "'")

@@ -1,15 +1,18 @@
 //===- kernel_ops.cpp - The ops that call compiled kernels ----------------===//
 //
-// A lowered graph's kf.quantize_activations and kf.qmatmul run the kernels
-// --kf-lower-quant-dot built, found through the interpreter's kernel
-// resolver, on the whole row range in the calling thread: the interpreter
-// checks what the compiled code computes, not how fast.
+// A lowered graph's kf.quantize_activations, kf.qmatmul and
+// kf.expert_qmatmul run the kernels --kf-lower-quant-dot built, found
+// through the interpreter's kernel resolver, on the whole row range in the
+// calling thread (an expert matmul through the runtime's MoE dispatch, one
+// call per expert bucket): the interpreter checks what the compiled code
+// computes, not how fast.
 //
 //===----------------------------------------------------------------------===//
 
 #include "internal.h"
 
 #include "kf/runtime/kernel_abi.h"
+#include "kf/runtime/moe_dispatch.h"
 #include "kf/runtime/packed_layout.h"
 #include "kf/runtime/status_macros.h"
 
@@ -18,31 +21,58 @@ namespace kf::deepseek_v4::interpreter::detail {
 absl::Status execute(mlir::kf::QuantizeActivationsOp op, Frame &frame,
                      Context &context) {
   const Tensor &input = frame.tensor(op.getInput());
-  int64_t m = input.getDimSize(0), k = input.getDimSize(1);
+  // Every innermost row, whatever the leading dimensions (a routed expert's
+  // [T, k, F] activations are T·k rows).
+  std::vector<int64_t> shape(input.getShape().begin(), input.getShape().end());
+  const int64_t k = shape.back(), m = input.getNumElements() / k;
   KF_ASSIGN_OR_RETURN(void *kernel, context.getKernel(op, op.getCallee()));
   const int64_t columnBytes = ::kf::packed_activation_column_bytes(
       static_cast<::kf::Format>(op.getFormat()), k);
   std::vector<int8_t> packed(static_cast<size_t>(m * columnBytes));
   reinterpret_cast<kf_quantize_kernel_fn>(kernel)(input.getFloats().data(), k,
                                                   packed.data(), m);
-  frame.set(op.getResult(), Tensor({m, columnBytes}, std::move(packed)));
+  shape.back() = columnBytes;
+  frame.set(op.getResult(), Tensor(std::move(shape), std::move(packed)));
   return absl::OkStatus();
 }
 
-absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
-  const Tensor &input = frame.tensor(op.getInput());
-  Weight &weight = frame.weight(op.getWeight());
+namespace {
+
+/// The kernel op's weight repacked to its decision's layout, and its kernel.
+struct CompiledMatmul {
+  ::kf::PackedLayout layout;
+  std::span<const uint8_t> packedWeight;
+  kf_matmul_kernel_fn kernel;
+};
+
+absl::StatusOr<CompiledMatmul> getCompiledMatmul(mlir::Operation *op,
+                                                 mlir::SymbolRefAttr callee,
+                                                 Weight &weight,
+                                                 Context &context) {
   auto decision = op->getAttrOfType<mlir::kf::KernelAttr>(
       mlir::kf::KfDialect::kKernelAttrName);
   if (!decision)
     return opError(op, "kf.kernel must be a #kf.kernel");
-  KF_ASSIGN_OR_RETURN(std::span<const uint8_t> packedWeight,
-                      getPacked(weight, decision.getWeightLayout()));
-  KF_ASSIGN_OR_RETURN(void *kernel, context.getKernel(op, op.getCallee()));
+  CompiledMatmul matmul;
+  matmul.layout = decision.getWeightLayout();
+  KF_ASSIGN_OR_RETURN(matmul.packedWeight, getPacked(weight, matmul.layout));
+  KF_ASSIGN_OR_RETURN(void *kernel, context.getKernel(op, callee));
+  matmul.kernel = reinterpret_cast<kf_matmul_kernel_fn>(kernel);
+  return matmul;
+}
+
+} // namespace
+
+absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
+  const Tensor &input = frame.tensor(op.getInput());
+  Weight &weight = frame.weight(op.getWeight());
+  KF_ASSIGN_OR_RETURN(CompiledMatmul compiled,
+                      getCompiledMatmul(op, op.getCallee(), weight, context));
+  std::span<const uint8_t> packedWeight = compiled.packedWeight;
   int64_t m = input.getDimSize(0), n = op.getType().getDimSize(1);
   // The kernel was built for the rows from row_offset on (a group's), which
   // start a packed row group: the verifier checked the offset's alignment.
-  ::kf::PackedLayout layout = decision.getWeightLayout();
+  const ::kf::PackedLayout &layout = compiled.layout;
   int64_t firstGroup = op.getRowOffset() / layout.rows;
   int64_t groupBytes = ::kf::packed_group_bytes(layout, weight.type.getCols());
   int64_t groups = (n + layout.rows - 1) / layout.rows;
@@ -52,9 +82,45 @@ absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
                            " leave the packed weight");
   const uint8_t *rows = packedWeight.data() + firstGroup * groupBytes;
   std::vector<float> out(static_cast<size_t>(m * n));
-  reinterpret_cast<kf_matmul_kernel_fn>(kernel)(rows, input.getBytes().data(),
-                                                out.data(), n, m, 0, n);
+  compiled.kernel(rows, input.getBytes().data(), out.data(), n, m, 0, n);
   frame.set(op.getResult(), Tensor({m, n}, std::move(out)));
+  return absl::OkStatus();
+}
+
+absl::Status execute(mlir::kf::ExpertQMatmulOp op, Frame &frame,
+                     Context &context) {
+  const Tensor &input = frame.tensor(op.getInput());
+  const Tensor &ids = frame.tensor(op.getIds());
+  Weight &weight = frame.weight(op.getWeight());
+  const int64_t tokens = ids.getDimSize(0), slots = ids.getDimSize(1);
+  const int64_t experts = weight.type.getShape().front();
+  const int64_t n = weight.type.getRows();
+  KF_RETURN_IF_ERROR(expectSize(op, "the activations' token count",
+                                input.getDimSize(0), tokens));
+  // One packed row per token (read by each of its slots) or per slot.
+  const bool perToken = input.getRank() == 2;
+  if (!perToken)
+    KF_RETURN_IF_ERROR(expectSize(op, "the activations' slot count",
+                                  input.getDimSize(1), slots));
+  KF_ASSIGN_OR_RETURN(CompiledMatmul compiled,
+                      getCompiledMatmul(op, op.getCallee(), weight, context));
+  absl::StatusOr<::kf::ExpertBuckets> buckets =
+      ::kf::bucket_by_expert(ids.getInts(), experts);
+  if (!buckets.ok())
+    return opError(op, std::string(buckets.status().message()));
+  std::span<const int8_t> packed = input.getBytes();
+  ::kf::ExpertActivations x{
+      std::span(reinterpret_cast<const uint8_t *>(packed.data()),
+                packed.size()),
+      input.getShape().back(), perToken ? slots : 1};
+  ::kf::ExpertMatmul matmul{
+      compiled.kernel, compiled.packedWeight.data(),
+      static_cast<int64_t>(compiled.packedWeight.size()) / experts, n};
+  std::vector<float> out(static_cast<size_t>(tokens * slots * n));
+  if (absl::Status run = ::kf::run_expert_matmul(matmul, *buckets, x, out);
+      !run.ok())
+    return opError(op, std::string(run.message()));
+  frame.set(op.getResult(), Tensor({tokens, slots, n}, std::move(out)));
   return absl::OkStatus();
 }
 

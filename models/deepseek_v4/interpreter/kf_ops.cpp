@@ -533,6 +533,54 @@ absl::Status execute(mlir::kf::MoeOp op, Frame &frame, Context &) {
   return absl::OkStatus();
 }
 
+absl::Status execute(mlir::kf::SwigluOp op, Frame &frame, Context &) {
+  const Tensor &gate = frame.tensor(op.getGate());
+  const Tensor &up = frame.tensor(op.getUp());
+  KF_RETURN_IF_ERROR(expectSize(op, "up's element count", up.getNumElements(),
+                                gate.getNumElements()));
+  Rows rows = innermostRows(gate);
+  std::span<const float> weights;
+  if (op.getWeights()) {
+    weights = frame.tensor(op.getWeights()).getFloats();
+    KF_RETURN_IF_ERROR(expectSize(op, "the routing weights' count",
+                                  static_cast<int64_t>(weights.size()),
+                                  static_cast<int64_t>(rows.count)));
+  }
+  float limit = op.getLimit().convertToFloat();
+  std::vector<float> out(static_cast<size_t>(gate.getNumElements()));
+  for (size_t r = 0; r < rows.count; ++r)
+    reference::swiglu(row(gate.getFloats(), r, rows.length),
+                      row(up.getFloats(), r, rows.length), limit,
+                      weights.empty() ? 1.0f : weights[r],
+                      row(std::span<float>(out), r, rows.length));
+  frame.set(op.getResult(), Tensor(shapeOf(gate), std::move(out)));
+  return absl::OkStatus();
+}
+
+absl::Status execute(mlir::kf::MoeCombineOp op, Frame &frame, Context &) {
+  const Tensor &routed = frame.tensor(op.getRouted());
+  const Tensor &shared = frame.tensor(op.getShared());
+  int64_t tokens = routed.getDimSize(0), dim = routed.getDimSize(2);
+  KF_RETURN_IF_ERROR(expectSize(op, "the shared expert's token count",
+                                shared.getDimSize(0), tokens));
+  size_t k = static_cast<size_t>(routed.getDimSize(1));
+  size_t d = static_cast<size_t>(dim);
+  std::vector<float> out(static_cast<size_t>(tokens) * d);
+  for (size_t t = 0; t < static_cast<size_t>(tokens); ++t) {
+    std::span<const float> s = row(shared.getFloats(), t, d);
+    for (size_t i = 0; i < d; ++i) {
+      // reference::moe: the slots in fp64 in routing order, then the shared
+      // expert, then fp32 and bf16.
+      double sum = 0;
+      for (size_t j = 0; j < k; ++j)
+        sum += routed.getFloats()[(t * k + j) * d + i];
+      out[t * d + i] = reference::round_bf16(static_cast<float>(sum + s[i]));
+    }
+  }
+  frame.set(op.getResult(), Tensor({tokens, dim}, std::move(out)));
+  return absl::OkStatus();
+}
+
 //===----------------------------------------------------------------------===//
 // Sampling
 //===----------------------------------------------------------------------===//

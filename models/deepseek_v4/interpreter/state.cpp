@@ -98,9 +98,12 @@ getPacked(Weight &weight, const ::kf::PackedLayout &layout) {
     return weightError(weight, "is read by a compiled kernel, which needs its "
                                "file bytes; weights given in memory have none");
   mlir::kf::QWeightType type = weight.type;
+  std::span<const uint8_t> bytes = weight.file->data(*weight.tensor);
   absl::StatusOr<std::vector<uint8_t>> packed =
-      pack_weights(layout, weight.file->data(*weight.tensor), type.getRows(),
-                   type.getCols());
+      type.isExpertStack()
+          ? pack_expert_weights(layout, bytes, type.getShape().front(),
+                                type.getRows(), type.getCols())
+          : pack_weights(layout, bytes, type.getRows(), type.getCols());
   if (!packed.ok())
     return weightError(weight, "repacking to " + name + ": " +
                                    std::string(packed.status().message()));

@@ -8,6 +8,7 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -59,18 +60,29 @@ Touch oneRow(QWeightType type) {
   return {type.getSizeInBytes() / rows, 0};
 }
 
-/// The experts per token of a kf.moe: the k of the kf.moe_gate that routes
-/// it, else the static width of its ids.
-FailureOr<int64_t> expertsPerToken(MoeOp moe) {
-  if (auto gate = moe.getIds().getDefiningOp<MoeGateOp>())
+/// The experts per token of `op` (a kf.moe or a kf.expert_qmatmul): the k
+/// of the kf.moe_gate that routes its `ids`, else their static width.
+FailureOr<int64_t> expertsPerToken(Operation *op, Value ids) {
+  if (auto gate = ids.getDefiningOp<MoeGateOp>())
     return static_cast<int64_t>(gate.getK());
-  auto ids = cast<RankedTensorType>(moe.getIds().getType());
-  if (!ids.isDynamicDim(1))
-    return ids.getDimSize(1);
-  return moe.emitError()
-         << "kf-graph-stats: cannot count the experts a token reads: the "
-            "kf.moe ids come from no kf.moe_gate and are "
-         << ids << ", expected a static [T, k]";
+  auto type = cast<RankedTensorType>(ids.getType());
+  if (!type.isDynamicDim(1))
+    return type.getDimSize(1);
+  return op->emitError() << "kf-graph-stats: cannot count the experts a token "
+                            "reads: the "
+                         << op->getName() << " ids come from no kf.moe_gate "
+                         << "and are " << type << ", expected a static [T, k]";
+}
+
+/// What a token reads of an expert stack: k of its E equal experts.
+FailureOr<Touch> expertSlices(Operation *op, Value ids, QWeightType type) {
+  FailureOr<int64_t> k = expertsPerToken(op, ids);
+  if (failed(k))
+    return failure();
+  auto experts = static_cast<uint64_t>(type.getShape().front());
+  auto used = static_cast<uint64_t>(std::min<int64_t>(*k, experts));
+  Touch all = wholeWeight(type);
+  return Touch{all.bytes / experts * used, all.parameters / experts * used};
 }
 
 /// Sums the weights @decode and the functions it calls read for one token,
@@ -146,15 +158,11 @@ private:
                    &use == &moe.getDownExpsMutable();
       if (!stack)
         return wholeWeight(type);
-      FailureOr<int64_t> k = expertsPerToken(moe);
-      if (failed(k))
-        return failure();
-      // Experts are equal slices of the stack; a token reads k of E.
-      auto experts = static_cast<uint64_t>(type.getShape().front());
-      auto used = static_cast<uint64_t>(std::min<int64_t>(*k, experts));
-      Touch all = wholeWeight(type);
-      return Touch{all.bytes / experts * used, all.parameters / experts * used};
+      return expertSlices(moe, moe.getIds(), type);
     }
+    // A lowered kf.moe's routed stacks, each read by its expert matmul.
+    if (auto expert = dyn_cast<ExpertQMatmulOp>(user))
+      return expertSlices(expert, expert.getIds(), type);
     if (auto embed = dyn_cast<EmbedOp>(user);
         embed && &use == &embed.getTableMutable())
       return oneRow(type);
@@ -476,6 +484,16 @@ FailureOr<GraphStats> GraphStats::compute(ModuleOp module,
         ArenaEstimator(options.prefillTokens, options.prefillTokens)
             .estimate(prefill);
   stats.caches = countCaches(module, options.contextTokens);
+  module.walk([&](Operation *op) {
+    MatmulStats &m = stats.matmuls;
+    TypeSwitch<Operation *>(op)
+        .Case([&](QMatmulOp) { ++m.qmatmuls; })
+        .Case([&](ExpertQMatmulOp) { ++m.expertMatmuls; })
+        .Case([&](MoeCombineOp) { ++m.loweredMoes; })
+        .Case([&](LinearOp) { ++m.linears; })
+        .Case([&](GroupedLinearOp) { ++m.groupedLinears; })
+        .Case([&](MoeOp) { ++m.moes; });
+  });
   return stats;
 }
 
@@ -551,4 +569,13 @@ void GraphStats::print(raw_ostream &os) const {
                       "+ arena {4} = {5} bytes\n",
                       gib, weightBytes, context, kvBytes(), arenaBytes(),
                       footprint);
+  os << "matmuls (kernel ops call compiled kernels; the others run the "
+        "reference kernels):\n";
+  os << llvm::formatv("  compiled       kf.qmatmul {0}, kf.expert_qmatmul {1} "
+                      "(the routed experts of {2} kf.moe)\n",
+                      matmuls.qmatmuls, matmuls.expertMatmuls,
+                      matmuls.loweredMoes);
+  os << llvm::formatv("  not compiled   kf.linear {0}, kf.grouped_linear {1}, "
+                      "kf.moe {2}\n",
+                      matmuls.linears, matmuls.groupedLinears, matmuls.moes);
 }

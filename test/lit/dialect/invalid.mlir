@@ -1768,7 +1768,7 @@ func.func @kernel_not_a_kernel(%x: tensor<4x64xf32>, %w: !kf.qweight<q8_0, [16, 
 // -----
 
 func.func @kernel_not_a_matmul(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
-  // expected-error @+1 {{'kf.kernel' belongs on kf.linear, kf.grouped_linear, kf.moe or kf.qmatmul, not on 'kf.rms_norm'}}
+  // expected-error @+1 {{'kf.kernel' belongs on kf.linear, kf.grouped_linear, kf.moe, kf.qmatmul or kf.expert_qmatmul, not on 'kf.rms_norm'}}
   %0 = kf.rms_norm %x eps(1.0e-06) {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 8, threads = 1>} : tensor<4x64xf32>
   return %0 : tensor<4x64xf32>
 }
@@ -1991,4 +1991,133 @@ func.func @quantize_unknown_format(%x: tensor<?x256xf32>) -> tensor<?x292xi8> {
   // expected-error @+1 {{unknown format 'q3_z'}}
   %xq = kf.quantize_activations @kernels::@quantize(%x) format(q3_z) : tensor<?x256xf32> -> tensor<?x292xi8>
   return %xq : tensor<?x292xi8>
+}
+
+// -----
+
+func.func @expert_qmatmul_not_a_stack(%xq: tensor<?x80xi8>, %ids: tensor<?x2xi32>, %w: !kf.qweight<mxfp4, [32, 64]>) -> tensor<?x2x32xf32> {
+  // expected-error @+1 {{'kf.expert_qmatmul' op weight must be an [E, N, K] expert stack, got '!kf.qweight<mxfp4, [32, 64]>'}}
+  %y = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2>}
+      : tensor<?x80xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [32, 64]> -> tensor<?x2x32xf32>
+  return %y : tensor<?x2x32xf32>
+}
+
+// -----
+
+func.func @expert_qmatmul_input_tokens(%xq: tensor<3x80xi8>, %ids: tensor<2x2xi32>, %w: !kf.qweight<mxfp4, [4, 32, 64]>) -> tensor<2x2x32xf32> {
+  // expected-error @+1 {{'kf.expert_qmatmul' op input must be [2, 80], got [3, 80]}}
+  %y = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2>}
+      : tensor<3x80xi8>, tensor<2x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<2x2x32xf32>
+  return %y : tensor<2x2x32xf32>
+}
+
+// -----
+
+func.func @expert_qmatmul_slot_rows(%xq: tensor<?x3x80xi8>, %ids: tensor<?x2xi32>, %w: !kf.qweight<mxfp4, [4, 32, 64]>) -> tensor<?x2x32xf32> {
+  // expected-error @+1 {{'kf.expert_qmatmul' op input must be [?, 2, 80], got [?, 3, 80]}}
+  %y = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2>}
+      : tensor<?x3x80xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
+  return %y : tensor<?x2x32xf32>
+}
+
+// -----
+
+func.func @expert_qmatmul_result(%xq: tensor<?x80xi8>, %ids: tensor<?x2xi32>, %w: !kf.qweight<mxfp4, [4, 32, 64]>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'kf.expert_qmatmul' op result must be [?, 2, 32], got [?, 32]}}
+  %y = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2>}
+      : tensor<?x80xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @expert_qmatmul_no_decision(%xq: tensor<?x80xi8>, %ids: tensor<?x2xi32>, %w: !kf.qweight<mxfp4, [4, 32, 64]>) -> tensor<?x2x32xf32> {
+  // expected-error @+1 {{'kf.expert_qmatmul' op needs the kf.kernel decisions its kernel was built from}}
+  %y = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %w)
+      : tensor<?x80xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
+  return %y : tensor<?x2x32xf32>
+}
+
+// -----
+
+func.func @expert_qmatmul_q8_1_activations(%xq: tensor<?x80xi8>, %ids: tensor<?x2xi32>, %w: !kf.qweight<q4_1, [4, 32, 64]>) -> tensor<?x2x32xf32> {
+  // expected-error @+1 {{'kf.expert_qmatmul' op weight format q4_1 takes q8_1 activations, expected a format that takes q8_0, q8_k, bf16 or f32 (the packed activations' blocks)}}
+  %y = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_1_r8, max_cols = 8, threads = 2>}
+      : tensor<?x80xi8>, tensor<?x2xi32>, !kf.qweight<q4_1, [4, 32, 64]> -> tensor<?x2x32xf32>
+  return %y : tensor<?x2x32xf32>
+}
+
+// -----
+
+func.func @expert_qmatmul_static_cols(%xq: tensor<3x80xi8>, %ids: tensor<3x2xi32>, %w: !kf.qweight<mxfp4, [4, 32, 64]>) -> tensor<3x2x32xf32> {
+  // expected-error @+1 {{'kf.expert_qmatmul' op kf.kernel: static cols [3] for a dynamic M (expected cols = dynamic)}}
+  %y = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, cols = [3]>}
+      : tensor<3x80xi8>, tensor<3x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<3x2x32xf32>
+  return %y : tensor<3x2x32xf32>
+}
+
+// -----
+
+module {
+  func.func @expert_qmatmul_callee_abi(%xq: tensor<?x80xi8>, %ids: tensor<?x2xi32>, %w: !kf.qweight<mxfp4, [4, 32, 64]>) -> tensor<?x2x32xf32> {
+    // expected-error @+1 {{'kf.expert_qmatmul' op callee @kernels::@gate has type '(!llvm.ptr, i64, !llvm.ptr, i64) -> ()', expected the matmul kernel ABI '(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64) -> ()'}}
+    %y = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2>}
+        : tensor<?x80xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
+    return %y : tensor<?x2x32xf32>
+  }
+  module @kernels {
+    func.func private @gate(!llvm.ptr, i64, !llvm.ptr, i64)
+  }
+}
+
+// -----
+
+func.func @quantize_slot_rows(%h: tensor<?x2x32xf32>) -> tensor<?x40xi8> {
+  // expected-error @+1 {{'kf.quantize_activations' op result must be [?, 2, 40], got [?, 40]}}
+  %hq = kf.quantize_activations @kernels::@quantize(%h) : tensor<?x2x32xf32> -> tensor<?x40xi8>
+  return %hq : tensor<?x40xi8>
+}
+
+// -----
+
+func.func @swiglu_weights_shape(%g: tensor<?x2x32xf32>, %w: tensor<?x3xf32>) -> tensor<?x2x32xf32> {
+  // expected-error @+1 {{'kf.swiglu' op weights must be [?, 2], got [?, 3]}}
+  %h = kf.swiglu %g, %g weights(%w : tensor<?x3xf32>) limit(10.0) : tensor<?x2x32xf32>
+  return %h : tensor<?x2x32xf32>
+}
+
+// -----
+
+func.func @swiglu_limit(%g: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'kf.swiglu' op limit must be positive and finite, got 0}}
+  %h = kf.swiglu %g, %g limit(0.0) : tensor<?x32xf32>
+  return %h : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @moe_combine_rank(%r: tensor<?x64xf32>, %s: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{'kf.moe_combine' op routed must be [T, k, D], got 'tensor<?x64xf32>'}}
+  %y = kf.moe_combine %r, %s : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @moe_combine_shared(%r: tensor<3x2x64xf32>, %s: tensor<3x32xf32>) -> tensor<3x64xf32> {
+  // expected-error @+1 {{'kf.moe_combine' op shared must be [3, 64], got [3, 32]}}
+  %y = kf.moe_combine %r, %s : tensor<3x2x64xf32>, tensor<3x32xf32> -> tensor<3x64xf32>
+  return %y : tensor<3x64xf32>
+}
+
+// -----
+
+func.func @moe_fp8_blocks(%x: tensor<?x128xf32>, %ids: tensor<?x4xi32>, %w: tensor<?x4xf32>,
+    %g: !kf.qweight<q8_0, [16, 64, 128]>, %u: !kf.qweight<q8_0, [16, 64, 128]>, %d: !kf.qweight<q8_0, [16, 128, 64]>,
+    %sg: !kf.qweight<q8_0, [128, 128]>, %su: !kf.qweight<q8_0, [128, 128]>, %sd: !kf.qweight<q8_0, [128, 128]>) {
+  // expected-error @+1 {{'kf.moe' op fp8_activations simulates blocks of 128, so D, F and the shared F must be multiples of it, got 64}}
+  %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(10.0) shared_limit(10.0) fp8_activations
+      : tensor<?x128xf32>, tensor<?x4xi32>, tensor<?x4xf32>, !kf.qweight<q8_0, [16, 64, 128]>, !kf.qweight<q8_0, [16, 64, 128]>, !kf.qweight<q8_0, [16, 128, 64]>,
+        !kf.qweight<q8_0, [128, 128]>, !kf.qweight<q8_0, [128, 128]>, !kf.qweight<q8_0, [128, 128]> -> tensor<?x128xf32>
+  return
 }

@@ -542,3 +542,38 @@ module {
     func.func private @matmul(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
   }
 }
+
+// -----
+
+// The ops a kf.moe is lowered to: per-slot quantized activations, expert
+// matmuls over the routing, the weighted SwiGLU and the combination.
+// CHECK-LABEL: func.func @expert_ops
+// CHECK: %[[XQ:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) : tensor<?x64xf32> -> tensor<?x80xi8>
+// CHECK: %[[G:.*]] = kf.expert_qmatmul @kernels::@gate(%[[XQ]], %arg1, %arg3) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x80xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
+// CHECK: %[[H:.*]] = kf.swiglu %[[G]], %[[G]] weights(%arg2 : tensor<?x2xf32>) limit(1.000000e+01) : tensor<?x2x32xf32>
+// CHECK: kf.swiglu %{{.*}}, %{{.*}} limit(7.500000e+00) : tensor<?x16xf32>
+// CHECK: %[[HQ:.*]] = kf.quantize_activations @kernels::@quantize_h(%[[H]]) : tensor<?x2x32xf32> -> tensor<?x2x40xi8>
+// CHECK: %[[D:.*]] = kf.expert_qmatmul @kernels::@down(%[[HQ]], %arg1, %arg4) precision(f32) {kf.kernel = {{.*}}} : tensor<?x2x40xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 64, 32]> -> tensor<?x2x64xf32>
+// CHECK: kf.moe_combine %[[D]], %{{.*}} : tensor<?x2x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+module {
+  func.func @expert_ops(%x: tensor<?x64xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+                        %gate: !kf.qweight<mxfp4, [4, 32, 64]>, %down: !kf.qweight<mxfp4, [4, 64, 32]>,
+                        %sg: tensor<?x16xf32>, %shared: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x80xi8>
+    %g = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %gate) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x80xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
+    %h = kf.swiglu %g, %g weights(%w : tensor<?x2xf32>) limit(10.0) : tensor<?x2x32xf32>
+    %s = kf.swiglu %sg, %sg limit(7.5) : tensor<?x16xf32>
+    %hq = kf.quantize_activations @kernels::@quantize_h(%h) : tensor<?x2x32xf32> -> tensor<?x2x40xi8>
+    %d = kf.expert_qmatmul @kernels::@down(%hq, %ids, %down) precision(f32) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x2x40xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 64, 32]> -> tensor<?x2x64xf32>
+    %y = kf.moe_combine %d, %shared : tensor<?x2x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    return %y : tensor<?x64xf32>
+  }
+  module @kernels {
+    func.func private @quantize(!llvm.ptr, i64, !llvm.ptr, i64)
+    func.func private @quantize_h(!llvm.ptr, i64, !llvm.ptr, i64)
+    func.func private @gate(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
+    func.func private @down(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
+  }
+}

@@ -1,5 +1,6 @@
 // RUN: kf-opt %s --split-input-file --kf-graph-stats="tokens=1000 prefill-tokens=20" -o /dev/null | FileCheck %s
 // RUN: kf-opt %s --split-input-file --kf-graph-stats -o /dev/null | FileCheck %s --check-prefix=DEFAULT
+// RUN: kf-opt %s --split-input-file --kf-plan-pipeline=target=x86-64-v3 --kf-graph-stats="tokens=1000 prefill-tokens=20" -o /dev/null | FileCheck %s --check-prefix=LOWERED
 // RUN: not kf-opt %s --split-input-file --kf-graph-stats=tokens=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOKENS
 // RUN: not kf-opt %s --split-input-file --kf-graph-stats=prefill-tokens=-1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=PREFILL
 
@@ -78,6 +79,19 @@
 // CHECK-NEXT:   @prefill T=20: 12240 bytes (11.95 KiB) at kf.sparse_attention (blk.1.attention)
 // CHECK-NEXT:   @decode T=1 context=1000: 98304 bytes (96.00 KiB) at kf.indexer_scores (blk.1.indexer)
 // CHECK-NEXT: fits in 0.01 GiB: weights 113416 + kv at 1000 tokens 138752 + arena 98304 = 350472 bytes
+// CHECK-NEXT: matmuls (kernel ops call compiled kernels; the others run the reference kernels):
+// CHECK-NEXT:   compiled       kf.qmatmul 0, kf.expert_qmatmul 0 (the routed experts of 0 kf.moe)
+// CHECK-NEXT:   not compiled   kf.linear 6, kf.grouped_linear 0, kf.moe 2
+
+// Lowered for AVX2, the graph reads the same weights per decode token: the
+// expert matmuls read k of E experts as the kf.moe did. Each function's MoE
+// becomes 3 expert matmuls and 3 shared kf.qmatmul, its q8_0 head, bf16
+// indexer projection and f32 router one more each (the float kernels).
+// LOWERED:      weight bytes read  91220 bytes
+// LOWERED-NEXT: active parameters  55906
+// LOWERED:      matmuls (kernel ops call compiled kernels; the others run the reference kernels):
+// LOWERED-NEXT:   compiled       kf.qmatmul 12, kf.expert_qmatmul 6 (the routed experts of 2 kf.moe)
+// LOWERED-NEXT:   not compiled   kf.linear 0, kf.grouped_linear 0, kf.moe 0
 
 // DEFAULT:      kf-graph-stats: tokens=65536 prefill-tokens=2048
 // DEFAULT:      kv cache at 65536 tokens

@@ -261,6 +261,59 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
 
 // -----
 
+// A kf.moe whose six matmuls all have emitters: the routed stacks become
+// kf.expert_qmatmul ops of one expert's kernel (the routing is the
+// executor's), the shared expert ordinary kf.qmatmul ops. Under
+// fp8_activations each linear's input takes FP8SIM first; the gate and up
+// projections, routed and shared, share the input's quantization after CSE.
+// The routing weight enters in the SwiGLU, before the down projection.
+// CHECK-LABEL: func.func @moe
+// CHECK-SAME:   (%[[IN:.*]]: tensor<?x128xf32>, %[[IDS:.*]]: tensor<?x2xi32>, %[[W:.*]]: tensor<?x2xf32>, %[[GE:[^:]*]]: {{.*}}, %[[UE:[^:]*]]: {{.*}}, %[[DE:[^:]*]]: {{.*}}, %[[SG:[^:]*]]: {{.*}}, %[[SU:[^:]*]]: {{.*}}, %[[SD:[^:]*]]: {{.*}})
+// CHECK:      %[[X:.*]] = kf.fp8_sim %[[IN]] block(128) : tensor<?x128xf32>
+// CHECK-NEXT: %[[XQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k128(%[[X]]) : tensor<?x128xf32> -> tensor<?x160xi8>
+// CHECK-NEXT: %[[G:.*]] = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c8_k128_n256_bf16(%[[XQ]], %[[IDS]], %[[GE]])
+// CHECK-SAME:   {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>}
+// CHECK-SAME:   : tensor<?x160xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 256, 128]> -> tensor<?x2x256xf32>
+// CHECK-NEXT: %[[U:.*]] = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c8_k128_n256_bf16(%[[XQ]], %[[IDS]], %[[UE]])
+// CHECK-NEXT: %[[H:.*]] = kf.swiglu %[[G]], %[[U]] weights(%[[W]] : tensor<?x2xf32>) limit(2.000000e+00) : tensor<?x2x256xf32>
+// CHECK-NEXT: %[[HS:.*]] = kf.fp8_sim %[[H]] block(128) : tensor<?x2x256xf32>
+// CHECK-NEXT: %[[HQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k256(%[[HS]]) : tensor<?x2x256xf32> -> tensor<?x2x320xi8>
+// CHECK-NEXT: %[[D:.*]] = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c8_k256_n128_bf16(%[[HQ]], %[[IDS]], %[[DE]])
+// CHECK-SAME:   : tensor<?x2x320xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 128, 256]> -> tensor<?x2x128xf32>
+// CHECK-NEXT: %[[SGY:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n128_bf16(%[[XQ]], %[[SG]])
+// CHECK-NEXT: %[[SUY:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n128_bf16(%[[XQ]], %[[SU]])
+// CHECK-NEXT: %[[SH:.*]] = kf.swiglu %[[SGY]], %[[SUY]] limit(1.500000e+00) : tensor<?x128xf32>
+// CHECK-NEXT: %[[SHS:.*]] = kf.fp8_sim %[[SH]] block(128) : tensor<?x128xf32>
+// CHECK-NEXT: %[[SHQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k128(%[[SHS]])
+// CHECK-NEXT: %[[S:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n128_bf16(%[[SHQ]], %[[SD]])
+// CHECK-NEXT: %[[Y:.*]] = kf.moe_combine %[[D]], %[[S]] : tensor<?x2x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+// CHECK-NEXT: return %[[Y]]
+// CHECK:      module @kernels {
+// CHECK-DAG:    func.func @kf_matmul_mxfp4_avx2_r8_c8_k128_n256_bf16(
+// CHECK-DAG:    func.func @kf_matmul_mxfp4_avx2_r8_c8_k256_n128_bf16(
+// CHECK-DAG:    func.func @kf_matmul_q8_0_avx2_r8_c8_k128_n128_bf16(
+// CHECK-DAG:    func.func @kf_quantize_q8_0_k128(
+// CHECK-DAG:    func.func @kf_quantize_q8_0_k256(
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @moe(%x: tensor<?x128xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+                 %g: !kf.qweight<mxfp4, [4, 256, 128]>, %u: !kf.qweight<mxfp4, [4, 256, 128]>, %d: !kf.qweight<mxfp4, [4, 128, 256]>,
+                 %sg: !kf.qweight<q8_0, [128, 128]>, %su: !kf.qweight<q8_0, [128, 128]>, %sd: !kf.qweight<q8_0, [128, 128]>) -> tensor<?x128xf32> {
+    %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(2.0) shared_limit(1.5) fp8_activations
+        {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      up_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      down_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      gate_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      up_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      down_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>}}
+        : tensor<?x128xf32>, tensor<?x2xi32>, tensor<?x2xf32>,
+          !kf.qweight<mxfp4, [4, 256, 128]>, !kf.qweight<mxfp4, [4, 256, 128]>, !kf.qweight<mxfp4, [4, 128, 256]>,
+          !kf.qweight<q8_0, [128, 128]>, !kf.qweight<q8_0, [128, 128]>, !kf.qweight<q8_0, [128, 128]> -> tensor<?x128xf32>
+    return %y : tensor<?x128xf32>
+  }
+}
+
+// -----
+
 // AArch64 with bf16: bfdot on 4 rows, the bf16 pairs its operands.
 // CHECK-LABEL: func.func @neon_floats
 // CHECK: kf.qmatmul @kernels::@kf_matmul_bf16_neon_bf16_r4_c1_k64_n8_bf16(
@@ -274,5 +327,65 @@ module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch6
     %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = neon_bf16, layout = bf16_r4, max_cols = 8, threads = 4, cols = [1]>}
         : tensor<1x64xf32>, !kf.qweight<bf16, [8, 64]> -> tensor<1x8xf32>
     return %y : tensor<1x8xf32>
+  }
+}
+
+// -----
+
+// A decode step (T = 1): every bucket holds the one token, so the expert
+// kernels are the 1-column ones; without fp8_activations the input is
+// quantized as it is.
+// CHECK-LABEL: func.func @moe_decode
+// CHECK:      %[[XQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k128(%arg0) : tensor<1x128xf32> -> tensor<1x160xi8>
+// CHECK-NEXT: kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c1_k128_n256_bf16(%[[XQ]], %arg1, %arg3) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = [1]>} : tensor<1x160xi8>, tensor<1x2xi32>, {{.*}} -> tensor<1x2x256xf32>
+// CHECK:      kf.swiglu
+// CHECK-NEXT: kf.quantize_activations @kernels::@kf_quantize_q8_0_k256(%{{.*}}) : tensor<1x2x256xf32> -> tensor<1x2x320xi8>
+// CHECK-NEXT: kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c1_k256_n128_bf16(
+// CHECK:      kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c1_k128_n128_bf16(%[[XQ]], %arg6)
+// CHECK:      kf.moe_combine
+// CHECK-NOT:  kf.fp8_sim
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @moe_decode(%x: tensor<1x128xf32>, %ids: tensor<1x2xi32>, %w: tensor<1x2xf32>,
+                        %g: !kf.qweight<mxfp4, [4, 256, 128]>, %u: !kf.qweight<mxfp4, [4, 256, 128]>, %d: !kf.qweight<mxfp4, [4, 128, 256]>,
+                        %sg: !kf.qweight<q8_0, [128, 128]>, %su: !kf.qweight<q8_0, [128, 128]>, %sd: !kf.qweight<q8_0, [128, 128]>) -> tensor<1x128xf32> {
+    %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(2.0) shared_limit(2.0)
+        {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = [1]>,
+                      up_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = [1]>,
+                      down_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = [1]>,
+                      gate_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = [1]>,
+                      up_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = [1]>,
+                      down_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = [1]>}}
+        : tensor<1x128xf32>, tensor<1x2xi32>, tensor<1x2xf32>,
+          !kf.qweight<mxfp4, [4, 256, 128]>, !kf.qweight<mxfp4, [4, 256, 128]>, !kf.qweight<mxfp4, [4, 128, 256]>,
+          !kf.qweight<q8_0, [128, 128]>, !kf.qweight<q8_0, [128, 128]>, !kf.qweight<q8_0, [128, 128]> -> tensor<1x128xf32>
+    return %y : tensor<1x128xf32>
+  }
+}
+
+// -----
+
+// One stack without an emitter (IQ2_XXS down experts) leaves the whole
+// kf.moe to the reference path: neither its other stacks nor its shared
+// expert are lowered, and no kernel is built for them.
+// CHECK-LABEL: func.func @moe_left_alone
+// CHECK:     kf.moe %arg0, %arg1, %arg2
+// CHECK-NOT: kf.qmatmul
+// CHECK-NOT: kf.expert_qmatmul
+// CHECK-NOT: module @kernels
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @moe_left_alone(%x: tensor<?x256xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
+                            %g: !kf.qweight<mxfp4, [4, 256, 256]>, %u: !kf.qweight<mxfp4, [4, 256, 256]>, %d: !kf.qweight<iq2_xxs, [4, 256, 256]>,
+                            %sg: !kf.qweight<q8_0, [128, 256]>, %su: !kf.qweight<q8_0, [128, 256]>, %sd: !kf.qweight<q8_0, [256, 128]>) -> tensor<?x256xf32> {
+    %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(2.0) shared_limit(2.0)
+        {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      up_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      down_exps = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      gate_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      up_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      down_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>}}
+        : tensor<?x256xf32>, tensor<?x2xi32>, tensor<?x2xf32>,
+          !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<iq2_xxs, [4, 256, 256]>,
+          !kf.qweight<q8_0, [128, 256]>, !kf.qweight<q8_0, [128, 256]>, !kf.qweight<q8_0, [256, 128]> -> tensor<?x256xf32>
+    return %y : tensor<?x256xf32>
   }
 }

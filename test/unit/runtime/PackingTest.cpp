@@ -105,6 +105,36 @@ TEST(Packing, DecodesAsTheReferenceAndRoundTrips) {
     }
 }
 
+// An expert stack packs expert by expert: each expert's rows decode from its
+// own slice as the reference decodes its file rows, with its last group
+// padded on its own (n = 5 is no multiple of the 4 rows of a group, so
+// packing the 15 rows as one matrix would put expert 1's rows elsewhere).
+TEST(Packing, ExpertStacksPackEachExpertAlone) {
+  const PackedLayout layout{Format::MXFP4, 4, LaneEncoding::Unsigned};
+  const int64_t experts = 3, n = 5, k = 64;
+  std::vector<uint8_t> rows = random_rows(layout.format, experts * n, k, 11);
+  absl::StatusOr<std::vector<uint8_t>> packed =
+      pack_expert_weights(layout, rows, experts, n, k);
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  const uint64_t expert_bytes = *packed_weight_bytes(layout, n, k);
+  ASSERT_EQ(packed->size(), experts * expert_bytes);
+  std::vector<float> want = dequantized(layout.format, rows, experts * n * k);
+  for (int64_t e = 0; e < experts; ++e) {
+    std::vector<float> got(n * k);
+    ASSERT_TRUE(dequantize_packed(
+                    layout,
+                    std::span(*packed).subspan(e * expert_bytes, expert_bytes),
+                    n, k, got)
+                    .ok());
+    for (int64_t i = 0; i < n * k; ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                std::bit_cast<uint32_t>(want[e * n * k + i]))
+          << "expert " << e << ", element " << i;
+  }
+  EXPECT_FALSE(pack_expert_weights(layout, rows, experts + 1, n, k).ok());
+  EXPECT_FALSE(pack_expert_weights(layout, rows, 0, n, k).ok());
+}
+
 // Q8_0's -128, which the quantizer never writes but a file may hold, survives
 // both encodings.
 TEST(Packing, Q8_0KeepsMinus128) {

@@ -31,14 +31,15 @@ struct Matmul {
 };
 
 /// Whether `op` is one of the ops a `kf.kernel` attribute decides:
-/// kf.linear, kf.grouped_linear and kf.moe, and the kf.qmatmul a linear is
-/// lowered to, which keeps its decision.
+/// kf.linear, kf.grouped_linear and kf.moe, and the kf.qmatmul and
+/// kf.expert_qmatmul they are lowered to, which keep their decisions.
 bool isMatmulOp(Operation *op);
 
-/// The matmuls of `op`: one for kf.linear, kf.qmatmul and kf.grouped_linear
-/// (whose groups share one shape and one decision), six for kf.moe in operand
-/// order. Empty for other ops and for matmul ops whose types are malformed,
-/// which their verifiers report.
+/// The matmuls of `op`: one for kf.linear, kf.qmatmul, kf.expert_qmatmul (an
+/// expert's, over its bucket) and kf.grouped_linear (whose groups share one
+/// shape and one decision), six for kf.moe in operand order. Empty for other
+/// ops and for matmul ops whose types are malformed, which their verifiers
+/// report.
 SmallVector<Matmul> getMatmuls(Operation *op);
 
 /// The #kf.kernel of the matmul `name` of `op` (see Matmul::name), or null.

@@ -699,6 +699,65 @@ def Kf_MoeOp : Kf_Op<"moe", [Pure]> {
     `,` qualified(type($gate_shexp)) `,` qualified(type($up_shexp)) `,` qualified(type($down_shexp)) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The block of the FP8SIM `fp8_activations` applies (spec §2's
+    /// activation quantization).
+    static constexpr int64_t kFp8ActivationBlock = 128;
+  }];
+}
+
+def Kf_SwigluOp : Kf_Op<"swiglu", [Pure, AllTypesMatch<["gate", "up", "result"]>]> {
+  let summary = "Clamped SwiGLU of an expert, times its routing weight, in bf16";
+  let description = [{
+    The step between an expert's up and down projections (spec §4.5, §8):
+    `result = bf16(silu(min(gate, limit)) · clamp(up, −limit, limit) ·
+    weight)` element by element, in fp32 (`silu(g) = g / (1 + e^−g)`
+    evaluated in fp64 and rounded to fp32, then the two products in that
+    order, then one rounding to bf16), as `reference::swiglu` computes it.
+    `weights`, when given, holds one routing weight per innermost row (its
+    shape is `gate`'s without the innermost dimension): the routed experts'
+    `[T, k, F]` activations take their slot's weight before the down
+    projection. Without it the weight is 1 (the shared expert).
+
+    Example:
+
+    ```mlir
+    %h = kf.swiglu %g, %u weights(%w : tensor<?x6xf32>) limit(10.0) : tensor<?x6x2048xf32>
+    %s = kf.swiglu %sg, %su limit(10.0) : tensor<?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Kf_F32Tensor:$gate, Kf_F32Tensor:$up,
+                       Optional<Kf_F32Tensor>:$weights, F32Attr:$limit);
+  let results = (outs Kf_F32Tensor:$result);
+  let assemblyFormat = [{
+    $gate `,` $up (`weights` `(` $weights^ `:` type($weights) `)`)? `limit` `(` $limit `)` attr-dict `:` type($gate)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kf_MoeCombineOp : Kf_Op<"moe_combine", [Pure]> {
+  let summary = "The routed experts' outputs summed with the shared expert's, in bf16";
+  let description = [{
+    The last step of `kf.moe` (spec §4.5): `result[t, d] = bf16(Σ_j
+    routed[t, j, d] + shared[t, d])` for the `[T, k, D]` outputs of a
+    token's k routed experts and the `[T, D]` output of the shared expert.
+    The slots are added in order, then the shared expert, in fp64 as the
+    reference accumulates (the values are bf16, so fp32 would lose at most
+    a few of their low bits; spec §8 rates this step's sensitivity low),
+    and the sum is rounded to fp32, then to bf16.
+
+    Example:
+
+    ```mlir
+    %y = kf.moe_combine %routed, %shared : tensor<?x6x4096xf32>, tensor<?x4096xf32> -> tensor<?x4096xf32>
+    ```
+  }];
+  let arguments = (ins Kf_F32Tensor:$routed, Kf_F32Tensor:$shared);
+  let results = (outs Kf_F32Tensor:$result);
+  let assemblyFormat = [{
+    $routed `,` $shared attr-dict `:` type($routed) `,` type($shared) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -731,7 +790,8 @@ def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "fp32 activations packed into a matmul kernel's blocks by a kernel";
   let description = [{
-    Quantizes each of the M rows of `input` (`[M, K]`) into the packed
+    Quantizes each row of the innermost dimension of `input` (`[M, K]`, or
+    `[T, k, K]`: one row per slot of a routed expert) into the packed
     activation blocks of `format` the compiled matmul kernels read
     (docs/codegen.md, "Activations"): `q8_0` (the default; K a multiple of
     32) per 32 elements a 40-byte block of the fp32 scale, the int32 sum of
@@ -741,8 +801,8 @@ def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
     `[M, K / 256 * 292]` bytes; `bf16` and `f32` (the float kernels'; any K)
     the elements rounded to bf16 (ties to even) or as they are, in 64-byte
     blocks of 32 bf16 or 16 f32 whose last is padded with zeros,
-    `[M, ceil(K / 32) * 64]` or `[M, ceil(K / 16) * 64]` bytes. `callee` is
-    the quantizer
+    `[M, ceil(K / 32) * 64]` or `[M, ceil(K / 16) * 64]` bytes (the leading
+    dimensions are kept). `callee` is the quantizer
     kernel, a function in the module's `kernels` module with the ABI
     `(x: !llvm.ptr, ldx: i64, packed: !llvm.ptr, m: i64) -> ()`.
 
@@ -809,6 +869,56 @@ def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
     $callee `(` $input `,` $weight `)` (`row_offset` `(` $row_offset^ `)`)?
     (`precision` `(` $precision^ `)`)? attr-dict
     `:` type($input) `,` qualified(type($weight)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kf_ExpertQMatmulOp : Kf_Op<"expert_qmatmul", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Each routed slot's packed activations times its expert, by a kernel";
+  let description = [{
+    A routed expert projection of `kf.moe`: `result[t, j, n] = sum_k
+    x[k] · weight[ids[t, j], n, k]` for the `[T, k]` expert ids of
+    `kf.moe_gate` and an `[E, N, K]` expert stack, where `x` is the packed
+    activation row of slot `(t, j)`: `input[t]` when `input` is `[T, B]` (one
+    row per token, read by each of its slots: the gate and up projections)
+    or `input[t, j]` when it is `[T, k, B]` (one row per slot: the down
+    projection). The packed rows are `kf.quantize_activations`' blocks of
+    the weight format's activation format, as for `kf.qmatmul`.
+
+    `callee` is one expert's kernel (`N x K`), with `kf.qmatmul`'s kernel ABI
+    `(w: !llvm.ptr, x: !llvm.ptr, y: !llvm.ptr, ldy: i64, m: i64, nBegin:
+    i64, nEnd: i64) -> ()`. Which slots an expert serves is only known at
+    run time, so the executor does the rest (`kf/runtime/moe_dispatch.h`):
+    it groups the slots by expert (experts ascending, each expert's slots
+    ascending: a fixed order), gathers each group's activation rows side by
+    side, calls the kernel once per non-empty group with `m` = the group's
+    size and `w` = the expert's packed rows (the stack packed expert by
+    expert, `kf::pack_expert_weights`), and scatters the rows to the slots.
+    The kernel splits any `m` into its column tiles. `precision(bf16)` (the
+    default) says the kernel rounds its results to bf16.
+
+    The decisions the kernel was built from stay on the op as its required
+    `kf.kernel` attribute, as on `kf.qmatmul`.
+
+    Example:
+
+    ```mlir
+    %g = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx512vnni_r16_c8_k4096_n2048_bf16(%xq, %ids, %gate)
+        {kf.kernel = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x5120xi8>, tensor<?x6xi32>, !kf.qweight<mxfp4, [256, 2048, 4096]> -> tensor<?x6x2048xf32>
+    %d = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx512vnni_r16_c8_k2048_n4096_bf16(%hq, %ids, %down)
+        {kf.kernel = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 2, cols = dynamic>}
+        : tensor<?x6x2560xi8>, tensor<?x6xi32>, !kf.qweight<mxfp4, [256, 4096, 2048]> -> tensor<?x6x4096xf32>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$callee, RankedTensorOf<[I8]>:$input,
+    RankedTensorOf<[I32]>:$ids, Kf_QWeightType:$weight,
+    DefaultValuedAttr<Kf_Precision, "::mlir::kf::Precision::bf16">:$precision);
+  let results = (outs Kf_F32Tensor:$result);
+  let assemblyFormat = [{
+    $callee `(` $input `,` $ids `,` $weight `)` (`precision` `(` $precision^ `)`)? attr-dict
+    `:` type($input) `,` type($ids) `,` qualified(type($weight)) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -68,6 +68,20 @@ struct ArenaStats {
   std::string peakAt;
 };
 
+/// The module's matmuls by how they run: the kernel ops --kf-lower-quant-dot
+/// wrote, and the graph ops it left to the reference kernels.
+struct MatmulStats {
+  /// kf.qmatmul: linears, groups of grouped linears, shared experts.
+  int64_t qmatmuls = 0;
+  /// kf.expert_qmatmul: routed expert stacks, three per lowered kf.moe.
+  int64_t expertMatmuls = 0;
+  /// kf.moe lowered whole (one kf.moe_combine each).
+  int64_t loweredMoes = 0;
+  int64_t linears = 0;
+  int64_t groupedLinears = 0;
+  int64_t moes = 0;
+};
+
 struct GraphStats {
   GraphStatsOptions options;
   /// In #kf.format order.
@@ -81,6 +95,7 @@ struct GraphStats {
   /// In the order of their first layer.
   SmallVector<CacheKindStats> caches;
   std::optional<ArenaStats> prefillArena, decodeArena;
+  MatmulStats matmuls;
 
   uint64_t kvBytes() const;
   /// One arena serves both functions: the larger peak.

@@ -151,11 +151,21 @@ def KfLowerQuantDot : Pass<"kf-lower-quant-dot", "::mlir::ModuleOp"> {
     rows must be a multiple of the layout's row group), by the kernel of one
     group's shape; `tensor.concat` joins the groups' results.
 
+    A `kf.moe` whose six decisions the emitters all build is lowered whole:
+    its shared expert to `kf.quantize_activations` + `kf.qmatmul` as a
+    linear, its routed stacks to `kf.expert_qmatmul` ops calling one
+    expert's kernel (the executor buckets the slots by expert at run time,
+    `kf/runtime/moe_dispatch.h`), joined by `kf.swiglu` (the clamps, the
+    routing weight before the down projection, bf16), `kf.fp8_sim` of each
+    linear's input under `fp8_activations`, and `kf.moe_combine` (the routed
+    sum plus the shared expert, bf16). The down projection's activations are
+    quantized per slot (`[T, k, F]`).
+
     A matmul whose decision no emitter builds yet (a format or ISA without
-    one) is left as it is, for the graph's reference path, unless
-    `require-all` is set, which fails on it with the reason. A matmul
-    without a `kf.kernel`, or a module without a `kf.target`, fails the
-    pass. `kf.moe` is not lowered yet.
+    one) is left as it is, for the graph's reference path (a `kf.moe` whole,
+    when any of its stacks has none), unless `require-all` is set, which
+    fails on it with the reason. A matmul without a `kf.kernel`, or a module
+    without a `kf.target`, fails the pass.
 
     Example: `kf-opt --kf-set-target=target=znver5 --kf-select-kernels
     --kf-tile-columns --kf-lower-quant-dot in.mlir`
@@ -182,8 +192,9 @@ def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
     * the weight bytes one `@decode` token reads, the numerator of the decode
       roofline, and its active parameters: every weight `@decode` (or a
       function it calls) uses counts whole, except the expert stacks of a
-      `kf.moe`, of which a token reads k of E (k of the `kf.moe_gate` that
-      routes it), and lookup tables (the `kf.embed` table, `tid2eid`), of
+      `kf.moe` or of the `kf.expert_qmatmul`s it is lowered to, of which a
+      token reads k of E (k of the `kf.moe_gate` that routes it), and lookup
+      tables (the `kf.embed` table, `tid2eid`), of
       which it reads one row and no parameters;
     * the KV cache by layer kind, the layer being the `kf.cache` symbol
       before its last dot (`blk.3`): SWA (a ring only), CSA (an indexer), HCA
@@ -196,6 +207,9 @@ def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
       buffer). Dynamic dimensions are the token count, except compressed
       cache entries (context / ratio) and what follows from them (indexer
       scores, visible entries, and min(k, entries) indexer picks);
+    * the matmuls by how they run: compiled (`kf.qmatmul`,
+      `kf.expert_qmatmul` and the `kf.moe`s lowered whole) and not
+      (`kf.linear`, `kf.grouped_linear`, `kf.moe` left to the reference);
     * one line: the memory weights, KV at `tokens` and the larger arena
       need together.
 

@@ -36,6 +36,14 @@ absl::StatusOr<std::vector<uint8_t>> pack_weights(const PackedLayout &layout,
                                                   std::span<const uint8_t> src,
                                                   int64_t n, int64_t k);
 
+// An expert stack of `experts` [n, k] matrices (ggml's order: expert after
+// expert), packed expert by expert: expert e's packed rows start at
+// e * packed_weight_bytes(layout, n, k), each expert's last group padded on
+// its own, so that an expert's kernel reads it as a whole weight.
+absl::StatusOr<std::vector<uint8_t>>
+pack_expert_weights(const PackedLayout &layout, std::span<const uint8_t> src,
+                    int64_t experts, int64_t n, int64_t k);
+
 // The inverse of pack_weights: the file-format rows back, padding dropped.
 absl::Status unpack_weights(const PackedLayout &layout,
                             std::span<const uint8_t> packed, int64_t n,

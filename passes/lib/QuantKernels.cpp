@@ -1,0 +1,123 @@
+//===- QuantKernels.cpp - Building the kernels of lowered matmuls ---------===//
+
+#include "QuantKernels.h"
+
+#include "kf/Codegen/MatmulEmitter.h"
+#include "kf/Codegen/QuantizeKernel.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::kf {
+
+namespace codegen = ::kf::codegen;
+using ::kf::target::TargetInfo;
+
+/// The name of the module holding the kernels.
+constexpr StringLiteral kKernelsModule = "kernels";
+
+FailureOr<codegen::MatmulKernelSpec>
+getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
+              const TargetInfo &target, std::string &reason) {
+  std::optional<codegen::KernelIsa> isa =
+      codegen::lookupIsa(stringifyKernelIsa(kernel.getIsa()));
+  if (!isa) {
+    reason =
+        ("no emitter for isa " + stringifyKernelIsa(kernel.getIsa())).str();
+    return failure();
+  }
+  codegen::MatmulKernelSpec spec;
+  spec.format = static_cast<::kf::Format>(matmul.weight.getFormat());
+  spec.isa = *isa;
+  spec.rows = kernel.getRows();
+  spec.k = matmul.k;
+  spec.n = matmul.n;
+  // A static M needs no wider tile than its decomposition has.
+  spec.maxCols = kernel.getWidestColumnTile();
+  spec.roundToBf16 = precision == Precision::bf16;
+  // The cache blocks --kf-block-caches decided, which the kernel follows
+  // when a call has more columns than one tile; a static M of one tile
+  // never does.
+  if (kernel.hasDynamicColumns() || kernel.getColumnTiles().size() > 1) {
+    spec.l1K = kernel.getL1K().value_or(0);
+    spec.l2Rows = kernel.getL2Rows().value_or(0);
+  }
+  if (llvm::Error err = codegen::verifyMatmulKernel(spec, target)) {
+    reason = llvm::toString(std::move(err));
+    return failure();
+  }
+  // A group's kernel reads the group's rows in place, from a packed row
+  // group's start.
+  if (matmul.n != matmul.weight.getRows() && matmul.n % spec.rows != 0) {
+    reason = llvm::formatv("a group's {0} rows are not a multiple of the "
+                           "layout's row group {1}",
+                           matmul.n, spec.rows)
+                 .str();
+    return failure();
+  }
+  return spec;
+}
+
+FailureOr<MatmulKernels>
+KernelModule::getOrBuild(Operation *op, const codegen::MatmulKernelSpec &spec) {
+  MatmulKernels kernels;
+  kernels.matmul = getOrBuild(op, spec, codegen::buildMatmulKernel);
+  kernels.quantize = getOrBuild(
+      op, codegen::QuantizeKernelSpec{spec.k, spec.getActivationFormat()},
+      codegen::buildQuantizeKernel);
+  if (!kernels.matmul || !kernels.quantize)
+    return failure();
+  return kernels;
+}
+
+/// A reference to the function `spec` names in the kernels module, built by
+/// `build` unless it exists; null after reporting an error on `op`.
+template <typename Spec>
+SymbolRefAttr KernelModule::getOrBuild(
+    Operation *op, const Spec &spec,
+    llvm::Expected<func::FuncOp> (*build)(ModuleOp, const Spec &,
+                                          const TargetInfo &)) {
+  ModuleOp module = getModule(op);
+  if (!module)
+    return {};
+  std::string name = spec.getSymbolName();
+  if (!module.lookupSymbol(name)) {
+    llvm::Expected<func::FuncOp> fn = build(module, spec, target);
+    if (!fn) {
+      op->emitOpError() << "kf-lower-quant-dot: "
+                        << llvm::toString(fn.takeError());
+      return {};
+    }
+  }
+  MLIRContext *context = op->getContext();
+  return SymbolRefAttr::get(StringAttr::get(context, kKernelsModule),
+                            {FlatSymbolRefAttr::get(context, name)});
+}
+
+ModuleOp KernelModule::getModule(Operation *op) {
+  if (kernels)
+    return kernels;
+  Operation *existing = SymbolTable::lookupSymbolIn(parent, kKernelsModule);
+  if (existing) {
+    kernels = dyn_cast<ModuleOp>(existing);
+    if (!kernels)
+      op->emitOpError() << "kf-lower-quant-dot: the symbol @" << kKernelsModule
+                        << " is taken by a '" << existing->getName()
+                        << "', expected the kernels module";
+    return kernels;
+  }
+  OpBuilder b = OpBuilder::atBlockEnd(parent.getBody());
+  kernels = ModuleOp::create(b, parent.getLoc(), kKernelsModule);
+  return kernels;
+}
+
+Value createQuantize(OpBuilder &b, Location loc, Value input,
+                     SymbolRefAttr quantizer,
+                     const codegen::MatmulKernelSpec &spec) {
+  SmallVector<int64_t> shape(
+      cast<RankedTensorType>(input.getType()).getShape());
+  shape.back() = spec.getActivationColumnBytes();
+  return QuantizeActivationsOp::create(
+      b, loc, RankedTensorType::get(shape, b.getI8Type()), quantizer, input,
+      static_cast<Format>(spec.getActivationFormat()));
+}
+
+} // namespace mlir::kf

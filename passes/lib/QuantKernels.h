@@ -1,0 +1,66 @@
+//===- QuantKernels.h - Building the kernels of lowered matmuls -*- C++ -*-===//
+//
+// What --kf-lower-quant-dot needs per matmul, whatever op it came from: the
+// kernel spec of its decision, the kernels built into the module's nested
+// `module @kernels`, and the kernel ops that call them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KF_PASSES_QUANTKERNELS_H
+#define KF_PASSES_QUANTKERNELS_H
+
+#include "kf/Codegen/MatmulKernel.h"
+#include "kf/Dialect/KfMatmuls.h"
+#include "kf/Target/TargetInfo.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::kf {
+
+/// The kernel spec of a matmul's decision (for kf.grouped_linear, one
+/// group's: N its rows, K its columns; for an expert stack, one expert's);
+/// failure with the reason (verifyMatmulKernel's one line) when no emitter
+/// builds it for `target`.
+FailureOr<::kf::codegen::MatmulKernelSpec>
+getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
+              const ::kf::target::TargetInfo &target, std::string &reason);
+
+/// The kernels one matmul calls.
+struct MatmulKernels {
+  SymbolRefAttr quantize;
+  SymbolRefAttr matmul;
+};
+
+/// The module's `module @kernels`, created on first use, into which kernels
+/// are built once per symbol: matmuls of one shape and decision share one.
+class KernelModule {
+public:
+  KernelModule(ModuleOp parent, const ::kf::target::TargetInfo &target)
+      : parent(parent), target(target) {}
+
+  /// The quantizer and matmul kernels of `spec`, built unless they exist;
+  /// failure after reporting an error on `op`.
+  FailureOr<MatmulKernels>
+  getOrBuild(Operation *op, const ::kf::codegen::MatmulKernelSpec &spec);
+
+private:
+  template <typename Spec>
+  SymbolRefAttr getOrBuild(
+      Operation *op, const Spec &spec,
+      llvm::Expected<func::FuncOp> (*build)(ModuleOp, const Spec &,
+                                            const ::kf::target::TargetInfo &));
+  ModuleOp getModule(Operation *op);
+
+  ModuleOp parent;
+  const ::kf::target::TargetInfo &target;
+  ModuleOp kernels;
+};
+
+/// A kf.quantize_activations of `input`'s innermost rows by the quantizer of
+/// `spec`: the packed rows have the input's leading dimensions.
+Value createQuantize(OpBuilder &b, Location loc, Value input,
+                     SymbolRefAttr quantizer,
+                     const ::kf::codegen::MatmulKernelSpec &spec);
+
+} // namespace mlir::kf
+
+#endif // KF_PASSES_QUANTKERNELS_H
