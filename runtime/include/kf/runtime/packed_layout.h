@@ -43,8 +43,14 @@ enum class LaneEncoding : uint8_t {
 //    fifth bit of element 32c + l), then Q4_K's 32 K-groups of nibbles;
 //  * Q6_K: R fp16 d, the 16 int8 scales as [16][R], then the 32 K-groups of
 //    ql and the 16 of qh, as in the file.
+//
+// The IQ grid formats keep per 8 weights of a row one index into a grid of
+// 8-byte entries, which the kernel looks up (a gather from the grid, held in
+// L1): their packed blocks put each field's rows side by side, so that one
+// load of `rows` bytes holds a grid slot's indices for every row of the group
+// (below, "IQ grid formats").
 struct PackedLayout {
-  Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K or Q6_K
+  Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS
   int rows = 16;                // rows per interleaved group: 1, 4, 8 or 16
   LaneEncoding encoding = LaneEncoding::Unsigned;
 
@@ -59,11 +65,49 @@ constexpr int lane_offset(const PackedLayout &layout) {
   return layout.encoding == LaneEncoding::Unsigned ? 128 : 0;
 }
 
-// Bytes of one packed block: `rows` x the file's block bytes (the scales and
-// the weights of every row of the group, in the file's bits per weight).
+// --- IQ grid formats ---------------------------------------------------------
+//
+// IQ2_XXS: per super-block of 256 weights and row 70 bytes (the file's 66 and
+// 4 more): R fp16 d; the eight 4-bit group scales ls as [4][R] bytes (byte p:
+// group 2p in the low nibble, 2p + 1 in the high one); then for each grid
+// slot s = 4g + l of 8 weights (32 of them), the grid indices [R] and the
+// sign masks [R]. A sign mask is ksigns_iq2xs of the file's 7-bit sign index,
+// its parity bit expanded at load time (bit j negates weight j), so that the
+// masks of 8 rows are one 64-bit lane mask for the kernel's 64 lanes.
+
+constexpr bool is_iq_grid_format(Format format) {
+  return format == Format::IQ2_XXS;
+}
+
+// Bytes of one row's block in its packed layout: the file's, but for IQ2_XXS,
+// whose sign indices are expanded to masks.
+constexpr int64_t packed_row_block_bytes(Format format) {
+  if (format == Format::IQ2_XXS)
+    return 70;
+  return format_info(format).block_bytes;
+}
+
+// Where a row's field lies in a packed IQ2_XXS block: its fp16 d, the scale
+// byte p (groups 2p and 2p + 1), and the grid index and sign mask of slot s.
+constexpr int64_t iq2_xxs_d_offset(int r) { return 2 * r; }
+constexpr int64_t iq2_xxs_scale_offset(const PackedLayout &layout, int64_t p,
+                                       int r) {
+  return (2 + p) * layout.rows + r;
+}
+constexpr int64_t iq2_xxs_index_offset(const PackedLayout &layout, int64_t s,
+                                       int r) {
+  return (6 + 2 * s) * layout.rows + r;
+}
+constexpr int64_t iq2_xxs_signs_offset(const PackedLayout &layout, int64_t s,
+                                       int r) {
+  return (7 + 2 * s) * layout.rows + r;
+}
+
+// Bytes of one packed block: `rows` x a row's block (the scales and the
+// weights of every row of the group, in the file's bits per weight but for
+// IQ2_XXS's sign masks).
 constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
-  return layout.rows *
-         static_cast<int64_t>(format_info(layout.format).block_bytes);
+  return layout.rows * packed_row_block_bytes(layout.format);
 }
 
 // Bytes of one row's scale fields in a packed block (the header): the file's
