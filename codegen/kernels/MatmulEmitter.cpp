@@ -498,14 +498,15 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
       });
 
   for (int64_t j = 0; j < width; ++j) {
+    // The format's last factor and the bf16 rounding apply once, after the
+    // last K block; y holds the plain sums before it.
     Value acc = loop.getResult(j);
-    if (spec.roundToBf16) {
-      // Rounded once, after the last K block.
-      Value rounded = emitRoundToBf16(acc);
-      acc = lastK ? arith::SelectOp::create(b, loc, lastK, rounded, acc)
-                  : rounded;
-    }
-    emitStore(acc, yPointer(j), rowBase);
+    Value result = decode.finishSum(b, loc, acc);
+    if (spec.roundToBf16)
+      result = emitRoundToBf16(result);
+    if (lastK && result != acc)
+      result = arith::SelectOp::create(b, loc, lastK, result, acc);
+    emitStore(result, yPointer(j), rowBase);
   }
 }
 
@@ -649,6 +650,7 @@ buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
   loadKernelDialects(*context);
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Location loc = NameLoc::get(b.getStringAttr(spec.getSymbolName()));
+  decode->declareConstants(b, loc, module);
   Type ptr = LLVM::LLVMPointerType::get(context);
   Type i64 = b.getI64Type();
   auto type = b.getFunctionType({ptr, ptr, ptr, i64, i64, i64, i64}, {});
