@@ -1,10 +1,10 @@
 // The packed IQ grid layouts (kf/runtime/packed_layout.h): each field of the
-// file's block moves to its place in the group, the rows side by side;
-// IQ2_XXS's 7-bit sign indices become the 8-bit masks ksigns_iq2xs gives, and
-// go back by dropping the parity bit (bit 7), which ksigns_iq2xs derives from
-// the other seven. Decoding goes back to the file's block and through the
-// reference decoder, so a packed tensor decodes as the file does by
-// construction, and the checks test the moves.
+// file's block moves to its place in the group, the rows side by side. IQ1_S
+// and IQ1_M keep the file's bytes; IQ2_XXS's 7-bit sign indices become the
+// 8-bit masks ksigns_iq2xs gives, and go back by dropping the parity bit (bit
+// 7), which ksigns_iq2xs derives from the other seven. Decoding goes back to
+// the file's block and through the reference decoder, so a packed tensor
+// decodes as the file does by construction and the checks test the moves.
 #include "pack/grid_packing.h"
 
 #include <array>
@@ -20,10 +20,12 @@ namespace {
 
 using quant::grids::ksigns_iq2xs;
 
+// The largest file block of the grid formats (IQ2_XXS's).
+constexpr int kMaxFileBlock = 66;
+
 // IQ2_XXS file block: fp16 d, then per group g of 32 weights 8 bytes: four
 // grid indices and a u32 of four 7-bit sign indices (bits 7l..7l + 6) and the
 // 4-bit scale (bits 28..31).
-constexpr int kIq2xxsBytes = 66;
 constexpr int kIq2xxsGroupOffset = 2;
 
 void pack_iq2_xxs(const PackedLayout &layout, const uint8_t *in, uint8_t *block,
@@ -63,26 +65,65 @@ void unpack_iq2_xxs(const PackedLayout &layout, const uint8_t *block, int r,
   }
 }
 
+// Where each byte of an IQ1 file block goes in the packed block: the two
+// formats only move bytes.
+template <typename Fn>
+void for_each_iq1_byte(const PackedLayout &layout, int r, Fn fn) {
+  if (layout.format == Format::IQ1_S) {
+    // fp16 d, qs[32], u16 qh[8]
+    for (int i = 0; i < 2; ++i)
+      fn(i, iq1_s_d_offset(r) + i);
+    for (int s = 0; s < 32; ++s)
+      fn(2 + s, iq1_s_index_offset(layout, s, r));
+    for (int g = 0; g < 8; ++g)
+      for (int i = 0; i < 2; ++i)
+        fn(34 + 2 * g + i, iq1_s_qh_offset(layout, g, r) + i);
+    return;
+  }
+  // IQ1_M: qs[32], qh[16], u16 scales[4]
+  for (int s = 0; s < 32; ++s)
+    fn(s, iq1_m_index_offset(layout, s, r));
+  for (int i = 0; i < 16; ++i)
+    fn(32 + i, iq1_m_qh_offset(layout, i, r));
+  for (int p = 0; p < 4; ++p)
+    for (int i = 0; i < 2; ++i)
+      fn(48 + 2 * p + i, iq1_m_scales_offset(layout, p, r) + i);
+}
+
 } // namespace
 
 void pack_grid_row(const PackedLayout &layout, const uint8_t *in,
                    uint8_t *block, int r) {
-  // A padding row: the file block of zeros, d 0, weights 0.
-  static constexpr std::array<uint8_t, kIq2xxsBytes> kZeroBlock{};
-  pack_iq2_xxs(layout, in ? in : kZeroBlock.data(), block, r);
+  // A padding row: the file block of zeros, d 0 (IQ1_M's too), weights 0.
+  static constexpr std::array<uint8_t, kMaxFileBlock> kZeroBlock{};
+  if (in == nullptr)
+    in = kZeroBlock.data();
+  if (layout.format == Format::IQ2_XXS) {
+    pack_iq2_xxs(layout, in, block, r);
+    return;
+  }
+  for_each_iq1_byte(
+      layout, r, [&](int file, int64_t packed) { block[packed] = in[file]; });
 }
 
 void unpack_grid_row(const PackedLayout &layout, const uint8_t *block, int r,
                      uint8_t *out) {
-  unpack_iq2_xxs(layout, block, r, out);
+  if (layout.format == Format::IQ2_XXS) {
+    unpack_iq2_xxs(layout, block, r, out);
+    return;
+  }
+  for_each_iq1_byte(
+      layout, r, [&](int file, int64_t packed) { out[file] = block[packed]; });
 }
 
 void dequantize_grid_row(const PackedLayout &layout, const uint8_t *block,
                          int r, float *y) {
-  std::array<uint8_t, kIq2xxsBytes> file;
+  const int bytes = format_info(layout.format).block_bytes;
+  std::array<uint8_t, kMaxFileBlock> file;
   unpack_grid_row(layout, block, r, file.data());
   // A whole block of the format: the checked API cannot fail on it.
-  (void)dequantize(layout.format, file, std::span(y, 256));
+  (void)dequantize(layout.format, std::span(file.data(), bytes),
+                   std::span(y, 256));
 }
 
 } // namespace kf::pack

@@ -1,6 +1,7 @@
 // Packed weight and activation layouts (docs/codegen.md): Q8_0, Q4_0 and
 // MXFP4 weights with Q8_0 activations; Q4_K, Q5_K, Q6_K and the IQ grid
-// formats (pack/grid_packing.cpp) with Q8_K activations. Every
+// formats IQ2_XXS, IQ1_S, IQ1_M (pack/grid_packing.cpp) with Q8_K
+// activations. Every
 // entry point validates its sizes first, so the loops below never see a partial
 // block or a short buffer.
 #include "kf/runtime/packing.h"
@@ -180,10 +181,11 @@ absl::Status check_layout(const PackedLayout &layout) {
   if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0 &&
       layout.format != Format::MXFP4 && !is_kquant(layout.format) &&
       !is_iq_grid_format(layout.format))
-    return absl::InvalidArgumentError(absl::StrCat(
-        "no packed layout for format ",
-        to_absl(format_info(layout.format).name),
-        ": expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k or iq2_xxs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("no packed layout for format ",
+                     to_absl(format_info(layout.format).name),
+                     ": expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, "
+                     "iq1_s or iq1_m"));
   if (layout.rows != 1 && layout.rows != 4 && layout.rows != 8 &&
       layout.rows != 16)
     return absl::InvalidArgumentError(

@@ -272,7 +272,8 @@ TEST(Packing, ActivationsRefuseShortBuffers) {
 // both a multiple of the group and not; rows with extreme scales and mins
 // included.
 TEST(Packing, SuperBlocksDecodeAsTheReferenceAndRoundTrip) {
-  for (Format f : {Format::Q4_K, Format::Q5_K, Format::Q6_K, Format::IQ2_XXS})
+  for (Format f : {Format::Q4_K, Format::Q5_K, Format::Q6_K, Format::IQ2_XXS,
+                   Format::IQ1_S, Format::IQ1_M})
     for (int rows : {1, 4, 8, 16})
       for (int64_t n : {1, 5, 16, 19})
         for (int64_t k : {256, 768}) {
@@ -349,6 +350,39 @@ TEST(Packing, Iq2XxsLayout) {
         uint8_t mask = packed[(7 + 2 * (4 * g + l)) * rows + r];
         EXPECT_EQ(mask & 127, index);
         EXPECT_EQ(mask >> 7, std::popcount(index) & 1);
+      }
+    }
+  }
+}
+
+// IQ1_S and IQ1_M keep the file's bytes, each field's rows side by side:
+// IQ1_S d [R], qh [8][R] (u16), qs [32][R]; IQ1_M its scale words [4][R]
+// (u16), qh [16][R], qs [32][R].
+TEST(Packing, Iq1Layouts) {
+  const int rows = 4;
+  for (Format f : {Format::IQ1_S, Format::IQ1_M}) {
+    SCOPED_TRACE(format_info(f).name);
+    const int bytes = format_info(f).block_bytes;
+    std::vector<uint8_t> file = random_rows(f, rows, 256, 5);
+    PackedLayout layout{f, rows};
+    std::vector<uint8_t> packed = *pack_weights(layout, file, rows, 256);
+    ASSERT_EQ(packed.size(), static_cast<size_t>(rows * bytes));
+    for (int r = 0; r < rows; ++r) {
+      const uint8_t *row = file.data() + r * bytes;
+      if (f == Format::IQ1_S) {
+        EXPECT_EQ(packed[2 * r + 1], row[1]); // d
+        for (int g = 0; g < 8; ++g)
+          EXPECT_EQ(packed[2 * rows + 2 * (g * rows + r) + 1],
+                    row[34 + 2 * g + 1]); // qh's high byte
+        for (int s = 0; s < 32; ++s)
+          EXPECT_EQ(packed[(18 + s) * rows + r], row[2 + s]);
+      } else {
+        for (int p = 0; p < 4; ++p)
+          EXPECT_EQ(packed[2 * (p * rows + r) + 1], row[48 + 2 * p + 1]);
+        for (int i = 0; i < 16; ++i)
+          EXPECT_EQ(packed[(8 + i) * rows + r], row[32 + i]);
+        for (int s = 0; s < 32; ++s)
+          EXPECT_EQ(packed[(24 + s) * rows + r], row[s]);
       }
     }
   }

@@ -50,7 +50,8 @@ enum class LaneEncoding : uint8_t {
 // load of `rows` bytes holds a grid slot's indices for every row of the group
 // (below, "IQ grid formats").
 struct PackedLayout {
-  Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS
+  Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS,
+                                // IQ1_S or IQ1_M
   int rows = 16;                // rows per interleaved group: 1, 4, 8 or 16
   LaneEncoding encoding = LaneEncoding::Unsigned;
 
@@ -76,7 +77,8 @@ constexpr int lane_offset(const PackedLayout &layout) {
 // masks of 8 rows are one 64-bit lane mask for the kernel's 64 lanes.
 
 constexpr bool is_iq_grid_format(Format format) {
-  return format == Format::IQ2_XXS;
+  return format == Format::IQ2_XXS || format == Format::IQ1_S ||
+         format == Format::IQ1_M;
 }
 
 // Bytes of one row's block in its packed layout: the file's, but for IQ2_XXS,
@@ -101,6 +103,38 @@ constexpr int64_t iq2_xxs_index_offset(const PackedLayout &layout, int64_t s,
 constexpr int64_t iq2_xxs_signs_offset(const PackedLayout &layout, int64_t s,
                                        int r) {
   return (7 + 2 * s) * layout.rows + r;
+}
+
+// IQ1_S: per super-block and row 50 bytes, the file's, fields side by side:
+// R fp16 d; the eight u16 qh as [8][R] (group g's: four 3-bit high index
+// parts, bits 3l..3l + 2; the 3-bit scale, bits 12..14; the delta's sign,
+// bit 15); then the low index bytes qs as [32][R], slot s = 4g + l.
+constexpr int64_t iq1_s_d_offset(int r) { return 2 * r; }
+constexpr int64_t iq1_s_qh_offset(const PackedLayout &layout, int64_t g,
+                                  int r) {
+  return 2 * layout.rows + 2 * (g * layout.rows + r);
+}
+constexpr int64_t iq1_s_index_offset(const PackedLayout &layout, int64_t s,
+                                     int r) {
+  return (18 + s) * layout.rows + r;
+}
+
+// IQ1_M: per super-block and row 56 bytes, the file's, fields side by side:
+// the four u16 scale words as [4][R] (group g's two 3-bit scales in bits
+// 6(g % 2)..+5 of word g / 2, the fp16 d in their top nibbles); the 16 qh
+// bytes as [16][R] (slot 2i + h's 3 high index bits and delta sign in nibble
+// h of byte i); then the low index bytes qs as [32][R].
+constexpr int64_t iq1_m_scales_offset(const PackedLayout &layout, int64_t p,
+                                      int r) {
+  return 2 * (p * layout.rows + r);
+}
+constexpr int64_t iq1_m_qh_offset(const PackedLayout &layout, int64_t i,
+                                  int r) {
+  return (8 + i) * layout.rows + r;
+}
+constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
+                                     int r) {
+  return (24 + s) * layout.rows + r;
 }
 
 // Bytes of one packed block: `rows` x a row's block (the scales and the
