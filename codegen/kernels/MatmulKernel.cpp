@@ -41,6 +41,8 @@ bool hasMatmulEmitter(kf::Format format) {
   case kf::Format::Q5_K:
   case kf::Format::Q6_K:
   case kf::Format::IQ2_XXS:
+  case kf::Format::IQ1_S:
+  case kf::Format::IQ1_M:
     return true;
   default:
     return false;
@@ -148,7 +150,7 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                                const target::TargetInfo &target) {
   if (!hasMatmulEmitter(spec.format))
     return fail(spec, "no emitter for this format, expected q8_0, q4_0, "
-                      "mxfp4, q4_k, q5_k, q6_k or iq2_xxs");
+                      "mxfp4, q4_k, q5_k, q6_k, iq2_xxs, iq1_s or iq1_m");
   if (spec.rows != 1 && spec.rows != 4 && spec.rows != 8 && spec.rows != 16)
     return fail(spec, "expected 1, 4, 8 or 16 rows per group");
   if (std::optional<int64_t> rows = requiredRows(spec.isa);

@@ -17,7 +17,7 @@ std::unique_ptr<WeightDecodeEmitter> createMxfp4DecodeEmitter();
 std::unique_ptr<WeightDecodeEmitter>
 createKQuantDecodeEmitter(kf::Format format, bool hardwareHalf);
 
-/// IQ2_XXS.
+/// IQ2_XXS, IQ1_S or IQ1_M.
 std::unique_ptr<WeightDecodeEmitter>
 createIqGridDecodeEmitter(kf::Format format, bool hardwareHalf);
 

@@ -117,8 +117,8 @@ std::vector<MatmulKernelSpec> crossSpecs() {
       for (int64_t maxCols : {1, 2, 3, 4})
         specs.push_back({format, isa, 4, 64, 9, maxCols});
     }
-    for (Format format :
-         {Format::Q4_K, Format::Q5_K, Format::Q6_K, Format::IQ2_XXS}) {
+    for (Format format : {Format::Q4_K, Format::Q5_K, Format::Q6_K,
+                          Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M}) {
       for (Shape shape : {Shape{37, 256}, Shape{32, 768}, Shape{5, 512}})
         specs.push_back({format, isa, 4, shape.k, shape.n, 8});
       for (int64_t maxCols : {1, 3})

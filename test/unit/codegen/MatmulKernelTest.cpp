@@ -104,9 +104,9 @@ constexpr Shape kShapes[] = {{37, 96}, {32, 256}, {5, 32}};
 // The same for the K-quants' super-blocks of 256: K of 1, 3 and 2 of them.
 constexpr Shape kSuperBlockShapes[] = {{37, 256}, {32, 768}, {5, 512}};
 
-constexpr Format kFormats[] = {Format::Q8_0,   Format::Q4_0, Format::MXFP4,
-                               Format::Q4_K,   Format::Q5_K, Format::Q6_K,
-                               Format::IQ2_XXS};
+constexpr Format kFormats[] = {Format::Q8_0,    Format::Q4_0,  Format::MXFP4,
+                               Format::Q4_K,    Format::Q5_K,  Format::Q6_K,
+                               Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M};
 
 // The portable kernels compile slowly (a K-quant's, its super-block
 // unrolled per column tile without intrinsics, takes seconds), so they get
@@ -177,7 +177,8 @@ TEST(MatmulKernel, NarrowColumnTiles) {
   for (int64_t maxCols : {1, 2, 3, 4}) {
     specs.push_back({Format::Q8_0, KernelIsa::Scalar, 4, 64, 9, maxCols});
     specs.push_back({Format::Q4_K, KernelIsa::Scalar, 4, 256, 9, maxCols});
-    specs.push_back({Format::IQ2_XXS, KernelIsa::Scalar, 4, 256, 9, maxCols});
+    for (Format iq : {Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M})
+      specs.push_back({iq, KernelIsa::Scalar, 4, 256, 9, maxCols});
   }
   llvm::Expected<std::vector<JitKernel>> kernels =
       jitMatmuls(specs, testTarget("x86-64-v2"));
@@ -442,6 +443,69 @@ TEST(MatmulKernel, Iq2XxsExtremeWeights) {
   expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, x, m);
 }
 
+// IQ1_S and IQ1_M blocks reaching every grid index (all 2048 of the 11-bit
+// ones), both signs of every delta and every 3-bit scale, with d 0 (and -0),
+// negative, subnormal and the largest fp16 (IQ1_M's assembled from the top
+// nibbles of its scale words), against ordinary, tiny, large and huge
+// columns (inf and NaN sums).
+TEST(MatmulKernel, Iq1ExtremeWeights) {
+  const int64_t n = 16, k = 2048, blocks = k / 256;
+  const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
+                             0xfbff, 0x0001, 0x3555, 0x8000};
+  for (Format format : {Format::IQ1_S, Format::IQ1_M}) {
+    SCOPED_TRACE(format_info(format).name);
+    const bool m1 = format == Format::IQ1_M;
+    const int64_t blockBytes = format_info(format).block_bytes;
+    std::vector<uint8_t> w(n * blocks * blockBytes, 0);
+    int64_t slot = 0, group = 0;
+    for (int64_t blk = 0; blk < n * blocks; ++blk) {
+      uint8_t *block = w.data() + blk * blockBytes;
+      const uint16_t d = halves[blk % 8];
+      uint16_t words[4] = {}; // IQ1_M's scale words
+      for (int64_t g = 0; g < 8; ++g, ++group) {
+        uint16_t qh = 0;
+        for (int64_t l = 0; l < 4; ++l, ++slot) {
+          const int64_t index = slot % 2048;
+          const bool negative = (slot / 3 + group) % 2 != 0;
+          if (m1) {
+            block[4 * g + l] = static_cast<uint8_t>(index);
+            block[32 + 2 * g + l / 2] |= static_cast<uint8_t>(
+                (index >> 8 | (negative ? 8 : 0)) << 4 * (l % 2));
+          } else {
+            block[2 + 4 * g + l] = static_cast<uint8_t>(index);
+            qh |= static_cast<uint16_t>((index >> 8) << 3 * l);
+          }
+        }
+        if (m1) {
+          words[g / 2] |=
+              static_cast<uint16_t>((group % 8) << 6 * (g % 2) |
+                                    ((group + 3) % 8) << (6 * (g % 2) + 3));
+        } else {
+          qh |=
+              static_cast<uint16_t>((group % 8) << 12 | (group / 8 % 2) << 15);
+          std::memcpy(block + 34 + 2 * g, &qh, 2);
+        }
+      }
+      if (m1) {
+        for (int p = 0; p < 4; ++p) {
+          words[p] |= static_cast<uint16_t>((d >> 4 * p & 15) << 12);
+          std::memcpy(block + 48 + 2 * p, &words[p], 2);
+        }
+      } else {
+        std::memcpy(block, &d, 2);
+      }
+    }
+    ASSERT_GE(slot, 2048); // every index
+    const float columnScales[] = {1.0f, 1e-6f, 1e4f, 1e33f};
+    const int64_t m = std::size(columnScales);
+    std::vector<float> x = gaussian(m * k, 43, 1.0f);
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t i = 0; i < k; ++i)
+        x[j * k + i] *= columnScales[j];
+    expectKernelsEqualDot(format, w, n, k, x, m);
+  }
+}
+
 // MXFP4 with every code and every E8M0 byte, 0 and 1 (subnormal scales), 254
 // and 255 (2^126, 2^127) included, against columns of ordinary, tiny (fp16
 // subnormal d_x, whose products with the small scales are fp32 subnormals that
@@ -694,7 +758,8 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   };
   EXPECT_EQ(error({Format::Q3_K, KernelIsa::Scalar, 4, 256, 8, 8}),
             "matmul kernel q3_k/scalar r4 c8 [8 x 256]: no emitter for this "
-            "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k or iq2_xxs");
+            "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, "
+            "iq1_s or iq1_m");
   EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 96, 8, 8}),
             "matmul kernel q4_k/scalar r4 c8 [8 x 96]: expected K a positive "
             "multiple of 256");

@@ -120,7 +120,8 @@ public:
   }
 };
 
-/// The decoder of a Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K or IQ2_XXS layout,
+/// The decoder of a Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ1_S or
+/// IQ1_M layout,
 /// whose encoding its lanes keep, for `target` (whose fp16 conversions the fp16
 /// scales use); null for any other format (verifyMatmulKernel refuses them
 /// first).

@@ -33,8 +33,8 @@ enum class KernelIsa {
 };
 
 /// Whether the emitters build matmul kernels for weights of `format` (Q8_0,
-/// Q4_0, MXFP4 with Q8_0 activations; Q4_K, Q5_K, Q6_K, IQ2_XXS with Q8_K
-/// ones), on every ISA.
+/// Q4_0, MXFP4 with Q8_0 activations; Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ1_S,
+/// IQ1_M with Q8_K ones), on every ISA.
 bool hasMatmulEmitter(kf::Format format);
 
 /// "scalar", "avx2", "avx512vnni", "neon_dotprod".
