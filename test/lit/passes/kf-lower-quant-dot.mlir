@@ -241,6 +241,37 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
+// IQ1_S and IQ1_M share one lane table (iq1s_grid as 8 (v + 1): entry 0 is
+// all -1, so all 0x00) in the kernels' module; on AVX-512 the IQ1 lanes go
+// into vpdpbusd.
+// CHECK-LABEL: func.func @iq1
+// CHECK:      kf.qmatmul @kernels::@kf_matmul_iq1_s_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_iq1_m_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK:      module @kernels {
+// CHECK:        llvm.mlir.global internal constant @kf_iq1s_lanes(dense<"0x0000000000000000{{[0-9A-F]+}}"> : tensor<2048xi64>)
+// CHECK-NOT:    llvm.mlir.global
+// CHECK:        func.func @kf_matmul_iq1_s_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK:          llvm.mlir.addressof @kf_iq1s_lanes
+// CHECK:          llvm.intr.masked.gather
+// CHECK:          "llvm.x86.avx512.vpdpbusd.512"
+// CHECK:        func.func @kf_matmul_iq1_m_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK:          llvm.mlir.addressof @kf_iq1s_lanes
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  kf.weight @s : !kf.qweight<iq1_s, [16, 256]>
+  kf.weight @m : !kf.qweight<iq1_m, [16, 256]>
+  func.func @iq1(%x: tensor<?x256xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+    %s = kf.get_weight @s : !kf.qweight<iq1_s, [16, 256]>
+    %m = kf.get_weight @m : !kf.qweight<iq1_m, [16, 256]>
+    %ys = kf.linear %x, %s {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x256xf32>, !kf.qweight<iq1_s, [16, 256]> -> tensor<?x16xf32>
+    %ym = kf.linear %x, %m {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_m_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x256xf32>, !kf.qweight<iq1_m, [16, 256]> -> tensor<?x16xf32>
+    return %ys, %ym : tensor<?x16xf32>, tensor<?x16xf32>
+  }
+}
+
+// -----
+
 // The decided cache blocks go into the kernel (and its name) when a call
 // can have more columns than one tile; a static M of one tile ignores them.
 // CHECK-LABEL: func.func @cache_blocks

@@ -311,7 +311,8 @@ module {{
 }
 
 TEST(CompiledGolden, SuperBlockGroupsReadTheirRows) {
-  for (Format format : {Format::Q4_K, Format::IQ2_XXS})
+  for (Format format :
+       {Format::Q4_K, Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M})
     checkGroupsReadTheirRows(format);
 }
 
