@@ -22,10 +22,10 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // With require-all, a linear no emitter builds fails with the reason.
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  func.func @no_emitter(%x: tensor<1x256xf32>, %w: !kf.qweight<iq1_m, [16, 256]>) -> tensor<1x16xf32> {
-    // expected-error @+1 {{'kf.linear' op kf-lower-quant-dot: matmul kernel iq1_m/avx2 r8 c1 [16 x 256] bf16: no emitter for this format}}
-    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_m_r8, max_cols = 8, threads = 4, cols = [1]>}
-        : tensor<1x256xf32>, !kf.qweight<iq1_m, [16, 256]> -> tensor<1x16xf32>
+  func.func @no_emitter(%x: tensor<1x256xf32>, %w: !kf.qweight<iq2_xs, [16, 256]>) -> tensor<1x16xf32> {
+    // expected-error @+1 {{'kf.linear' op kf-lower-quant-dot: matmul kernel iq2_xs/avx2 r8 c1 [16 x 256] bf16: no emitter for this format}}
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xs_r8, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x256xf32>, !kf.qweight<iq2_xs, [16, 256]> -> tensor<1x16xf32>
     return %y : tensor<1x16xf32>
   }
 }
