@@ -66,6 +66,14 @@ void splitSlot(OpBuilder &b, Location loc, Value entries, int64_t rows,
   }
 }
 
+/// A splat of 0.125 of the f32 vector `type`: the IQ formats' factor 1/8.
+Value emitEighth(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(cast<VectorType>(type),
+                             b.getF32FloatAttr(0.125f)));
+}
+
 /// (value >> shift) & mask, on i32 lanes.
 Value extractBits(OpBuilder &b, Location loc, Value value, int64_t shift,
                   int64_t mask) {
@@ -149,10 +157,8 @@ public:
 
   // ... and 0.125 * sum after the last.
   Value finishSum(OpBuilder &b, Location loc, Value sum) const override {
-    auto type = cast<VectorType>(sum.getType());
-    Value eighth = arith::ConstantOp::create(
-        b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0.125f)));
-    return arith::MulFOp::create(b, loc, eighth, sum);
+    return arith::MulFOp::create(b, loc, emitEighth(b, loc, sum.getType()),
+                                 sum);
   }
 
 private:
@@ -308,11 +314,9 @@ public:
   Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
                    Value xScale) const override {
     Value scale = arith::MulFOp::create(b, loc, wScales, xScale);
-    auto type = cast<VectorType>(dot.getType());
-    Value eighth = arith::ConstantOp::create(
-        b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0.125f)));
-    return arith::MulFOp::create(b, loc, scale,
-                                 arith::MulFOp::create(b, loc, dot, eighth));
+    Value eighths =
+        arith::MulFOp::create(b, loc, dot, emitEighth(b, loc, dot.getType()));
+    return arith::MulFOp::create(b, loc, scale, eighths);
   }
 
 private:

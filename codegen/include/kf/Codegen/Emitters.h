@@ -203,9 +203,9 @@ void declareConstantTable(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value emitConstantTableAddress(mlir::OpBuilder &b, mlir::Location loc,
                                      llvm::StringRef name);
 /// table[indices[r]] for each of the R indices (vector<R x i32>, all inside
-/// the table): vector<R x i64>, by LLVM's masked gather, which each target
-/// lowers as it runs it (vpgatherdq with AVX2 and AVX-512, scalar loads
-/// elsewhere).
+/// the table): vector<R x i64>, by LLVM's masked gather, which LLVM lowers
+/// as its cost model for the target decides (vpgatherdq on znver5, scalar
+/// loads on x86-64-v3 and AArch64).
 mlir::Value emitTableGather(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value table, mlir::Value indices);
 /// An LLVM intrinsic call (llvm.call_intrinsic) returning `resultType`.
