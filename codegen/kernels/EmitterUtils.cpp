@@ -12,6 +12,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <limits>
@@ -70,6 +71,49 @@ Value emitSelectTableLookup(OpBuilder &b, Location loc, Value indices,
     entries = std::move(merged);
   }
   return entries.front();
+}
+
+// Internal linkage: every module (one JIT dylib, one object file) carries
+// its own copy, so kernels compiled separately never clash on the symbol.
+void declareConstantTable(OpBuilder &b, Location loc, ModuleOp module,
+                          llvm::StringRef name, ArrayRef<uint64_t> entries) {
+  auto type = LLVM::LLVMArrayType::get(b.getI64Type(), entries.size());
+  if (auto global = module.lookupSymbol<LLVM::GlobalOp>(name)) {
+    assert(global.getType() == type && "one table per name");
+    return;
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto values = RankedTensorType::get({static_cast<int64_t>(entries.size())},
+                                      b.getI64Type());
+  SmallVector<APInt> bits;
+  for (uint64_t e : entries)
+    bits.emplace_back(64, e);
+  LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
+                         LLVM::Linkage::Internal, name,
+                         DenseElementsAttr::get(values, bits),
+                         /*alignment=*/64);
+}
+
+Value emitConstantTableAddress(OpBuilder &b, Location loc,
+                               llvm::StringRef name) {
+  return LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), name);
+}
+
+Value emitTableGather(OpBuilder &b, Location loc, Value table, Value indices) {
+  int64_t rows = cast<VectorType>(indices.getType()).getNumElements();
+  Type pointers = LLVM::getVectorType(table.getType(), rows);
+  Value addresses = LLVM::GEPOp::create(b, loc, pointers, b.getI64Type(), table,
+                                        ValueRange{indices});
+  auto entries = VectorType::get({rows}, b.getI64Type());
+  auto maskType = VectorType::get({rows}, b.getI1Type());
+  Value all = arith::ConstantOp::create(b, loc, maskType,
+                                        DenseElementsAttr::get(maskType, true));
+  Value passThrough = emitSplat(b, loc, entries, 0);
+  return LLVM::masked_gather::create(b, loc, entries, addresses, all,
+                                     ValueRange{passThrough},
+                                     /*alignment=*/8);
 }
 
 Value emitIntrinsic(OpBuilder &b, Location loc, llvm::StringRef name,

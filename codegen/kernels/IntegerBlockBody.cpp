@@ -62,6 +62,12 @@ public:
                     Value kEnd) override;
   void emitBlock(OpBuilder &, Location, const BlockOperands &block,
                  SmallVectorImpl<Value> &accs) override;
+  Value finishSum(OpBuilder &b, Location loc, Value sum) override {
+    return decode.finishSum(b, loc, sum);
+  }
+  void declareConstants(OpBuilder &b, Location loc, ModuleOp module) override {
+    decode.declareConstants(b, loc, module);
+  }
 
 private:
   Value i64(int64_t v) {

@@ -85,6 +85,7 @@ buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
       kf::is_float_format(spec.format)
           ? createFloatBlockBody(b, loc, spec)
           : createIntegerBlockBody(b, loc, spec, target);
+  body->declareConstants(b, loc, module);
   emitMatmulLoopNest(b, loc, spec, *body, args);
   func::ReturnOp::create(b, loc);
   return fn;

@@ -272,14 +272,15 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
         pairs.push_back(sums.back());
       sums = std::move(pairs);
     }
+    // The format's last factor and the bf16 rounding apply once, after the
+    // last K block; y holds the plain sums before it.
     Value acc = sums.front();
-    if (spec.roundToBf16) {
-      // Rounded once, after the last K block.
-      Value rounded = emitRoundToBf16(b, loc, acc);
-      acc = lastK ? arith::SelectOp::create(b, loc, lastK, rounded, acc)
-                  : rounded;
-    }
-    emitStore(acc, yPointer(j), rowBase);
+    Value result = body.finishSum(b, loc, acc);
+    if (spec.roundToBf16)
+      result = emitRoundToBf16(b, loc, result);
+    if (lastK && result != acc)
+      result = arith::SelectOp::create(b, loc, lastK, result, acc);
+    emitStore(result, yPointer(j), rowBase);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "kf/Codegen/MatmulKernel.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -67,6 +68,17 @@ public:
   virtual void emitBlock(mlir::OpBuilder &b, mlir::Location loc,
                          const BlockOperands &block,
                          llvm::SmallVectorImpl<mlir::Value> &accs) = 0;
+  /// A column's sum over all of K as the reference returns it (vector<R x
+  /// f32>): the sum itself, or a format's last factor applied once after
+  /// the blocks (IQ2_XXS's 0.125; WeightDecodeEmitter::finishSum).
+  virtual mlir::Value finishSum(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value sum) {
+    return sum;
+  }
+  /// Declares the module-level constants the body's code reads (an IQ
+  /// format's grid table), before the kernel function is built.
+  virtual void declareConstants(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::ModuleOp module) {}
 };
 
 /// The int8 family's body (the quantized formats).

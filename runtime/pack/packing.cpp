@@ -1,5 +1,6 @@
 // Packed weight and activation layouts (docs/codegen.md): Q8_0, Q4_0 and
-// MXFP4 weights with Q8_0 activations; Q4_K, Q5_K and Q6_K weights with Q8_K
+// MXFP4 weights with Q8_0 activations; Q4_K, Q5_K, Q6_K and the IQ grid
+// formats IQ2_XXS, IQ1_S, IQ1_M (pack/grid_packing.cpp) with Q8_K
 // activations; BF16 and F32 weights with activations of their own format.
 // Every
 // entry point validates its sizes first, so the loops below never see a partial
@@ -14,6 +15,7 @@
 #include "kf/runtime/absl_compat.h"
 #include "kf/runtime/half.h"
 #include "kf/runtime/quant.h"
+#include "pack/grid_packing.h"
 #include "quant/codec.h"
 
 namespace kf {
@@ -212,11 +214,12 @@ void dequantize_kquant(const PackedLayout &layout, const uint8_t *block, int r,
 absl::Status check_layout(const PackedLayout &layout) {
   if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0 &&
       layout.format != Format::MXFP4 && !is_kquant(layout.format) &&
-      !is_float_format(layout.format))
+      !is_iq_grid_format(layout.format) && !is_float_format(layout.format))
     return absl::InvalidArgumentError(absl::StrCat(
         "no packed layout for format ",
         to_absl(format_info(layout.format).name),
-        ": expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, bf16 or f32"));
+        ": expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, iq1_s, "
+        "iq1_m, bf16 or f32"));
   if (layout.rows != 1 && layout.rows != 4 && layout.rows != 8 &&
       layout.rows != 16)
     return absl::InvalidArgumentError(
@@ -262,6 +265,14 @@ absl::Status pack_weights(const PackedLayout &layout,
   for_each_row_block(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         uint8_t *block = dst.data() + base;
+        if (is_iq_grid_format(f)) {
+          pack::pack_grid_row(layout,
+                              row < 0 ? nullptr
+                                      : src.data() + row * row_bytes +
+                                            b * file_block_bytes(f),
+                              block, r);
+          return;
+        }
         if (row < 0) { // padding: scales 0 and weights 0
           for (int64_t j = 0; j < scale_bytes; ++j)
             block[packed_scale_offset(layout, j, r)] = 0;
@@ -349,6 +360,10 @@ absl::Status unpack_weights(const PackedLayout &layout,
           return;
         const uint8_t *block = packed.data() + base;
         uint8_t *out = dst.data() + row * row_bytes + b * file_block_bytes(f);
+        if (is_iq_grid_format(f)) {
+          pack::unpack_grid_row(layout, block, r, out);
+          return;
+        }
         for (int64_t j = 0; j < scale_bytes; ++j)
           out[file_header_byte(f, j)] =
               block[packed_scale_offset(layout, j, r)];
@@ -392,6 +407,10 @@ absl::Status dequantize_packed(const PackedLayout &layout,
         float *y = dst.data() + row * k + b * elems;
         if (is_kquant(layout.format)) {
           dequantize_kquant(layout, block, r, y);
+          return;
+        }
+        if (is_iq_grid_format(layout.format)) {
+          pack::dequantize_grid_row(layout, block, r, y);
           return;
         }
         auto lane = [&](int64_t g, int i) -> int {

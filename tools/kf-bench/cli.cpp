@@ -22,7 +22,7 @@ constexpr std::string_view kUsage =
     "  times quantized matmul kernels (M activation rows x N weight rows of\n"
     "  K elements) against the DRAM read bandwidth and oneDNN's u8s8s32 and\n"
     "  f32 matmuls, all measured in the same run\n"
-    "  --format LIST     weight formats, e.g. q8_0,q4_0,q4_k\n"
+    "  --format LIST     weight formats, e.g. q8_0,q4_0,q4_k,iq2_xxs\n"
     "  --m LIST          activation rows per case (1,2,3,4,8,16,64,512)\n"
     "  --k K, --n N      row length and weight rows (4096, 2048)\n"
     "  --threads LIST    thread counts (all hardware threads)\n"

@@ -23,6 +23,10 @@ createWeightDecodeEmitter(const kf::PackedLayout &layout,
   case kf::Format::Q5_K:
   case kf::Format::Q6_K:
     return createKQuantDecodeEmitter(layout.format, hasHardwareHalf(target));
+  case kf::Format::IQ2_XXS:
+  case kf::Format::IQ1_S:
+  case kf::Format::IQ1_M:
+    return createIqGridDecodeEmitter(layout.format, hasHardwareHalf(target));
   default:
     return nullptr;
   }

@@ -17,6 +17,10 @@ std::unique_ptr<WeightDecodeEmitter> createMxfp4DecodeEmitter();
 std::unique_ptr<WeightDecodeEmitter>
 createKQuantDecodeEmitter(kf::Format format, bool hardwareHalf);
 
+/// IQ2_XXS, IQ1_S or IQ1_M.
+std::unique_ptr<WeightDecodeEmitter>
+createIqGridDecodeEmitter(kf::Format format, bool hardwareHalf);
+
 /// The 4 * rows bytes of K-group `g` of a packed block of `format`.
 mlir::Value loadKGroup(mlir::OpBuilder &b, mlir::Location loc,
                        kf::Format format, mlir::Value block, int64_t rows,

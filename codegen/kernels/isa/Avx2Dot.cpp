@@ -3,11 +3,11 @@
 // vpmaddubsw multiplies unsigned by signed bytes and adds pairs into i16 with
 // signed saturation; vpmaddwd against ones adds those pairs into i32. The sums
 // must never saturate, which decides how lanes are fed:
-//  * lanes of at most 6 bits (Q4_0's nibbles, 0..15; MXFP4's looked-up
-//    lanes, 0..24, 5 bits) go in as they are: a pair is at most
-//    2 * (2^bits - 1) * 127 (3810 for Q4_0, 7874 for MXFP4), so the i16
-//    results of several operands are added before one vpmaddwd while they
-//    stay below 2^15;
+//  * lanes of at most 7 bits (Q4_0's nibbles, 0..15; MXFP4's looked-up
+//    lanes, 0..24, 5 bits; IQ2_XXS's 0..86) go in as they are: a pair is at
+//    most 2 * (2^bits - 1) * 127 (3810 for Q4_0, 7874 for MXFP4, 32258 for 7
+//    bits), so the i16 results of several operands are added before one
+//    vpmaddwd while they stay below 2^15 (one operand at 7 bits);
 //  * 8-bit lanes (Q8_0's w + 128, up to 255) would reach 2 * 255 * 127 and
 //    saturate, so the signed weight w is restored (xor 0x80) and multiplied as
 //    |w| * (sign(w) * x) (vpsignb): pairs of at most 2 * 128 * 127 = 32512,
@@ -31,7 +31,7 @@ namespace {
 constexpr int64_t kMaxActivation = 127;
 constexpr int64_t kI16Max = 32767;
 
-bool needsSignedWeights(LaneRange range) { return range.bits > 6; }
+bool needsSignedWeights(LaneRange range) { return range.bits > 7; }
 
 class Avx2Dot : public DotEmitter {
 public:

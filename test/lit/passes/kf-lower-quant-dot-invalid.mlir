@@ -22,10 +22,10 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // With require-all, a linear no emitter builds fails with the reason.
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  func.func @no_emitter(%x: tensor<1x256xf32>, %w: !kf.qweight<iq1_m, [16, 256]>) -> tensor<1x16xf32> {
-    // expected-error @+1 {{'kf.linear' op kf-lower-quant-dot: matmul kernel iq1_m/avx2 r8 c1 [16 x 256] bf16: no emitter for this format}}
-    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_m_r8, max_cols = 8, threads = 4, cols = [1]>}
-        : tensor<1x256xf32>, !kf.qweight<iq1_m, [16, 256]> -> tensor<1x16xf32>
+  func.func @no_emitter(%x: tensor<1x256xf32>, %w: !kf.qweight<iq2_xs, [16, 256]>) -> tensor<1x16xf32> {
+    // expected-error @+1 {{'kf.linear' op kf-lower-quant-dot: matmul kernel iq2_xs/avx2 r8 c1 [16 x 256] bf16: no emitter for this format}}
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xs_r8, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x256xf32>, !kf.qweight<iq2_xs, [16, 256]> -> tensor<1x16xf32>
     return %y : tensor<1x16xf32>
   }
 }
@@ -86,18 +86,18 @@ module attributes {kf.target = #kf.target<name = "x86-64-v4", triple = "x86_64-u
 // the stack.
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
   func.func @moe_no_emitter(%x: tensor<?x256xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
-                            %g: !kf.qweight<mxfp4, [4, 256, 256]>, %u: !kf.qweight<mxfp4, [4, 256, 256]>, %d: !kf.qweight<iq2_xxs, [4, 256, 256]>,
+                            %g: !kf.qweight<mxfp4, [4, 256, 256]>, %u: !kf.qweight<mxfp4, [4, 256, 256]>, %d: !kf.qweight<iq2_xs, [4, 256, 256]>,
                             %sg: !kf.qweight<q8_0, [128, 256]>, %su: !kf.qweight<q8_0, [128, 256]>, %sd: !kf.qweight<q8_0, [256, 128]>) -> tensor<?x256xf32> {
-    // expected-error @+1 {{'kf.moe' op kf-lower-quant-dot: down_exps: matmul kernel iq2_xxs/avx2 r8 c8 [256 x 256] bf16: no emitter for this format}}
+    // expected-error @+1 {{'kf.moe' op kf-lower-quant-dot: down_exps: matmul kernel iq2_xs/avx2 r8 c8 [256 x 256] bf16: no emitter for this format}}
     %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(2.0) shared_limit(2.0)
         {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       up_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
-                      down_exps = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      down_exps = #kf.kernel<isa = avx2, layout = iq2_xs_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       gate_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       up_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       down_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>}}
         : tensor<?x256xf32>, tensor<?x2xi32>, tensor<?x2xf32>,
-          !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<iq2_xxs, [4, 256, 256]>,
+          !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<iq2_xs, [4, 256, 256]>,
           !kf.qweight<q8_0, [128, 256]>, !kf.qweight<q8_0, [128, 256]>, !kf.qweight<q8_0, [256, 128]> -> tensor<?x256xf32>
     return %y : tensor<?x256xf32>
   }

@@ -80,17 +80,17 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 // a decode emitter, and an ISA of another architecture. The portable kernel
 // serves any target, one row per group.
 // CHECK-LABEL: func.func @left_alone
-// CHECK: kf.linear %arg0, %{{.*}} {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_m_r8
+// CHECK: kf.linear %arg0, %{{.*}} {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xs_r8
 // CHECK: kf.linear %arg1, %{{.*}} {kf.kernel = #kf.kernel<isa = neon_dotprod
 // CHECK: kf.qmatmul @kernels::@kf_matmul_q8_0_scalar_r1_c1_k64_n16_bf16(
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  kf.weight @w3 : !kf.qweight<iq1_m, [16, 256]>
+  kf.weight @w3 : !kf.qweight<iq2_xs, [16, 256]>
   kf.weight @w : !kf.qweight<q8_0, [16, 64]>
   func.func @left_alone(%z: tensor<1x256xf32>, %x: tensor<1x64xf32>) -> (tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>) {
-    %w3 = kf.get_weight @w3 : !kf.qweight<iq1_m, [16, 256]>
+    %w3 = kf.get_weight @w3 : !kf.qweight<iq2_xs, [16, 256]>
     %w = kf.get_weight @w : !kf.qweight<q8_0, [16, 64]>
-    %a = kf.linear %z, %w3 {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_m_r8, max_cols = 8, threads = 4, cols = [1]>}
-        : tensor<1x256xf32>, !kf.qweight<iq1_m, [16, 256]> -> tensor<1x16xf32>
+    %a = kf.linear %z, %w3 {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xs_r8, max_cols = 8, threads = 4, cols = [1]>}
+        : tensor<1x256xf32>, !kf.qweight<iq2_xs, [16, 256]> -> tensor<1x16xf32>
     %b = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = q8_0_r4, max_cols = 8, threads = 4, cols = [1]>}
         : tensor<1x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<1x16xf32>
     %c = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 8, threads = 4, cols = [1]>}
@@ -202,6 +202,71 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     %c = kf.linear %x, %w6 {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q6_k_r16, max_cols = 8, threads = 16, cols = dynamic>}
         : tensor<?x512xf32>, !kf.qweight<q6_k, [16, 512]> -> tensor<?x16xf32>
     return %a, %b, %c : tensor<?x32xf32>, tensor<?x16xf32>, tensor<?x16xf32>
+  }
+}
+
+// -----
+
+// IQ2_XXS reads Q8_K activations as the K-quants do. Its kernel gathers the
+// lanes of its grid slots from a constant table (the grid with 43 added to
+// each byte: entry 0, all 8s, is all 0x33), which the kernels' module holds
+// once for all its kernels.
+// CHECK-LABEL: func.func @iq2_xxs
+// CHECK:      %[[XK:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_k_k512(%arg0) format(q8_k) : tensor<?x512xf32> -> tensor<?x584xi8>
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_iq2_xxs_avx2_r8_c8_k512_n32_bf16(%[[XK]], %{{.*}}) {{.*}} : tensor<?x584xi8>, !kf.qweight<iq2_xxs, [32, 512]> -> tensor<?x32xf32>
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_iq2_xxs_avx2_r8_c8_k512_n16_bf16(%[[XK]],
+// CHECK:      module @kernels {
+// CHECK:        llvm.mlir.global internal constant @kf_iq2_xxs_lanes(dense<"0x3333333333333333{{[0-9A-F]+}}"> : tensor<256xi64>) {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<256 x i64>
+// CHECK-NOT:    llvm.mlir.global
+// CHECK:        func.func @kf_matmul_iq2_xxs_avx2_r8_c8_k512_n32_bf16(
+// CHECK:          llvm.mlir.addressof @kf_iq2_xxs_lanes
+// CHECK:          llvm.intr.masked.gather
+// CHECK:          "llvm.x86.avx2.pmadd.ub.sw"
+// CHECK:        func.func @kf_quantize_q8_k_k512(
+// CHECK:        func.func @kf_matmul_iq2_xxs_avx2_r8_c8_k512_n16_bf16(
+// CHECK-NOT:  func.func
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.weight @a : !kf.qweight<iq2_xxs, [32, 512]>
+  kf.weight @b : !kf.qweight<iq2_xxs, [16, 512]>
+  func.func @iq2_xxs(%x: tensor<?x512xf32>) -> (tensor<?x32xf32>, tensor<?x16xf32>) {
+    %a = kf.get_weight @a : !kf.qweight<iq2_xxs, [32, 512]>
+    %b = kf.get_weight @b : !kf.qweight<iq2_xxs, [16, 512]>
+    %ya = kf.linear %x, %a {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 4, cols = dynamic>}
+        : tensor<?x512xf32>, !kf.qweight<iq2_xxs, [32, 512]> -> tensor<?x32xf32>
+    %yb = kf.linear %x, %b {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 4, cols = dynamic>}
+        : tensor<?x512xf32>, !kf.qweight<iq2_xxs, [16, 512]> -> tensor<?x16xf32>
+    return %ya, %yb : tensor<?x32xf32>, tensor<?x16xf32>
+  }
+}
+
+// -----
+
+// IQ1_S and IQ1_M share one lane table (iq1s_grid as 8 (v + 1): entry 0 is
+// all -1, so all 0x00) in the kernels' module; on AVX-512 the IQ1 lanes go
+// into vpdpbusd.
+// CHECK-LABEL: func.func @iq1
+// CHECK:      kf.qmatmul @kernels::@kf_matmul_iq1_s_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_iq1_m_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK:      module @kernels {
+// CHECK:        llvm.mlir.global internal constant @kf_iq1s_lanes(dense<"0x0000000000000000{{[0-9A-F]+}}"> : tensor<2048xi64>)
+// CHECK-NOT:    llvm.mlir.global
+// CHECK:        func.func @kf_matmul_iq1_s_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK:          llvm.mlir.addressof @kf_iq1s_lanes
+// CHECK:          llvm.intr.masked.gather
+// CHECK:          "llvm.x86.avx512.vpdpbusd.512"
+// CHECK:        func.func @kf_matmul_iq1_m_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK:          llvm.mlir.addressof @kf_iq1s_lanes
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  kf.weight @s : !kf.qweight<iq1_s, [16, 256]>
+  kf.weight @m : !kf.qweight<iq1_m, [16, 256]>
+  func.func @iq1(%x: tensor<?x256xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+    %s = kf.get_weight @s : !kf.qweight<iq1_s, [16, 256]>
+    %m = kf.get_weight @m : !kf.qweight<iq1_m, [16, 256]>
+    %ys = kf.linear %x, %s {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x256xf32>, !kf.qweight<iq1_s, [16, 256]> -> tensor<?x16xf32>
+    %ym = kf.linear %x, %m {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_m_r16, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x256xf32>, !kf.qweight<iq1_m, [16, 256]> -> tensor<?x16xf32>
+    return %ys, %ym : tensor<?x16xf32>, tensor<?x16xf32>
   }
 }
 
@@ -374,17 +439,17 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 // CHECK-NOT: module @kernels
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
   func.func @moe_left_alone(%x: tensor<?x256xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
-                            %g: !kf.qweight<mxfp4, [4, 256, 256]>, %u: !kf.qweight<mxfp4, [4, 256, 256]>, %d: !kf.qweight<iq2_xxs, [4, 256, 256]>,
+                            %g: !kf.qweight<mxfp4, [4, 256, 256]>, %u: !kf.qweight<mxfp4, [4, 256, 256]>, %d: !kf.qweight<iq2_xs, [4, 256, 256]>,
                             %sg: !kf.qweight<q8_0, [128, 256]>, %su: !kf.qweight<q8_0, [128, 256]>, %sd: !kf.qweight<q8_0, [256, 128]>) -> tensor<?x256xf32> {
     %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(2.0) shared_limit(2.0)
         {kf.kernel = {gate_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       up_exps = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>,
-                      down_exps = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 4, cols = dynamic>,
+                      down_exps = #kf.kernel<isa = avx2, layout = iq2_xs_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       gate_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       up_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>,
                       down_shexp = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 4, cols = dynamic>}}
         : tensor<?x256xf32>, tensor<?x2xi32>, tensor<?x2xf32>,
-          !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<iq2_xxs, [4, 256, 256]>,
+          !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<mxfp4, [4, 256, 256]>, !kf.qweight<iq2_xs, [4, 256, 256]>,
           !kf.qweight<q8_0, [128, 256]>, !kf.qweight<q8_0, [128, 256]>, !kf.qweight<q8_0, [256, 128]> -> tensor<?x256xf32>
     return %y : tensor<?x256xf32>
   }

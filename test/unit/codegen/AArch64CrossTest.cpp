@@ -106,8 +106,8 @@ struct Shape {
 };
 
 // N not a multiple of the row group, one that is, and K of 1, 3 and 8 blocks;
-// then narrower widest tiles, whose dispatch tables differ. The K-quants the
-// same with K of 1, 3 and 2 super-blocks of 256.
+// then narrower widest tiles, whose dispatch tables differ. The K-quants and
+// IQ formats the same with K of 1, 3 and 2 super-blocks of 256.
 std::vector<MatmulKernelSpec> crossSpecs() {
   std::vector<MatmulKernelSpec> specs;
   for (KernelIsa isa : {KernelIsa::NeonDotprod, KernelIsa::Scalar}) {
@@ -117,7 +117,8 @@ std::vector<MatmulKernelSpec> crossSpecs() {
       for (int64_t maxCols : {1, 2, 3, 4})
         specs.push_back({format, isa, 4, 64, 9, maxCols});
     }
-    for (Format format : {Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
+    for (Format format : {Format::Q4_K, Format::Q5_K, Format::Q6_K,
+                          Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M}) {
       for (Shape shape : {Shape{37, 256}, Shape{32, 768}, Shape{5, 512}})
         specs.push_back({format, isa, 4, shape.k, shape.n, 8});
       for (int64_t maxCols : {1, 3})

@@ -1,12 +1,13 @@
-// Compiled matmul kernels, JIT-compiled for this machine, against the
-// reference dot product kf::dot, for every column count m = 1..17 (every
-// column tile width and run-time decomposition), N not a multiple of the row
-// group (a padded, masked last group) and several K.
+// Compiled matmul kernels of every format, JIT-compiled for this machine,
+// against the reference dot product kf::dot, for every column count m = 1..17
+// (every column tile width and run-time decomposition), N not a multiple of
+// the row group (a padded, masked last group) and several K.
 //
 // The float family (BF16, F32) reorders kf::dot's sum; its tolerance is
 // derived in MatmulReference.cpp (floatKernelTolerance).
 //
-// The int8 family (Q8_0, Q4_0, MXFP4, the K-quants): no tolerance, the
+// The int8 family (Q8_0, Q4_0, MXFP4, the K-quants, the IQ formats): no
+// tolerance, the
 // results must be bit-identical. Per block and row the
 // kernel's int32 accumulator starts at -offset * sum(q) and adds the products
 // of the offset lanes, so it ends holding the block's signed integer dot
@@ -19,7 +20,10 @@
 // contracts a multiply and an add into an FMA (LLVM fuses separate fmul/fadd
 // only under the contract flag, which the kernels never set; the runtime is
 // compiled in ISO C++ mode, where GCC does not contract, for baseline x86-64,
-// which has no FMA). Any difference is a bug.
+// which has no FMA). The super-block formats (K-quants, IQ2_XXS) keep one
+// exact integer sum per super-block (|isum| < 2^26) and scale it as kf::dot
+// does, IQ2_XXS's final 0.125 included (after the last block). Any difference
+// is a bug.
 #include "MatmulReference.h"
 
 #include "TestTarget.h"
@@ -118,9 +122,10 @@ constexpr Shape kSuperBlockShapes[] = {{37, 256}, {32, 768}, {5, 512}};
 // a bf16 pair).
 constexpr Shape kFloatShapes[] = {{37, 100}, {32, 256}, {5, 33}};
 
-constexpr Format kFormats[] = {Format::Q8_0, Format::Q4_0, Format::MXFP4,
-                               Format::Q4_K, Format::Q5_K, Format::Q6_K,
-                               Format::BF16, Format::F32};
+constexpr Format kFormats[] = {Format::Q8_0,    Format::Q4_0,  Format::MXFP4,
+                               Format::Q4_K,    Format::Q5_K,  Format::Q6_K,
+                               Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M,
+                               Format::BF16,    Format::F32};
 
 // The portable kernels compile slowly (a K-quant's, its super-block
 // unrolled per column tile without intrinsics, takes seconds), so they get
@@ -215,6 +220,8 @@ TEST(MatmulKernel, NarrowColumnTiles) {
     specs.push_back({Format::Q8_0, KernelIsa::Scalar, 4, 64, 9, maxCols});
     specs.push_back({Format::Q4_K, KernelIsa::Scalar, 4, 256, 9, maxCols});
     specs.push_back({Format::BF16, KernelIsa::Scalar, 4, 70, 9, maxCols});
+    for (Format iq : {Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M})
+      specs.push_back({iq, KernelIsa::Scalar, 4, 256, 9, maxCols});
   }
   llvm::Expected<std::vector<JitKernel>> kernels =
       jitMatmuls(specs, testTarget("x86-64-v2"));
@@ -256,6 +263,18 @@ TEST(MatmulKernel, CacheBlocksKeepTheBits) {
         specs.push_back(spec);
       }
     }
+  // IQ2_XXS's last factor (0.125) applies after the last K block only: K of
+  // 3 super-blocks in blocks of 2 leaves a tail of 1, also rounded to bf16.
+  for (auto [isa, rows] : isas) {
+    MatmulKernelSpec spec{Format::IQ2_XXS, isa, rows, 768, 37, 4};
+    spec.l1K = 512;
+    spec.l2Rows = rows;
+    specs.push_back(spec);
+    spec.roundToBf16 = true;
+    spec.l1K = 256;
+    spec.l2Rows = 2 * rows;
+    specs.push_back(spec);
+  }
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, host());
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
@@ -360,6 +379,39 @@ TEST(MatmulKernel, ExtremeWeights) {
   }
 }
 
+// Every kernel of `format` this machine runs, on the file rows `w` ([n, k],
+// Q8_K-activation formats), against kf::dot with each of the m columns of x
+// (k floats apart), bit for bit.
+void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
+                           int64_t n, int64_t k, const std::vector<float> &x,
+                           int64_t m) {
+  std::vector<uint8_t> packedX(m * *packed_activation_bytes(Format::Q8_K, k));
+  ASSERT_TRUE(pack_activations(Format::Q8_K, x, m, k, k, packedX).ok());
+  const int64_t wRow = *row_bytes(format, k),
+                xRow = *row_bytes(Format::Q8_K, k);
+  std::vector<uint8_t> xq(m * xRow);
+  for (int64_t j = 0; j < m; ++j)
+    ASSERT_TRUE(quantize_activation(Format::Q8_K,
+                                    std::span(x).subspan(j * k, k),
+                                    std::span(xq).subspan(j * xRow, xRow))
+                    .ok());
+  for (const JitKernel &kernel : hostKernels(format, k, n)) {
+    SCOPED_TRACE(kernel.spec.describe());
+    std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
+    std::vector<float> y(m * n);
+    kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t r = 0; r < n; ++r) {
+        float want = *dot(format, std::span(w).subspan(r * wRow, wRow),
+                          std::span(xq).subspan(j * xRow, xRow));
+        EXPECT_EQ(std::bit_cast<uint32_t>(y[j * n + r]),
+                  std::bit_cast<uint32_t>(want))
+            << "column " << j << ", row " << r << ": " << y[j * n + r]
+            << " != " << want;
+      }
+  }
+}
+
 // K-quant super-blocks at the edges: the largest scales and mins (6-bit 63;
 // Q6_K's int8 127 and -128), the largest codes, d or dmin 0, negative and
 // the largest fp16 d and dmin, against ordinary, tiny and large columns.
@@ -397,31 +449,137 @@ TEST(MatmulKernel, KQuantExtremeWeights) {
       x[k + i] *= 1e-6f;
       x[2 * k + i] *= 1e4f;
     }
-    std::vector<uint8_t> packedX(m * *packed_activation_bytes(Format::Q8_K, k));
-    ASSERT_TRUE(pack_activations(Format::Q8_K, x, m, k, k, packedX).ok());
-    const int64_t wRow = (k / 256) * blockBytes, xRow = (k / 256) * 292;
-    std::vector<uint8_t> xq(m * xRow);
-    for (int64_t j = 0; j < m; ++j)
-      ASSERT_TRUE(quantize_activation(Format::Q8_K,
-                                      std::span(x).subspan(j * k, k),
-                                      std::span(xq).subspan(j * xRow, xRow))
-                      .ok());
-    for (const JitKernel &kernel : hostKernels(format, k, n)) {
-      SCOPED_TRACE(kernel.spec.describe());
-      std::vector<uint8_t> packedW =
-          *pack_weights(kernel.weightLayout, w, n, k);
-      std::vector<float> y(m * n);
-      kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
-      for (int64_t j = 0; j < m; ++j)
-        for (int64_t r = 0; r < n; ++r) {
-          float want = *dot(format, std::span(w).subspan(r * wRow, wRow),
-                            std::span(xq).subspan(j * xRow, xRow));
-          EXPECT_EQ(std::bit_cast<uint32_t>(y[j * n + r]),
-                    std::bit_cast<uint32_t>(want))
-              << "column " << j << ", row " << r << ": " << y[j * n + r]
-              << " != " << want;
-        }
+    expectKernelsEqualDot(format, w, n, k, x, m);
+  }
+}
+
+// IQ2_XXS blocks reaching every grid index, every sign pattern and every
+// 4-bit scale, with d 0 (and -0), negative, subnormal and the largest fp16,
+// against ordinary, tiny and huge columns. The last rows have the largest d
+// and no negative weights, and the huge columns positive activations, so
+// that their block sums add up: some rows' sums pass FLT_MAX before kf::dot's
+// final factor 0.125 (inf), though their eighth would not, and a kernel
+// applying 0.125 per block would differ.
+TEST(MatmulKernel, Iq2XxsExtremeWeights) {
+  const int64_t n = 16, k = 1024, blocks = k / 256, blockBytes = 66;
+  const int64_t positiveRows = 4;
+  std::vector<uint8_t> w(n * blocks * blockBytes);
+  const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
+                             0xfbff, 0x0001, 0x3555, 0x8000};
+  int64_t slot = 0, group = 0;
+  for (int64_t blk = 0; blk < n * blocks; ++blk) {
+    uint8_t *block = w.data() + blk * blockBytes;
+    const bool positive = blk / blocks >= n - positiveRows;
+    const uint16_t d = positive ? 0x7bff : halves[blk % 8];
+    std::memcpy(block, &d, 2);
+    for (int64_t g = 0; g < 8; ++g, ++group) {
+      uint8_t *q = block + 2 + 8 * g;
+      uint32_t signsScale = static_cast<uint32_t>(group % 16) << 28;
+      for (int64_t l = 0; l < 4; ++l, ++slot) {
+        q[l] = static_cast<uint8_t>(slot % 256);
+        if (!positive)
+          signsScale |= static_cast<uint32_t>(slot * 37 % 128) << 7 * l;
+      }
+      std::memcpy(q + 4, &signsScale, 4);
     }
+  }
+  // Every index; 37 is odd, so every sign pattern.
+  ASSERT_GE((n - positiveRows) * blocks * 32, 256);
+  const float columnScales[] = {1.0f,  1e-6f, 1e28f, 3e28f, 1e29f,
+                                3e29f, 1e30f, 3e30f, 1e31f};
+  const int64_t m = std::size(columnScales);
+  std::vector<float> x = gaussian(m * k, 41, 1.0f);
+  for (int64_t j = 0; j < m; ++j)
+    for (int64_t i = 0; i < k; ++i)
+      x[j * k + i] = j < 2 ? x[j * k + i] * columnScales[j]
+                           : std::abs(x[j * k + i]) * columnScales[j];
+
+  // The test has teeth: some sums are inf whose eighth is finite.
+  const int64_t wRow = blocks * blockBytes, xRow = blocks * 292;
+  std::vector<uint8_t> xq(m * xRow);
+  for (int64_t j = 0; j < m; ++j)
+    ASSERT_TRUE(quantize_activation(Format::Q8_K,
+                                    std::span(x).subspan(j * k, k),
+                                    std::span(xq).subspan(j * xRow, xRow))
+                    .ok());
+  int overflowing = 0;
+  for (int64_t j = 0; j < m; ++j)
+    for (int64_t r = 0; r < n; ++r) {
+      double eighth = 0;
+      for (int64_t b = 0; b < blocks; ++b)
+        eighth +=
+            *dot(Format::IQ2_XXS,
+                 std::span(w).subspan(r * wRow + b * blockBytes, blockBytes),
+                 std::span(xq).subspan(j * xRow + b * 292, 292));
+      float want = *dot(Format::IQ2_XXS, std::span(w).subspan(r * wRow, wRow),
+                        std::span(xq).subspan(j * xRow, xRow));
+      overflowing += std::isinf(want) &&
+                     std::abs(eighth) < std::numeric_limits<float>::max();
+    }
+  EXPECT_GT(overflowing, 0);
+  expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, x, m);
+}
+
+// IQ1_S and IQ1_M blocks reaching every grid index (all 2048 of the 11-bit
+// ones), both signs of every delta and every 3-bit scale, with d 0 (and -0),
+// negative, subnormal and the largest fp16 (IQ1_M's assembled from the top
+// nibbles of its scale words), against ordinary, tiny, large and huge
+// columns (inf and NaN sums).
+TEST(MatmulKernel, Iq1ExtremeWeights) {
+  const int64_t n = 16, k = 2048, blocks = k / 256;
+  const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
+                             0xfbff, 0x0001, 0x3555, 0x8000};
+  for (Format format : {Format::IQ1_S, Format::IQ1_M}) {
+    SCOPED_TRACE(format_info(format).name);
+    const bool m1 = format == Format::IQ1_M;
+    const int64_t blockBytes = format_info(format).block_bytes;
+    std::vector<uint8_t> w(n * blocks * blockBytes, 0);
+    int64_t slot = 0, group = 0;
+    for (int64_t blk = 0; blk < n * blocks; ++blk) {
+      uint8_t *block = w.data() + blk * blockBytes;
+      const uint16_t d = halves[blk % 8];
+      uint16_t words[4] = {}; // IQ1_M's scale words
+      for (int64_t g = 0; g < 8; ++g, ++group) {
+        uint16_t qh = 0;
+        for (int64_t l = 0; l < 4; ++l, ++slot) {
+          const int64_t index = slot % 2048;
+          const bool negative = (slot / 3 + group) % 2 != 0;
+          if (m1) {
+            block[4 * g + l] = static_cast<uint8_t>(index);
+            block[32 + 2 * g + l / 2] |= static_cast<uint8_t>(
+                (index >> 8 | (negative ? 8 : 0)) << 4 * (l % 2));
+          } else {
+            block[2 + 4 * g + l] = static_cast<uint8_t>(index);
+            qh |= static_cast<uint16_t>((index >> 8) << 3 * l);
+          }
+        }
+        if (m1) {
+          words[g / 2] |=
+              static_cast<uint16_t>((group % 8) << 6 * (g % 2) |
+                                    ((group + 3) % 8) << (6 * (g % 2) + 3));
+        } else {
+          qh |=
+              static_cast<uint16_t>((group % 8) << 12 | (group / 8 % 2) << 15);
+          std::memcpy(block + 34 + 2 * g, &qh, 2);
+        }
+      }
+      if (m1) {
+        for (int p = 0; p < 4; ++p) {
+          words[p] |= static_cast<uint16_t>((d >> 4 * p & 15) << 12);
+          std::memcpy(block + 48 + 2 * p, &words[p], 2);
+        }
+      } else {
+        std::memcpy(block, &d, 2);
+      }
+    }
+    ASSERT_GE(slot, 2048); // every index
+    const float columnScales[] = {1.0f, 1e-6f, 1e4f, 1e33f};
+    const int64_t m = std::size(columnScales);
+    std::vector<float> x = gaussian(m * k, 43, 1.0f);
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t i = 0; i < k; ++i)
+        x[j * k + i] *= columnScales[j];
+    expectKernelsEqualDot(format, w, n, k, x, m);
   }
 }
 
@@ -727,8 +885,8 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   };
   EXPECT_EQ(error({Format::Q3_K, KernelIsa::Scalar, 4, 256, 8, 8}),
             "matmul kernel q3_k/scalar r4 c8 [8 x 256]: no emitter for this "
-            "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, bf16 or "
-            "f32");
+            "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, "
+            "iq1_s, iq1_m, bf16 or f32");
   EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 96, 8, 8}),
             "matmul kernel q4_k/scalar r4 c8 [8 x 96]: expected K a positive "
             "multiple of 256");

@@ -75,6 +75,7 @@
 #include "kf/runtime/packed_layout.h"
 #include "kf/runtime/quant.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace kf::deepseek_v4::interpreter::test {
 namespace {
@@ -511,33 +512,38 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
   EXPECT_GE(2 * agreeing, static_cast<int>(kDecode + 1));
 }
 
-// A K-quant grouped linear through the pipeline: each group's kf.qmatmul
-// reads its rows in place (row_offset into Q4_K's packed super-blocks) with
-// Q8_K activations, and equals kf::dot of the file's rows with the group's
-// quantized slice, rounded to bf16, bit for bit.
-TEST(CompiledGolden, KQuantGroupsReadTheirRows) {
+// A grouped linear of super-block weights through the pipeline: each group's
+// kf.qmatmul reads its rows in place (row_offset into the packed super-blocks
+// of Q4_K, or of the IQ formats' own layouts) with Q8_K activations, and
+// equals kf::dot of the file's rows with the group's quantized slice, rounded
+// to bf16, bit for bit.
+void checkGroupsReadTheirRows(Format format) {
+  SCOPED_TRACE(format_info(format).name);
   constexpr int64_t kGroups = 2, kRows = 16, kCols = 256, kTokens = 3;
   std::vector<float> values = randomValues(kGroups * kRows * kCols, 7);
-  std::vector<uint8_t> rows(*row_bytes(Format::Q4_K, values.size()));
-  ASSERT_TRUE(quantize(Format::Q4_K, values, rows).ok());
+  std::vector<uint8_t> rows(*row_bytes(format, values.size()));
+  ASSERT_TRUE(quantize(format, values, rows).ok());
   gguf::Writer writer;
-  writer.add_tensor("wo", Format::Q4_K, {kCols, kGroups * kRows}, rows);
+  writer.add_tensor("wo", format, {kCols, kGroups * kRows}, rows);
   absl::StatusOr<std::vector<uint8_t>> bytes = writer.serialize("wo.gguf");
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   absl::StatusOr<gguf::File> file = gguf::File::parse(*bytes, "wo.gguf");
   ASSERT_TRUE(file.ok()) << file.status();
 
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
-  mlir::OwningOpRef<mlir::ModuleOp> module = parse(*context, R"mlir(
-module {
-  kf.weight @wo : !kf.qweight<q4_k, [32, 256]>
-  func.func @f(%x: tensor<?x512xf32>) -> tensor<?x32xf32> {
-    %w = kf.get_weight @wo : !kf.qweight<q4_k, [32, 256]>
-    %y = kf.grouped_linear %x, %w groups(2) : tensor<?x512xf32>, !kf.qweight<q4_k, [32, 256]> -> tensor<?x32xf32>
+  std::string source = llvm::formatv(R"mlir(
+module {{
+  kf.weight @wo : !kf.qweight<{0}, [32, 256]>
+  func.func @f(%x: tensor<?x512xf32>) -> tensor<?x32xf32> {{
+    %w = kf.get_weight @wo : !kf.qweight<{0}, [32, 256]>
+    %y = kf.grouped_linear %x, %w groups(2) : tensor<?x512xf32>, !kf.qweight<{0}, [32, 256]> -> tensor<?x32xf32>
     return %y : tensor<?x32xf32>
   }
 }
-)mlir");
+)mlir",
+                                     format_info(format).name)
+                           .str();
+  mlir::OwningOpRef<mlir::ModuleOp> module = parse(*context, source);
   ASSERT_TRUE(module);
   mlir::PassManager pm(context.get());
   mlir::kf::PlanPipelineOptions options;
@@ -560,7 +566,7 @@ module {
       interpreter->call("f", {Tensor({kTokens, kGroups * kCols}, x)});
   ASSERT_TRUE(got.ok()) << got.status();
 
-  const size_t rowBytes = *row_bytes(Format::Q4_K, kCols);
+  const size_t rowBytes = *row_bytes(format, kCols);
   const size_t actBytes = *row_bytes(Format::Q8_K, kCols);
   std::vector<uint8_t> xq(actBytes);
   for (int64_t t = 0; t < kTokens; ++t)
@@ -573,13 +579,18 @@ module {
       for (int64_t r = 0; r < kRows; ++r) {
         int64_t row = g * kRows + r;
         float want =
-            *dot(Format::Q4_K,
-                 std::span(rows).subspan(row * rowBytes, rowBytes), xq);
+            *dot(format, std::span(rows).subspan(row * rowBytes, rowBytes), xq);
         want = bf16_to_fp32(fp32_to_bf16(want));
         EXPECT_EQ((*got)[0].getFloats()[t * kGroups * kRows + row], want)
             << "token " << t << ", row " << row;
       }
     }
+}
+
+TEST(CompiledGolden, SuperBlockGroupsReadTheirRows) {
+  for (Format format :
+       {Format::Q4_K, Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M})
+    checkGroupsReadTheirRows(format);
 }
 
 } // namespace

@@ -61,6 +61,9 @@ TEST(Packing, SizesPadTheLastGroup) {
             2u * 2 * 16 * 144);
   EXPECT_EQ(*packed_weight_bytes({Format::Q6_K, 8}, 8, 256), 8u * 210);
   EXPECT_EQ(*packed_activation_bytes(Format::Q8_K, 512), 2u * 292);
+  // IQ2_XXS: 4 bytes more than the file's 66 per row (the sign masks).
+  EXPECT_EQ(*packed_weight_bytes({Format::IQ2_XXS, 16}, 17, 512),
+            2u * 2 * 16 * 70);
 }
 
 TEST(Packing, RefusesWhatItCannotPack) {
@@ -294,11 +297,13 @@ TEST(Packing, ActivationsRefuseShortBuffers) {
   EXPECT_FALSE(pack_activations(x, 1, 32, 32, out).ok()); // dst too long
 }
 
-// The K-quants: every layout decodes bit for bit like the file rows and
-// unpacks to the file bytes, for K of 1 and 3 super-blocks and n both a
-// multiple of the group and not; rows with extreme scales and mins included.
-TEST(Packing, KQuantsDecodeAsTheReferenceAndRoundTrip) {
-  for (Format f : {Format::Q4_K, Format::Q5_K, Format::Q6_K})
+// The K-quants and IQ2_XXS: every layout decodes bit for bit like the file
+// rows and unpacks to the file bytes, for K of 1 and 3 super-blocks and n
+// both a multiple of the group and not; rows with extreme scales and mins
+// included.
+TEST(Packing, SuperBlocksDecodeAsTheReferenceAndRoundTrip) {
+  for (Format f : {Format::Q4_K, Format::Q5_K, Format::Q6_K, Format::IQ2_XXS,
+                   Format::IQ1_S, Format::IQ1_M})
     for (int rows : {1, 4, 8, 16})
       for (int64_t n : {1, 5, 16, 19})
         for (int64_t k : {256, 768}) {
@@ -348,6 +353,68 @@ TEST(Packing, Q4KLayout) {
     for (int g = 0; g < 32; ++g)
       for (int i = 0; i < 4; ++i)
         EXPECT_EQ(packed[64 + (g * 4 + r) * 4 + i], row[16 + 4 * g + i]);
+  }
+}
+
+// IQ2_XXS's fields sit side by side across the group's rows: d, the scale
+// nibbles, then per grid slot the indices and the sign masks, each mask
+// ksigns_iq2xs of the file's 7-bit index (its bit 7 the parity of the rest).
+TEST(Packing, Iq2XxsLayout) {
+  const int rows = 4;
+  std::vector<uint8_t> file = random_rows(Format::IQ2_XXS, rows, 256, 3);
+  PackedLayout layout{Format::IQ2_XXS, rows};
+  std::vector<uint8_t> packed = *pack_weights(layout, file, rows, 256);
+  ASSERT_EQ(packed.size(), rows * 70u);
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t *row = file.data() + r * 66;
+    EXPECT_EQ(packed[2 * r], row[0]);
+    EXPECT_EQ(packed[2 * r + 1], row[1]);
+    for (int g = 0; g < 8; ++g) {
+      uint32_t signs_scale;
+      std::memcpy(&signs_scale, row + 2 + 8 * g + 4, 4);
+      EXPECT_EQ(packed[(2 + g / 2) * rows + r] >> 4 * (g % 2) & 15,
+                signs_scale >> 28);
+      for (int l = 0; l < 4; ++l) {
+        EXPECT_EQ(packed[(6 + 2 * (4 * g + l)) * rows + r], row[2 + 8 * g + l]);
+        uint8_t index = signs_scale >> 7 * l & 127;
+        uint8_t mask = packed[(7 + 2 * (4 * g + l)) * rows + r];
+        EXPECT_EQ(mask & 127, index);
+        EXPECT_EQ(mask >> 7, std::popcount(index) & 1);
+      }
+    }
+  }
+}
+
+// IQ1_S and IQ1_M keep the file's bytes, each field's rows side by side:
+// IQ1_S d [R], qh [8][R] (u16), qs [32][R]; IQ1_M its scale words [4][R]
+// (u16), qh [16][R], qs [32][R].
+TEST(Packing, Iq1Layouts) {
+  const int rows = 4;
+  for (Format f : {Format::IQ1_S, Format::IQ1_M}) {
+    SCOPED_TRACE(format_info(f).name);
+    const int bytes = format_info(f).block_bytes;
+    std::vector<uint8_t> file = random_rows(f, rows, 256, 5);
+    PackedLayout layout{f, rows};
+    std::vector<uint8_t> packed = *pack_weights(layout, file, rows, 256);
+    ASSERT_EQ(packed.size(), static_cast<size_t>(rows * bytes));
+    for (int r = 0; r < rows; ++r) {
+      const uint8_t *row = file.data() + r * bytes;
+      if (f == Format::IQ1_S) {
+        EXPECT_EQ(packed[2 * r + 1], row[1]); // d
+        for (int g = 0; g < 8; ++g)
+          EXPECT_EQ(packed[2 * rows + 2 * (g * rows + r) + 1],
+                    row[34 + 2 * g + 1]); // qh's high byte
+        for (int s = 0; s < 32; ++s)
+          EXPECT_EQ(packed[(18 + s) * rows + r], row[2 + s]);
+      } else {
+        for (int p = 0; p < 4; ++p)
+          EXPECT_EQ(packed[2 * (p * rows + r) + 1], row[48 + 2 * p + 1]);
+        for (int i = 0; i < 16; ++i)
+          EXPECT_EQ(packed[(8 + i) * rows + r], row[32 + i]);
+        for (int s = 0; s < 32; ++s)
+          EXPECT_EQ(packed[(24 + s) * rows + r], row[s]);
+      }
+    }
   }
 }
 

@@ -20,6 +20,7 @@
 #include "kf/Codegen/MatmulKernel.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -105,10 +106,23 @@ public:
                                    mlir::Value xScale) const {
     return scaled;
   }
+  /// Declares in `module` the constants the decode reads (the IQ formats'
+  /// grids), before the kernel is built: decodeStep runs while the loop nest
+  /// is under construction and cannot reach the module from its builder.
+  virtual void declareConstants(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::ModuleOp module) const {}
+  /// The fp32 sum over all of K (vector<R x f32>, the blocks' contributions
+  /// added in K order) as kf::dot returns it: the sum itself, or IQ2_XXS's
+  /// 0.125 * sum (its reference applies the factor once, after the blocks).
+  virtual mlir::Value finishSum(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value sum) const {
+    return sum;
+  }
 };
 
-/// The decoder of a Q8_0, Q4_0, MXFP4, Q4_K, Q5_K or Q6_K layout, whose
-/// encoding its lanes keep, for `target` (whose fp16 conversions the fp16
+/// The decoder of a Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ1_S or
+/// IQ1_M layout,
+/// whose encoding its lanes keep, for `target` (whose fp16 conversions the fp16
 /// scales use); null for any other format (verifyMatmulKernel refuses them
 /// first).
 std::unique_ptr<WeightDecodeEmitter>
@@ -218,6 +232,20 @@ mlir::Value emitRoundToHalf(mlir::OpBuilder &b, mlir::Location loc,
 /// to even, NaNs kept and made quiet), in integer arithmetic.
 mlir::Value emitRoundToBf16(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value floats);
+/// Declares the constant table `name` of i64 `entries` in `module` (internal
+/// to it), e.g. an IQ grid, unless a kernel built before did.
+void declareConstantTable(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::ModuleOp module, llvm::StringRef name,
+                          llvm::ArrayRef<uint64_t> entries);
+/// The address of the constant table `name` declareConstantTable declared.
+mlir::Value emitConstantTableAddress(mlir::OpBuilder &b, mlir::Location loc,
+                                     llvm::StringRef name);
+/// table[indices[r]] for each of the R indices (vector<R x i32>, all inside
+/// the table): vector<R x i64>, by LLVM's masked gather, which LLVM lowers
+/// as its cost model for the target decides (vpgatherdq on znver5, scalar
+/// loads on x86-64-v3 and AArch64).
+mlir::Value emitTableGather(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value table, mlir::Value indices);
 /// An LLVM intrinsic call (llvm.call_intrinsic) returning `resultType`.
 mlir::Value emitIntrinsic(mlir::OpBuilder &b, mlir::Location loc,
                           llvm::StringRef name, mlir::Type resultType,

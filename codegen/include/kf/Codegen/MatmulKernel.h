@@ -38,8 +38,8 @@ enum class KernelIsa {
 };
 
 /// Whether the emitters build matmul kernels for weights of `format` (Q8_0,
-/// Q4_0, MXFP4 with Q8_0 activations; Q4_K, Q5_K, Q6_K with Q8_K ones; BF16
-/// and F32 with activations of their own format).
+/// Q4_0, MXFP4 with Q8_0 activations; Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ1_S,
+/// IQ1_M with Q8_K ones; BF16 and F32 with activations of their own format).
 bool hasMatmulEmitter(kf::Format format);
 
 /// The software prefetch of a kernel's weight stream: how many bytes ahead of
@@ -90,8 +90,9 @@ struct MatmulKernelSpec {
   KernelIsa isa = KernelIsa::Scalar;
   int64_t rows = 16; ///< rows per group (16 AVX-512, 8 AVX2, 4 NEON)
   int64_t k = 0;     ///< elements per weight row, a multiple of the block (32;
-                     ///< 256 for the K-quants; any for BF16 and F32, whose
-                     ///< packed rows end in a zero-padded block)
+                     ///< 256 for the K-quants and IQ formats; any for BF16
+                     ///< and F32, whose packed rows end in a zero-padded
+                     ///< block)
   int64_t n = 0;     ///< weight rows
   int64_t maxCols = 8; ///< widest column tile, 1..8
   /// Whether the kernel rounds its results to bf16 (kf::fp32_to_bf16: ties

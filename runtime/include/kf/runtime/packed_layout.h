@@ -49,9 +49,15 @@ enum class LaneEncoding : uint8_t {
 // pair vdpbf16ps and bfdot multiply) or 1 f32 (element g), so a block is 32
 // bf16 or 16 f32 elements. K need not be a multiple of it: the last block of
 // a row is padded with zeros (packed_k_blocks).
+//
+// The IQ grid formats keep per 8 weights of a row one index into a grid of
+// 8-byte entries, which the kernel looks up (a gather from the grid, held in
+// L1): their packed blocks put each field's rows side by side, so that one
+// load of `rows` bytes holds a grid slot's indices for every row of the group
+// (below, "IQ grid formats").
 struct PackedLayout {
-  Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, BF16
-                                // or F32
+  Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS,
+                                // IQ1_S, IQ1_M, BF16 or F32
   int rows = 16;                // rows per interleaved group: 1, 4, 8 or 16
   LaneEncoding encoding = LaneEncoding::Unsigned;
 
@@ -75,13 +81,84 @@ constexpr int lane_offset(const PackedLayout &layout) {
   return layout.encoding == LaneEncoding::Unsigned ? 128 : 0;
 }
 
-// Bytes of one packed block: `rows` x the file's block bytes (the scales and
-// the weights of every row of the group, in the file's bits per weight).
+// --- IQ grid formats ---------------------------------------------------------
+//
+// IQ2_XXS: per super-block of 256 weights and row 70 bytes (the file's 66 and
+// 4 more): R fp16 d; the eight 4-bit group scales ls as [4][R] bytes (byte p:
+// group 2p in the low nibble, 2p + 1 in the high one); then for each grid
+// slot s = 4g + l of 8 weights (32 of them), the grid indices [R] and the
+// sign masks [R]. A sign mask is ksigns_iq2xs of the file's 7-bit sign index,
+// its parity bit expanded at load time (bit j negates weight j), so that the
+// masks of 8 rows are one 64-bit lane mask for the kernel's 64 lanes.
+
+constexpr bool is_iq_grid_format(Format format) {
+  return format == Format::IQ2_XXS || format == Format::IQ1_S ||
+         format == Format::IQ1_M;
+}
+
+// Bytes of one row's block in its packed layout: the file's, but for IQ2_XXS,
+// whose sign indices are expanded to masks, and the float formats' 64.
+constexpr int64_t packed_row_block_bytes(Format format) {
+  if (is_float_format(format))
+    return kFloatBlockRowBytes;
+  if (format == Format::IQ2_XXS)
+    return 70;
+  return format_info(format).block_bytes;
+}
+
+// Where a row's field lies in a packed IQ2_XXS block: its fp16 d, the scale
+// byte p (groups 2p and 2p + 1), and the grid index and sign mask of slot s.
+constexpr int64_t iq2_xxs_d_offset(int r) { return 2 * r; }
+constexpr int64_t iq2_xxs_scale_offset(const PackedLayout &layout, int64_t p,
+                                       int r) {
+  return (2 + p) * layout.rows + r;
+}
+constexpr int64_t iq2_xxs_index_offset(const PackedLayout &layout, int64_t s,
+                                       int r) {
+  return (6 + 2 * s) * layout.rows + r;
+}
+constexpr int64_t iq2_xxs_signs_offset(const PackedLayout &layout, int64_t s,
+                                       int r) {
+  return (7 + 2 * s) * layout.rows + r;
+}
+
+// IQ1_S: per super-block and row 50 bytes, the file's, fields side by side:
+// R fp16 d; the eight u16 qh as [8][R] (group g's: four 3-bit high index
+// parts, bits 3l..3l + 2; the 3-bit scale, bits 12..14; the delta's sign,
+// bit 15); then the low index bytes qs as [32][R], slot s = 4g + l.
+constexpr int64_t iq1_s_d_offset(int r) { return 2 * r; }
+constexpr int64_t iq1_s_qh_offset(const PackedLayout &layout, int64_t g,
+                                  int r) {
+  return 2 * layout.rows + 2 * (g * layout.rows + r);
+}
+constexpr int64_t iq1_s_index_offset(const PackedLayout &layout, int64_t s,
+                                     int r) {
+  return (18 + s) * layout.rows + r;
+}
+
+// IQ1_M: per super-block and row 56 bytes, the file's, fields side by side:
+// the four u16 scale words as [4][R] (group g's two 3-bit scales in bits
+// 6(g % 2)..+5 of word g / 2, the fp16 d in their top nibbles); the 16 qh
+// bytes as [16][R] (slot 2i + h's 3 high index bits and delta sign in nibble
+// h of byte i); then the low index bytes qs as [32][R].
+constexpr int64_t iq1_m_scales_offset(const PackedLayout &layout, int64_t p,
+                                      int r) {
+  return 2 * (p * layout.rows + r);
+}
+constexpr int64_t iq1_m_qh_offset(const PackedLayout &layout, int64_t i,
+                                  int r) {
+  return (8 + i) * layout.rows + r;
+}
+constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
+                                     int r) {
+  return (24 + s) * layout.rows + r;
+}
+
+// Bytes of one packed block: `rows` x a row's block (the scales and the
+// weights of every row of the group, in the file's bits per weight but for
+// IQ2_XXS's sign masks).
 constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
-  if (is_float_format(layout.format))
-    return layout.rows * kFloatBlockRowBytes;
-  return layout.rows *
-         static_cast<int64_t>(format_info(layout.format).block_bytes);
+  return layout.rows * packed_row_block_bytes(layout.format);
 }
 
 // Bytes of one row's scale fields in a packed block (the header): the file's

@@ -16,7 +16,7 @@
 namespace kf {
 
 // OK when the layout is one this runtime can pack: Q8_0, Q4_0, MXFP4, Q4_K,
-// Q5_K, Q6_K, BF16 or F32 with 1, 4, 8 or 16 rows.
+// Q5_K, Q6_K, IQ2_XXS, IQ1_S, IQ1_M, BF16 or F32 with 1, 4, 8 or 16 rows.
 absl::Status check_layout(const PackedLayout &layout);
 
 // Bytes of a packed [n, k] tensor: ceil(n / rows) groups of k / 32 blocks

@@ -1,0 +1,343 @@
+//===- IqGridDecode.cpp - Decode emitters of the IQ grid formats ----------===//
+//
+// The IQ grid formats hold per 8 weights of a row an index into a grid of
+// 8-byte entries. A decode step is one grid slot (8 weights) of the R rows:
+// their R entries gathered from the grid, a constant table in the kernel's
+// module (2 KiB for IQ2_XXS, 16 KiB for IQ1_S and IQ1_M, read from L1),
+// made into lanes and split into
+// the slot's two K-groups. The table holds lane bytes rather than the grid's
+// values, so that the lanes need no arithmetic beyond the signs (IQ2_XXS)
+// or the delta (IQ1_S, IQ1_M; at Iq1Decode).
+//
+// IQ2_XXS (kf/runtime/packed_layout.h): grid bytes are magnitudes |w| in
+// {8, 25, 43} and a sign mask per slot negates some; the table holds 43 +
+// |w|, the negation is 86 - (43 + |w|) = 43 - |w|, so the lanes hold w + 43
+// (0..86, 7 bits, offset 43). The eight sign masks of 8 rows are the 64-bit
+// lane mask of their 64 lanes (one kmov and a masked subtract on AVX-512).
+// Each sub-block of 32 weights has the integer scale 2 ls + 1, and kf::dot's
+// float work is (d * d_x) * isum per super-block, then 0.125 * sum once
+// after the last (finishSum), so the kernel rounds exactly as it does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "formats/DecodeEmitters.h"
+
+#include "quant/grids.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <array>
+
+using namespace mlir;
+
+namespace kf::codegen {
+namespace {
+
+/// IQ2_XXS's lane offset: its largest magnitude.
+constexpr int64_t kIq2xxsOffset = 43;
+
+/// The module's symbol of IQ2_XXS's lane table.
+constexpr llvm::StringLiteral kIq2xxsTable = "kf_iq2_xxs_lanes";
+
+/// iq2xxs_grid with kIq2xxsOffset added to every byte.
+std::array<uint64_t, 256> iq2xxsLaneTable() {
+  std::array<uint64_t, 256> table;
+  for (auto [entry, grid] : llvm::zip_equal(table, quant::grids::iq2xxs_grid)) {
+    entry = 0;
+    for (int j = 0; j < 8; ++j)
+      entry |= ((grid >> 8 * j & 0xff) + kIq2xxsOffset) << 8 * j;
+  }
+  return table;
+}
+
+/// The R rows' 8-byte entries (vector<8R x i8>, row r's in bytes 8r .. 8r + 7)
+/// split into the slot's two K-groups, elements kOffset .. + 3 and + 4 .. + 7.
+void splitSlot(OpBuilder &b, Location loc, Value entries, int64_t rows,
+               int64_t kOffset, llvm::SmallVectorImpl<DecodedLanes> &out) {
+  for (int64_t half = 0; half < 2; ++half) {
+    SmallVector<int64_t> mask;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t t = 0; t < 4; ++t)
+        mask.push_back(8 * r + 4 * half + t);
+    out.push_back({vector::ShuffleOp::create(b, loc, entries, entries, mask),
+                   kOffset + 4 * half});
+  }
+}
+
+/// A splat of 0.125 of the f32 vector `type`: the IQ formats' factor 1/8.
+Value emitEighth(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(cast<VectorType>(type),
+                             b.getF32FloatAttr(0.125f)));
+}
+
+/// (value >> shift) & mask, on i32 lanes.
+Value extractBits(OpBuilder &b, Location loc, Value value, int64_t shift,
+                  int64_t mask) {
+  auto type = cast<VectorType>(value.getType());
+  if (shift != 0)
+    value =
+        arith::ShRUIOp::create(b, loc, value, emitSplat(b, loc, type, shift));
+  return arith::AndIOp::create(b, loc, value, emitSplat(b, loc, type, mask));
+}
+
+class Iq2XxsDecode : public WeightDecodeEmitter {
+public:
+  explicit Iq2XxsDecode(bool hardwareHalf) : hardwareHalf(hardwareHalf) {}
+
+  LaneRange getLaneRange() const override { return {7, kIq2xxsOffset}; }
+  int64_t getBlockElems() const override { return 256; }
+  int64_t getSubBlockElems() const override { return 32; }
+  int64_t getStepsPerBlock() const override { return 32; }
+
+  Value decodeScales(OpBuilder &b, Location loc, Value block,
+                     int64_t rows) const override {
+    Value halves = emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()),
+                            block, iq2_xxs_d_offset(0));
+    return emitHalfToFloat(b, loc, halves, hardwareHalf);
+  }
+
+  // 2 ls + 1, ls the 4-bit scale of group j (nibble j % 2 of byte j / 2).
+  Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
+                         int64_t j) const override {
+    auto bytes = VectorType::get({rows}, b.getI8Type());
+    Value packed = emitLoad(b, loc, bytes, block,
+                            iq2_xxs_scale_offset(layout(rows), j / 2, 0));
+    Value ls = j % 2 == 0 ? arith::AndIOp::create(b, loc, packed,
+                                                  emitSplat(b, loc, bytes, 15))
+                                .getResult()
+                          : arith::ShRUIOp::create(b, loc, packed,
+                                                   emitSplat(b, loc, bytes, 4))
+                                .getResult();
+    auto words = VectorType::get({rows}, b.getI32Type());
+    Value wide = arith::ExtUIOp::create(b, loc, words, ls);
+    Value twice =
+        arith::ShLIOp::create(b, loc, wide, emitSplat(b, loc, words, 1));
+    return arith::OrIOp::create(b, loc, twice, emitSplat(b, loc, words, 1));
+  }
+
+  void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
+                  int64_t step, const DotEmitter &,
+                  llvm::SmallVectorImpl<DecodedLanes> &out) const override {
+    kf::PackedLayout packed = layout(rows);
+    auto rowBytes = VectorType::get({rows}, b.getI8Type());
+    Value indices =
+        arith::ExtUIOp::create(b, loc, VectorType::get({rows}, b.getI32Type()),
+                               emitLoad(b, loc, rowBytes, block,
+                                        iq2_xxs_index_offset(packed, step, 0)));
+    Value table = emitConstantTableAddress(b, loc, kIq2xxsTable);
+    auto bytes = VectorType::get({8 * rows}, b.getI8Type());
+    Value plus = vector::BitCastOp::create(
+        b, loc, bytes, emitTableGather(b, loc, table, indices));
+    Value minus = arith::SubIOp::create(
+        b, loc, emitSplat(b, loc, bytes, 2 * kIq2xxsOffset), plus);
+    Value signs = emitLoad(b, loc, rowBytes, block,
+                           iq2_xxs_signs_offset(packed, step, 0));
+    Value negate = vector::BitCastOp::create(
+        b, loc, VectorType::get({8 * rows}, b.getI1Type()), signs);
+    Value entries = arith::SelectOp::create(b, loc, negate, minus, plus);
+    splitSlot(b, loc, entries, rows, 8 * step, out);
+  }
+
+  void declareConstants(OpBuilder &b, Location loc,
+                        ModuleOp module) const override {
+    static const std::array<uint64_t, 256> lanes = iq2xxsLaneTable();
+    declareConstantTable(b, loc, module, kIq2xxsTable, lanes);
+  }
+
+  // kf::dot's IQ2_XXS sum: (d * d_x) * isum per super-block ...
+  Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
+                   Value xScale) const override {
+    Value scale = arith::MulFOp::create(b, loc, wScales, xScale);
+    return arith::MulFOp::create(b, loc, scale, dot);
+  }
+
+  // ... and 0.125 * sum after the last.
+  Value finishSum(OpBuilder &b, Location loc, Value sum) const override {
+    return arith::MulFOp::create(b, loc, emitEighth(b, loc, sum.getType()),
+                                 sum);
+  }
+
+private:
+  static kf::PackedLayout layout(int64_t rows) {
+    return {kf::Format::IQ2_XXS, static_cast<int>(rows)};
+  }
+
+  bool hardwareHalf;
+};
+
+/// IQ1_S's and IQ1_M's lane offset: 8 w + 9 for w = v + delta / 8.
+constexpr int64_t kIq1Offset = 9;
+
+/// The module's symbol of IQ1_S's and IQ1_M's lane table.
+constexpr llvm::StringLiteral kIq1sTable = "kf_iq1s_lanes";
+
+/// iq1s_grid as lanes: 8 (v + 1) for each value v in {-1, 0, 1}, so 0, 8 or
+/// 16, to which a slot's delta adds 0 or 2.
+std::array<uint64_t, 2048> iq1sLaneTable() {
+  std::array<uint64_t, 2048> table;
+  for (auto [entry, grid] : llvm::zip_equal(table, quant::grids::iq1s_grid)) {
+    entry = 0;
+    for (int j = 0; j < 8; ++j)
+      entry |=
+          static_cast<uint64_t>(8 * (static_cast<int8_t>(grid >> 8 * j) + 1))
+          << 8 * j;
+  }
+  return table;
+}
+
+/// IQ1_S and IQ1_M: an 11-bit index per slot (a low byte and 3 high bits)
+/// and a delta of +-1/8 (one per group of 32 for IQ1_S, per slot for
+/// IQ1_M). With the delta in units of 1/8, 8 w = 8 v + delta, and the lanes
+/// hold 8 w + 9: the table's 8 (v + 1), plus 2 where the delta is
+/// positive. The offset 9 comes back out through the activation's sums of
+/// 16, so each sub-block's integer dot is sum_j (8 v_j + delta_j) q_j, and
+/// the block's integer sum is kf::dot's 8 sumi + sumi_delta (below 2^23).
+class Iq1Decode : public WeightDecodeEmitter {
+public:
+  Iq1Decode(kf::Format format, bool hardwareHalf)
+      : format(format), hardwareHalf(hardwareHalf) {}
+
+  LaneRange getLaneRange() const override { return {5, kIq1Offset}; }
+  int64_t getBlockElems() const override { return 256; }
+  /// IQ1_M has a scale per 16 weights, IQ1_S per 32.
+  int64_t getSubBlockElems() const override { return isM() ? 16 : 32; }
+  int64_t getStepsPerBlock() const override { return 32; }
+
+  // IQ1_M's fp16 d is the top nibbles of its four scale words: u =
+  // (w0 >> 12) | (w1 >> 8 & 0xf0) | (w2 >> 4 & 0xf00) | (w3 & 0xf000).
+  Value decodeScales(OpBuilder &b, Location loc, Value block,
+                     int64_t rows) const override {
+    auto halves = VectorType::get({rows}, b.getI16Type());
+    if (!isM())
+      return emitHalfToFloat(b, loc,
+                             emitLoad(b, loc, halves, block, iq1_s_d_offset(0)),
+                             hardwareHalf);
+    auto splat = [&](int64_t v) { return emitSplat(b, loc, halves, v); };
+    Value bits;
+    for (int64_t p = 0; p < 4; ++p) {
+      Value word = emitLoad(b, loc, halves, block,
+                            iq1_m_scales_offset(layout(rows), p, 0));
+      if (p < 3)
+        word = arith::ShRUIOp::create(b, loc, word, splat(12 - 4 * p));
+      Value nibble = arith::AndIOp::create(b, loc, word, splat(0xf << 4 * p));
+      bits = bits ? arith::OrIOp::create(b, loc, bits, nibble) : nibble;
+    }
+    return emitHalfToFloat(b, loc, bits, hardwareHalf);
+  }
+
+  // 2 s + 1, s the sub-block's 3-bit scale: IQ1_S's bits 12..14 of its
+  // group's qh; IQ1_M's bits 6(g % 2) + 3h.. of scale word g / 2 (g = j / 2,
+  // h = j % 2).
+  Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
+                         int64_t j) const override {
+    auto halves = VectorType::get({rows}, b.getI16Type());
+    Value word;
+    int64_t shift;
+    if (isM()) {
+      word = emitLoad(b, loc, halves, block,
+                      iq1_m_scales_offset(layout(rows), j / 4, 0));
+      shift = 6 * (j / 2 % 2) + 3 * (j % 2);
+    } else {
+      word =
+          emitLoad(b, loc, halves, block, iq1_s_qh_offset(layout(rows), j, 0));
+      shift = 12;
+    }
+    auto words = VectorType::get({rows}, b.getI32Type());
+    Value s = extractBits(b, loc, arith::ExtUIOp::create(b, loc, words, word),
+                          shift, 7);
+    Value twice = arith::ShLIOp::create(b, loc, s, emitSplat(b, loc, words, 1));
+    return arith::OrIOp::create(b, loc, twice, emitSplat(b, loc, words, 1));
+  }
+
+  void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
+                  int64_t step, const DotEmitter &,
+                  llvm::SmallVectorImpl<DecodedLanes> &out) const override {
+    const int64_t g = step / 4, l = step % 4;
+    kf::PackedLayout packed = layout(rows);
+    auto words = VectorType::get({rows}, b.getI32Type());
+    auto widen = [&](Type element, int64_t offset) -> Value {
+      return arith::ExtUIOp::create(
+          b, loc, words,
+          emitLoad(b, loc, VectorType::get({rows}, element), block, offset));
+    };
+    Value low =
+        widen(b.getI8Type(), isM() ? iq1_m_index_offset(packed, step, 0)
+                                   : iq1_s_index_offset(packed, step, 0));
+    // The high index bits and the delta's sign bit: IQ1_S's group qh, bits
+    // 3l.. and 15; IQ1_M's qh byte 2g + l / 2, nibble l % 2 (bits 0..2, 3).
+    Value qh;
+    int64_t highShift, signBit;
+    if (isM()) {
+      qh = widen(b.getI8Type(), iq1_m_qh_offset(packed, 2 * g + l / 2, 0));
+      highShift = 4 * (l % 2);
+      signBit = highShift + 3;
+    } else {
+      qh = widen(b.getI16Type(), iq1_s_qh_offset(packed, g, 0));
+      highShift = 3 * l;
+      signBit = 15;
+    }
+    Value high =
+        arith::ShLIOp::create(b, loc, extractBits(b, loc, qh, highShift, 7),
+                              emitSplat(b, loc, words, 8));
+    Value indices = arith::OrIOp::create(b, loc, low, high);
+    Value table = emitConstantTableAddress(b, loc, kIq1sTable);
+    Value entries = emitTableGather(b, loc, table, indices);
+    // 2 in every byte of a row whose delta is positive (sign bit clear).
+    auto entryType = cast<VectorType>(entries.getType());
+    Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           extractBits(b, loc, qh, signBit, 1),
+                                           emitSplat(b, loc, words, 0));
+    Value delta = arith::SelectOp::create(
+        b, loc, negative, emitSplat(b, loc, entryType, 0),
+        emitSplat(b, loc, entryType, 0x0202020202020202));
+    Value withDelta = arith::OrIOp::create(b, loc, entries, delta);
+    splitSlot(
+        b, loc,
+        vector::BitCastOp::create(
+            b, loc, VectorType::get({8 * rows}, b.getI8Type()), withDelta),
+        rows, 8 * step, out);
+  }
+
+  void declareConstants(OpBuilder &b, Location loc,
+                        ModuleOp module) const override {
+    static const std::array<uint64_t, 2048> lanes = iq1sLaneTable();
+    declareConstantTable(b, loc, module, kIq1sTable, lanes);
+  }
+
+  // kf::dot's IQ1 sum: (d * d_x) * (sumi + 0.125 * sumi_delta), which is
+  // (d * d_x) * (isum * 0.125) exactly: isum = 8 sumi + sumi_delta is below
+  // 2^23, so both sides are the exact value of isum / 8 before the product.
+  Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
+                   Value xScale) const override {
+    Value scale = arith::MulFOp::create(b, loc, wScales, xScale);
+    Value eighths =
+        arith::MulFOp::create(b, loc, dot, emitEighth(b, loc, dot.getType()));
+    return arith::MulFOp::create(b, loc, scale, eighths);
+  }
+
+private:
+  bool isM() const { return format == kf::Format::IQ1_M; }
+  kf::PackedLayout layout(int64_t rows) const {
+    return {format, static_cast<int>(rows)};
+  }
+
+  kf::Format format;
+  bool hardwareHalf;
+};
+
+} // namespace
+
+std::unique_ptr<WeightDecodeEmitter>
+createIqGridDecodeEmitter(kf::Format format, bool hardwareHalf) {
+  if (format == kf::Format::IQ2_XXS)
+    return std::make_unique<Iq2XxsDecode>(hardwareHalf);
+  assert((format == kf::Format::IQ1_S || format == kf::Format::IQ1_M) &&
+         "an IQ grid format");
+  return std::make_unique<Iq1Decode>(format, hardwareHalf);
+}
+
+} // namespace kf::codegen

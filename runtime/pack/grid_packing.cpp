@@ -1,0 +1,129 @@
+// The packed IQ grid layouts (kf/runtime/packed_layout.h): each field of the
+// file's block moves to its place in the group, the rows side by side. IQ1_S
+// and IQ1_M keep the file's bytes; IQ2_XXS's 7-bit sign indices become the
+// 8-bit masks ksigns_iq2xs gives, and go back by dropping the parity bit (bit
+// 7), which ksigns_iq2xs derives from the other seven. Decoding goes back to
+// the file's block and through the reference decoder, so a packed tensor
+// decodes as the file does by construction and the checks test the moves.
+#include "pack/grid_packing.h"
+
+#include <array>
+#include <cstring>
+#include <span>
+
+#include "kf/runtime/quant.h"
+#include "quant/codec.h"
+#include "quant/grids.h"
+
+namespace kf::pack {
+namespace {
+
+using quant::grids::ksigns_iq2xs;
+
+// The largest file block of the grid formats (IQ2_XXS's).
+constexpr int kMaxFileBlock = 66;
+
+// IQ2_XXS file block: fp16 d, then per group g of 32 weights 8 bytes: four
+// grid indices and a u32 of four 7-bit sign indices (bits 7l..7l + 6) and the
+// 4-bit scale (bits 28..31).
+constexpr int kIq2xxsGroupOffset = 2;
+
+void pack_iq2_xxs(const PackedLayout &layout, const uint8_t *in, uint8_t *block,
+                  int r) {
+  std::memcpy(block + iq2_xxs_d_offset(r), in, 2);
+  uint8_t scales[4] = {};
+  for (int g = 0; g < 8; ++g) {
+    const uint8_t *q = in + kIq2xxsGroupOffset + 8 * g;
+    uint32_t signs_scale = quant::load_u32(q + 4);
+    scales[g / 2] |= static_cast<uint8_t>((signs_scale >> 28) << 4 * (g % 2));
+    for (int l = 0; l < 4; ++l) {
+      block[iq2_xxs_index_offset(layout, 4 * g + l, r)] = q[l];
+      block[iq2_xxs_signs_offset(layout, 4 * g + l, r)] =
+          ksigns_iq2xs[(signs_scale >> 7 * l) & 127];
+    }
+  }
+  for (int p = 0; p < 4; ++p)
+    block[iq2_xxs_scale_offset(layout, p, r)] = scales[p];
+}
+
+void unpack_iq2_xxs(const PackedLayout &layout, const uint8_t *block, int r,
+                    uint8_t *out) {
+  std::memcpy(out, block + iq2_xxs_d_offset(r), 2);
+  for (int g = 0; g < 8; ++g) {
+    uint8_t *q = out + kIq2xxsGroupOffset + 8 * g;
+    uint32_t scale =
+        block[iq2_xxs_scale_offset(layout, g / 2, r)] >> 4 * (g % 2) & 15;
+    uint32_t signs_scale = scale << 28;
+    for (int l = 0; l < 4; ++l) {
+      q[l] = block[iq2_xxs_index_offset(layout, 4 * g + l, r)];
+      signs_scale |=
+          static_cast<uint32_t>(
+              block[iq2_xxs_signs_offset(layout, 4 * g + l, r)] & 127)
+          << 7 * l;
+    }
+    quant::store_u32(q + 4, signs_scale);
+  }
+}
+
+// Where each byte of an IQ1 file block goes in the packed block: the two
+// formats only move bytes.
+template <typename Fn>
+void for_each_iq1_byte(const PackedLayout &layout, int r, Fn fn) {
+  if (layout.format == Format::IQ1_S) {
+    // fp16 d, qs[32], u16 qh[8]
+    for (int i = 0; i < 2; ++i)
+      fn(i, iq1_s_d_offset(r) + i);
+    for (int s = 0; s < 32; ++s)
+      fn(2 + s, iq1_s_index_offset(layout, s, r));
+    for (int g = 0; g < 8; ++g)
+      for (int i = 0; i < 2; ++i)
+        fn(34 + 2 * g + i, iq1_s_qh_offset(layout, g, r) + i);
+    return;
+  }
+  // IQ1_M: qs[32], qh[16], u16 scales[4]
+  for (int s = 0; s < 32; ++s)
+    fn(s, iq1_m_index_offset(layout, s, r));
+  for (int i = 0; i < 16; ++i)
+    fn(32 + i, iq1_m_qh_offset(layout, i, r));
+  for (int p = 0; p < 4; ++p)
+    for (int i = 0; i < 2; ++i)
+      fn(48 + 2 * p + i, iq1_m_scales_offset(layout, p, r) + i);
+}
+
+} // namespace
+
+void pack_grid_row(const PackedLayout &layout, const uint8_t *in,
+                   uint8_t *block, int r) {
+  // A padding row: the file block of zeros, d 0 (IQ1_M's too), weights 0.
+  static constexpr std::array<uint8_t, kMaxFileBlock> kZeroBlock{};
+  if (in == nullptr)
+    in = kZeroBlock.data();
+  if (layout.format == Format::IQ2_XXS) {
+    pack_iq2_xxs(layout, in, block, r);
+    return;
+  }
+  for_each_iq1_byte(
+      layout, r, [&](int file, int64_t packed) { block[packed] = in[file]; });
+}
+
+void unpack_grid_row(const PackedLayout &layout, const uint8_t *block, int r,
+                     uint8_t *out) {
+  if (layout.format == Format::IQ2_XXS) {
+    unpack_iq2_xxs(layout, block, r, out);
+    return;
+  }
+  for_each_iq1_byte(
+      layout, r, [&](int file, int64_t packed) { out[file] = block[packed]; });
+}
+
+void dequantize_grid_row(const PackedLayout &layout, const uint8_t *block,
+                         int r, float *y) {
+  const int bytes = format_info(layout.format).block_bytes;
+  std::array<uint8_t, kMaxFileBlock> file;
+  unpack_grid_row(layout, block, r, file.data());
+  // A whole block of the format: the checked API cannot fail on it.
+  (void)dequantize(layout.format, std::span(file.data(), bytes),
+                   std::span(y, 256));
+}
+
+} // namespace kf::pack
