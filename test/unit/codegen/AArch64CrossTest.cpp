@@ -1,10 +1,12 @@
-// AArch64 kernels run, on any host: the NEON dotprod and portable kernels are
-// compiled ahead of time for neoverse-v1 (emitObject), linked with a small C
-// driver (AArch64MatmulDriver.c) by clang-22 for aarch64-linux-gnu, and run
-// under qemu-aarch64, which compares each output with kf::dot's, computed
-// here, bit for bit (MatmulKernelTest.cpp's header gives why they must be
-// equal). clang-22, lld, qemu-user and the cross libc come from scripts/setup;
-// a missing one fails the test, it is never skipped.
+// AArch64 kernels run, on any host: the NEON (dotprod, float, bf16) and
+// portable kernels are compiled ahead of time for neoverse-v1 (emitObject),
+// linked with a small C driver (AArch64MatmulDriver.c) by clang-22 for
+// aarch64-linux-gnu, and run under qemu-aarch64, which compares each output
+// with kf::dot's, computed here: bit for bit for the int8 family
+// (MatmulKernelTest.cpp's header gives why they must be equal), within
+// floatKernelTolerance for the float family (MatmulReference.cpp). clang-22,
+// lld, qemu-user and the cross libc come from scripts/setup; a missing one
+// fails the test, it is never skipped.
 #include "MatmulReference.h"
 
 #include "kf/Codegen/KernelCompiler.h"
@@ -98,6 +100,12 @@ void writeCases(llvm::raw_ostream &os, const MatmulKernelSpec &spec,
         want[j * ldy + r] = ref.want[j * spec.n + r];
     os.write(reinterpret_cast<const char *>(want.data()),
              want.size() * sizeof(float));
+    std::vector<float> tolerance(run.m * ldy, 0.0f);
+    for (int64_t j = 0; j < run.m; ++j)
+      for (int64_t r = run.nBegin; r < spec.n; ++r)
+        tolerance[j * ldy + r] = ref.tolerance[j * spec.n + r];
+    os.write(reinterpret_cast<const char *>(tolerance.data()),
+             tolerance.size() * sizeof(float));
   }
 }
 
@@ -125,6 +133,18 @@ std::vector<MatmulKernelSpec> crossSpecs() {
         specs.push_back({format, isa, 4, 256, 9, maxCols});
     }
   }
+  // The float family: K with a padded last block (100, 33) and whole blocks
+  // (256), on bfdot, fmla and the portable kernel.
+  for (KernelIsa isa :
+       {KernelIsa::NeonBf16, KernelIsa::Neon, KernelIsa::Scalar})
+    for (Format format : {Format::BF16, Format::F32}) {
+      if (!isaSupportsFormat(isa, format))
+        continue;
+      for (Shape shape : {Shape{37, 100}, Shape{32, 256}, Shape{5, 33}})
+        specs.push_back({format, isa, 4, shape.k, shape.n, 8});
+      for (int64_t maxCols : {1, 3})
+        specs.push_back({format, isa, 4, 70, 9, maxCols});
+    }
   return specs;
 }
 

@@ -1,6 +1,7 @@
-/* Runs AArch64 matmul kernels under QEMU and compares them, bit for bit, with
- * the outputs the host computed with kf::dot (AArch64CrossTest.cpp, which
- * compiles this file with the kernels' object and writes the cases file).
+/* Runs AArch64 matmul kernels under QEMU and compares them with the outputs
+ * the host computed with kf::dot (AArch64CrossTest.cpp, which compiles this
+ * file with the kernels' object and writes the cases file): bit for bit where
+ * the tolerance is 0 (the int8 family), else within it (the float family).
  * Plain C: the cross sysroot has libc but no libstdc++. Kernels are found by
  * name with dlsym (the executable is linked with -rdynamic).
  *
@@ -8,7 +9,8 @@
  *   u32 kernels; per kernel:
  *     u32 name bytes, name; u64 weight bytes, weights; u64 activation bytes,
  *     activations; u32 runs; per run:
- *       i64 m, ldy, nBegin, nEnd; f32 sentinel; f32 y[m * ldy] expected
+ *       i64 m, ldy, nBegin, nEnd; f32 sentinel; f32 y[m * ldy] expected;
+ *       f32 tolerance[m * ldy]
  *   y starts as the sentinel everywhere, so the expected y also says what the
  *   kernel must leave untouched.
  */
@@ -88,6 +90,7 @@ int main(int argc, char **argv) {
       readOrDie(&sentinel, sizeof sentinel);
       const uint64_t count = (uint64_t)(shape[0] * shape[1]);
       float *want = readBlob(count * sizeof(float));
+      float *tolerance = readBlob(count * sizeof(float));
       float *y = allocateOrDie(count * sizeof(float));
       for (uint64_t e = 0; e < count; ++e)
         y[e] = sentinel;
@@ -96,7 +99,9 @@ int main(int argc, char **argv) {
         uint32_t got, expected;
         memcpy(&got, &y[e], 4);
         memcpy(&expected, &want[e], 4);
-        if (got != expected && ++mismatches <= 10)
+        const float error = y[e] > want[e] ? y[e] - want[e] : want[e] - y[e];
+        const int close = tolerance[e] > 0 && error <= tolerance[e];
+        if (got != expected && !close && ++mismatches <= 10)
           printf("MISMATCH %s m=%lld rows [%lld, %lld): y[%llu][%llu] = "
                  "%.9g (0x%08x), expected %.9g (0x%08x)\n",
                  name, (long long)shape[0], (long long)shape[2],
@@ -105,6 +110,7 @@ int main(int argc, char **argv) {
                  expected);
       }
       free(want);
+      free(tolerance);
       free(y);
     }
     free(w);
