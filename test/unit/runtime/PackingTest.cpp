@@ -337,6 +337,54 @@ TEST(Packing, SuperBlocksDecodeAsTheReferenceAndRoundTrip) {
         }
 }
 
+// The float formats: rows end in a zero-padded block (K = 33 and 100 are no
+// multiple of 32 bf16 or 16 f32), decode as the file decodes, round-trip, and
+// put element 2g and 2g + 1 (bf16) or g (f32) of each row in K-group g.
+TEST(Packing, FloatLayoutsPadAndRoundTrip) {
+  for (Format f : {Format::BF16, Format::F32})
+    for (int rows : {1, 4, 8, 16})
+      for (int64_t n : {1, 5, 19})
+        for (int64_t k : {33, 100, 256}) {
+          PackedLayout layout{f, rows, LaneEncoding::Unsigned};
+          SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n) +
+                       " k=" + std::to_string(k));
+          std::vector<uint8_t> file = random_rows(f, n, k, 11 + n);
+          absl::StatusOr<std::vector<uint8_t>> packed =
+              pack_weights(layout, file, n, k);
+          ASSERT_TRUE(packed.ok()) << packed.status();
+          const int64_t kBlocks = packed_k_blocks(f, k);
+          const int64_t groups = (n + rows - 1) / rows;
+          ASSERT_EQ(static_cast<int64_t>(packed->size()),
+                    groups * kBlocks * packed_block_bytes(layout));
+          std::vector<float> want = dequantized(f, file, n * k);
+          std::vector<float> got(n * k);
+          ASSERT_TRUE(dequantize_packed(layout, *packed, n, k, got).ok());
+          for (int64_t i = 0; i < n * k; ++i)
+            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                      std::bit_cast<uint32_t>(want[i]))
+                << "element " << i;
+          std::vector<uint8_t> back(file.size());
+          ASSERT_TRUE(unpack_weights(layout, *packed, n, k, back).ok());
+          EXPECT_EQ(back, file);
+          // Element e of row r: block e / B, K-group (e % B) / per, byte
+          // (e % per) * width of the row's 4 bytes; past K, zeros.
+          const int64_t width = format_info(f).block_bytes;
+          const int64_t per = 4 / width, blockElems = 64 / width;
+          for (int64_t r = 0; r < n; ++r)
+            for (int64_t e = 0; e < kBlocks * blockElems; ++e) {
+              const int64_t at =
+                  ((r / rows) * kBlocks + e / blockElems) *
+                      packed_block_bytes(layout) +
+                  ((e % blockElems) / per * rows + r % rows) * 4 +
+                  (e % per) * width;
+              for (int64_t byte = 0; byte < width; ++byte)
+                ASSERT_EQ((*packed)[at + byte],
+                          e < k ? file[(r * k + e) * width + byte] : 0)
+                    << "row " << r << ", element " << e;
+            }
+        }
+}
+
 // Q4_K's header fields sit side by side across the group's rows, then the
 // file's nibble pairs as [g][r][4].
 TEST(Packing, Q4KLayout) {
