@@ -28,6 +28,20 @@ void loadKernelDialects(MLIRContext &context) {
                       scf::SCFDialect, vector::VectorDialect>();
 }
 
+func::FuncOp createKernelFunction(OpBuilder &b, Location &loc, ModuleOp module,
+                                  StringRef name, TypeRange args,
+                                  const target::TargetInfo &target) {
+  MLIRContext *context = module.getContext();
+  b.setInsertionPointToEnd(module.getBody());
+  loc = NameLoc::get(b.getStringAttr(name));
+  auto fn = func::FuncOp::create(b, loc, name, b.getFunctionType(args, {}));
+  fn->setAttr("target_cpu", b.getStringAttr(target.cpu));
+  fn->setAttr("target_features", LLVM::TargetFeaturesAttr::get(
+                                     context, target.getLLVMFeatureString()));
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  return fn;
+}
+
 Value emitNextColumnTile(OpBuilder &b, Location loc, Value remaining,
                          int64_t maxCols) {
   Type i64 = b.getI64Type();
@@ -65,18 +79,14 @@ buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
     return std::move(err);
   MLIRContext *context = module.getContext();
   loadKernelDialects(*context);
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  Location loc = NameLoc::get(b.getStringAttr(spec.getSymbolName()));
+  OpBuilder b(context);
+  Location loc = module.getLoc();
   Type ptr = LLVM::LLVMPointerType::get(context);
   Type i64 = b.getI64Type();
-  auto type = b.getFunctionType({ptr, ptr, ptr, i64, i64, i64, i64}, {});
-  auto fn = func::FuncOp::create(b, loc, spec.getSymbolName(), type);
-  fn->setAttr("target_cpu", b.getStringAttr(target.cpu));
-  fn->setAttr("target_features", LLVM::TargetFeaturesAttr::get(
-                                     context, target.getLLVMFeatureString()));
-
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  func::FuncOp fn =
+      createKernelFunction(b, loc, module, spec.getSymbolName(),
+                           {ptr, ptr, ptr, i64, i64, i64, i64}, target);
+  Block *entry = &fn.front();
   KernelArgs args{entry->getArgument(0), entry->getArgument(1),
                   entry->getArgument(2), entry->getArgument(3),
                   entry->getArgument(4), entry->getArgument(5),

@@ -249,18 +249,13 @@ buildQuantizeKernel(ModuleOp module, const QuantizeKernelSpec &spec,
     return std::move(err);
   MLIRContext *context = module.getContext();
   loadKernelDialects(*context);
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  Location loc = NameLoc::get(b.getStringAttr(spec.getSymbolName()));
+  OpBuilder b(context);
+  Location loc = module.getLoc();
   Type ptr = LLVM::LLVMPointerType::get(context);
   Type i64 = b.getI64Type();
-  auto fn = func::FuncOp::create(b, loc, spec.getSymbolName(),
-                                 b.getFunctionType({ptr, i64, ptr, i64}, {}));
-  fn->setAttr("target_cpu", b.getStringAttr(target.cpu));
-  fn->setAttr("target_features", LLVM::TargetFeaturesAttr::get(
-                                     context, target.getLLVMFeatureString()));
-
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  func::FuncOp fn = createKernelFunction(b, loc, module, spec.getSymbolName(),
+                                         {ptr, i64, ptr, i64}, target);
+  Block *entry = &fn.front();
   Value x = entry->getArgument(0), ldx = entry->getArgument(1);
   Value packed = entry->getArgument(2), m = entry->getArgument(3);
   auto constant = [&](int64_t v) -> Value {

@@ -30,6 +30,17 @@ namespace kf::codegen {
 /// Loads the dialects the kernel emitters build with.
 void loadKernelDialects(mlir::MLIRContext &context);
 
+/// Appends to `module` the kernel function `name` taking `args` and returning
+/// nothing, carrying `target`'s CPU and features (so that kernels for several
+/// ISAs can share a module), with its entry block; `b` is set to its start
+/// and `loc` to a location named after it. The kernel dialects must be
+/// loaded (loadKernelDialects).
+mlir::func::FuncOp createKernelFunction(mlir::OpBuilder &b, mlir::Location &loc,
+                                        mlir::ModuleOp module,
+                                        llvm::StringRef name,
+                                        mlir::TypeRange args,
+                                        const target::TargetInfo &target);
+
 /// Appends the kernel function of `spec`, named spec.getSymbolName(), to
 /// `module`, after verifyMatmulKernel(spec, target) (whose error it returns:
 /// nothing is built for a target that cannot run the kernel). The function
