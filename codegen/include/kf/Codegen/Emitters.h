@@ -1,6 +1,6 @@
 //===- Emitters.h - Per-format decode and per-ISA dot emitters ------------===//
 //
-// The matmul loop nest (MatmulEmitter.cpp) is written once. What differs by
+// The matmul loop nest (MatmulLoopNest.cpp) is written once. What differs by
 // weight format is how a packed block turns into int8 lanes and how its int32
 // dot meets the scales (a WeightDecodeEmitter); what differs by ISA is how
 // lanes and activation bytes become int32 dot products, and how bytes are
