@@ -39,6 +39,32 @@ std::vector<uint8_t> random_rows(Format f, int64_t n, int64_t k,
   return quantized(f, x);
 }
 
+// Packs the n x k `file` rows to `layout`, checks that the packed weights
+// decode as the file's rows decode (bit for bit) and unpack to the file's
+// bytes, and returns them.
+std::vector<uint8_t> pack_and_check(const PackedLayout &layout,
+                                    const std::vector<uint8_t> &file, int64_t n,
+                                    int64_t k) {
+  absl::StatusOr<std::vector<uint8_t>> packed =
+      pack_weights(layout, file, n, k);
+  EXPECT_TRUE(packed.ok()) << packed.status();
+  if (!packed.ok())
+    return {};
+  std::vector<float> want = dequantized(layout.format, file, n * k);
+  std::vector<float> got(n * k);
+  EXPECT_TRUE(dequantize_packed(layout, *packed, n, k, got).ok());
+  for (int64_t i = 0; i < n * k; ++i)
+    if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i])) {
+      ADD_FAILURE() << "element " << i << ": " << got[i] << " decoded, "
+                    << want[i] << " expected";
+      break;
+    }
+  std::vector<uint8_t> back(file.size());
+  EXPECT_TRUE(unpack_weights(layout, *packed, n, k, back).ok());
+  EXPECT_EQ(back, file);
+  return *std::move(packed);
+}
+
 TEST(Packing, Names) {
   EXPECT_EQ(layout_name({Format::Q8_0, 16, LaneEncoding::Unsigned}),
             "q8_0_r16");
@@ -91,20 +117,7 @@ TEST(Packing, DecodesAsTheReferenceAndRoundTrips) {
       const int64_t k = 96;
       PackedLayout layout{c.format, c.rows, c.encoding};
       SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n));
-      std::vector<uint8_t> rows = random_rows(c.format, n, k, 7 + n);
-      absl::StatusOr<std::vector<uint8_t>> packed =
-          pack_weights(layout, rows, n, k);
-      ASSERT_TRUE(packed.ok()) << packed.status();
-      std::vector<float> want = dequantized(c.format, rows, n * k);
-      std::vector<float> got(n * k);
-      ASSERT_TRUE(dequantize_packed(layout, *packed, n, k, got).ok());
-      for (int64_t i = 0; i < n * k; ++i)
-        ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
-                  std::bit_cast<uint32_t>(want[i]))
-            << "element " << i;
-      std::vector<uint8_t> back(rows.size());
-      ASSERT_TRUE(unpack_weights(layout, *packed, n, k, back).ok());
-      EXPECT_EQ(back, rows);
+      pack_and_check(layout, random_rows(c.format, n, k, 7 + n), n, k);
     }
 }
 
@@ -321,19 +334,7 @@ TEST(Packing, SuperBlocksDecodeAsTheReferenceAndRoundTrip) {
           b0[d_at + 1] = 0xfb; // d = 0xfbff
           if (f != Format::Q6_K)
             b0[3] = 0x7b; // dmin = 0x7bff
-          absl::StatusOr<std::vector<uint8_t>> packed =
-              pack_weights(layout, file, n, k);
-          ASSERT_TRUE(packed.ok()) << packed.status();
-          std::vector<float> want = dequantized(f, file, n * k);
-          std::vector<float> got(n * k);
-          ASSERT_TRUE(dequantize_packed(layout, *packed, n, k, got).ok());
-          for (int64_t i = 0; i < n * k; ++i)
-            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
-                      std::bit_cast<uint32_t>(want[i]))
-                << "element " << i;
-          std::vector<uint8_t> back(file.size());
-          ASSERT_TRUE(unpack_weights(layout, *packed, n, k, back).ok());
-          EXPECT_EQ(back, file);
+          pack_and_check(layout, file, n, k);
         }
 }
 
@@ -349,23 +350,12 @@ TEST(Packing, FloatLayoutsPadAndRoundTrip) {
           SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n) +
                        " k=" + std::to_string(k));
           std::vector<uint8_t> file = random_rows(f, n, k, 11 + n);
-          absl::StatusOr<std::vector<uint8_t>> packed =
-              pack_weights(layout, file, n, k);
-          ASSERT_TRUE(packed.ok()) << packed.status();
+          std::vector<uint8_t> packed = pack_and_check(layout, file, n, k);
+          ASSERT_FALSE(HasFailure());
           const int64_t kBlocks = packed_k_blocks(f, k);
           const int64_t groups = (n + rows - 1) / rows;
-          ASSERT_EQ(static_cast<int64_t>(packed->size()),
+          ASSERT_EQ(static_cast<int64_t>(packed.size()),
                     groups * kBlocks * packed_block_bytes(layout));
-          std::vector<float> want = dequantized(f, file, n * k);
-          std::vector<float> got(n * k);
-          ASSERT_TRUE(dequantize_packed(layout, *packed, n, k, got).ok());
-          for (int64_t i = 0; i < n * k; ++i)
-            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
-                      std::bit_cast<uint32_t>(want[i]))
-                << "element " << i;
-          std::vector<uint8_t> back(file.size());
-          ASSERT_TRUE(unpack_weights(layout, *packed, n, k, back).ok());
-          EXPECT_EQ(back, file);
           // Element e of row r: block e / B, K-group (e % B) / per, byte
           // (e % per) * width of the row's 4 bytes; past K, zeros.
           const int64_t width = format_info(f).block_bytes;
@@ -378,7 +368,7 @@ TEST(Packing, FloatLayoutsPadAndRoundTrip) {
                   ((e % blockElems) / per * rows + r % rows) * 4 +
                   (e % per) * width;
               for (int64_t byte = 0; byte < width; ++byte)
-                ASSERT_EQ((*packed)[at + byte],
+                ASSERT_EQ(packed[at + byte],
                           e < k ? file[(r * k + e) * width + byte] : 0)
                     << "row " << r << ", element " << e;
             }
