@@ -41,15 +41,26 @@ constexpr int64_t kIq2xxsOffset = 43;
 /// The module's symbol of IQ2_XXS's lane table.
 constexpr llvm::StringLiteral kIq2xxsTable = "kf_iq2_xxs_lanes";
 
-/// iq2xxs_grid with kIq2xxsOffset added to every byte.
-std::array<uint64_t, 256> iq2xxsLaneTable() {
-  std::array<uint64_t, 256> table;
-  for (auto [entry, grid] : llvm::zip_equal(table, quant::grids::iq2xxs_grid)) {
+/// The 8-byte entries of `grid` with each byte b replaced by lane(b): a
+/// grid's values as the lanes a kernel's dot reads.
+template <size_t N, typename Grid, typename Lane>
+std::array<uint64_t, N> mapGridBytes(const Grid &grid, Lane lane) {
+  std::array<uint64_t, N> table;
+  for (auto [entry, value] : llvm::zip_equal(table, grid)) {
     entry = 0;
     for (int j = 0; j < 8; ++j)
-      entry |= ((grid >> 8 * j & 0xff) + kIq2xxsOffset) << 8 * j;
+      entry |= static_cast<uint64_t>(
+                   lane(static_cast<uint8_t>(value >> 8 * j)) & 0xff)
+               << 8 * j;
   }
   return table;
+}
+
+/// iq2xxs_grid with kIq2xxsOffset added to every byte.
+std::array<uint64_t, 256> iq2xxsLaneTable() {
+  return mapGridBytes<256>(quant::grids::iq2xxs_grid, [](uint8_t b) {
+    return static_cast<int64_t>(b) + kIq2xxsOffset;
+  });
 }
 
 /// The R rows' 8-byte entries (vector<8R x i8>, row r's in bytes 8r .. 8r + 7)
@@ -178,15 +189,9 @@ constexpr llvm::StringLiteral kIq1sTable = "kf_iq1s_lanes";
 /// iq1s_grid as lanes: 8 (v + 1) for each value v in {-1, 0, 1}, so 0, 8 or
 /// 16, to which a slot's delta adds 0 or 2.
 std::array<uint64_t, 2048> iq1sLaneTable() {
-  std::array<uint64_t, 2048> table;
-  for (auto [entry, grid] : llvm::zip_equal(table, quant::grids::iq1s_grid)) {
-    entry = 0;
-    for (int j = 0; j < 8; ++j)
-      entry |=
-          static_cast<uint64_t>(8 * (static_cast<int8_t>(grid >> 8 * j) + 1))
-          << 8 * j;
-  }
-  return table;
+  return mapGridBytes<2048>(quant::grids::iq1s_grid, [](uint8_t b) {
+    return 8 * (static_cast<int64_t>(static_cast<int8_t>(b)) + 1);
+  });
 }
 
 /// IQ1_S and IQ1_M: an 11-bit index per slot (a low byte and 3 high bits)
