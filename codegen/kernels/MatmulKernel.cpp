@@ -115,6 +115,11 @@ llvm::ArrayRef<Feature> getRequiredFeatures(KernelIsa isa) {
   return {};
 }
 
+bool canRunIsa(const target::TargetInfo &target, KernelIsa isa) {
+  return llvm::all_of(getRequiredFeatures(isa),
+                      [&](Feature f) { return target.has(f); });
+}
+
 int64_t getIsaRows(KernelIsa isa) {
   switch (isa) {
   case KernelIsa::Scalar:

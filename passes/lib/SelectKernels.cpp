@@ -31,8 +31,7 @@ ArrayRef<Feature> getRequiredFeatures(KernelIsa isa) {
 }
 
 bool canRun(const TargetInfo &target, KernelIsa isa) {
-  return llvm::all_of(getRequiredFeatures(isa),
-                      [&](Feature f) { return target.has(f); });
+  return codegen::canRunIsa(target, toCodegen(isa));
 }
 
 bool hasKernelsFor(KernelIsa isa, Format format) {

@@ -149,12 +149,6 @@ std::vector<MatmulKernel> compiled_kernels() {
     return {};
   }
   std::vector<MatmulKernel> kernels;
-  using target::Feature;
-  // A feature names its architecture, so a host has only its own ISAs'.
-  auto runs = [&](KernelIsa isa) {
-    return llvm::all_of(codegen::getRequiredFeatures(isa),
-                        [&](Feature f) { return host->has(f); });
-  };
 
   for (bool floats : {false, true})
     for (KernelIsa isa :
@@ -165,7 +159,7 @@ std::vector<MatmulKernel> compiled_kernels() {
           floats ? codegen::isaSupportsFormat(isa, Format::F32) ||
                        codegen::isaSupportsFormat(isa, Format::BF16)
                  : codegen::isaSupportsFormat(isa, Format::Q8_0);
-      if (family && runs(isa))
+      if (family && codegen::canRunIsa(*host, isa))
         kernels.push_back(make_kernel(
             isa, isa == KernelIsa::Scalar ? 4 : codegen::getIsaRows(isa), *host,
             floats));

@@ -70,6 +70,10 @@ bool isaSupportsFormat(KernelIsa isa, kf::Format format);
 /// (none for scalar).
 llvm::ArrayRef<target::Feature> getRequiredFeatures(KernelIsa isa);
 
+/// Whether `target` has every feature getRequiredFeatures(isa) names (a
+/// feature names its architecture, so only its own ISAs, and scalar).
+bool canRunIsa(const target::TargetInfo &target, KernelIsa isa);
+
 /// The int32 (int8 family) or fp32 (float family) lanes of one vector of
 /// `isa`: its rows per group (1 for scalar, which takes any).
 int64_t getIsaRows(KernelIsa isa);
