@@ -15,6 +15,11 @@
 // second integer sum; both meet the float scales once per block, as kf::dot's
 // K-quant dot does (docs/codegen.md, "Super-blocks").
 //
+// A block of 64 (FRACTAL64, VQ3_64) spans two Q8_0 activation blocks and has
+// integer sub-scales per 8 weights: its sub-blocks start from -offset times
+// the activation's sums of 8, and each half's integer sum meets its own
+// activation scale, as kf::dot adds the halves.
+//
 // The int32 accumulator starts from -offset * sum(q) so it ends holding the
 // signed block dot exactly; the float work per block and row lane is then the
 // reference dot's, in its order, and the kernel's sums equal kf::dot's bit for
@@ -51,8 +56,11 @@ public:
         blockBytes(kf::packed_block_bytes(spec.getWeightLayout())),
         blockElems(decode.getBlockElems()), subElems(decode.getSubBlockElems()),
         act(kf::activation_layout(spec.getActivationFormat())),
-        entry(b.getInsertionBlock()) {
-    assert(blockElems % subElems == 0 && subElems % act.sum_elems == 0);
+        actBlocks(blockElems / act.block_elems), entry(b.getInsertionBlock()) {
+    assert(blockElems % subElems == 0 && subElems % act.fine_sums.elems == 0);
+    assert(blockElems % act.block_elems == 0 &&
+           (act.block_elems % subElems == 0 || actBlocks == 1) &&
+           "a sub-block lies in one activation block");
   }
 
   int64_t getBlockElems() const override { return blockElems; }
@@ -88,9 +96,26 @@ private:
         std::max<int64_t>(1, decode.getStepsPerBlock() * subElems / blockElems);
     return std::clamp<int64_t>(4 / width, 1, stepsPerSub);
   }
+  /// The activation block (of the actBlocks from xBlock) holding element
+  /// kOffset of the weight block.
+  Value emitActivationBlock(Value xBlock, int64_t kOffset) {
+    return emitByteOffset(b, loc, xBlock,
+                          kOffset / act.block_elems * act.block_bytes);
+  }
   Value emitActivation(Value xBlock, int64_t kOffset);
-  /// The activation block's integer sum over sub-block `sub` (i32).
+  /// The activations' integer sum over sub-block `sub` (i32).
   Value emitSubBlockSum(Value xBlock, int64_t sub);
+  /// Where sub-block `sub` of column j's block `blk` keeps its correction
+  /// in prepareTile's buffer.
+  Value emitCorrectionSlot(Value corrections, int64_t j, Value blk,
+                           int64_t sub) {
+    const int64_t numSubs = blockElems / subElems;
+    Value slot = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blk, i64(numSubs)),
+        i64((j * (spec.k / blockElems)) * numSubs + sub));
+    return emitByteOffset(b, loc, corrections,
+                          arith::MulIOp::create(b, loc, slot, i64(4)));
+  }
 
   OpBuilder &b;
   Location loc;
@@ -104,6 +129,7 @@ private:
   int64_t blockBytes;
   int64_t blockElems, subElems;
   kf::ActivationLayout act;
+  int64_t actBlocks; ///< activation blocks per weight block
   Block *entry;
 };
 
@@ -111,22 +137,23 @@ Value IntegerBlockBody::prepareTile(OpBuilder &, Location,
                                     const KernelArgs &args, int64_t width,
                                     Value col, Value kBegin, Value kEnd) {
   // With cache blocks a tile runs over many row groups: its columns'
-  // corrections -offset * sum(q) are computed once into a stack buffer
-  // (corrections[j][block]), and each group's int32 chains start from a
-  // broadcast load of them (a load-port uop) rather than a scalar multiply
-  // and a broadcast from a general register (a port-5 uop per column and
-  // block, of the 104 port-0/5 uops an 8-column Q8_0 block issues).
+  // corrections -offset * sum(q) per block and sub-block are computed once
+  // into a stack buffer (corrections[j][block][sub]), and each group's int32
+  // chains start from a broadcast load of them (a load-port uop) rather than
+  // a scalar multiply and a broadcast from a general register (a port-5 uop
+  // per column and sub-block, of the 104 port-0/5 uops an 8-column Q8_0
+  // block issues).
   Value corrections;
-  if (isCacheBlocked() && correction != 0 && subElems == blockElems) {
-    const int64_t kBlocks = spec.k / blockElems;
-    corrections =
-        emitEntryAlloca(b, loc, entry, b.getI32Type(), width * kBlocks);
+  if (isCacheBlocked() && correction != 0) {
+    const int64_t numSubs = blockElems / subElems;
+    corrections = emitEntryAlloca(b, loc, entry, b.getI32Type(),
+                                  width * (spec.k / blockElems) * numSubs);
     int64_t columnBytes = spec.getActivationColumnBytes();
     scf::ForOp::create(
         b, loc, kBegin, kEnd, i64(1), ValueRange{},
         [&](OpBuilder &, Location, Value blk, ValueRange) {
-          Value xOffset =
-              arith::MulIOp::create(b, loc, blk, i64(act.block_bytes));
+          Value xOffset = arith::MulIOp::create(
+              b, loc, blk, i64(actBlocks * act.block_bytes));
           for (int64_t j = 0; j < width; ++j) {
             Value column = arith::AddIOp::create(b, loc, col, i64(j));
             Value xBlock = emitByteOffset(
@@ -135,16 +162,15 @@ Value IntegerBlockBody::prepareTile(OpBuilder &, Location,
                     b, loc, args.x,
                     arith::MulIOp::create(b, loc, column, i64(columnBytes))),
                 xOffset);
-            Value init =
-                arith::MulIOp::create(b, loc, emitSubBlockSum(xBlock, 0),
-                                      arith::ConstantIntOp::create(
-                                          b, loc, b.getI32Type(), -correction));
-            Value slot = arith::AddIOp::create(b, loc, i64(j * kBlocks), blk);
-            LLVM::StoreOp::create(
-                b, loc, init,
-                emitByteOffset(b, loc, corrections,
-                               arith::MulIOp::create(b, loc, slot, i64(4))),
-                4);
+            for (int64_t sub = 0; sub < numSubs; ++sub) {
+              Value init = arith::MulIOp::create(
+                  b, loc, emitSubBlockSum(xBlock, sub),
+                  arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                               -correction));
+              LLVM::StoreOp::create(
+                  b, loc, init, emitCorrectionSlot(corrections, j, blk, sub),
+                  4);
+            }
           }
           scf::YieldOp::create(b, loc);
         });
@@ -164,11 +190,14 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
   SmallVector<DecodedLanes, 2> decoded;
   SmallVector<Value, 2> lanes, acts;
   Value wScales = decode.decodeScales(b, loc, block, spec.rows);
-  SmallVector<Value, 8> xScales;
-  for (Value xBlock : xBlocks) {
-    Value d = emitLoad(b, loc, b.getF32Type(), xBlock, act.scale_offset);
-    xScales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
-  }
+  // xScales[h][j]: activation block h of column j's scale.
+  SmallVector<SmallVector<Value, 8>, 2> xScales(actBlocks);
+  for (auto [h, scales] : llvm::enumerate(xScales))
+    for (Value xBlock : xBlocks) {
+      Value d = emitLoad(b, loc, b.getF32Type(), xBlock,
+                         h * act.block_bytes + act.scale_offset);
+      scales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
+    }
 
   // Per sub-block and column, independent int32 partial sums (see
   // getIntChains), chain 0 starting from the correction: -offset *
@@ -182,7 +211,9 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
     int64_t steps = 0, kGroups = 0;
   };
   SmallVector<SubBlock, 16> subs(numSubs);
-  SmallVector<Value, 8> isums(width);
+  // isums[h][j]: the integer sum over activation block h, column j.
+  SmallVector<SmallVector<Value, 8>, 2> isums(actBlocks,
+                                              SmallVector<Value, 8>(width));
   auto startSub = [&](SubBlock &sub, int64_t index) {
     sub.chains.resize(width);
     for (auto [j, xBlock, columnChains] :
@@ -190,13 +221,9 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
       Value start = emitSplat(b, loc, i32Rows, 0);
       if (corrections) {
         // Computed before the tile's row groups (emitTile).
-        Value slot = arith::AddIOp::create(
-            b, loc, i64(static_cast<int64_t>(j) * (spec.k / blockElems)), blk);
         Value init = LLVM::LoadOp::create(
             b, loc, b.getI32Type(),
-            emitByteOffset(b, loc, corrections,
-                           arith::MulIOp::create(b, loc, slot, i64(4))),
-            4);
+            emitCorrectionSlot(corrections, j, blk, index), 4);
         start = vector::BroadcastOp::create(b, loc, i32Rows, init);
       } else if (correction != 0) {
         Value init = arith::MulIOp::create(
@@ -213,7 +240,8 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
   // sub-blocks keeps the block's integer sum exact.
   auto foldSub = [&](SubBlock &sub, int64_t index) {
     Value scale = decode.getSubBlockScale(b, loc, block, spec.rows, index);
-    for (auto [columnChains, isum] : llvm::zip_equal(sub.chains, isums)) {
+    for (auto [columnChains, isum] : llvm::zip_equal(
+             sub.chains, isums[index * subElems / act.block_elems])) {
       Value iacc = columnChains.front();
       for (Value chain : ArrayRef(columnChains).drop_front())
         iacc = arith::AddIOp::create(b, loc, iacc, chain);
@@ -258,12 +286,14 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
     }
   }
 
-  // The mins' integer sum, sum_j min_j * asum_j, for formats with mins.
+  // The mins' integer sum, sum_j min_j * asum_j, for formats with mins (the
+  // K-quants, whose block is one activation block).
   SmallVector<Value, 8> msums(width);
   for (int64_t index = 0; index < numSubs; ++index) {
     Value mins = decode.getSubBlockMin(b, loc, block, spec.rows, index);
     if (!mins)
       break;
+    assert(actBlocks == 1 && "mins over one activation block");
     for (auto [xBlock, msum] : llvm::zip_equal(xBlocks, msums)) {
       Value sum = vector::BroadcastOp::create(b, loc, i32Rows,
                                               emitSubBlockSum(xBlock, index));
@@ -272,39 +302,47 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
     }
   }
 
-  for (auto [acc, isum, msum, xScale] :
-       llvm::zip_equal(accs, isums, msums, xScales)) {
-    Value sum = arith::SIToFPOp::create(b, loc, f32Rows, isum);
-    Value contribution = decode.scaleBlock(b, loc, sum, wScales, xScale);
-    if (msum)
-      contribution = decode.subtractMins(
-          b, loc, contribution, arith::SIToFPOp::create(b, loc, f32Rows, msum),
-          block, spec.rows, xScale);
-    acc = arith::AddFOp::create(b, loc, acc, contribution);
-  }
+  // Each activation block's contribution added in K order, as kf::dot does.
+  for (int64_t h = 0; h < actBlocks; ++h)
+    for (auto [acc, isum, msum, xScale] :
+         llvm::zip_equal(accs, isums[h], msums, xScales[h])) {
+      Value sum = arith::SIToFPOp::create(b, loc, f32Rows, isum);
+      Value contribution = decode.scaleBlock(b, loc, sum, wScales, xScale);
+      if (msum)
+        contribution =
+            decode.subtractMins(b, loc, contribution,
+                                arith::SIToFPOp::create(b, loc, f32Rows, msum),
+                                block, spec.rows, xScale);
+      acc = arith::AddFOp::create(b, loc, acc, contribution);
+    }
 }
 
-// The 4 activation bytes at element kOffset of the block, broadcast to every
-// row: one i32 load and splat (vpbroadcastd, or an embedded broadcast).
+// The 4 activation bytes at element kOffset of the weight block, broadcast
+// to every row: one i32 load and splat (vpbroadcastd, or an embedded
+// broadcast).
 Value IntegerBlockBody::emitActivation(Value xBlock, int64_t kOffset) {
   Value word =
-      emitLoad(b, loc, b.getI32Type(), xBlock, act.quants_offset + kOffset);
+      emitLoad(b, loc, b.getI32Type(), emitActivationBlock(xBlock, kOffset),
+               act.quants_offset + kOffset % act.block_elems);
   Value splat =
       vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), word);
   return vector::BitCastOp::create(
       b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()), splat);
 }
 
-// The Q8_0 block's int32 sum, or the Q8_K block's int16 sums of 16 that the
-// sub-block covers, added.
+// The activations' sums over the sub-block added: the coarsest sums that
+// tile it (a Q8_0 block's int32 sum for a sub-block of 32, its int16 sums of
+// 8 for one of 8; Q8_K's int16 sums of 16).
 Value IntegerBlockBody::emitSubBlockSum(Value xBlock, int64_t sub) {
+  const kf::ActivationSums &sums =
+      subElems % act.sums.elems == 0 ? act.sums : act.fine_sums;
   Type i32 = b.getI32Type();
-  Type sumType = b.getIntegerType(8 * act.sum_bytes);
+  Type sumType = b.getIntegerType(8 * sums.bytes);
   Value total;
-  for (int64_t i = sub * subElems / act.sum_elems;
-       i < (sub + 1) * subElems / act.sum_elems; ++i) {
+  for (int64_t e = sub * subElems; e < (sub + 1) * subElems; e += sums.elems) {
     Value sum =
-        emitLoad(b, loc, sumType, xBlock, act.sums_offset + i * act.sum_bytes);
+        emitLoad(b, loc, sumType, emitActivationBlock(xBlock, e),
+                 sums.offset + e % act.block_elems / sums.elems * sums.bytes);
     if (sumType != i32)
       sum = arith::ExtSIOp::create(b, loc, i32, sum);
     total = total ? arith::AddIOp::create(b, loc, total, sum) : sum;

@@ -59,7 +59,8 @@ public:
         blockBytes(body.getBlockBytes()), blockElems(body.getBlockElems()),
         kBlocks(llvm::divideCeil(spec.k, blockElems)),
         act(kf::activation_layout(spec.getActivationFormat())) {
-    assert(blockElems == act.block_elems && "weights and activations agree");
+    assert(blockElems % act.block_elems == 0 &&
+           "a weight block covers whole activation blocks");
   }
 
   void build(const KernelArgs &args);
@@ -250,8 +251,10 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
         Value block = emitByteOffset(
             b, loc, group, arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
         emitPrefetch(block, width);
-        Value xOffset =
-            arith::MulIOp::create(b, loc, blk, i64(act.block_bytes));
+        // A weight block may span several activation blocks (FRACTAL64's
+        // and VQ3_64's 64 weights, two Q8_0 blocks); xBlocks is the first.
+        Value xOffset = arith::MulIOp::create(
+            b, loc, blk, i64(blockElems / act.block_elems * act.block_bytes));
         SmallVector<Value, 8> xBlocks;
         for (Value column : xColumns)
           xBlocks.push_back(emitByteOffset(b, loc, column, xOffset));

@@ -33,7 +33,8 @@ struct KernelArgs {
 struct BlockOperands {
   mlir::Value weights; ///< !llvm.ptr: the group's packed block
   mlir::Value index;   ///< i64: the block's index along K
-  /// !llvm.ptr per column of the tile: the column's packed activation block.
+  /// !llvm.ptr per column of the tile: the column's packed activation block
+  /// (the first, when the weight block spans several).
   llvm::ArrayRef<mlir::Value> activations;
   /// What prepareTile returned for the tile (or null).
   mlir::Value tileState;

@@ -113,6 +113,16 @@ void emitBlock(OpBuilder &b, Location loc, Value in, Value out,
   Value q = arith::FPToSIOp::create(b, loc, ints, rounded);
   Value sum =
       vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, q);
+  // The sums of 8 (FRACTAL64's and VQ3_64's sub-blocks), |.| <= 8 * 127.
+  SmallVector<Value, 4> sums8;
+  for (int64_t s = 0; s < kBlockElems / 8; ++s)
+    sums8.push_back(arith::TruncIOp::create(
+        b, loc, b.getI16Type(),
+        vector::ReductionOp::create(
+            b, loc, vector::CombiningKind::ADD,
+            vector::ExtractStridedSliceOp::create(b, loc, q, ArrayRef{8 * s},
+                                                  ArrayRef<int64_t>{8},
+                                                  ArrayRef<int64_t>{1}))));
   Value bytes = arith::TruncIOp::create(
       b, loc, VectorType::get({kBlockElems}, b.getI8Type()), q);
 
@@ -120,6 +130,10 @@ void emitBlock(OpBuilder &b, Location loc, Value in, Value out,
                         emitByteOffset(b, loc, out, kActivationScaleOffset), 1);
   LLVM::StoreOp::create(b, loc, sum,
                         emitByteOffset(b, loc, out, kActivationSumOffset), 1);
+  for (auto [s, sum8] : llvm::enumerate(sums8))
+    LLVM::StoreOp::create(
+        b, loc, sum8,
+        emitByteOffset(b, loc, out, kActivationSums8Offset + 2 * s), 1);
   LLVM::StoreOp::create(
       b, loc, bytes, emitByteOffset(b, loc, out, kActivationQuantsOffset), 1);
 }

@@ -485,13 +485,16 @@ void pack_q8_0_block(const float *in, uint8_t *out) {
   store_f32(out + kActivationScaleOffset,
             fp16_to_fp32(fp32_to_fp16(amax / 127.f)));
   int32_t sum = 0;
+  int16_t sums8[kBlockElems / 8] = {};
   for (int64_t i = 0; i < kBlockElems; ++i) {
     int q = static_cast<int>(std::nearbyintf(in[i] * id));
     out[kActivationQuantsOffset + i] =
         static_cast<uint8_t>(static_cast<int8_t>(q));
     sum += q;
+    sums8[i / 8] = static_cast<int16_t>(sums8[i / 8] + q);
   }
   store_u32(out + kActivationSumOffset, static_cast<uint32_t>(sum));
+  std::memcpy(out + kActivationSums8Offset, sums8, sizeof sums8);
 }
 
 // One Q8_K block of 256: quantize_activation(Q8_K)'s arithmetic (q8_k.cpp):

@@ -501,19 +501,19 @@ func.func @moe_kernels(%x: tensor<1x64xf32>, %ids: tensor<1x2xi32>, %w: tensor<1
 // The kernel ops --kf-lower-quant-dot writes, calling kernels of the nested
 // kernels module (declared here; the pass builds their bodies).
 // CHECK-LABEL: func.func @kernel_ops
-// CHECK: %[[X:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) : tensor<?x64xf32> -> tensor<?x80xi8>
-// CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+// CHECK: %[[X:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) : tensor<?x64xf32> -> tensor<?x96xi8>
+// CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x96xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
 // CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) precision(f32) {kf.kernel
 // CHECK: kf.qmatmul @kernels::@matmul(%[[X]], %arg1) row_offset(8) {kf.kernel{{.*}} -> tensor<?x8xf32>
 module {
   func.func @kernel_ops(%x: tensor<?x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
-    %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x80xi8>
+    %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x96xi8>
     %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>}
-        : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+        : tensor<?x96xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
     %z = kf.qmatmul @kernels::@matmul(%xq, %w) precision(f32) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>}
-        : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+        : tensor<?x96xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
     %g = kf.qmatmul @kernels::@matmul(%xq, %w) row_offset(8) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, cols = dynamic>}
-        : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x8xf32>
+        : tensor<?x96xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x8xf32>
     return %y, %z : tensor<?x16xf32>, tensor<?x16xf32>
   }
   // CHECK-LABEL: func.func @kquant_ops
@@ -548,25 +548,25 @@ module {
 // The ops a kf.moe is lowered to: per-slot quantized activations, expert
 // matmuls over the routing, the weighted SwiGLU and the combination.
 // CHECK-LABEL: func.func @expert_ops
-// CHECK: %[[XQ:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) : tensor<?x64xf32> -> tensor<?x80xi8>
-// CHECK: %[[G:.*]] = kf.expert_qmatmul @kernels::@gate(%[[XQ]], %arg1, %arg3) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x80xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
+// CHECK: %[[XQ:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) : tensor<?x64xf32> -> tensor<?x96xi8>
+// CHECK: %[[G:.*]] = kf.expert_qmatmul @kernels::@gate(%[[XQ]], %arg1, %arg3) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x96xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
 // CHECK: %[[H:.*]] = kf.swiglu %[[G]], %[[G]] weights(%arg2 : tensor<?x2xf32>) limit(1.000000e+01) : tensor<?x2x32xf32>
 // CHECK: kf.swiglu %{{.*}}, %{{.*}} limit(7.500000e+00) : tensor<?x16xf32>
-// CHECK: %[[HQ:.*]] = kf.quantize_activations @kernels::@quantize_h(%[[H]]) : tensor<?x2x32xf32> -> tensor<?x2x40xi8>
-// CHECK: %[[D:.*]] = kf.expert_qmatmul @kernels::@down(%[[HQ]], %arg1, %arg4) precision(f32) {kf.kernel = {{.*}}} : tensor<?x2x40xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 64, 32]> -> tensor<?x2x64xf32>
+// CHECK: %[[HQ:.*]] = kf.quantize_activations @kernels::@quantize_h(%[[H]]) : tensor<?x2x32xf32> -> tensor<?x2x48xi8>
+// CHECK: %[[D:.*]] = kf.expert_qmatmul @kernels::@down(%[[HQ]], %arg1, %arg4) precision(f32) {kf.kernel = {{.*}}} : tensor<?x2x48xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 64, 32]> -> tensor<?x2x64xf32>
 // CHECK: kf.moe_combine %[[D]], %{{.*}} : tensor<?x2x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
 module {
   func.func @expert_ops(%x: tensor<?x64xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
                         %gate: !kf.qweight<mxfp4, [4, 32, 64]>, %down: !kf.qweight<mxfp4, [4, 64, 32]>,
                         %sg: tensor<?x16xf32>, %shared: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x80xi8>
+    %xq = kf.quantize_activations @kernels::@quantize(%x) : tensor<?x64xf32> -> tensor<?x96xi8>
     %g = kf.expert_qmatmul @kernels::@gate(%xq, %ids, %gate) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, cols = dynamic>}
-        : tensor<?x80xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
+        : tensor<?x96xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
     %h = kf.swiglu %g, %g weights(%w : tensor<?x2xf32>) limit(10.0) : tensor<?x2x32xf32>
     %s = kf.swiglu %sg, %sg limit(7.5) : tensor<?x16xf32>
-    %hq = kf.quantize_activations @kernels::@quantize_h(%h) : tensor<?x2x32xf32> -> tensor<?x2x40xi8>
+    %hq = kf.quantize_activations @kernels::@quantize_h(%h) : tensor<?x2x32xf32> -> tensor<?x2x48xi8>
     %d = kf.expert_qmatmul @kernels::@down(%hq, %ids, %down) precision(f32) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, cols = dynamic>}
-        : tensor<?x2x40xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 64, 32]> -> tensor<?x2x64xf32>
+        : tensor<?x2x48xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 64, 32]> -> tensor<?x2x64xf32>
     %y = kf.moe_combine %d, %shared : tensor<?x2x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
     return %y : tensor<?x64xf32>
   }

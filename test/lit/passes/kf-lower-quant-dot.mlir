@@ -9,10 +9,10 @@
 // CHECK-LABEL: func.func @avx512
 // CHECK:      %[[W1:.*]] = kf.get_weight @w1
 // CHECK:      %[[W2:.*]] = kf.get_weight @w2
-// CHECK:      %[[X:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k64(%arg0) : tensor<?x64xf32> -> tensor<?x80xi8>
+// CHECK:      %[[X:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k64(%arg0) : tensor<?x64xf32> -> tensor<?x96xi8>
 // CHECK-NEXT: %[[A:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k64_n40_bf16(%[[X]], %[[W1]])
 // CHECK-SAME:   {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = dynamic>}
-// CHECK-SAME:   : tensor<?x80xi8>, !kf.qweight<q8_0, [40, 64]> -> tensor<?x40xf32>
+// CHECK-SAME:   : tensor<?x96xi8>, !kf.qweight<q8_0, [40, 64]> -> tensor<?x40xf32>
 // CHECK-NEXT: %[[B:.*]] = kf.qmatmul @kernels::@kf_matmul_q4_0_avx512vnni_r16_c8_k64_n32(%[[X]], %[[W2]]) precision(f32)
 // CHECK-NEXT: return %[[A]], %[[B]]
 // CHECK:      module @kernels {
@@ -176,7 +176,7 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 // CHECK-LABEL: func.func @kquants
 // CHECK:      %[[XK:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_k_k512(%arg0) format(q8_k) : tensor<?x512xf32> -> tensor<?x584xi8>
 // CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_q4_k_avx512vnni_r16_c8_k512_n32_bf16(%[[XK]], %{{.*}}) {{.*}} : tensor<?x584xi8>, !kf.qweight<q4_k, [32, 512]> -> tensor<?x32xf32>
-// CHECK:      %[[X0:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k512(%arg0) : tensor<?x512xf32> -> tensor<?x640xi8>
+// CHECK:      %[[X0:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k512(%arg0) : tensor<?x512xf32> -> tensor<?x768xi8>
 // CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k512_n16_bf16(%[[X0]],
 // CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_q6_k_avx512vnni_r16_c8_k512_n16_bf16(%[[XK]],
 // CHECK:      module @kernels {
@@ -335,16 +335,16 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
 // CHECK-LABEL: func.func @moe
 // CHECK-SAME:   (%[[IN:.*]]: tensor<?x128xf32>, %[[IDS:.*]]: tensor<?x2xi32>, %[[W:.*]]: tensor<?x2xf32>, %[[GE:[^:]*]]: {{.*}}, %[[UE:[^:]*]]: {{.*}}, %[[DE:[^:]*]]: {{.*}}, %[[SG:[^:]*]]: {{.*}}, %[[SU:[^:]*]]: {{.*}}, %[[SD:[^:]*]]: {{.*}})
 // CHECK:      %[[X:.*]] = kf.fp8_sim %[[IN]] block(128) : tensor<?x128xf32>
-// CHECK-NEXT: %[[XQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k128(%[[X]]) : tensor<?x128xf32> -> tensor<?x160xi8>
+// CHECK-NEXT: %[[XQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k128(%[[X]]) : tensor<?x128xf32> -> tensor<?x192xi8>
 // CHECK-NEXT: %[[G:.*]] = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c8_k128_n256_bf16(%[[XQ]], %[[IDS]], %[[GE]])
 // CHECK-SAME:   {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = dynamic>}
-// CHECK-SAME:   : tensor<?x160xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 256, 128]> -> tensor<?x2x256xf32>
+// CHECK-SAME:   : tensor<?x192xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 256, 128]> -> tensor<?x2x256xf32>
 // CHECK-NEXT: %[[U:.*]] = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c8_k128_n256_bf16(%[[XQ]], %[[IDS]], %[[UE]])
 // CHECK-NEXT: %[[H:.*]] = kf.swiglu %[[G]], %[[U]] weights(%[[W]] : tensor<?x2xf32>) limit(2.000000e+00) : tensor<?x2x256xf32>
 // CHECK-NEXT: %[[HS:.*]] = kf.fp8_sim %[[H]] block(128) : tensor<?x2x256xf32>
-// CHECK-NEXT: %[[HQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k256(%[[HS]]) : tensor<?x2x256xf32> -> tensor<?x2x320xi8>
+// CHECK-NEXT: %[[HQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k256(%[[HS]]) : tensor<?x2x256xf32> -> tensor<?x2x384xi8>
 // CHECK-NEXT: %[[D:.*]] = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c8_k256_n128_bf16(%[[HQ]], %[[IDS]], %[[DE]])
-// CHECK-SAME:   : tensor<?x2x320xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 128, 256]> -> tensor<?x2x128xf32>
+// CHECK-SAME:   : tensor<?x2x384xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 128, 256]> -> tensor<?x2x128xf32>
 // CHECK-NEXT: %[[SGY:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n128_bf16(%[[XQ]], %[[SG]])
 // CHECK-NEXT: %[[SUY:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n128_bf16(%[[XQ]], %[[SU]])
 // CHECK-NEXT: %[[SH:.*]] = kf.swiglu %[[SGY]], %[[SUY]] limit(1.500000e+00) : tensor<?x128xf32>
@@ -401,10 +401,10 @@ module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch6
 // kernels are the 1-column ones; without fp8_activations the input is
 // quantized as it is.
 // CHECK-LABEL: func.func @moe_decode
-// CHECK:      %[[XQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k128(%arg0) : tensor<1x128xf32> -> tensor<1x160xi8>
-// CHECK-NEXT: kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c1_k128_n256_bf16(%[[XQ]], %arg1, %arg3) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = [1]>} : tensor<1x160xi8>, tensor<1x2xi32>, {{.*}} -> tensor<1x2x256xf32>
+// CHECK:      %[[XQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k128(%arg0) : tensor<1x128xf32> -> tensor<1x192xi8>
+// CHECK-NEXT: kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c1_k128_n256_bf16(%[[XQ]], %arg1, %arg3) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 4, cols = [1]>} : tensor<1x192xi8>, tensor<1x2xi32>, {{.*}} -> tensor<1x2x256xf32>
 // CHECK:      kf.swiglu
-// CHECK-NEXT: kf.quantize_activations @kernels::@kf_quantize_q8_0_k256(%{{.*}}) : tensor<1x2x256xf32> -> tensor<1x2x320xi8>
+// CHECK-NEXT: kf.quantize_activations @kernels::@kf_quantize_q8_0_k256(%{{.*}}) : tensor<1x2x256xf32> -> tensor<1x2x384xi8>
 // CHECK-NEXT: kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx2_r8_c1_k256_n128_bf16(
 // CHECK:      kf.qmatmul @kernels::@kf_matmul_q8_0_avx2_r8_c1_k128_n128_bf16(%[[XQ]], %arg6)
 // CHECK:      kf.moe_combine

@@ -194,9 +194,9 @@ module {
 TEST(Errors, KernelOpsWithoutKernelsOrFileBytes) {
   constexpr const char *kQuantize = R"mlir(
 module {
-  func.func @f(%x: tensor<?x64xf32>) -> tensor<?x80xi8> {
-    %xq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k64(%x) : tensor<?x64xf32> -> tensor<?x80xi8> loc("blk.0.q_a")
-    return %xq : tensor<?x80xi8>
+  func.func @f(%x: tensor<?x64xf32>) -> tensor<?x96xi8> {
+    %xq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k64(%x) : tensor<?x64xf32> -> tensor<?x96xi8> loc("blk.0.q_a")
+    return %xq : tensor<?x96xi8>
   }
   module @kernels {
     func.func private @kf_quantize_q8_0_k64(!llvm.ptr, i64, !llvm.ptr, i64)
@@ -210,10 +210,10 @@ module {
   constexpr const char *kMatmul = R"mlir(
 module {
   kf.weight @w : !kf.qweight<q8_0, [16, 64]>
-  func.func @f(%xq: tensor<?x80xi8>) -> tensor<?x16xf32> {
+  func.func @f(%xq: tensor<?x96xi8>) -> tensor<?x16xf32> {
     %w = kf.get_weight @w : !kf.qweight<q8_0, [16, 64]>
     %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}
-        : tensor<?x80xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+        : tensor<?x96xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
     return %y : tensor<?x16xf32>
   }
   module @kernels {

@@ -81,7 +81,7 @@ TEST(Packing, SizesPadTheLastGroup) {
   EXPECT_EQ(*packed_weight_bytes({Format::Q4_0, 8}, 8, 32), 8u * 18);
   EXPECT_EQ(*packed_weight_bytes({Format::MXFP4, 16}, 17, 64),
             2u * 2 * 16 * 17);
-  EXPECT_EQ(*packed_activation_bytes(96), 3u * 40);
+  EXPECT_EQ(*packed_activation_bytes(96), 3u * 48);
   // The K-quants: the file's bytes per super-block, times the rows.
   EXPECT_EQ(*packed_weight_bytes({Format::Q4_K, 16}, 17, 512),
             2u * 2 * 16 * 144);
@@ -271,7 +271,7 @@ TEST(Packing, PaddingRowsAreZero) {
 }
 
 // The packed activation block holds the reference Q8_0 activation block's
-// scale and quants, and their sum, for columns ldx apart.
+// scale and quants, their sum and their sums of 8, for columns ldx apart.
 TEST(Packing, ActivationsMatchTheReferenceQuantizer) {
   const int64_t m = 3, k = 128, ldx = 160;
   std::vector<float> x = gaussian(static_cast<size_t>(m * ldx), 11, 3.0f);
@@ -283,7 +283,8 @@ TEST(Packing, ActivationsMatchTheReferenceQuantizer) {
     std::vector<uint8_t> ref =
         activation(Format::Q8_0, std::span(x).subspan(j * ldx, k));
     for (int64_t b = 0; b < k / 32; ++b) {
-      const uint8_t *blk = packed.data() + (j * k / 32 + b) * 40;
+      const uint8_t *blk =
+          packed.data() + (j * k / 32 + b) * kActivationBlockBytes;
       const uint8_t *want = ref.data() + b * 34;
       float d;
       int32_t sum;
@@ -291,20 +292,25 @@ TEST(Packing, ActivationsMatchTheReferenceQuantizer) {
       std::memcpy(&sum, blk + kActivationSumOffset, 4);
       EXPECT_EQ(d, fp16_to_fp32(want[0] | want[1] << 8));
       int32_t want_sum = 0;
+      int16_t sums8[4], want_sums8[4] = {};
+      std::memcpy(sums8, blk + kActivationSums8Offset, sizeof sums8);
       for (int i = 0; i < 32; ++i) {
         int8_t q = static_cast<int8_t>(want[2 + i]);
         EXPECT_EQ(static_cast<int8_t>(blk[kActivationQuantsOffset + i]), q);
         EXPECT_LE(std::abs(q), 127);
         want_sum += q;
+        want_sums8[i / 8] = static_cast<int16_t>(want_sums8[i / 8] + q);
       }
       EXPECT_EQ(sum, want_sum);
+      for (int s = 0; s < 4; ++s)
+        EXPECT_EQ(sums8[s], want_sums8[s]) << "sum of 8 #" << s;
     }
   }
 }
 
 TEST(Packing, ActivationsRefuseShortBuffers) {
   std::vector<float> x(64);
-  std::vector<uint8_t> out(80);
+  std::vector<uint8_t> out(2 * kActivationBlockBytes);
   EXPECT_TRUE(pack_activations(x, 2, 32, 32, out).ok());
   EXPECT_FALSE(pack_activations(x, 2, 32, 40, out).ok()); // x too short
   EXPECT_FALSE(pack_activations(x, 1, 32, 32, out).ok()); // dst too long

@@ -276,15 +276,20 @@ inline std::string layout_name(const PackedLayout &layout) {
 //
 // One block per 32 elements of a column: the scale d (fp32 holding the fp16
 // value the reference Q8_0 activation block stores), the integer sum of the
-// quants (the kernel multiplies it by its weights' lane offset and subtracts
-// it from the int32 dot, which leaves the signed dot exactly), and 32 signed
-// quants, all |q| <= 127. The sum rather than a premultiplied correction keeps
-// one packed activation valid for every weight format and ISA of the Q8_0
-// family. A column of k elements is k / 32 consecutive blocks.
-inline constexpr int64_t kActivationBlockBytes = 40;
-inline constexpr int64_t kActivationScaleOffset = 0; // float
-inline constexpr int64_t kActivationSumOffset = 4;   // int32
-inline constexpr int64_t kActivationQuantsOffset = 8;
+// quants, the four int16 sums of 8 consecutive quants, and 32 signed quants,
+// all |q| <= 127. A kernel multiplies a sum by its weights' lane offset and
+// subtracts it from the int32 dot, which leaves the signed dot exactly: the
+// block's sum for a weight block of 32, the sums of 8 for FRACTAL64 and
+// VQ3_64, whose integer sub-scales multiply 8 weights each, so that each
+// sub-block's dot must be exact on its own. Sums rather than premultiplied
+// corrections keep one packed activation valid for every weight format and
+// ISA of the Q8_0 family. A column of k elements is k / 32 consecutive
+// blocks; the quants start 16-byte aligned within a block.
+inline constexpr int64_t kActivationBlockBytes = 48;
+inline constexpr int64_t kActivationScaleOffset = 0;   // float
+inline constexpr int64_t kActivationSumOffset = 4;     // int32
+inline constexpr int64_t kActivationSums8Offset = 8;   // int16[4]
+inline constexpr int64_t kActivationQuantsOffset = 16; // int8[32]
 
 // Q8_K activations (the K-quants'): one block per 256 elements, the fp32
 // scale d exactly as quantize_activation(Q8_K) stores it, the 16 int16 sums
@@ -301,33 +306,37 @@ inline constexpr int64_t kQ8KActivationQuantsOffset = 36; // int8[256]
 // are), in blocks of 64 bytes, 32 bf16 or 16 f32 like the weights' blocks,
 // the last one padded with zeros; no scale and no sums.
 //
+// Where a block's sums of the quants are: each over `elems` consecutive
+// quants, `bytes` wide (int32 or int16), from `offset`; elems 0 for none.
+struct ActivationSums {
+  int64_t offset, elems, bytes;
+};
+
 // How a packed activation format lays out its blocks: elements and bytes per
-// block, where the scale, the sums (each over sum_elems quants, int32 or
-// int16; sum_elems 0 for the float formats, which have none) and the
-// quants (the elements) are.
+// block, where the scale, the sums and the quants (the elements) are. `sums`
+// are the coarsest a block has, `fine_sums` the finest (the same for Q8_K).
 struct ActivationLayout {
-  int64_t block_elems, block_bytes;
-  int64_t scale_offset, sums_offset, sum_elems, sum_bytes, quants_offset;
+  int64_t block_elems, block_bytes, scale_offset;
+  ActivationSums sums, fine_sums;
+  int64_t quants_offset;
 };
 
 // Q8_0 (the Q8_0 family's), Q8_K, BF16 or F32.
 constexpr ActivationLayout activation_layout(Format activation) {
   if (is_float_format(activation))
-    return {packed_block_elems(activation), kFloatBlockRowBytes, 0, 0, 0, 0, 0};
+    return {packed_block_elems(activation), kFloatBlockRowBytes, 0, {}, {}, 0};
   if (activation == Format::Q8_K)
     return {256,
             kQ8KActivationBlockBytes,
             kQ8KActivationScaleOffset,
-            kQ8KActivationSumsOffset,
-            16,
-            2,
+            {kQ8KActivationSumsOffset, 16, 2},
+            {kQ8KActivationSumsOffset, 16, 2},
             kQ8KActivationQuantsOffset};
   return {32,
           kActivationBlockBytes,
           kActivationScaleOffset,
-          kActivationSumOffset,
-          32,
-          4,
+          {kActivationSumOffset, 32, 4},
+          {kActivationSums8Offset, 8, 2},
           kActivationQuantsOffset};
 }
 
