@@ -27,6 +27,8 @@ createWeightDecodeEmitter(const kf::PackedLayout &layout,
   case kf::Format::IQ1_S:
   case kf::Format::IQ1_M:
     return createIqGridDecodeEmitter(layout.format, hasHardwareHalf(target));
+  case kf::Format::FRACTAL64:
+    return createFractal64DecodeEmitter(hasHardwareHalf(target));
   default:
     return nullptr;
   }

@@ -21,6 +21,10 @@ createKQuantDecodeEmitter(kf::Format format, bool hardwareHalf);
 std::unique_ptr<WeightDecodeEmitter>
 createIqGridDecodeEmitter(kf::Format format, bool hardwareHalf);
 
+/// FRACTAL64 (docs/formats/fractal64.md).
+std::unique_ptr<WeightDecodeEmitter>
+createFractal64DecodeEmitter(bool hardwareHalf);
+
 /// The 4 * rows bytes of K-group `g` of a packed block of `format`.
 mlir::Value loadKGroup(mlir::OpBuilder &b, mlir::Location loc,
                        kf::Format format, mlir::Value block, int64_t rows,

@@ -122,10 +122,13 @@ constexpr Shape kSuperBlockShapes[] = {{37, 256}, {32, 768}, {5, 512}};
 // a bf16 pair).
 constexpr Shape kFloatShapes[] = {{37, 100}, {32, 256}, {5, 33}};
 
-constexpr Format kFormats[] = {Format::Q8_0,    Format::Q4_0,  Format::MXFP4,
-                               Format::Q4_K,    Format::Q5_K,  Format::Q6_K,
-                               Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M,
-                               Format::BF16,    Format::F32};
+// The private formats' blocks of 64: K of 2, 3 and 1 of them.
+constexpr Shape kBlock64Shapes[] = {{37, 128}, {32, 192}, {5, 64}};
+
+constexpr Format kFormats[] = {Format::Q8_0,      Format::Q4_0,  Format::MXFP4,
+                               Format::Q4_K,      Format::Q5_K,  Format::Q6_K,
+                               Format::IQ2_XXS,   Format::IQ1_S, Format::IQ1_M,
+                               Format::FRACTAL64, Format::BF16,  Format::F32};
 
 // The portable kernels compile slowly (a K-quant's, its super-block
 // unrolled per column tile without intrinsics, takes seconds), so they get
@@ -136,6 +139,8 @@ constexpr Shape kPortableSuperBlockShapes[] = {{37, 768}};
 llvm::ArrayRef<Shape> shapesOf(Format format, KernelIsa isa) {
   if (is_float_format(format))
     return kFloatShapes;
+  if (packed_block_elems(format) == 64)
+    return kBlock64Shapes;
   if (packed_block_elems(format) == 256)
     return isa == KernelIsa::Scalar ? llvm::ArrayRef(kPortableSuperBlockShapes)
                                     : llvm::ArrayRef(kSuperBlockShapes);
@@ -272,6 +277,19 @@ TEST(MatmulKernel, CacheBlocksKeepTheBits) {
     specs.push_back(spec);
     spec.roundToBf16 = true;
     spec.l1K = 256;
+    spec.l2Rows = 2 * rows;
+    specs.push_back(spec);
+  }
+  // Corrections per sub-block, computed once per tile: Q6_K's sub-blocks of
+  // 16 (Q8_K's sums) and FRACTAL64's of 8 (two Q8_0 blocks' sums of 8 per
+  // weight block), K in L1 blocks with a tail.
+  for (auto [isa, rows] : isas) {
+    MatmulKernelSpec spec{Format::Q6_K, isa, rows, 768, 37, 4};
+    spec.l1K = 512;
+    spec.l2Rows = rows;
+    specs.push_back(spec);
+    spec = {Format::FRACTAL64, isa, rows, 192, 37, 4};
+    spec.l1K = 128;
     spec.l2Rows = 2 * rows;
     specs.push_back(spec);
   }
@@ -886,7 +904,7 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   EXPECT_EQ(error({Format::Q3_K, KernelIsa::Scalar, 4, 256, 8, 8}),
             "matmul kernel q3_k/scalar r4 c8 [8 x 256]: no emitter for this "
             "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, "
-            "iq1_s, iq1_m, bf16 or f32");
+            "iq1_s, iq1_m, fractal64, bf16 or f32");
   EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 96, 8, 8}),
             "matmul kernel q4_k/scalar r4 c8 [8 x 96]: expected K a positive "
             "multiple of 256");

@@ -1,0 +1,111 @@
+//===- Fractal64Decode.cpp - The decode emitter of FRACTAL64 --------------===//
+//
+// The packed layout of kf/runtime/packed_layout.h ("Private formats"): per
+// block of 64 weights the rows' fp16 d [R], their u32 sub-scale words [R],
+// then the index bits as K-groups [g][r][4]: four of low bits (K-group t,
+// byte i, bits 2j..2j+1: weight 16t + 4j + i) and two of high bits (K-group
+// q, byte i, bit 4p + j: weight 16(2q + p) + 4j + i).
+//
+// Step t decodes weights 16t .. 16t + 15, sub-blocks 2t and 2t + 1 whole, so
+// each sub-block's dot closes within the step: per 4 weights a shift and
+// mask of the low bits, one of the high bits, an or, and the 8-entry level
+// lookup (vpshufb, tbl) giving L + 14, unsigned below 32. The loop nest keeps
+// one exact integer dot per sub-block of 8, multiplies it by s = 4 + u and
+// adds up per 32 weights; scaleBlock then does kf::dot's float work per half,
+// sumi * d * d_x.
+//
+//===----------------------------------------------------------------------===//
+
+#include "formats/DecodeEmitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+namespace kf::codegen {
+namespace {
+
+/// The levels L + 14 of the 3-bit indices (docs/formats/fractal64.md).
+constexpr int8_t kBiasedLevels[8] = {0, 6, 10, 13, 15, 18, 22, 28};
+constexpr int64_t kLevelBias = 14;
+
+class Fractal64Decode : public WeightDecodeEmitter {
+public:
+  explicit Fractal64Decode(bool hardwareHalf) : hardwareHalf(hardwareHalf) {}
+
+  LaneRange getLaneRange() const override { return {5, kLevelBias}; }
+  int64_t getBlockElems() const override { return 64; }
+  int64_t getSubBlockElems() const override { return 8; }
+  int64_t getStepsPerBlock() const override { return 4; }
+
+  Value decodeScales(OpBuilder &b, Location loc, Value block,
+                     int64_t rows) const override {
+    Value halves =
+        emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()), block,
+                 kf::fractal64_d_offset(0));
+    return emitHalfToFloat(b, loc, halves, hardwareHalf);
+  }
+
+  void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
+                  int64_t t, const DotEmitter &isa,
+                  llvm::SmallVectorImpl<DecodedLanes> &out) const override {
+    kf::PackedLayout layout{kf::Format::FRACTAL64, static_cast<int>(rows)};
+    auto type = VectorType::get({4 * rows}, b.getI8Type());
+    auto splat = [&](int64_t v) { return emitSplat(b, loc, type, v); };
+    Value low =
+        emitLoad(b, loc, type, block, kf::fractal64_low_offset(layout, t, 0));
+    Value high = emitLoad(b, loc, type, block,
+                          kf::fractal64_high_offset(layout, t / 2, 0));
+    for (int64_t j = 0; j < 4; ++j) {
+      // (low >> 2j) & 3 | ((high >> (4(t % 2) + j)) & 1) << 2
+      Value lowBits = low;
+      if (j != 0)
+        lowBits = arith::ShRUIOp::create(b, loc, low, splat(2 * j));
+      lowBits = arith::AndIOp::create(b, loc, lowBits, splat(3));
+      int64_t bit = 4 * (t % 2) + j;
+      Value highBit = high;
+      if (bit > 2)
+        highBit = arith::ShRUIOp::create(b, loc, high, splat(bit - 2));
+      else if (bit < 2)
+        highBit = arith::ShLIOp::create(b, loc, high, splat(2 - bit));
+      highBit = arith::AndIOp::create(b, loc, highBit, splat(4));
+      Value index = arith::OrIOp::create(b, loc, lowBits, highBit);
+      out.push_back(
+          {isa.emitTableLookup(b, loc, index, kBiasedLevels), 16 * t + 4 * j});
+    }
+  }
+
+  // s = 4 + u, u nibble j of the row's sub-scale word.
+  Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
+                         int64_t j) const override {
+    kf::PackedLayout layout{kf::Format::FRACTAL64, static_cast<int>(rows)};
+    auto type = VectorType::get({rows}, b.getI32Type());
+    Value words = emitLoad(b, loc, type, block,
+                           kf::fractal64_scales_offset(layout, 0));
+    Value nibble = arith::AndIOp::create(
+        b, loc,
+        arith::ShRUIOp::create(b, loc, words, emitSplat(b, loc, type, 4 * j)),
+        emitSplat(b, loc, type, 15));
+    return arith::AddIOp::create(b, loc, nibble, emitSplat(b, loc, type, 4));
+  }
+
+  // kf::dot's FRACTAL64, per 32 weights: sumi * d * d_x, left to right.
+  Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
+                   Value xScale) const override {
+    Value scaled = arith::MulFOp::create(b, loc, dot, wScales);
+    return arith::MulFOp::create(b, loc, scaled, xScale);
+  }
+
+private:
+  bool hardwareHalf;
+};
+
+} // namespace
+
+std::unique_ptr<WeightDecodeEmitter>
+createFractal64DecodeEmitter(bool hardwareHalf) {
+  return std::make_unique<Fractal64Decode>(hardwareHalf);
+}
+
+} // namespace kf::codegen
