@@ -1,10 +1,10 @@
-// Packed weight and activation layouts (docs/codegen.md): Q8_0, Q4_0 and
-// MXFP4 weights with Q8_0 activations; Q4_K, Q5_K, Q6_K and the IQ grid
-// formats IQ2_XXS, IQ1_S, IQ1_M (pack/grid_packing.cpp) with Q8_K
-// activations; BF16 and F32 weights with activations of their own format.
-// Every
-// entry point validates its sizes first, so the loops below never see a partial
-// block or a short buffer.
+// Packed weight and activation layouts (docs/codegen.md): Q8_0, Q4_0, MXFP4
+// and Kernelforge's own FRACTAL64 and VQ3_64 (pack/private_packing.cpp)
+// weights with Q8_0 activations; Q4_K, Q5_K, Q6_K and the IQ grid formats
+// IQ2_XXS, IQ1_S, IQ1_M (pack/grid_packing.cpp) with Q8_K activations; BF16
+// and F32 weights with activations of their own format. Every entry point
+// validates its sizes first, so the loops below never see a partial block or
+// a short buffer.
 #include "kf/runtime/packing.h"
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "kf/runtime/half.h"
 #include "kf/runtime/quant.h"
 #include "pack/grid_packing.h"
+#include "pack/private_packing.h"
 #include "quant/codec.h"
 
 namespace kf {
@@ -214,12 +215,13 @@ void dequantize_kquant(const PackedLayout &layout, const uint8_t *block, int r,
 absl::Status check_layout(const PackedLayout &layout) {
   if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0 &&
       layout.format != Format::MXFP4 && !is_kquant(layout.format) &&
-      !is_iq_grid_format(layout.format) && !is_float_format(layout.format))
+      !is_iq_grid_format(layout.format) && !is_private_format(layout.format) &&
+      !is_float_format(layout.format))
     return absl::InvalidArgumentError(absl::StrCat(
         "no packed layout for format ",
         to_absl(format_info(layout.format).name),
         ": expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, iq1_s, "
-        "iq1_m, bf16 or f32"));
+        "iq1_m, fractal64, vq3_64, bf16 or f32"));
   if (layout.rows != 1 && layout.rows != 4 && layout.rows != 8 &&
       layout.rows != 16)
     return absl::InvalidArgumentError(
@@ -271,6 +273,14 @@ absl::Status pack_weights(const PackedLayout &layout,
                                       : src.data() + row * row_bytes +
                                             b * file_block_bytes(f),
                               block, r);
+          return;
+        }
+        if (is_private_format(f)) {
+          pack::pack_private_row(layout,
+                                 row < 0 ? nullptr
+                                         : src.data() + row * row_bytes +
+                                               b * file_block_bytes(f),
+                                 block, r);
           return;
         }
         if (row < 0) { // padding: scales 0 and weights 0
@@ -364,6 +374,10 @@ absl::Status unpack_weights(const PackedLayout &layout,
           pack::unpack_grid_row(layout, block, r, out);
           return;
         }
+        if (is_private_format(f)) {
+          pack::unpack_private_row(layout, block, r, out);
+          return;
+        }
         for (int64_t j = 0; j < scale_bytes; ++j)
           out[file_header_byte(f, j)] =
               block[packed_scale_offset(layout, j, r)];
@@ -411,6 +425,10 @@ absl::Status dequantize_packed(const PackedLayout &layout,
         }
         if (is_iq_grid_format(layout.format)) {
           pack::dequantize_grid_row(layout, block, r, y);
+          return;
+        }
+        if (is_private_format(layout.format)) {
+          pack::dequantize_private_row(layout, block, r, y);
           return;
         }
         auto lane = [&](int64_t g, int i) -> int {

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <random>
 
 #include "QuantTestUtil.h"
 #include "kf/runtime/half.h"
@@ -26,7 +27,8 @@ struct Case {
 
 std::vector<Case> all_layouts() {
   std::vector<Case> cases;
-  for (Format f : {Format::Q8_0, Format::Q4_0, Format::MXFP4})
+  for (Format f : {Format::Q8_0, Format::Q4_0, Format::MXFP4, Format::FRACTAL64,
+                   Format::VQ3_64})
     for (int rows : {1, 4, 8, 16})
       for (LaneEncoding e : {LaneEncoding::Unsigned, LaneEncoding::Signed})
         cases.push_back({f, rows, e});
@@ -73,6 +75,10 @@ TEST(Packing, Names) {
   EXPECT_EQ(layout_name({Format::MXFP4, 16, LaneEncoding::Unsigned}),
             "mxfp4_r16");
   EXPECT_EQ(layout_name({Format::MXFP4, 4, LaneEncoding::Signed}), "mxfp4_r4");
+  EXPECT_EQ(layout_name({Format::FRACTAL64, 16, LaneEncoding::Signed}),
+            "fractal64_r16");
+  EXPECT_EQ(layout_name({Format::VQ3_64, 4, LaneEncoding::Unsigned}),
+            "vq3_64_r4");
 }
 
 TEST(Packing, SizesPadTheLastGroup) {
@@ -90,11 +96,20 @@ TEST(Packing, SizesPadTheLastGroup) {
   // IQ2_XXS: 4 bytes more than the file's 66 per row (the sign masks).
   EXPECT_EQ(*packed_weight_bytes({Format::IQ2_XXS, 16}, 17, 512),
             2u * 2 * 16 * 70);
+  // FRACTAL64 and VQ3_64: the file's bytes per block of 64, times the rows.
+  EXPECT_EQ(*packed_weight_bytes({Format::FRACTAL64, 16}, 17, 128),
+            2u * 2 * 16 * 30);
+  EXPECT_EQ(*packed_weight_bytes({Format::VQ3_64, 4}, 5, 64), 2u * 4 * 24);
+  EXPECT_EQ(packed_block_bytes({Format::FRACTAL64, 8}), 8 * 30);
+  EXPECT_EQ(packed_block_bytes({Format::VQ3_64, 1}), 24);
 }
 
 TEST(Packing, RefusesWhatItCannotPack) {
   EXPECT_FALSE(check_layout({Format::Q3_K, 16}).ok());
   EXPECT_FALSE(packed_weight_bytes({Format::Q4_K, 4}, 4, 32).ok());
+  EXPECT_FALSE(packed_weight_bytes({Format::FRACTAL64, 4}, 4, 96).ok());
+  EXPECT_FALSE(packed_weight_bytes({Format::VQ3_64, 8}, 8, 32).ok());
+  EXPECT_FALSE(check_layout({Format::VQ3_64, 2}).ok());
   EXPECT_FALSE(packed_activation_bytes(Format::Q8_K, 32).ok());
   EXPECT_FALSE(packed_activation_bytes(Format::Q4_0, 32).ok());
   absl::Status s = check_layout({Format::Q8_0, 2});
@@ -110,11 +125,12 @@ TEST(Packing, RefusesWhatItCannotPack) {
 }
 
 // Every layout: the packed tensor dequantizes bit for bit like the file rows,
-// and unpacks to the file bytes, for n both a multiple of the group and not.
+// and unpacks to the file bytes, for n both a multiple of the group and not,
+// over 3 blocks of K.
 TEST(Packing, DecodesAsTheReferenceAndRoundTrips) {
   for (const Case &c : all_layouts())
     for (int64_t n : {1, 5, 16, 19, 33}) {
-      const int64_t k = 96;
+      const int64_t k = 3 * packed_block_elems(c.format);
       PackedLayout layout{c.format, c.rows, c.encoding};
       SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n));
       pack_and_check(layout, random_rows(c.format, n, k, 7 + n), n, k);
@@ -459,6 +475,159 @@ TEST(Packing, Iq1Layouts) {
           EXPECT_EQ(packed[(24 + s) * rows + r], row[s]);
       }
     }
+  }
+}
+
+// Random file blocks of FRACTAL64 or VQ3_64 (every bit pattern the quantizer
+// may never write) with a finite d, the exponent field below 31.
+std::vector<uint8_t> random_private_rows(Format f, int64_t n, int64_t k,
+                                         uint32_t seed) {
+  std::mt19937 rng(seed);
+  const int bytes = format_info(f).block_bytes;
+  std::vector<uint8_t> file(n * (k / 64) * bytes);
+  for (uint8_t &b : file)
+    b = static_cast<uint8_t>(rng());
+  for (size_t blk = 0; blk < file.size() / bytes; ++blk)
+    file[blk * bytes + 1] &= 0xbf; // d's exponent bit 4 cleared: finite
+  return file;
+}
+
+// FRACTAL64 and VQ3_64 keep every bit of random blocks: they decode bit for
+// bit like the file and unpack to it, for several groups and K blocks.
+TEST(Packing, PrivateFormatsKeepEveryBit) {
+  for (Format f : {Format::FRACTAL64, Format::VQ3_64})
+    for (int rows : {1, 4, 8, 16})
+      for (int64_t n : {1, 5, 19})
+        for (int64_t k : {64, 192}) {
+          PackedLayout layout{f, rows, LaneEncoding::Unsigned};
+          SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n) +
+                       " k=" + std::to_string(k));
+          pack_and_check(layout, random_private_rows(f, n, k, 17 + n), n, k);
+        }
+}
+
+// The private formats' helpers agree with the generic ones: FRACTAL64's
+// header is d and its sub-scale word, its low and high K-groups are K-groups
+// 0..3 and 4..5; VQ3_64 has no header and slot t is byte t % 4 of K-group
+// t / 4.
+TEST(Packing, PrivateHelpersMatchTheKGroups) {
+  for (int rows : {1, 4, 8, 16}) {
+    const PackedLayout f{Format::FRACTAL64, rows};
+    const PackedLayout v{Format::VQ3_64, rows};
+    for (int r = 0; r < rows; ++r) {
+      for (int j = 0; j < 2; ++j)
+        EXPECT_EQ(packed_scale_offset(f, j, r), fractal64_d_offset(r) + j);
+      for (int j = 2; j < 6; ++j)
+        EXPECT_EQ(packed_scale_offset(f, j, r),
+                  fractal64_scales_offset(f, r) + j - 2);
+      for (int t = 0; t < 4; ++t)
+        EXPECT_EQ(packed_kgroup_offset(f, t, r), fractal64_low_offset(f, t, r));
+      for (int q = 0; q < 2; ++q)
+        EXPECT_EQ(packed_kgroup_offset(f, 4 + q, r),
+                  fractal64_high_offset(f, q, r));
+      for (int t = 0; t < 22; ++t)
+        EXPECT_EQ(vq3_64_slot_offset(v, t, r),
+                  packed_kgroup_offset(v, t / 4, r) + t % 4);
+      EXPECT_EQ(vq3_64_d_offset(v, r), packed_kgroup_offset(v, 5, r) + 2);
+    }
+    EXPECT_EQ(fractal64_high_offset(f, 1, rows - 1) + 4, packed_block_bytes(f));
+    EXPECT_EQ(vq3_64_d_offset(v, rows - 1) + 2, packed_block_bytes(v));
+  }
+}
+
+// FRACTAL64: one index bit set in row 2's file block lands where the layout
+// says, and nothing else moves: d [R] at 2r, the sub-scale words [R] at
+// 2R + 4r, low K-group t row r byte i at 6R + (tR + r) * 4 + i, bits 2j and
+// 2j + 1 weight 16t + 4j + i's low bits; high K-group q at 22R + (qR + r) * 4
+// + i, bit 4p + j weight 16(2q + p) + 4j + i's high bit.
+TEST(Packing, Fractal64Layout) {
+  const int rows = 4, r = 2, n = 3;
+  const PackedLayout layout{Format::FRACTAL64, rows};
+  const uint16_t d = fp32_to_fp16(0.5f);
+  const uint32_t scales = 0x9a3c51e7;
+  for (int w = 0; w < 64; ++w)
+    for (int bit = 0; bit < 3; ++bit) { // index bit 0, 1 (low) or 2 (high)
+      SCOPED_TRACE("weight " + std::to_string(w) + ", index bit " +
+                   std::to_string(bit));
+      std::vector<uint8_t> file(n * 30, 0);
+      uint8_t *row = file.data() + r * 30;
+      std::memcpy(row, &d, 2);
+      std::memcpy(row + 2, &scales, 4);
+      if (bit < 2)
+        row[6 + w % 16] = static_cast<uint8_t>(1 << (2 * (w / 16) + bit));
+      else
+        row[22 + w / 8] = static_cast<uint8_t>(1 << w % 8);
+      std::vector<uint8_t> want(rows * 30, 0);
+      std::memcpy(&want[2 * r], &d, 2);
+      std::memcpy(&want[2 * rows + 4 * r], &scales, 4);
+      const int t = w / 16, j = w % 16 / 4, i = w % 4;
+      if (bit < 2)
+        want[6 * rows + (t * rows + r) * 4 + i] =
+            static_cast<uint8_t>(1 << (2 * j + bit));
+      else
+        want[22 * rows + ((t / 2) * rows + r) * 4 + i] =
+            static_cast<uint8_t>(1 << (4 * (t % 2) + j));
+      std::vector<uint8_t> packed = pack_and_check(layout, file, n, 64);
+      EXPECT_EQ(packed, want);
+      // The decoded weight: index 1 << bit, the others index 0.
+      std::vector<float> y(n * 64);
+      ASSERT_TRUE(dequantize_packed(layout, packed, n, 64, y).ok());
+      const int s = 4 + static_cast<int>((scales >> 4 * (w / 8)) & 15);
+      EXPECT_EQ(y[r * 64 + w], 0.5f * s * kFractal64Levels[1 << bit]);
+      if (HasFailure())
+        return;
+    }
+}
+
+// VQ3_64: K-group q < 5 holds slots 4q..4q + 3 (the file's bytes 2 + 4q..),
+// K-group 5 slots 20 and 21, then the file's d; every byte as stored.
+TEST(Packing, Vq3_64Layout) {
+  const int rows = 4;
+  for (bool quantizer : {true, false}) {
+    SCOPED_TRACE(quantizer ? "quantized rows" : "random bytes");
+    std::vector<uint8_t> file =
+        quantizer ? random_rows(Format::VQ3_64, rows, 128, 3)
+                  : random_private_rows(Format::VQ3_64, rows, 128, 3);
+    const PackedLayout layout{Format::VQ3_64, rows};
+    std::vector<uint8_t> packed = pack_and_check(layout, file, rows, 128);
+    ASSERT_EQ(packed.size(), 2u * rows * 24);
+    for (int b = 0; b < 2; ++b)
+      for (int r = 0; r < rows; ++r) {
+        const uint8_t *row = file.data() + (r * 2 + b) * 24;
+        const uint8_t *block = packed.data() + b * rows * 24;
+        for (int q = 0; q < 5; ++q)
+          for (int i = 0; i < 4; ++i)
+            EXPECT_EQ(block[(q * rows + r) * 4 + i], row[2 + 4 * q + i]);
+        const uint8_t *last = block + (5 * rows + r) * 4;
+        EXPECT_EQ(last[0], row[22]);
+        EXPECT_EQ(last[1], row[23]);
+        EXPECT_EQ(last[2], row[0]);
+        EXPECT_EQ(last[3], row[1]);
+      }
+  }
+}
+
+// A padding row of FRACTAL64 or VQ3_64 is all zero bytes and decodes to 0.
+TEST(Packing, PrivatePaddingRowsAreZero) {
+  for (Format f : {Format::FRACTAL64, Format::VQ3_64}) {
+    SCOPED_TRACE(format_info(f).name);
+    const PackedLayout layout{f, 4};
+    const int bytes = format_info(f).block_bytes;
+    std::vector<uint8_t> packed =
+        *pack_weights(layout, random_private_rows(f, 1, 64, 9), 1, 64);
+    ASSERT_EQ(packed.size(), 4u * bytes);
+    std::vector<uint8_t> file(4 * bytes);
+    ASSERT_TRUE(unpack_weights(layout, packed, 4, 64, file).ok());
+    for (int i = bytes; i < 4 * bytes; ++i)
+      EXPECT_EQ(file[i], 0) << "byte " << i;
+    int nonzero = 0; // row 0's bytes are the only ones that may be set
+    for (uint8_t b : packed)
+      nonzero += b != 0;
+    EXPECT_LE(nonzero, bytes);
+    std::vector<float> y(4 * 64);
+    ASSERT_TRUE(dequantize_packed(layout, packed, 4, 64, y).ok());
+    for (int i = 64; i < 4 * 64; ++i)
+      EXPECT_EQ(y[i], 0.0f) << "element " << i;
   }
 }
 

@@ -55,9 +55,13 @@ enum class LaneEncoding : uint8_t {
 // L1): their packed blocks put each field's rows side by side, so that one
 // load of `rows` bytes holds a grid slot's indices for every row of the group
 // (below, "IQ grid formats").
+//
+// Kernelforge's own formats, FRACTAL64 and VQ3_64 (docs/formats/), pack per
+// block of 64 weights the file's bytes per row, rearranged into K-groups
+// [g][r][4] (below, "Kernelforge's own formats").
 struct PackedLayout {
   Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS,
-                                // IQ1_S, IQ1_M, BF16 or F32
+                                // IQ1_S, IQ1_M, FRACTAL64, VQ3_64, BF16 or F32
   int rows = 16;                // rows per interleaved group: 1, 4, 8 or 16
   LaneEncoding encoding = LaneEncoding::Unsigned;
 
@@ -154,6 +158,70 @@ constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
   return (24 + s) * layout.rows + r;
 }
 
+// --- Kernelforge's own formats -----------------------------------------------
+//
+// FRACTAL64 and VQ3_64 pack per block of 64 weights and row the file's bytes
+// (30 and 24), rearranged into K-groups [g][r][4] so that one load of 4 * R
+// bytes gives a kernel a whole decode step for every row of the group (16
+// weights of FRACTAL64, four codeword slots of VQ3_64). The bytes are codes,
+// not offset weights, so both encodings share one layout and the names carry
+// no suffix. All-zero bytes are a zero row (d = 0).
+//
+// FRACTAL64: R fp16 d; R u32 sub-scale words (the file's `scales`, nibble k
+// the code u of weights 8k..8k + 7, s = 4 + u); then 6 K-groups [g][r][4]
+// (packed_kgroup_offset's, after a 6-byte header per row):
+//  * g = t = 0..3, the low 2 index bits: bits 2j..2j + 1 of byte i hold
+//    weight 16t + 4j + i's, so that the K-group holds weights 16t..16t + 15
+//    (sub-blocks 2t and 2t + 1) of every row and one shift by 2j and mask by
+//    3 gives 4 of them per row;
+//  * g = 4 + q, q = 0, 1, the high (third) index bits: bit 4p + j of byte i
+//    holds weight 16(2q + p) + 4j + i's, so that low K-group t's high bits
+//    are nibble t % 2 of high K-group t / 2, in the same bit order.
+// Weight w's index is low | high << 2 as in the file, its value
+// d * float(s * kFractal64Levels[index]).
+constexpr int64_t fractal64_d_offset(int r) { return 2 * r; }
+constexpr int64_t fractal64_scales_offset(const PackedLayout &layout, int r) {
+  return 2 * layout.rows + 4 * r;
+}
+// Low K-group t (0..3) and high K-group q (0, 1) of row r.
+constexpr int64_t fractal64_low_offset(const PackedLayout &layout, int64_t t,
+                                       int r) {
+  return 6 * layout.rows + (t * layout.rows + r) * 4;
+}
+constexpr int64_t fractal64_high_offset(const PackedLayout &layout, int64_t q,
+                                        int r) {
+  return 22 * layout.rows + (q * layout.rows + r) * 4;
+}
+// Weight w (0..63) of row r: its low bits are bits fractal64_low_shift(w) and
+// the one above of byte fractal64_low_offset(layout, w / 16, r) + w % 4, its
+// high bit is bit fractal64_high_bit(w) of byte fractal64_high_offset(layout,
+// w / 32, r) + w % 4.
+constexpr int fractal64_low_shift(int w) { return 2 * (w % 16 / 4); }
+constexpr int fractal64_high_bit(int w) {
+  return 4 * (w / 16 % 2) + w % 16 / 4;
+}
+
+// FRACTAL64's level of each 3-bit index (docs/formats/fractal64.md).
+inline constexpr int8_t kFractal64Levels[8] = {-14, -8, -4, -1, 1, 4, 8, 14};
+
+// VQ3_64: 6 K-groups [q][r][4] (packed_kgroup_offset's, no header). Byte i of
+// K-group q = 0..4 is the file's byte of slot 4q + i (file byte 2 + 4q + i,
+// all 8 bits as stored); K-group 5 holds the bytes of slots 20 and 21 (bytes
+// 0, 1) and the fp16 d (bytes 2, 3, little-endian). One K-group load holds
+// four slots' bytes of every row of the group; d rides in the spare half of
+// the last one, so that a row's block stays the file's 24 bytes.
+constexpr int64_t vq3_64_slot_offset(const PackedLayout &layout, int t, int r) {
+  return (t / 4 * layout.rows + r) * 4 + t % 4;
+}
+constexpr int64_t vq3_64_d_offset(const PackedLayout &layout, int r) {
+  return (5 * layout.rows + r) * 4 + 2;
+}
+
+// The formats of this section (the private formats with a packed layout).
+constexpr bool is_private_format(Format format) {
+  return format == Format::FRACTAL64 || format == Format::VQ3_64;
+}
+
 // Bytes of one packed block: `rows` x a row's block (the scales and the
 // weights of every row of the group, in the file's bits per weight but for
 // IQ2_XXS's sign masks).
@@ -162,13 +230,17 @@ constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
 }
 
 // Bytes of one row's scale fields in a packed block (the header): the file's
-// scale field (fp16 d; MXFP4's E8M0 byte), or a K-quant's d, dmin and
-// sub-block scales.
+// scale field (fp16 d; MXFP4's E8M0 byte), a K-quant's d, dmin and sub-block
+// scales, or FRACTAL64's d and sub-scale word. VQ3_64 has none: its d and
+// sub-scale bits ride in the K-groups.
 constexpr int64_t packed_scale_bytes(Format format) {
   switch (format) {
   case Format::BF16:
   case Format::F32:
+  case Format::VQ3_64:
     return 0;
+  case Format::FRACTAL64:
+    return 6;
   case Format::MXFP4:
     return 1;
   case Format::Q4_K:
@@ -190,11 +262,15 @@ constexpr int64_t file_scale_offset(Format format) {
 // Where header byte `j` (of the file's) of row `r` lies inside a packed block.
 // The legacy formats keep each row's field whole; the K-quants put each
 // field's rows side by side: Q4_K/Q5_K d [R], dmin [R], scale bytes [12][R];
-// Q6_K d [R], scales [16][R].
+// Q6_K d [R], scales [16][R]; FRACTAL64 d [R], its u32 sub-scale word [R].
 constexpr int64_t packed_scale_offset(const PackedLayout &layout, int64_t j,
                                       int r) {
   const int64_t rows = layout.rows;
   switch (layout.format) {
+  case Format::FRACTAL64:
+    if (j < 2)
+      return fractal64_d_offset(r) + j;
+    return fractal64_scales_offset(layout, r) + (j - 2);
   case Format::Q4_K:
   case Format::Q5_K:
     if (j < 4)
@@ -217,8 +293,8 @@ constexpr int64_t packed_kgroup_offset(const PackedLayout &layout, int64_t g,
          (g * layout.rows + r) * 4;
 }
 
-// Elements of one packed block: 32, or a K-quant's super-block of 256; 32
-// bf16 or 16 f32 (64 bytes per row).
+// Elements of one packed block: 32, a K-quant's super-block of 256, 64 for
+// FRACTAL64 and VQ3_64; 32 bf16 or 16 f32 (64 bytes per row).
 constexpr int64_t packed_block_elems(Format format) {
   if (is_float_format(format))
     return kFloatBlockRowBytes / format_info(format).block_bytes;

@@ -16,12 +16,14 @@
 namespace kf {
 
 // OK when the layout is one this runtime can pack: Q8_0, Q4_0, MXFP4, Q4_K,
-// Q5_K, Q6_K, IQ2_XXS, IQ1_S, IQ1_M, BF16 or F32 with 1, 4, 8 or 16 rows.
+// Q5_K, Q6_K, IQ2_XXS, IQ1_S, IQ1_M, FRACTAL64, VQ3_64, BF16 or F32 with 1, 4,
+// 8 or 16 rows.
 absl::Status check_layout(const PackedLayout &layout);
 
 // Bytes of a packed [n, k] tensor: ceil(n / rows) groups of k / 32 blocks
-// (k / 256 super-blocks for the K-quants; ceil(k / 32) bf16 or ceil(k / 16)
-// f32 blocks, the last padded with zeros). Fails on a bad layout, a
+// (k / 256 super-blocks for the K-quants and IQ grid formats, k / 64 blocks
+// for FRACTAL64 and VQ3_64; ceil(k / 32) bf16 or ceil(k / 16) f32 blocks, the
+// last padded with zeros). Fails on a bad layout, a
 // non-positive n or k, or k not a multiple of a quantized format's block.
 absl::StatusOr<uint64_t> packed_weight_bytes(const PackedLayout &layout,
                                              int64_t n, int64_t k);
