@@ -3,8 +3,11 @@
 // One vpdpbusd per operand: 64 unsigned lanes (4 weights of each of 16 rows)
 // times 4 signed activation bytes broadcast to every row, summed by fours
 // into the row's i32 lane, without saturation. The lanes' offset comes back
-// out through the activation's quant sum (getCorrectionOffset). Table
-// lookups of up to 16 bytes are one vpshufb (AVX-512BW).
+// out through the activation's quant sum (getCorrectionOffset).
+//
+// Table lookups of up to 16 bytes are one vpshufb (AVX-512BW); up to 64,
+// one vpshufb per 16 bytes of the table and masked moves by index bits 4
+// and 5 (emitSplitPshufbLookup).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,13 +35,14 @@ public:
     return acc;
   }
 
-  // vpshufb: each index byte picks a byte of its 128-bit lane.
+  // vpshufb: each index byte picks a byte of its 128-bit lane; one per 16
+  // bytes of the table, and masked moves among them.
   Value emitTableLookup(OpBuilder &b, Location loc, Value indices,
                         ArrayRef<int8_t> table) const override {
-    if (table.size() > 16)
+    if (table.size() > 64)
       return emitSelectTableLookup(b, loc, indices, table);
-    return emitPshufbLookup(b, loc, "llvm.x86.avx512.pshuf.b.512", indices,
-                            table);
+    return emitSplitPshufbLookup(b, loc, "llvm.x86.avx512.pshuf.b.512", indices,
+                                 table);
   }
 };
 
