@@ -64,14 +64,16 @@ Value emitSplitPshufbLookup(OpBuilder &b, Location loc,
   return arith::SelectOp::create(b, loc, bitSet(32), high, low);
 }
 
-std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa) {
+std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa,
+                                             const target::TargetInfo &target) {
   switch (isa) {
   case KernelIsa::Scalar:
     return createScalarDotEmitter();
   case KernelIsa::Avx2:
     return createAvx2DotEmitter();
   case KernelIsa::Avx512Vnni:
-    return createAvx512VnniDotEmitter();
+    return createAvx512VnniDotEmitter(
+        /*vbmi=*/target.has(target::Feature::AVX512VBMI));
   case KernelIsa::NeonDotprod:
     return createNeonDotprodDotEmitter();
   case KernelIsa::Avx512:
