@@ -357,7 +357,7 @@ createIntegerBlockBody(OpBuilder &b, Location loc, const MatmulKernelSpec &spec,
                        const target::TargetInfo &target) {
   return std::make_unique<IntegerBlockBody>(
       b, loc, spec, createWeightDecodeEmitter(spec.getWeightLayout(), target),
-      createDotEmitter(spec.isa));
+      createDotEmitter(spec.isa, target));
 }
 
 } // namespace kf::codegen

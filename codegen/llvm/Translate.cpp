@@ -271,4 +271,14 @@ emitAssembly(llvm::ArrayRef<MatmulKernelSpec> matmuls,
   return emitAssembly(KernelSet{matmuls.vec(), {}}, target);
 }
 
+llvm::Expected<std::string> emitAssembly(ModuleOp kernels,
+                                         const target::TargetInfo &target) {
+  OwningOpRef<ModuleOp> copy = cloneKernelModule(kernels, target.cpu);
+  llvm::Expected<llvm::SmallString<0>> code =
+      emitCode(*copy, target, llvm::CodeGenFileType::AssemblyFile);
+  if (!code)
+    return code.takeError();
+  return std::string(code->str());
+}
+
 } // namespace kf::codegen

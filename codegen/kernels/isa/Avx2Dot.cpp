@@ -13,7 +13,8 @@
 //    |w| * (sign(w) * x) (vpsignb): pairs of at most 2 * 128 * 127 = 32512,
 //    and no correction is needed.
 // Both bounds rely on |x| <= 127, which the activation packer guarantees.
-// Table lookups of up to 16 bytes are one vpshufb.
+// Table lookups of up to 16 bytes are one vpshufb; up to 64, one vpshufb per
+// 16 bytes and blends by index bits 4 and 5 (emitSplitPshufbLookup).
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,12 +97,14 @@ public:
     return acc;
   }
 
-  // vpshufb: each index byte picks a byte of its 128-bit lane.
+  // vpshufb: each index byte picks a byte of its 128-bit lane; one per 16
+  // bytes of the table, and blends among them.
   Value emitTableLookup(OpBuilder &b, Location loc, Value indices,
                         ArrayRef<int8_t> table) const override {
-    if (table.size() > 16)
+    if (table.size() > 64)
       return emitSelectTableLookup(b, loc, indices, table);
-    return emitPshufbLookup(b, loc, "llvm.x86.avx2.pshuf.b", indices, table);
+    return emitSplitPshufbLookup(b, loc, "llvm.x86.avx2.pshuf.b", indices,
+                                 table);
   }
 };
 

@@ -3,12 +3,20 @@
 // One vpdpbusd per operand: 64 unsigned lanes (4 weights of each of 16 rows)
 // times 4 signed activation bytes broadcast to every row, summed by fours
 // into the row's i32 lane, without saturation. The lanes' offset comes back
-// out through the activation's quant sum (getCorrectionOffset). Table
-// lookups of up to 16 bytes are one vpshufb (AVX-512BW).
+// out through the activation's quant sum (getCorrectionOffset).
+//
+// Table lookups of up to 16 bytes are one vpshufb (AVX-512BW). Up to 64
+// bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
+// vector's 64 bytes by the index's low 6 bits; without VBMI (Cascade Lake)
+// one vpshufb per 16 bytes of the table and masked moves by index bits 4
+// and 5 (emitSplitPshufbLookup).
 //
 //===----------------------------------------------------------------------===//
 
 #include "isa/DotEmitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
 
 #include <cassert>
 
@@ -17,8 +25,12 @@ using namespace mlir;
 namespace kf::codegen {
 namespace {
 
+constexpr size_t kVectorBytes = 64;
+
 class Avx512VnniDot : public DotEmitter {
 public:
+  explicit Avx512VnniDot(bool vbmi) : vbmi(vbmi) {}
+
   int64_t getCorrectionOffset(LaneRange range) const override {
     assert(!range.isSigned && "reads the unsigned layouts");
     return range.offset;
@@ -32,20 +44,34 @@ public:
     return acc;
   }
 
-  // vpshufb: each index byte picks a byte of its 128-bit lane.
   Value emitTableLookup(OpBuilder &b, Location loc, Value indices,
                         ArrayRef<int8_t> table) const override {
-    if (table.size() > 16)
+    auto type = cast<VectorType>(indices.getType());
+    if (table.size() > kVectorBytes)
       return emitSelectTableLookup(b, loc, indices, table);
-    return emitPshufbLookup(b, loc, "llvm.x86.avx512.pshuf.b.512", indices,
-                            table);
+    if (vbmi && table.size() > 16 &&
+        type.getNumElements() == static_cast<int64_t>(kVectorBytes)) {
+      // vpermb(table, indices): the table padded with zeros to the vector,
+      // which no index reaches.
+      SmallVector<int8_t, kVectorBytes> bytes(table.begin(), table.end());
+      bytes.resize(kVectorBytes, 0);
+      Value tableVector = arith::ConstantOp::create(
+          b, loc, type, DenseElementsAttr::get(type, ArrayRef(bytes)));
+      return emitIntrinsic(b, loc, "llvm.x86.avx512.permvar.qi.512", type,
+                           {tableVector, indices});
+    }
+    return emitSplitPshufbLookup(b, loc, "llvm.x86.avx512.pshuf.b.512", indices,
+                                 table);
   }
+
+private:
+  bool vbmi;
 };
 
 } // namespace
 
-std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter() {
-  return std::make_unique<Avx512VnniDot>();
+std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi) {
+  return std::make_unique<Avx512VnniDot>(vbmi);
 }
 
 } // namespace kf::codegen

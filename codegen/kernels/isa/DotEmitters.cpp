@@ -5,6 +5,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <algorithm>
+#include <cassert>
+
 using namespace mlir;
 
 namespace kf::codegen {
@@ -27,14 +30,50 @@ Value emitPshufbLookup(OpBuilder &b, Location loc, llvm::StringRef intrinsic,
   return emitIntrinsic(b, loc, intrinsic, type, {repeated, indices});
 }
 
-std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa) {
+// Every part is looked up with the same indices (vpshufb reads their low 4
+// bits; bit 7, which would zero the byte, is clear below 64), then index bit
+// 4 picks within each pair of parts and bit 5 between the pairs.
+Value emitSplitPshufbLookup(OpBuilder &b, Location loc,
+                            llvm::StringRef intrinsic, Value indices,
+                            ArrayRef<int8_t> table) {
+  constexpr size_t kPartBytes = 16;
+  assert(table.size() <= 4 * kPartBytes && "4 vpshufb look up 64 bytes");
+  if (table.size() <= kPartBytes)
+    return emitPshufbLookup(b, loc, intrinsic, indices, table);
+  SmallVector<Value, 4> parts;
+  for (size_t begin = 0; begin < table.size(); begin += kPartBytes)
+    parts.push_back(emitPshufbLookup(
+        b, loc, intrinsic, indices,
+        table.slice(begin, std::min(kPartBytes, table.size() - begin))));
+  auto type = cast<VectorType>(indices.getType());
+  Value zero = emitSplat(b, loc, type, 0);
+  auto bitSet = [&](int64_t bit) -> Value {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, indices, emitSplat(b, loc, type, bit)),
+        zero);
+  };
+  Value bit4 = bitSet(16);
+  Value low = arith::SelectOp::create(b, loc, bit4, parts[1], parts[0]);
+  if (parts.size() == 2)
+    return low;
+  // A third part alone needs no bit 4: its indices are 32 .. 47.
+  Value high = parts.size() == 4
+                   ? arith::SelectOp::create(b, loc, bit4, parts[3], parts[2])
+                   : parts[2];
+  return arith::SelectOp::create(b, loc, bitSet(32), high, low);
+}
+
+std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa,
+                                             const target::TargetInfo &target) {
   switch (isa) {
   case KernelIsa::Scalar:
     return createScalarDotEmitter();
   case KernelIsa::Avx2:
     return createAvx2DotEmitter();
   case KernelIsa::Avx512Vnni:
-    return createAvx512VnniDotEmitter();
+    return createAvx512VnniDotEmitter(
+        /*vbmi=*/target.has(target::Feature::AVX512VBMI));
   case KernelIsa::NeonDotprod:
     return createNeonDotprodDotEmitter();
   case KernelIsa::Avx512:

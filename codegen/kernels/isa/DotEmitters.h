@@ -9,7 +9,8 @@ namespace kf::codegen {
 
 std::unique_ptr<DotEmitter> createScalarDotEmitter();
 std::unique_ptr<DotEmitter> createAvx2DotEmitter();
-std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter();
+/// `vbmi`: the target has AVX512_VBMI (vpermb).
+std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi);
 std::unique_ptr<DotEmitter> createNeonDotprodDotEmitter();
 
 /// F32, or BF16 widened to fp32, by FMA (`fused`) or by a multiply and an
@@ -26,6 +27,14 @@ std::unique_ptr<FloatDotEmitter> createNeonBf16DotEmitter();
 mlir::Value emitPshufbLookup(mlir::OpBuilder &b, mlir::Location loc,
                              llvm::StringRef intrinsic, mlir::Value indices,
                              llvm::ArrayRef<int8_t> table);
+/// A lookup of a table of at most 64 bytes with the same byte shuffle: one
+/// emitPshufbLookup of each 16-byte part of the table (up to 4), the results
+/// picked among by index bits 4 and 5 (selects, which LLVM turns into blends
+/// or masked moves); emitPshufbLookup alone for up to 16 bytes.
+mlir::Value emitSplitPshufbLookup(mlir::OpBuilder &b, mlir::Location loc,
+                                  llvm::StringRef intrinsic,
+                                  mlir::Value indices,
+                                  llvm::ArrayRef<int8_t> table);
 
 } // namespace kf::codegen
 

@@ -153,13 +153,18 @@ public:
   /// table[indices[i]] for each byte of `indices` (a vector<4R x i8> whose
   /// bytes are all below table.size(), at most 256 entries). The portable
   /// default selects among the entries; an ISA overrides it with its byte
-  /// shuffle for the table sizes the shuffle covers (x86's vpshufb: 16).
+  /// shuffles for the table sizes they cover (x86: 64, by one vpshufb per 16
+  /// bytes or, on AVX-512 with VBMI, one vpermb; NEON: 64, by tbl1..tbl4).
   virtual mlir::Value emitTableLookup(mlir::OpBuilder &b, mlir::Location loc,
                                       mlir::Value indices,
                                       llvm::ArrayRef<int8_t> table) const;
 };
 
-std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa);
+/// The dot emitter of the int8 ISA `isa` (null for the float ISAs) for
+/// `target`, which can run it: the emitter uses an optional instruction only
+/// when the target has it (AVX-512's vpermb, AVX512_VBMI).
+std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa,
+                                             const target::TargetInfo &target);
 
 /// The float family's (BF16, F32) per-ISA part. There is no decoding: a
 /// K-group of the packed weights is one vector<R x i32> load, each row's 4

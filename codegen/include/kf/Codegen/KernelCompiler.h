@@ -116,6 +116,9 @@ llvm::Expected<std::string> emitAssembly(const KernelSet &kernels,
 llvm::Expected<std::string>
 emitAssembly(llvm::ArrayRef<MatmulKernelSpec> matmuls,
              const target::TargetInfo &target);
+/// The same for a kernels module (left unchanged), built for `target`.
+llvm::Expected<std::string> emitAssembly(mlir::ModuleOp kernels,
+                                         const target::TargetInfo &target);
 
 /// Lowers a module built by the emitters (func/scf/arith/vector/llvm) to the
 /// LLVM dialect, translates it for `target` and optimizes it (O3 with the
