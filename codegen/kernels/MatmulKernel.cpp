@@ -58,6 +58,7 @@ bool hasMatmulEmitter(kf::Format format) {
   case kf::Format::IQ1_S:
   case kf::Format::IQ1_M:
   case kf::Format::FRACTAL64:
+  case kf::Format::VQ3_64:
     return true;
   default:
     return false;
@@ -235,7 +236,7 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
   if (!hasMatmulEmitter(spec.format))
     return fail(spec, "no emitter for this format, expected q8_0, q4_0, "
                       "mxfp4, q4_k, q5_k, q6_k, iq2_xxs, iq1_s, iq1_m, "
-                      "fractal64, bf16 or f32");
+                      "fractal64, vq3_64, bf16 or f32");
   if (!isaSupportsFormat(spec.isa, spec.format))
     return fail(spec, llvm::formatv("{0} has no kernels for {1} weights",
                                     getIsaName(spec.isa),

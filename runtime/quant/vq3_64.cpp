@@ -8,20 +8,16 @@
 #include "quant/activation_blocks.h"
 #include "quant/codec.h"
 #include "quant/private_formats.h"
+#include "quant/vq3_64_tables.h"
 
 namespace kf::quant {
 namespace {
-
-#include "quant/vq3_64_codebook.inc"
 
 constexpr int QK = 64;
 constexpr int kBytes = 24;
 constexpr int kCodewords = 22; // 20 from book3, then 2 from book2
 constexpr int kBook3Codewords = 20;
 constexpr int kStride = 22; // codeword t covers weights t, t + 22, t + 44
-// The global constant of the block scale: y = (fp16(d) * G) * m * C.
-constexpr float kG = 8.6373016238e-3f;
-constexpr int kMinSubScale = 2, kMaxSubScale = 9; // m = 2 + u for a 3-bit u
 
 // Byte 2 + t, t < 20: bits 0..5 and 7 = book3 index (bit 7 is index bit 6, the
 // sign); t = 20, 21: bits 0..5 = book2 index (bit 5 the sign). Bit 6 of every
@@ -56,13 +52,13 @@ void integer_weights(const uint8_t *block, int *out) {
     int index = codeword_index(block, t);
     for (int c = 0; c < components(t); ++c) {
       int i = t + kStride * c;
-      int m = kMinSubScale + static_cast<int>((stream >> (3 * (i / 8))) & 7);
+      int m = kVq3MinSubScale + static_cast<int>((stream >> (3 * (i / 8))) & 7);
       out[i] = m * component(t, index, c);
     }
   }
 }
 
-float block_scale(const uint8_t *block) { return load_fp16(block) * kG; }
+float block_scale(const uint8_t *block) { return load_fp16(block) * kVq3BlockScaleFactor; }
 
 void dequantize_vq3_64(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kBytes, dst += QK) {
@@ -128,7 +124,7 @@ struct Encoding {
   }
 
   void choose_all(const float *x) {
-    float dg = fp16_to_fp32(d) * kG;
+    float dg = fp16_to_fp32(d) * kVq3BlockScaleFactor;
     for (int t = 0; t < kCodewords; ++t)
       choice[t] = best_codeword(x, t, dg, m);
   }
@@ -136,7 +132,7 @@ struct Encoding {
   // Re-chooses the codewords with a component in sub-block k (weights
   // 8k..8k+7 sit in slots (8k..8k+7) mod 22).
   void choose_sub_block(const float *x, int k) {
-    float dg = fp16_to_fp32(d) * kG;
+    float dg = fp16_to_fp32(d) * kVq3BlockScaleFactor;
     for (int i = 8 * k; i < 8 * k + 8; ++i)
       choice[i % kStride] = best_codeword(x, i % kStride, dg, m);
   }
@@ -145,7 +141,7 @@ struct Encoding {
     store_u16(out, d);
     uint32_t stream = 0;
     for (int k = 0; k < 8; ++k)
-      stream |= static_cast<uint32_t>(m[k] - kMinSubScale) << (3 * k);
+      stream |= static_cast<uint32_t>(m[k] - kVq3MinSubScale) << (3 * k);
     for (int t = 0; t < kCodewords; ++t) {
       int index = choice[t].index;
       uint8_t byte = static_cast<uint8_t>(index & 63);
@@ -177,19 +173,19 @@ void quantize_vq3_64(const float *src, uint8_t *dst, int64_t n) {
       rms_max = std::max(rms_max, rms[k]);
     }
     Encoding best;
-    std::fill(best.m, best.m + 8, kMinSubScale);
+    std::fill(best.m, best.m + 8, kVq3MinSubScale);
     best.choose_all(src);
     float best_err = rms_max == 0 ? 0 : INFINITY;
     for (float factor : {0.85f, 1.0f}) {
       if (rms_max == 0)
         break;
-      float dg = factor * rms_max / (kVq3UnitsPerSigma * kMaxSubScale);
+      float dg = factor * rms_max / (kVq3UnitsPerSigma * kVq3MaxSubScale);
       Encoding e;
       for (int k = 0; k < 8; ++k)
         e.m[k] = std::clamp(
             static_cast<int>(std::lround(rms[k] / (kVq3UnitsPerSigma * dg))),
-            kMinSubScale, kMaxSubScale);
-      e.d = fp32_to_fp16(dg / kG);
+            kVq3MinSubScale, kVq3MaxSubScale);
+      e.d = fp32_to_fp16(dg / kVq3BlockScaleFactor);
       for (int refit = 0; refit < 2; ++refit) {
         e.choose_all(src);
         if (e.error() < best_err) {
@@ -207,7 +203,7 @@ void quantize_vq3_64(const float *src, uint8_t *dst, int64_t n) {
         }
         if (!(num > 0) || den == 0)
           break;
-        e.d = fp32_to_fp16(num / den / kG);
+        e.d = fp32_to_fp16(num / den / kVq3BlockScaleFactor);
       }
     }
     for (int pass = 0; pass < 2 && rms_max > 0; ++pass) {
@@ -216,7 +212,7 @@ void quantize_vq3_64(const float *src, uint8_t *dst, int64_t n) {
         for (int step : {-1, 1}) {
           Encoding e = best;
           e.m[k] += step;
-          if (e.m[k] < kMinSubScale || e.m[k] > kMaxSubScale)
+          if (e.m[k] < kVq3MinSubScale || e.m[k] > kVq3MaxSubScale)
             continue;
           e.choose_sub_block(src, k);
           if (e.error() < best_err) {

@@ -29,6 +29,8 @@ createWeightDecodeEmitter(const kf::PackedLayout &layout,
     return createIqGridDecodeEmitter(layout.format, hasHardwareHalf(target));
   case kf::Format::FRACTAL64:
     return createFractal64DecodeEmitter(hasHardwareHalf(target));
+  case kf::Format::VQ3_64:
+    return createVq3DecodeEmitter(layout, hasHardwareHalf(target));
   default:
     return nullptr;
   }

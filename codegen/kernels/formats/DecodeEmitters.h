@@ -25,6 +25,10 @@ createIqGridDecodeEmitter(kf::Format format, bool hardwareHalf);
 std::unique_ptr<WeightDecodeEmitter>
 createFractal64DecodeEmitter(bool hardwareHalf);
 
+/// VQ3_64 (docs/formats/vq3_64.md), whose lanes follow the layout's encoding.
+std::unique_ptr<WeightDecodeEmitter>
+createVq3DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf);
+
 /// The 4 * rows bytes of K-group `g` of a packed block of `format`.
 mlir::Value loadKGroup(mlir::OpBuilder &b, mlir::Location loc,
                        kf::Format format, mlir::Value block, int64_t rows,

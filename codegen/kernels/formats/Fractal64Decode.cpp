@@ -41,9 +41,8 @@ public:
 
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
-    Value halves =
-        emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()), block,
-                 kf::fractal64_d_offset(0));
+    Value halves = emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()),
+                            block, kf::fractal64_d_offset(0));
     return emitHalfToFloat(b, loc, halves, hardwareHalf);
   }
 
@@ -81,8 +80,8 @@ public:
                          int64_t j) const override {
     kf::PackedLayout layout{kf::Format::FRACTAL64, static_cast<int>(rows)};
     auto type = VectorType::get({rows}, b.getI32Type());
-    Value words = emitLoad(b, loc, type, block,
-                           kf::fractal64_scales_offset(layout, 0));
+    Value words =
+        emitLoad(b, loc, type, block, kf::fractal64_scales_offset(layout, 0));
     Value nibble = arith::AndIOp::create(
         b, loc,
         arith::ShRUIOp::create(b, loc, words, emitSplat(b, loc, type, 4 * j)),

@@ -133,6 +133,14 @@ std::vector<MatmulKernelSpec> crossSpecs() {
         specs.push_back({format, isa, 4, 256, 9, maxCols});
     }
   }
+  // The private formats' blocks of 64, K of 2 and 1 of them, on sdot only:
+  // the portable kernel is the same IR the x86 tests run, and every kernel
+  // here costs seconds of the test's LLVM compilation.
+  for (Format format : {Format::FRACTAL64, Format::VQ3_64}) {
+    for (Shape shape : {Shape{37, 128}, Shape{5, 64}})
+      specs.push_back({format, KernelIsa::NeonDotprod, 4, shape.k, shape.n, 8});
+    specs.push_back({format, KernelIsa::NeonDotprod, 4, 128, 9, 3});
+  }
   // The float family: K with a padded last block (100, 33) and whole blocks
   // (256), on bfdot, fmla and the portable kernel.
   for (KernelIsa isa :

@@ -125,10 +125,11 @@ constexpr Shape kFloatShapes[] = {{37, 100}, {32, 256}, {5, 33}};
 // The private formats' blocks of 64: K of 2, 3 and 1 of them.
 constexpr Shape kBlock64Shapes[] = {{37, 128}, {32, 192}, {5, 64}};
 
-constexpr Format kFormats[] = {Format::Q8_0,      Format::Q4_0,  Format::MXFP4,
-                               Format::Q4_K,      Format::Q5_K,  Format::Q6_K,
-                               Format::IQ2_XXS,   Format::IQ1_S, Format::IQ1_M,
-                               Format::FRACTAL64, Format::BF16,  Format::F32};
+constexpr Format kFormats[] = {Format::Q8_0,      Format::Q4_0,   Format::MXFP4,
+                               Format::Q4_K,      Format::Q5_K,   Format::Q6_K,
+                               Format::IQ2_XXS,   Format::IQ1_S,  Format::IQ1_M,
+                               Format::FRACTAL64, Format::VQ3_64, Format::BF16,
+                               Format::F32};
 
 // The portable kernels compile slowly (a K-quant's, its super-block
 // unrolled per column tile without intrinsics, takes seconds), so they get
@@ -281,17 +282,19 @@ TEST(MatmulKernel, CacheBlocksKeepTheBits) {
     specs.push_back(spec);
   }
   // Corrections per sub-block, computed once per tile: Q6_K's sub-blocks of
-  // 16 (Q8_K's sums) and FRACTAL64's of 8 (two Q8_0 blocks' sums of 8 per
-  // weight block), K in L1 blocks with a tail.
+  // 16 (Q8_K's sums) and FRACTAL64's and VQ3_64's of 8 (two Q8_0 blocks' sums
+  // of 8 per weight block), K in L1 blocks with a tail.
   for (auto [isa, rows] : isas) {
     MatmulKernelSpec spec{Format::Q6_K, isa, rows, 768, 37, 4};
     spec.l1K = 512;
     spec.l2Rows = rows;
     specs.push_back(spec);
-    spec = {Format::FRACTAL64, isa, rows, 192, 37, 4};
-    spec.l1K = 128;
-    spec.l2Rows = 2 * rows;
-    specs.push_back(spec);
+    for (Format format : {Format::FRACTAL64, Format::VQ3_64}) {
+      spec = {format, isa, rows, 192, 37, 4};
+      spec.l1K = 128;
+      spec.l2Rows = 2 * rows;
+      specs.push_back(spec);
+    }
   }
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, host());
   ASSERT_TRUE(static_cast<bool>(kernels))
@@ -397,20 +400,19 @@ TEST(MatmulKernel, ExtremeWeights) {
   }
 }
 
-// Every kernel of `format` this machine runs, on the file rows `w` ([n, k],
-// Q8_K-activation formats), against kf::dot with each of the m columns of x
-// (k floats apart), bit for bit.
+// Every kernel of `format` this machine runs, on the file rows `w` ([n, k]),
+// against kf::dot with each of the m columns of x (k floats apart), bit for
+// bit.
 void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
                            int64_t n, int64_t k, const std::vector<float> &x,
                            int64_t m) {
-  std::vector<uint8_t> packedX(m * *packed_activation_bytes(Format::Q8_K, k));
-  ASSERT_TRUE(pack_activations(Format::Q8_K, x, m, k, k, packedX).ok());
-  const int64_t wRow = *row_bytes(format, k),
-                xRow = *row_bytes(Format::Q8_K, k);
+  const Format act = format_info(format).dot_format;
+  std::vector<uint8_t> packedX(m * *packed_activation_bytes(act, k));
+  ASSERT_TRUE(pack_activations(act, x, m, k, k, packedX).ok());
+  const int64_t wRow = *row_bytes(format, k), xRow = *row_bytes(act, k);
   std::vector<uint8_t> xq(m * xRow);
   for (int64_t j = 0; j < m; ++j)
-    ASSERT_TRUE(quantize_activation(Format::Q8_K,
-                                    std::span(x).subspan(j * k, k),
+    ASSERT_TRUE(quantize_activation(act, std::span(x).subspan(j * k, k),
                                     std::span(xq).subspan(j * xRow, xRow))
                     .ok());
   for (const JitKernel &kernel : hostKernels(format, k, n)) {
@@ -594,6 +596,33 @@ TEST(MatmulKernel, Iq1ExtremeWeights) {
     const float columnScales[] = {1.0f, 1e-6f, 1e4f, 1e33f};
     const int64_t m = std::size(columnScales);
     std::vector<float> x = gaussian(m * k, 43, 1.0f);
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t i = 0; i < k; ++i)
+        x[j * k + i] *= columnScales[j];
+    expectKernelsEqualDot(format, w, n, k, x, m);
+  }
+}
+
+// The private formats' blocks as random bytes (every index, sign and
+// sub-scale bit pattern) with d 0 (and -0), negative, subnormal and the
+// largest fp16, against ordinary, tiny, large and huge columns (inf and NaN
+// sums).
+TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
+  const int64_t n = 21, k = 64 * 12;
+  const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
+                             0xfbff, 0x0001, 0x3555, 0x8000};
+  for (Format format : {Format::FRACTAL64, Format::VQ3_64}) {
+    SCOPED_TRACE(format_info(format).name);
+    const int64_t blockBytes = format_info(format).block_bytes;
+    std::mt19937 rng(17);
+    std::vector<uint8_t> w(n * k / 64 * blockBytes);
+    for (uint8_t &byte : w)
+      byte = static_cast<uint8_t>(rng());
+    for (size_t blk = 0; blk < w.size() / blockBytes; ++blk)
+      std::memcpy(w.data() + blk * blockBytes, &halves[blk % 8], 2);
+    const float columnScales[] = {1.0f, 1e-6f, 1e4f, 1e33f};
+    const int64_t m = std::size(columnScales);
+    std::vector<float> x = gaussian(m * k, 47, 1.0f);
     for (int64_t j = 0; j < m; ++j)
       for (int64_t i = 0; i < k; ++i)
         x[j * k + i] *= columnScales[j];
@@ -904,7 +933,7 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   EXPECT_EQ(error({Format::Q3_K, KernelIsa::Scalar, 4, 256, 8, 8}),
             "matmul kernel q3_k/scalar r4 c8 [8 x 256]: no emitter for this "
             "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, "
-            "iq1_s, iq1_m, fractal64, bf16 or f32");
+            "iq1_s, iq1_m, fractal64, vq3_64, bf16 or f32");
   EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 96, 8, 8}),
             "matmul kernel q4_k/scalar r4 c8 [8 x 96]: expected K a positive "
             "multiple of 256");

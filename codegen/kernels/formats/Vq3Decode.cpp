@@ -1,0 +1,269 @@
+//===- Vq3Decode.cpp - The decode emitter of VQ3_64 -----------------------===//
+//
+// The packed layout of kf/runtime/packed_layout.h: per block of 64 weights
+// six K-groups [q][r][4] holding each row's slot bytes as the file has them,
+// slots 4q .. 4q + 3 (K-group 5: slots 20 and 21, then the fp16 d).
+//
+// Weight i = t + 22c is component c of slot t's codeword, so the 4 weights
+// of K-group g of the lanes are 4 slots of one component (two components
+// only where g straddles weight 22): the slot bytes of one packed K-group,
+// or the upper half of one and the lower half of the next (weights 24..43
+// are slots 2..21). A lookup of the component's stored half book (64 int8
+// entries of book3, looked up with the low 6 index bits: vpermb, tbl4, or
+// 4 vpshufb; 32 of book2 for slots 20 and 21) gives C, negated where the
+// sign bit (bit 7; book2's bit 5) is set. The lanes hold C + 128 on x86 (the
+// offset that negating modulo 256 keeps: 0 - (C + 128) = -C + 128) and C
+// itself for NEON's signed dot.
+//
+// The sub-scales m = 2 + u come from the 24-bit stream in the slot bytes'
+// spare bits (bit 6 of slot t is stream bit t; bit 7 of slots 20 and 21,
+// bits 22 and 23), gathered per row once per block. The loop nest keeps one
+// exact integer dot per sub-block of 8, multiplies it by m and adds up per
+// 32 weights; scaleBlock does kf::dot's float work per half: sumi * (d * G)
+// * d_x.
+//
+//===----------------------------------------------------------------------===//
+
+#include "formats/DecodeEmitters.h"
+
+#include "quant/vq3_64_tables.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <array>
+
+using namespace mlir;
+
+namespace kf::codegen {
+namespace {
+
+using quant::kVq3Book2;
+using quant::kVq3Book3;
+
+constexpr int64_t kSlots = 22;
+
+class Vq3Decode : public WeightDecodeEmitter {
+public:
+  Vq3Decode(const kf::PackedLayout &layout, bool hardwareHalf)
+      : hardwareHalf(hardwareHalf),
+        isSigned(layout.encoding == kf::LaneEncoding::Signed) {
+    // The stored half books, per component, with the lanes' offset.
+    const int bias = isSigned ? 0 : 128;
+    for (int c = 0; c < 3; ++c)
+      for (int i = 0; i < 64; ++i)
+        book3[c][i] = static_cast<int8_t>(kVq3Book3[i][c] + bias);
+    for (int c = 0; c < 2; ++c)
+      for (int i = 0; i < 32; ++i)
+        book2[c][i] = static_cast<int8_t>(kVq3Book2[i][c] + bias);
+  }
+
+  LaneRange getLaneRange() const override {
+    return isSigned ? LaneRange{8, 0, true} : LaneRange{8, 128, false};
+  }
+  int64_t getBlockElems() const override { return 64; }
+  int64_t getSubBlockElems() const override { return 8; }
+  int64_t getStepsPerBlock() const override { return 8; }
+
+  // d * G, the reference's block scale.
+  Value decodeScales(OpBuilder &b, Location loc, Value block,
+                     int64_t rows) const override {
+    kf::PackedLayout layout = layoutOf(rows);
+    Value words = emitLoad(b, loc, VectorType::get({rows}, b.getI32Type()),
+                           block, kf::vq3_64_slot_offset(layout, 20, 0));
+    Value halves = arith::TruncIOp::create(
+        b, loc, VectorType::get({rows}, b.getI16Type()),
+        arith::ShRUIOp::create(
+            b, loc, words,
+            emitSplat(b, loc, cast<VectorType>(words.getType()), 16)));
+    static_assert(kf::vq3_64_d_offset(kf::PackedLayout{}, 0) ==
+                      kf::vq3_64_slot_offset(kf::PackedLayout{}, 20, 0) + 2,
+                  "d is the upper half of the last K-group's words");
+    Value d = emitHalfToFloat(b, loc, halves, hardwareHalf);
+    auto f32Rows = VectorType::get({rows}, b.getF32Type());
+    Value g = arith::ConstantOp::create(
+        b, loc, f32Rows,
+        DenseElementsAttr::get(f32Rows, quant::kVq3BlockScaleFactor));
+    return arith::MulFOp::create(b, loc, d, g);
+  }
+
+  // Step s: sub-block s, weights 8s .. 8s + 7, K-groups 2s and 2s + 1.
+  void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
+                  int64_t step, const DotEmitter &isa,
+                  llvm::SmallVectorImpl<DecodedLanes> &out) const override {
+    for (int64_t g = 2 * step; g < 2 * step + 2; ++g)
+      out.push_back({emitKGroup(b, loc, block, rows, g, isa), 4 * g});
+  }
+
+  Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
+                         int64_t k) const override {
+    Value stream = emitScaleStream(b, loc, block, rows);
+    auto type = cast<VectorType>(stream.getType());
+    Value u = arith::AndIOp::create(
+        b, loc,
+        arith::ShRUIOp::create(b, loc, stream, emitSplat(b, loc, type, 3 * k)),
+        emitSplat(b, loc, type, 7));
+    return arith::AddIOp::create(
+        b, loc, u, emitSplat(b, loc, type, quant::kVq3MinSubScale));
+  }
+
+  // kf::dot's VQ3_64, per 32 weights: sumi * dG * d_x, left to right.
+  Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
+                   Value xScale) const override {
+    Value scaled = arith::MulFOp::create(b, loc, dot, wScales);
+    return arith::MulFOp::create(b, loc, scaled, xScale);
+  }
+
+private:
+  static kf::PackedLayout layoutOf(int64_t rows) {
+    return {kf::Format::VQ3_64, static_cast<int>(rows)};
+  }
+  /// Packed K-group q of slot bytes as R words (row r's 4 bytes in one).
+  Value loadSlotWords(OpBuilder &b, Location loc, Value block, int64_t rows,
+                      int64_t q) const {
+    return emitLoad(b, loc, VectorType::get({rows}, b.getI32Type()), block,
+                    kf::vq3_64_slot_offset(layoutOf(rows), 4 * q, 0));
+  }
+
+  /// The lanes of weights 4g .. 4g + 3.
+  Value emitKGroup(OpBuilder &b, Location loc, Value block, int64_t rows,
+                   int64_t g, const DotEmitter &isa) const {
+    auto words = VectorType::get({rows}, b.getI32Type());
+    auto bytes = VectorType::get({4 * rows}, b.getI8Type());
+    // Lane i holds slot (4g + i) mod 22 of component (4g + i) / 22.
+    const int64_t first = 4 * g % kSlots;
+    Value slotWords;
+    if (first % 4 == 0) { // slots first .. first + 3 (g = 5: 20, 21, 0, 1)
+      slotWords = loadSlotWords(b, loc, block, rows, first / 4);
+      if (first == 20) {
+        Value low = arith::AndIOp::create(b, loc, slotWords,
+                                          emitSplat(b, loc, words, 0xffff));
+        Value high =
+            arith::ShLIOp::create(b, loc, loadSlotWords(b, loc, block, rows, 0),
+                                  emitSplat(b, loc, words, 16));
+        slotWords = arith::OrIOp::create(b, loc, low, high);
+      }
+    } else { // slots first .. first + 3, first = 2 mod 4: two K-groups' halves
+      Value low = arith::ShRUIOp::create(
+          b, loc, loadSlotWords(b, loc, block, rows, first / 4),
+          emitSplat(b, loc, words, 16));
+      Value high = arith::ShLIOp::create(
+          b, loc, loadSlotWords(b, loc, block, rows, first / 4 + 1),
+          emitSplat(b, loc, words, 16));
+      slotWords = arith::OrIOp::create(b, loc, low, high);
+    }
+    Value slots = vector::BitCastOp::create(b, loc, bytes, slotWords);
+
+    // Which lanes are book2's (slots 20, 21) and each lane's component.
+    std::array<bool, 4> fromBook2;
+    std::array<int, 4> component;
+    for (int64_t i = 0; i < 4; ++i) {
+      fromBook2[i] = (4 * g + i) % kSlots >= 20;
+      component[i] = static_cast<int>((4 * g + i) / kSlots);
+    }
+    auto laneConstant = [&](auto value) {
+      SmallVector<int8_t, 64> lanes(4 * rows);
+      for (int64_t l = 0; l < 4 * rows; ++l)
+        lanes[l] = static_cast<int8_t>(value(l % 4));
+      return arith::ConstantOp::create(
+          b, loc, bytes, DenseElementsAttr::get(bytes, ArrayRef(lanes)));
+    };
+    auto lookup = [&](bool two, int c) -> Value {
+      Value index = arith::AndIOp::create(
+          b, loc, slots, emitSplat(b, loc, bytes, two ? 31 : 63));
+      return two ? isa.emitTableLookup(b, loc, index, book2[c])
+                 : isa.emitTableLookup(b, loc, index, book3[c]);
+    };
+    // One lookup per (book, component) the K-group's lanes use, merged by
+    // lane.
+    Value lanes;
+    for (int64_t i = 0; i < 4; ++i) {
+      bool seen = false;
+      for (int64_t p = 0; p < i; ++p)
+        seen |= fromBook2[p] == fromBook2[i] && component[p] == component[i];
+      if (seen)
+        continue;
+      Value looked = lookup(fromBook2[i], component[i]);
+      if (!lanes) {
+        lanes = looked;
+        continue;
+      }
+      Value mine = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne, laneConstant([&](int64_t l) {
+            return fromBook2[l] == fromBook2[i] && component[l] == component[i];
+          }),
+          emitSplat(b, loc, bytes, 0));
+      lanes = arith::SelectOp::create(b, loc, mine, looked, lanes);
+    }
+    // The sign: bit 7 (book3), bit 5 (book2).
+    Value signBits =
+        laneConstant([&](int64_t l) { return fromBook2[l] ? 0x20 : 0x80; });
+    Value negative =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                              arith::AndIOp::create(b, loc, slots, signBits),
+                              emitSplat(b, loc, bytes, 0));
+    Value negated =
+        arith::SubIOp::create(b, loc, emitSplat(b, loc, bytes, 0), lanes);
+    return arith::SelectOp::create(b, loc, negative, negated, lanes);
+  }
+
+  /// Each row's 24-bit sub-scale stream (vector<R x i32>); LLVM merges the
+  /// repeats of it within a block.
+  Value emitScaleStream(OpBuilder &b, Location loc, Value block,
+                        int64_t rows) const {
+    auto words = VectorType::get({rows}, b.getI32Type());
+    auto splat = [&](int64_t v) { return emitSplat(b, loc, words, v); };
+    auto bitsAt = [&](Value v, int64_t from, int64_t to) -> Value {
+      // ((v >> from) & 1) << to
+      Value shifted = v;
+      if (from > to)
+        shifted = arith::ShRUIOp::create(b, loc, v, splat(from - to));
+      else if (from < to)
+        shifted = arith::ShLIOp::create(b, loc, v, splat(to - from));
+      return arith::AndIOp::create(b, loc, shifted, splat(int64_t{1} << to));
+    };
+    Value stream;
+    auto add = [&](Value bits) {
+      stream = stream ? arith::OrIOp::create(b, loc, stream, bits) : bits;
+    };
+    for (int64_t q = 0; q < 5; ++q) {
+      // Bit 6 of the K-group's 4 bytes (bits 6, 14, 22, 30 of the word) are
+      // stream bits 4q .. 4q + 3: one multiply gathers them into bits
+      // 27 .. 30 (the partial products do not overlap, so nothing carries).
+      Value v = loadSlotWords(b, loc, block, rows, q);
+      Value gathered = arith::ShRUIOp::create(
+          b, loc,
+          arith::MulIOp::create(
+              b, loc, arith::AndIOp::create(b, loc, v, splat(0x40404040)),
+              splat(0x00204081)),
+          splat(27));
+      Value nibble = arith::AndIOp::create(b, loc, gathered, splat(15));
+      add(q == 0 ? nibble
+                 : arith::ShLIOp::create(b, loc, nibble, splat(4 * q))
+                       .getResult());
+    }
+    // Slots 20 and 21 (bytes 0 and 1 of K-group 5): bit 6 of each is stream
+    // bit 20 and 21, bit 7 stream bit 22 and 23.
+    Value v = loadSlotWords(b, loc, block, rows, 5);
+    add(bitsAt(v, 6, 20));
+    add(bitsAt(v, 14, 21));
+    add(bitsAt(v, 7, 22));
+    add(bitsAt(v, 15, 23));
+    return stream;
+  }
+
+  bool hardwareHalf;
+  bool isSigned;
+  std::array<std::array<int8_t, 64>, 3> book3;
+  std::array<std::array<int8_t, 32>, 2> book2;
+};
+
+} // namespace
+
+std::unique_ptr<WeightDecodeEmitter>
+createVq3DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf) {
+  return std::make_unique<Vq3Decode>(layout, hardwareHalf);
+}
+
+} // namespace kf::codegen
