@@ -58,7 +58,9 @@ void integer_weights(const uint8_t *block, int *out) {
   }
 }
 
-float block_scale(const uint8_t *block) { return load_fp16(block) * kVq3BlockScaleFactor; }
+float block_scale(const uint8_t *block) {
+  return load_fp16(block) * kVq3BlockScaleFactor;
+}
 
 void dequantize_vq3_64(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kBytes, dst += QK) {
