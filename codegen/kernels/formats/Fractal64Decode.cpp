@@ -21,14 +21,22 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <array>
+
 using namespace mlir;
 
 namespace kf::codegen {
 namespace {
 
-/// The levels L + 14 of the 3-bit indices (docs/formats/fractal64.md).
-constexpr int8_t kBiasedLevels[8] = {0, 6, 10, 13, 15, 18, 22, 28};
+/// The levels are looked up biased by 14, unsigned for vpdpbusd (L + 14 is
+/// 0..28), the loop nest subtracting 14 times the activations' sums.
 constexpr int64_t kLevelBias = 14;
+constexpr std::array<int8_t, 8> kBiasedLevels = [] {
+  std::array<int8_t, 8> levels{};
+  for (size_t i = 0; i < levels.size(); ++i)
+    levels[i] = static_cast<int8_t>(kf::kFractal64Levels[i] + kLevelBias);
+  return levels;
+}();
 
 class Fractal64Decode : public WeightDecodeEmitter {
 public:

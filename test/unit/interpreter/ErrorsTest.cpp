@@ -221,7 +221,7 @@ module {
   }
 }
 )mlir";
-  EXPECT_THAT(errorOf(kMatmul, {Tensor({1, 80}, std::vector<int8_t>(80))},
+  EXPECT_THAT(errorOf(kMatmul, {Tensor({1, 96}, std::vector<int8_t>(96))},
                       {.floats = {{"w", randomValues(16 * 64, 3)}}}),
               OneLineWith("interpreter: weight 'w': is read by a compiled "
                           "kernel, which needs its file bytes"));
