@@ -267,20 +267,15 @@ absl::Status pack_weights(const PackedLayout &layout,
   for_each_row_block(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         uint8_t *block = dst.data() + base;
-        if (is_iq_grid_format(f)) {
-          pack::pack_grid_row(layout,
-                              row < 0 ? nullptr
-                                      : src.data() + row * row_bytes +
-                                            b * file_block_bytes(f),
-                              block, r);
-          return;
-        }
-        if (is_private_format(f)) {
-          pack::pack_private_row(layout,
-                                 row < 0 ? nullptr
-                                         : src.data() + row * row_bytes +
-                                               b * file_block_bytes(f),
-                                 block, r);
+        // The IQ grid and private formats pack one row's block at a time.
+        if (auto pack_row = is_iq_grid_format(f)   ? pack::pack_grid_row
+                            : is_private_format(f) ? pack::pack_private_row
+                                                   : nullptr) {
+          pack_row(layout,
+                   row < 0
+                       ? nullptr
+                       : src.data() + row * row_bytes + b * file_block_bytes(f),
+                   block, r);
           return;
         }
         if (row < 0) { // padding: scales 0 and weights 0

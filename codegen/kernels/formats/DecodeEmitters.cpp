@@ -43,6 +43,19 @@ Value loadKGroup(OpBuilder &b, Location loc, kf::Format format, Value block,
   return emitLoad(b, loc, type, block, kf::packed_kgroup_offset(layout, g));
 }
 
+Value loadHalfScales(OpBuilder &b, Location loc, Value block, int64_t rows,
+                     int64_t offset, bool hardwareHalf) {
+  Value halves =
+      emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()), block, offset);
+  return emitHalfToFloat(b, loc, halves, hardwareHalf);
+}
+
+Value emitDotTimesWeightTimesActivation(OpBuilder &b, Location loc, Value dot,
+                                        Value w, Value x) {
+  Value scaled = arith::MulFOp::create(b, loc, dot, w);
+  return arith::MulFOp::create(b, loc, scaled, x);
+}
+
 std::pair<Value, Value> splitNibbles(OpBuilder &b, Location loc, Value bytes) {
   auto type = cast<VectorType>(bytes.getType());
   Value low =

@@ -29,6 +29,18 @@ createFractal64DecodeEmitter(bool hardwareHalf);
 std::unique_ptr<WeightDecodeEmitter>
 createVq3DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf);
 
+/// The R rows' fp16 values side by side at byte `offset` of a packed block
+/// (vector<R x i16>), as the exact fp32 values (vector<R x f32>).
+mlir::Value loadHalfScales(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value block, int64_t rows, int64_t offset,
+                           bool hardwareHalf);
+/// kf::dot's block scaling for Q4_0, FRACTAL64 and VQ3_64: (dot * w) * x,
+/// left to right.
+mlir::Value emitDotTimesWeightTimesActivation(mlir::OpBuilder &b,
+                                              mlir::Location loc,
+                                              mlir::Value dot, mlir::Value w,
+                                              mlir::Value x);
+
 /// The 4 * rows bytes of K-group `g` of a packed block of `format`.
 mlir::Value loadKGroup(mlir::OpBuilder &b, mlir::Location loc,
                        kf::Format format, mlir::Value block, int64_t rows,

@@ -49,9 +49,8 @@ public:
 
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
-    Value halves = emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()),
-                            block, kf::fractal64_d_offset(0));
-    return emitHalfToFloat(b, loc, halves, hardwareHalf);
+    return loadHalfScales(b, loc, block, rows, kf::fractal64_d_offset(0),
+                          hardwareHalf);
   }
 
   void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
@@ -100,8 +99,7 @@ public:
   // kf::dot's FRACTAL64, per 32 weights: sumi * d * d_x, left to right.
   Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
                    Value xScale) const override {
-    Value scaled = arith::MulFOp::create(b, loc, dot, wScales);
-    return arith::MulFOp::create(b, loc, scaled, xScale);
+    return emitDotTimesWeightTimesActivation(b, loc, dot, wScales, xScale);
   }
 
 private:

@@ -106,9 +106,8 @@ public:
 
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
-    Value halves = emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()),
-                            block, iq2_xxs_d_offset(0));
-    return emitHalfToFloat(b, loc, halves, hardwareHalf);
+    return loadHalfScales(b, loc, block, rows, iq2_xxs_d_offset(0),
+                          hardwareHalf);
   }
 
   // 2 ls + 1, ls the 4-bit scale of group j (nibble j % 2 of byte j / 2).
@@ -218,9 +217,8 @@ public:
                      int64_t rows) const override {
     auto halves = VectorType::get({rows}, b.getI16Type());
     if (!isM())
-      return emitHalfToFloat(b, loc,
-                             emitLoad(b, loc, halves, block, iq1_s_d_offset(0)),
-                             hardwareHalf);
+      return loadHalfScales(b, loc, block, rows, iq1_s_d_offset(0),
+                            hardwareHalf);
     auto splat = [&](int64_t v) { return emitSplat(b, loc, halves, v); };
     Value bits;
     for (int64_t p = 0; p < 4; ++p) {

@@ -46,9 +46,8 @@ protected:
   Value loadHalves(OpBuilder &b, Location loc, Value block, int64_t rows,
                    int64_t j) const {
     kf::PackedLayout layout{format, static_cast<int>(rows)};
-    Value halves = emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()),
-                            block, kf::packed_scale_offset(layout, j, 0));
-    return emitHalfToFloat(b, loc, halves, hardwareHalf);
+    return loadHalfScales(b, loc, block, rows,
+                          kf::packed_scale_offset(layout, j, 0), hardwareHalf);
   }
   /// The R bytes of header byte `j`.
   Value loadHeaderBytes(OpBuilder &b, Location loc, Value block, int64_t rows,

@@ -24,9 +24,7 @@ public:
 
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
-    Value halves =
-        emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()), block, 0);
-    return emitHalfToFloat(b, loc, halves, hardwareHalf);
+    return loadHalfScales(b, loc, block, rows, 0, hardwareHalf);
   }
 
 private:
@@ -82,8 +80,7 @@ public:
   // kf::dot's Q4_0: sumi * d_w * d_x, left to right.
   Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
                    Value xScale) const override {
-    Value scaled = arith::MulFOp::create(b, loc, dot, wScales);
-    return arith::MulFOp::create(b, loc, scaled, xScale);
+    return emitDotTimesWeightTimesActivation(b, loc, dot, wScales, xScale);
   }
 };
 

@@ -111,8 +111,7 @@ public:
   // kf::dot's VQ3_64, per 32 weights: sumi * dG * d_x, left to right.
   Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
                    Value xScale) const override {
-    Value scaled = arith::MulFOp::create(b, loc, dot, wScales);
-    return arith::MulFOp::create(b, loc, scaled, xScale);
+    return emitDotTimesWeightTimesActivation(b, loc, dot, wScales, xScale);
   }
 
 private:

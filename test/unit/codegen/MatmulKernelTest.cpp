@@ -432,6 +432,18 @@ void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
   }
 }
 
+// kWideRangeColumns columns of k gaussian values, scaled by 1, 1e-6, 1e4
+// and 1e33 (ordinary, tiny, large, and huge enough for inf and NaN sums).
+constexpr int64_t kWideRangeColumns = 4;
+std::vector<float> wideRangeColumns(int64_t k, uint32_t seed) {
+  const float columnScales[kWideRangeColumns] = {1.0f, 1e-6f, 1e4f, 1e33f};
+  std::vector<float> x = gaussian(kWideRangeColumns * k, seed, 1.0f);
+  for (int64_t j = 0; j < kWideRangeColumns; ++j)
+    for (int64_t i = 0; i < k; ++i)
+      x[j * k + i] *= columnScales[j];
+  return x;
+}
+
 // K-quant super-blocks at the edges: the largest scales and mins (6-bit 63;
 // Q6_K's int8 127 and -128), the largest codes, d or dmin 0, negative and
 // the largest fp16 d and dmin, against ordinary, tiny and large columns.
@@ -593,13 +605,8 @@ TEST(MatmulKernel, Iq1ExtremeWeights) {
       }
     }
     ASSERT_GE(slot, 2048); // every index
-    const float columnScales[] = {1.0f, 1e-6f, 1e4f, 1e33f};
-    const int64_t m = std::size(columnScales);
-    std::vector<float> x = gaussian(m * k, 43, 1.0f);
-    for (int64_t j = 0; j < m; ++j)
-      for (int64_t i = 0; i < k; ++i)
-        x[j * k + i] *= columnScales[j];
-    expectKernelsEqualDot(format, w, n, k, x, m);
+    expectKernelsEqualDot(format, w, n, k, wideRangeColumns(k, 43),
+                          kWideRangeColumns);
   }
 }
 
@@ -620,13 +627,8 @@ TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
       byte = static_cast<uint8_t>(rng());
     for (size_t blk = 0; blk < w.size() / blockBytes; ++blk)
       std::memcpy(w.data() + blk * blockBytes, &halves[blk % 8], 2);
-    const float columnScales[] = {1.0f, 1e-6f, 1e4f, 1e33f};
-    const int64_t m = std::size(columnScales);
-    std::vector<float> x = gaussian(m * k, 47, 1.0f);
-    for (int64_t j = 0; j < m; ++j)
-      for (int64_t i = 0; i < k; ++i)
-        x[j * k + i] *= columnScales[j];
-    expectKernelsEqualDot(format, w, n, k, x, m);
+    expectKernelsEqualDot(format, w, n, k, wideRangeColumns(k, 47),
+                          kWideRangeColumns);
   }
 }
 
