@@ -269,32 +269,27 @@ TEST(MatmulKernel, CacheBlocksKeepTheBits) {
         specs.push_back(spec);
       }
     }
-  // IQ2_XXS's last factor (0.125) applies after the last K block only: K of
-  // 3 super-blocks in blocks of 2 leaves a tail of 1, also rounded to bf16.
+  // N = 37, widest tile 4, K in blocks of l1K, rows in blocks of l2Rows.
+  auto blocked = [](Format format, KernelIsa isa, int64_t rows, int64_t k,
+                    int64_t l1K, int64_t l2Rows, bool roundToBf16 = false) {
+    MatmulKernelSpec spec{format, isa, rows, k, 37, 4, roundToBf16};
+    spec.l1K = l1K;
+    spec.l2Rows = l2Rows;
+    return spec;
+  };
   for (auto [isa, rows] : isas) {
-    MatmulKernelSpec spec{Format::IQ2_XXS, isa, rows, 768, 37, 4};
-    spec.l1K = 512;
-    spec.l2Rows = rows;
-    specs.push_back(spec);
-    spec.roundToBf16 = true;
-    spec.l1K = 256;
-    spec.l2Rows = 2 * rows;
-    specs.push_back(spec);
-  }
-  // Corrections per sub-block, computed once per tile: Q6_K's sub-blocks of
-  // 16 (Q8_K's sums) and FRACTAL64's and VQ3_64's of 8 (two Q8_0 blocks' sums
-  // of 8 per weight block), K in L1 blocks with a tail.
-  for (auto [isa, rows] : isas) {
-    MatmulKernelSpec spec{Format::Q6_K, isa, rows, 768, 37, 4};
-    spec.l1K = 512;
-    spec.l2Rows = rows;
-    specs.push_back(spec);
-    for (Format format : {Format::FRACTAL64, Format::VQ3_64}) {
-      spec = {format, isa, rows, 192, 37, 4};
-      spec.l1K = 128;
-      spec.l2Rows = 2 * rows;
-      specs.push_back(spec);
-    }
+    // IQ2_XXS's last factor (0.125) applies after the last K block only: K
+    // of 3 super-blocks in blocks of 2 leaves a tail of 1, also rounded to
+    // bf16.
+    specs.push_back(blocked(Format::IQ2_XXS, isa, rows, 768, 512, rows));
+    specs.push_back(
+        blocked(Format::IQ2_XXS, isa, rows, 768, 256, 2 * rows, true));
+    // Corrections per sub-block, computed once per tile: Q6_K's sub-blocks
+    // of 16 (Q8_K's sums) and FRACTAL64's and VQ3_64's of 8 (two Q8_0
+    // blocks' sums of 8 per weight block), K in L1 blocks with a tail.
+    specs.push_back(blocked(Format::Q6_K, isa, rows, 768, 512, rows));
+    for (Format format : {Format::FRACTAL64, Format::VQ3_64})
+      specs.push_back(blocked(format, isa, rows, 192, 128, 2 * rows));
   }
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, host());
   ASSERT_TRUE(static_cast<bool>(kernels))
