@@ -50,8 +50,8 @@ public:
   virtual ~WeightDecodeEmitter() = default;
 
   virtual LaneRange getLaneRange() const = 0;
-  /// Weights per block, the loop nest's K step: 32, or a K-quant's
-  /// super-block of 256.
+  /// Weights per block, the loop nest's K step: 32, FRACTAL64's and VQ3_64's
+  /// 64 (two activation blocks), or a K-quant's super-block of 256.
   virtual int64_t getBlockElems() const { return 32; }
   /// Weights per sub-block: the loop nest keeps one exact integer dot per
   /// sub-block (its activation sum, for the offset correction and the min
@@ -89,11 +89,12 @@ public:
                           mlir::Value block, int64_t rows, int64_t step,
                           const DotEmitter &isa,
                           llvm::SmallVectorImpl<DecodedLanes> &out) const = 0;
-  /// A block's contribution to the fp32 accumulator, from its exact integer
-  /// dot `dot` (vector<R x f32>), the weights' scales `wScales` (vector<R x
-  /// f32>) and the activation's scale `xScale` (splat), in the order of float
-  /// operations of the format's reference dot (kf::dot), so that the kernel
-  /// rounds as it does.
+  /// A block's contribution to the fp32 accumulator (per activation block it
+  /// spans: each half of a 64-weight block meets its own xScale), from its
+  /// exact integer dot `dot` (vector<R x f32>), the weights' scales `wScales`
+  /// (vector<R x f32>) and the activation's scale `xScale` (splat), in the
+  /// order of float operations of the format's reference dot (kf::dot), so that
+  /// the kernel rounds as it does.
   virtual mlir::Value scaleBlock(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::Value dot, mlir::Value wScales,
                                  mlir::Value xScale) const = 0;
@@ -120,11 +121,10 @@ public:
   }
 };
 
-/// The decoder of a Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ1_S or
-/// IQ1_M layout,
-/// whose encoding its lanes keep, for `target` (whose fp16 conversions the fp16
-/// scales use); null for any other format (verifyMatmulKernel refuses them
-/// first).
+/// The decoder of a Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ1_S,
+/// IQ1_M, FRACTAL64 or VQ3_64 layout, whose encoding its lanes keep, for
+/// `target` (whose fp16 conversions the fp16 scales use); null for any other
+/// format (verifyMatmulKernel refuses them first).
 std::unique_ptr<WeightDecodeEmitter>
 createWeightDecodeEmitter(const kf::PackedLayout &layout,
                           const target::TargetInfo &target);

@@ -38,8 +38,9 @@ enum class KernelIsa {
 };
 
 /// Whether the emitters build matmul kernels for weights of `format` (Q8_0,
-/// Q4_0, MXFP4 with Q8_0 activations; Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ1_S,
-/// IQ1_M with Q8_K ones; BF16 and F32 with activations of their own format).
+/// Q4_0, MXFP4, FRACTAL64, VQ3_64 with Q8_0 activations; Q4_K, Q5_K, Q6_K,
+/// IQ2_XXS, IQ1_S, IQ1_M with Q8_K ones; BF16 and F32 with activations of
+/// their own format).
 bool hasMatmulEmitter(kf::Format format);
 
 /// The software prefetch of a kernel's weight stream: how many bytes ahead of
