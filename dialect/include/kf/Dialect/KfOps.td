@@ -794,8 +794,9 @@ def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
     `[T, k, K]`: one row per slot of a routed expert) into the packed
     activation blocks of `format` the compiled matmul kernels read
     (docs/codegen.md, "Activations"): `q8_0` (the default; K a multiple of
-    32) per 32 elements a 40-byte block of the fp32 scale, the int32 sum of
-    the quants and 32 int8 quants, `[M, K / 32 * 40]` bytes; `q8_k` (the
+    32) per 32 elements a 48-byte block of the fp32 scale, the int32 sum of
+    the quants, four int16 sums of 8 quants and 32 int8 quants,
+    `[M, K / 32 * 48]` bytes; `q8_k` (the
     K-quants'; K a multiple of 256) per 256 elements a 292-byte block of the
     fp32 scale, 16 int16 sums of 16 quants and 256 int8 quants,
     `[M, K / 256 * 292]` bytes; `bf16` and `f32` (the float kernels'; any K)
@@ -809,7 +810,7 @@ def Kf_QuantizeActivationsOp : Kf_Op<"quantize_activations", [Pure,
     Example:
 
     ```mlir
-    %xq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k4096(%x) : tensor<?x4096xf32> -> tensor<?x5120xi8>
+    %xq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k4096(%x) : tensor<?x4096xf32> -> tensor<?x6144xi8>
     %xk = kf.quantize_activations @kernels::@kf_quantize_q8_k_k4096(%x) format(q8_k) : tensor<?x4096xf32> -> tensor<?x4672xi8>
     %xb = kf.quantize_activations @kernels::@kf_quantize_bf16_k100(%y) format(bf16) : tensor<?x100xf32> -> tensor<?x256xi8>
     ```
@@ -830,7 +831,7 @@ def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
     `result[m, n] = sum_k x[m, k] * weight[n, k]` as `kf.linear` computes
     it, with `x` given as the packed activations of
     `kf.quantize_activations` in the weight format's activation format
-    (`q8_0`: `[M, K / 32 * 40]` bytes; `q8_k` for the K-quants:
+    (`q8_0`: `[M, K / 32 * 48]` bytes; `q8_k` for the K-quants:
     `[M, K / 256 * 292]`; `bf16` and `f32` for those weights: `[M, ceil(K /
     32) * 64]`, `[M, ceil(K / 16) * 64]`) and the product
     computed by the compiled kernel `callee`, a function in the module's
@@ -854,10 +855,10 @@ def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
     ```mlir
     %y = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048_bf16(%xq, %w)
         {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 2, cols = dynamic>}
-        : tensor<?x5120xi8>, !kf.qweight<q8_0, [2048, 4096]> -> tensor<?x2048xf32>
+        : tensor<?x6144xi8>, !kf.qweight<q8_0, [2048, 4096]> -> tensor<?x2048xf32>
     %g = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k512_n128_bf16(%xg, %wo) row_offset(256)
         {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 2, cols = dynamic>}
-        : tensor<?x640xi8>, !kf.qweight<q8_0, [1024, 512]> -> tensor<?x128xf32>
+        : tensor<?x768xi8>, !kf.qweight<q8_0, [1024, 512]> -> tensor<?x128xf32>
     ```
   }];
   let arguments = (ins SymbolRefAttr:$callee, RankedTensorOf<[I8]>:$input,
@@ -906,7 +907,7 @@ def Kf_ExpertQMatmulOp : Kf_Op<"expert_qmatmul", [Pure,
     ```mlir
     %g = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx512vnni_r16_c8_k4096_n2048_bf16(%xq, %ids, %gate)
         {kf.kernel = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 2, cols = dynamic>}
-        : tensor<?x5120xi8>, tensor<?x6xi32>, !kf.qweight<mxfp4, [256, 2048, 4096]> -> tensor<?x6x2048xf32>
+        : tensor<?x6144xi8>, tensor<?x6xi32>, !kf.qweight<mxfp4, [256, 2048, 4096]> -> tensor<?x6x2048xf32>
     %d = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx512vnni_r16_c8_k2048_n4096_bf16(%hq, %ids, %down)
         {kf.kernel = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 2, cols = dynamic>}
         : tensor<?x6x2560xi8>, tensor<?x6xi32>, !kf.qweight<mxfp4, [256, 4096, 2048]> -> tensor<?x6x4096xf32>

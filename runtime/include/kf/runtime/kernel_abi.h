@@ -19,7 +19,9 @@ typedef void (*kf_matmul_kernel_fn)(const void *packed_w, const void *packed_x,
                                     int64_t n_begin, int64_t n_end);
 
 /* Quantizes m columns of K floats, ldx apart in x, into packed activations
- * (K / 32 blocks of 40 bytes per column, column after column). */
+ * (per column, column after column: K / 32 blocks of 48 bytes for Q8_0,
+ * K / 256 of 292 for Q8_K, 64-byte blocks of bf16 or f32 for the float
+ * kernels; docs/codegen.md, "Activations"). */
 typedef void (*kf_quantize_kernel_fn)(const float *x, int64_t ldx,
                                       void *packed_x, int64_t m);
 
