@@ -2,6 +2,7 @@
 
 #include "kf/Tiling/CacheBlocks.h"
 
+#include "kf/runtime/packed_layout.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -31,6 +32,17 @@ int64_t balancedBlock(int64_t total, int64_t limit, int64_t granule) {
   return roundUp(ceilDiv(total, ceilDiv(total, limit)), granule);
 }
 
+/// Bytes of `elems` activations of `format` as the kernels read them: the
+/// packed blocks (kf::activation_layout: Q8_0's 48 bytes per 32, Q8_K's 292
+/// per 256, 64-byte float blocks) for the activation formats kernels take,
+/// else the format's own blocks.
+int64_t activationBytes(const FormatInfo &format, int64_t elems) {
+  if (format.format == Format::Q8_0 || format.format == Format::Q8_K ||
+      is_float_format(format.format))
+    return packed_activation_column_bytes(format.format, elems);
+  return bytesOf(format, elems);
+}
+
 } // namespace
 
 int64_t getKGranule(Format format) {
@@ -53,7 +65,7 @@ CacheBlocks blockCaches(const CacheBlockProblem &problem) {
     l1K = *problem.l1K;
   } else {
     int64_t granule = getKGranule(problem.format);
-    int64_t tileBytes = problem.columns * bytesOf(activation, granule);
+    int64_t tileBytes = problem.columns * activationBytes(activation, granule);
     int64_t granules = std::max<int64_t>(
         1, static_cast<int64_t>(problem.l1dBytes / 2) / tileBytes);
     int64_t limit = granules * granule;

@@ -9,8 +9,9 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
                     %xd: tensor<?x2048xf32>, %mx: !kf.qweight<mxfp4, [4096, 2048]>,
                     %x2: tensor<2x3000xf32>, %bf: !kf.qweight<bf16, [100, 3000]>)
       -> (tensor<17x2048xf32>, tensor<1x2048xf32>, tensor<9x1000xf32>, tensor<?x4096xf32>, tensor<2x100xf32>) {
-    // Q8_0 activations: 34 bytes per 32. An 8-column tile fits 90 x 32 =
-    // 2880 of K, so K = 4096 is two blocks of 2048. A 2048-long row is 2176
+    // Q8_0 activations as the kernels read them: 48 bytes per 32. An
+    // 8-column tile fits 64 x 32 = 2048 of K in 24 KiB, so K = 4096 is two
+    // blocks of 2048. A 2048-long row is 2176
     // bytes: 240 rows fit, more than a thread's 2048 / 16 = 128.
     // CHECK: cols = [8, 4, 3, 2], l2_rows = 128, l1_k = 2048>} : tensor<17x4096xf32>
     %a = kf.linear %x17, %q8 {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = [8, 4, 3, 2]>}
@@ -92,12 +93,13 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
 
 // x86-64-v3: 16 KiB of L1d for activations, 128 KiB of L2 for weights.
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 8>} {
-  // A K tail: 60 blocks of 32 fit the 8-column tile, so K = 4128 takes
-  // three blocks, of 1376 each. A Q4_0 row of 1376 is 774 bytes, 168 rows
-  // fit in groups of 8; a thread's 512 rows are four blocks of 128.
+  // A K tail: 42 blocks of 32 fit the 8-column tile, so K = 4128 (129
+  // blocks) takes four blocks, of 1056 each (1032 rounded up to the granule).
+  // A Q4_0 row of 1056 is 594 bytes, 216 rows fit in groups of 8; a thread's
+  // 512 rows are three blocks of 176.
   // CHECK-LABEL: func.func @v3
   func.func @v3(%x: tensor<17x4128xf32>, %q4: !kf.qweight<q4_0, [4096, 4128]>) -> tensor<17x4096xf32> {
-    // CHECK: cols = [8, 4, 3, 2], l2_rows = 128, l1_k = 1376>}
+    // CHECK: cols = [8, 4, 3, 2], l2_rows = 176, l1_k = 1056>}
     %a = kf.linear %x, %q4 {kf.kernel = #kf.kernel<isa = avx2, layout = q4_0_r8, max_cols = 8, threads = 8, cols = [8, 4, 3, 2]>}
         : tensor<17x4128xf32>, !kf.qweight<q4_0, [4096, 4128]> -> tensor<17x4096xf32>
     return %a : tensor<17x4096xf32>
@@ -106,7 +108,7 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
-// neoverse-v1: 32 KiB of L1d for activations, 512 KiB of L2 for weights; 120
+// neoverse-v1: 32 KiB of L1d for activations, 512 KiB of L2 for weights; 85
 // blocks of 32 fit, so K = 4096 is two blocks of 2048; a thread's rows are
 // 4096 / 64 = 64.
 module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch64-unknown-linux-gnu", cpu = "neoverse-v1", features = "+neon,+dotprod,+i8mm,+sve", l1d = 65536, l2 = 1048576, l3 = 33554432, cores = 64>} {

@@ -5,6 +5,7 @@
 // rows into the fewest blocks, with no short tail.
 #include "kf/Tiling/CacheBlocks.h"
 #include "kf/Target/TargetInfo.h"
+#include "kf/runtime/packed_layout.h"
 
 #include "gtest/gtest.h"
 
@@ -21,6 +22,15 @@ int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 
 int64_t bytesOf(const FormatInfo &format, int64_t elems) {
   return elems / format.block_elems * format.block_bytes;
+}
+
+/// What the kernels read of `elems` activations: the packed blocks of the
+/// formats they take (Q8_0's 48 bytes per 32), else the format's own.
+int64_t activationBytes(const FormatInfo &format, int64_t elems) {
+  if (format.format == Format::Q8_0 || format.format == Format::Q8_K ||
+      is_float_format(format.format))
+    return packed_activation_column_bytes(format.format, elems);
+  return bytesOf(format, elems);
 }
 
 /// The K values of a format: one block, around the granule and the L1
@@ -47,7 +57,7 @@ void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
   int64_t l1Half = static_cast<int64_t>(p.l1dBytes / 2);
   int64_t l2Half = static_cast<int64_t>(p.l2Bytes / 2);
   auto tileFits = [&](int64_t k) {
-    return p.columns * bytesOf(activation, k) <= l1Half;
+    return p.columns * activationBytes(activation, k) <= l1Half;
   };
   auto rowsFit = [&](int64_t rows) {
     return rows * bytesOf(weight, b.l1K) <= l2Half;
