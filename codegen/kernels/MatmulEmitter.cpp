@@ -2,7 +2,9 @@
 //
 // A matmul kernel is the loop nest (MatmulLoopNest.cpp) around its family's
 // block body: the int8 family's for the quantized formats, the float
-// family's for BF16 and F32, chosen by the weight format.
+// family's for BF16 and F32, chosen by the weight format. A kernel that
+// quantizes its activations runs the nest on chunks of columns it has
+// packed on its stack.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +40,10 @@ func::FuncOp createKernelFunction(OpBuilder &b, Location &loc, ModuleOp module,
   fn->setAttr("target_cpu", b.getStringAttr(target.cpu));
   fn->setAttr("target_features", LLVM::TargetFeaturesAttr::get(
                                      context, target.getLLVMFeatureString()));
+  // A kernel calls nothing outside itself, so that a library of kernels
+  // loads without a libc: LLVM must not turn its loops into library calls
+  // (the fused quantization's copy of F32 activations into memcpy).
+  fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("no-builtins")}));
   b.setInsertionPointToStart(fn.addEntryBlock());
   return fn;
 }
@@ -72,6 +78,75 @@ Value emitNextColumnTile(OpBuilder &b, Location loc, Value remaining,
   return arith::SelectOp::create(b, loc, none, fallback, width);
 }
 
+namespace {
+
+// The columns of the next chunk a fused quantization packs, of `remaining`
+// (>= 1): all of them when they fit in maxCols, else maxCols, or maxCols - 1
+// where maxCols would leave one column alone, so that no call of m >= 2
+// runs a 1-wide tile unless the kernel's widest tile is 2 or less. Weights
+// are read once per chunk: the pass fuses only calls of at most maxCols.
+Value emitNextChunk(OpBuilder &b, Location loc, Value remaining,
+                    int64_t maxCols) {
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  };
+  Value wide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                     remaining, constant(maxCols));
+  Value chunk =
+      arith::SelectOp::create(b, loc, wide, constant(maxCols), remaining);
+  if (maxCols <= 2)
+    return chunk;
+  Value leavesOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          remaining, constant(maxCols + 1));
+  return arith::SelectOp::create(b, loc, leavesOne, constant(maxCols - 1),
+                                 chunk);
+}
+
+// A kernel with fuseQuantize: x is m rows of K floats; each chunk of them is
+// packed into the stack buffer and multiplied by the loop nest into its rows
+// of y.
+void emitFusedQuantizeNest(OpBuilder &b, Location loc,
+                           const MatmulKernelSpec &spec, MatmulBlockBody &body,
+                           const KernelArgs &args,
+                           const target::TargetInfo &target) {
+  Type i64 = b.getI64Type();
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  const QuantizeKernelSpec quantize{spec.k, spec.getActivationFormat()};
+  Value packed = emitEntryAlloca(b, loc, b.getInsertionBlock(), b.getI8Type(),
+                                 spec.getPrologueBytes());
+  scf::WhileOp::create(
+      b, loc, TypeRange{i64}, ValueRange{constant(0)},
+      [&](OpBuilder &, Location, ValueRange cols) {
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           cols[0], args.m);
+        scf::ConditionOp::create(b, loc, more, cols);
+      },
+      [&](OpBuilder &, Location, ValueRange cols) {
+        Value col = cols[0];
+        Value chunk = emitNextChunk(
+            b, loc, arith::SubIOp::create(b, loc, args.m, col), spec.maxCols);
+        Value x = emitByteOffset(
+            b, loc, args.x,
+            arith::MulIOp::create(b, loc, col, constant(4 * spec.k)));
+        emitQuantizeColumns(b, loc, quantize, target, x, constant(spec.k),
+                            packed, chunk);
+        Value y = emitByteOffset(
+            b, loc, args.y,
+            arith::MulIOp::create(b, loc,
+                                  arith::MulIOp::create(b, loc, col, args.ldy),
+                                  constant(4)));
+        emitMatmulLoopNest(
+            b, loc, spec, body,
+            {args.w, packed, y, args.ldy, chunk, args.nBegin, args.nEnd});
+        scf::YieldOp::create(
+            b, loc, ValueRange{arith::AddIOp::create(b, loc, col, chunk)});
+      });
+}
+
+} // namespace
+
 llvm::Expected<func::FuncOp>
 buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
                   const target::TargetInfo &target) {
@@ -96,7 +171,10 @@ buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
           ? createFloatBlockBody(b, loc, spec)
           : createIntegerBlockBody(b, loc, spec, target);
   body->declareConstants(b, loc, module);
-  emitMatmulLoopNest(b, loc, spec, *body, args);
+  if (spec.fuseQuantize)
+    emitFusedQuantizeNest(b, loc, spec, *body, args, target);
+  else
+    emitMatmulLoopNest(b, loc, spec, *body, args);
   func::ReturnOp::create(b, loc);
   return fn;
 }

@@ -165,7 +165,8 @@ std::string MatmulKernelSpec::getSymbolName() const {
          (prefetch ? llvm::formatv("_pf{0}x{1}", prefetch->l2Bytes,
                                    prefetch->l1Bytes)
                          .str()
-                   : "");
+                   : "") +
+         (fuseQuantize ? "_fq" : "");
 }
 
 kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
@@ -188,6 +189,10 @@ int64_t MatmulKernelSpec::getActivationColumnBytes() const {
   return kf::packed_activation_column_bytes(getActivationFormat(), k);
 }
 
+int64_t MatmulKernelSpec::getPrologueBytes() const {
+  return fuseQuantize ? maxCols * getActivationColumnBytes() : 0;
+}
+
 std::string MatmulKernelSpec::describe() const {
   return llvm::formatv("{0}/{1} r{2} c{3} [{4} x {5}]",
                        format_info(format).name, getIsaName(isa), rows, maxCols,
@@ -200,7 +205,8 @@ std::string MatmulKernelSpec::describe() const {
          (prefetch ? llvm::formatv(" prefetch {0}/{1}", prefetch->l2Bytes,
                                    prefetch->l1Bytes)
                          .str()
-                   : "");
+                   : "") +
+         (fuseQuantize ? " fused quantize" : "");
 }
 
 namespace {
@@ -265,6 +271,11 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                                     block));
   if (spec.l2Rows < 0 || spec.l2Rows % spec.rows != 0)
     return fail(spec, "expected l2_rows a multiple of the rows, or 0");
+  if (spec.getPrologueBytes() > kMaxPrologueBytes)
+    return fail(spec,
+                llvm::formatv("a fused quantization packs {0} bytes on "
+                              "the stack, expected at most {1}",
+                              spec.getPrologueBytes(), kMaxPrologueBytes));
   if (std::optional<target::Arch> arch = requiredArch(spec.isa);
       arch && target.arch != *arch)
     return fail(spec,

@@ -256,22 +256,11 @@ void emitFloatElements(OpBuilder &b, Location loc, Value in, Value out,
 
 } // namespace
 
-llvm::Expected<func::FuncOp>
-buildQuantizeKernel(ModuleOp module, const QuantizeKernelSpec &spec,
-                    const target::TargetInfo &target) {
-  if (llvm::Error err = verifyQuantizeKernel(spec))
-    return std::move(err);
-  MLIRContext *context = module.getContext();
-  loadKernelDialects(*context);
-  OpBuilder b(context);
-  Location loc = module.getLoc();
-  Type ptr = LLVM::LLVMPointerType::get(context);
+void emitQuantizeColumns(OpBuilder &b, Location loc,
+                         const QuantizeKernelSpec &spec,
+                         const target::TargetInfo &target, Value x, Value ldx,
+                         Value packed, Value m) {
   Type i64 = b.getI64Type();
-  func::FuncOp fn = createKernelFunction(b, loc, module, spec.getSymbolName(),
-                                         {ptr, i64, ptr, i64}, target);
-  Block *entry = &fn.front();
-  Value x = entry->getArgument(0), ldx = entry->getArgument(1);
-  Value packed = entry->getArgument(2), m = entry->getArgument(3);
   auto constant = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i64, v);
   };
@@ -327,6 +316,25 @@ buildQuantizeKernel(ModuleOp module, const QuantizeKernelSpec &spec,
         }
         scf::YieldOp::create(b, loc);
       });
+}
+
+llvm::Expected<func::FuncOp>
+buildQuantizeKernel(ModuleOp module, const QuantizeKernelSpec &spec,
+                    const target::TargetInfo &target) {
+  if (llvm::Error err = verifyQuantizeKernel(spec))
+    return std::move(err);
+  MLIRContext *context = module.getContext();
+  loadKernelDialects(*context);
+  OpBuilder b(context);
+  Location loc = module.getLoc();
+  Type ptr = LLVM::LLVMPointerType::get(context);
+  Type i64 = b.getI64Type();
+  func::FuncOp fn = createKernelFunction(b, loc, module, spec.getSymbolName(),
+                                         {ptr, i64, ptr, i64}, target);
+  Block *entry = &fn.front();
+  emitQuantizeColumns(b, loc, spec, target, entry->getArgument(0),
+                      entry->getArgument(1), entry->getArgument(2),
+                      entry->getArgument(3));
   func::ReturnOp::create(b, loc);
   return fn;
 }

@@ -233,19 +233,20 @@ KernelAttr::withColumnTiles(std::optional<ArrayRef<int64_t>> tiles) const {
   Attribute cols = tiles ? Attribute(DenseI64ArrayAttr::get(context, *tiles))
                          : Attribute(UnitAttr::get(context));
   return get(context, getIsa(), getLayout(), getMaxCols(), getThreads(), cols,
-             getL2Rows(), getL1K());
+             getL2Rows(), getL1K(), getQuantize());
 }
 
 KernelAttr KernelAttr::withCacheBlocks(int64_t l2Rows, int64_t l1K) const {
   return get(getContext(), getIsa(), getLayout(), getMaxCols(), getThreads(),
-             getCols(), l2Rows, l1K);
+             getCols(), l2Rows, l1K, getQuantize());
 }
 
 LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  KernelIsa kernelIsa, PackedLayout layout,
                                  int64_t maxCols, int64_t threads,
                                  Attribute cols, std::optional<int64_t> l2Rows,
-                                 std::optional<int64_t> l1K) {
+                                 std::optional<int64_t> l1K,
+                                 ActivationQuantize /*quantize*/) {
   const ::kf::FormatInfo &format =
       ::kf::format_info(static_cast<::kf::Format>(layout.format));
   if (format.role != ::kf::FormatRole::Weight)

@@ -752,6 +752,25 @@ KernelAttr getKernelDecision(Operation *op) {
   return kernel;
 }
 
+/// The innermost size a kernel op's input must have: K fp32 activations
+/// when its kernel quantizes them itself (quantize = fused), else a packed
+/// row of `rowBytes` bytes; failure after reporting the wrong element type.
+FailureOr<int64_t> checkKernelInput(Operation *op, Value input,
+                                    QWeightType weight, int64_t rowBytes,
+                                    KernelAttr kernel) {
+  const bool fused = kernel.isQuantizeFused();
+  Type element = cast<ShapedType>(input.getType()).getElementType();
+  if (fused != element.isF32())
+    return op->emitOpError()
+           << "input must be "
+           << (fused ? "the fp32 activations its kernel quantizes "
+                       "(quantize = fused)"
+                     : "packed activations (i8), its kernel's quantize being "
+                       "separate")
+           << ", got " << input.getType();
+  return fused ? weight.getCols() : rowBytes;
+}
+
 /// The kernel ABI of kf.qmatmul and kf.expert_qmatmul's callees.
 FunctionType getMatmulKernelType(MLIRContext *context) {
   Builder b(context);
@@ -814,10 +833,14 @@ LogicalResult QMatmulOp::verify() {
   FailureOr<int64_t> rowBytes = checkPackedWeight(*this, weight);
   if (failed(rowBytes))
     return failure();
+  KernelAttr kernel = getKernelDecision(*this);
+  if (!kernel)
+    return failure();
+  FailureOr<int64_t> row =
+      checkKernelInput(*this, getInput(), weight, *rowBytes, kernel);
   FailureOr<int64_t> n = staticDim(*this, "result", getResult(), 1);
-  if (failed(n) ||
-      failed(checkShape(*this, "input", getInput().getType(),
-                        {kAny, *rowBytes})) ||
+  if (failed(row) || failed(n) ||
+      failed(checkShape(*this, "input", getInput().getType(), {kAny, *row})) ||
       failed(checkShape(*this, "result", getType(), {tokens(getInput()), *n})))
     return failure();
   int64_t offset = getRowOffset();
@@ -825,9 +848,6 @@ LogicalResult QMatmulOp::verify() {
     return emitOpError() << "rows " << offset << " .. " << offset + *n - 1
                          << " of the result are not rows of the weight "
                          << weight;
-  KernelAttr kernel = getKernelDecision(*this);
-  if (!kernel)
-    return failure();
   if (offset % kernel.getRows() != 0)
     return emitOpError() << "row_offset " << offset
                          << " is not a multiple of the layout's row group "
@@ -849,20 +869,25 @@ LogicalResult ExpertQMatmulOp::verify() {
   FailureOr<int64_t> rowBytes = checkPackedWeight(*this, weight);
   if (failed(rowBytes))
     return failure();
+  KernelAttr kernel = getKernelDecision(*this);
+  if (!kernel)
+    return failure();
+  FailureOr<int64_t> row =
+      checkKernelInput(*this, getInput(), weight, *rowBytes, kernel);
+  if (failed(row))
+    return failure();
   auto ids = getIds().getType();
   if (ids.getRank() != 2)
     return emitOpError() << "ids must be [T, k], got " << ids;
   int64_t t = ids.getDimSize(0), k = ids.getDimSize(1);
   auto input = getInput().getType();
   if (input.getRank() == 2) {
-    if (failed(checkShape(*this, "input", input, {t, *rowBytes})))
+    if (failed(checkShape(*this, "input", input, {t, *row})))
       return failure();
-  } else if (failed(checkShape(*this, "input", input, {t, k, *rowBytes}))) {
+  } else if (failed(checkShape(*this, "input", input, {t, k, *row}))) {
     return failure();
   }
-  if (failed(checkShape(*this, "result", getType(), {t, k, weight.getRows()})))
-    return failure();
-  return success(static_cast<bool>(getKernelDecision(*this)));
+  return checkShape(*this, "result", getType(), {t, k, weight.getRows()});
 }
 
 LogicalResult

@@ -3,7 +3,9 @@
 // Each decided kf.linear becomes a kf.quantize_activations (fp32 rows into
 // packed int8 blocks) and a kf.qmatmul (packed blocks times the quantized
 // weight), both calling kernels the emitters build from the op's #kf.kernel
-// into the module's nested `module @kernels`. The kernels live in the IR, so
+// into the module's nested `module @kernels`; or, where the decision says
+// `quantize = fused`, a kf.qmatmul of the fp32 rows whose kernel quantizes
+// them itself. The kernels live in the IR, so
 // what is printed is what the JIT and the object writer compile, and two
 // matmuls of one shape and decision share one function.
 //
@@ -97,12 +99,13 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
   static Value createQMatmul(OpBuilder &b, Location loc, Value x, Value weight,
                              const LoweredMatmul &matmul, Precision precision,
                              int64_t rowOffset = 0) {
-    Value packed = createQuantize(b, loc, x, matmul.fns.quantize, matmul.spec);
+    Value input =
+        createKernelInput(b, loc, x, matmul.fns.quantize, matmul.spec);
     auto type = RankedTensorType::get(
         {cast<RankedTensorType>(x.getType()).getDimSize(0), matmul.spec.n},
         b.getF32Type());
     auto qmatmul =
-        QMatmulOp::create(b, loc, type, matmul.fns.matmul, packed, weight,
+        QMatmulOp::create(b, loc, type, matmul.fns.matmul, input, weight,
                           PrecisionAttr::get(b.getContext(), precision),
                           b.getI64IntegerAttr(rowOffset));
     qmatmul->setAttr(KfDialect::kKernelAttrName, matmul.kernel);
@@ -208,11 +211,11 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
     const int64_t tokens = ids.getDimSize(0), slots = ids.getDimSize(1);
     auto expertMatmul = [&](Value x, Value stack,
                             const LoweredMatmul &matmul) -> Value {
-      Value packed =
-          createQuantize(b, loc, x, matmul.fns.quantize, matmul.spec);
+      Value input =
+          createKernelInput(b, loc, x, matmul.fns.quantize, matmul.spec);
       auto type =
           RankedTensorType::get({tokens, slots, matmul.spec.n}, b.getF32Type());
-      auto op = ExpertQMatmulOp::create(b, loc, type, matmul.fns.matmul, packed,
+      auto op = ExpertQMatmulOp::create(b, loc, type, matmul.fns.matmul, input,
                                         moe.getIds(), stack, kPrecision);
       op->setAttr(KfDialect::kKernelAttrName, matmul.kernel);
       return op;

@@ -33,6 +33,7 @@ getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
   // A static M needs no wider tile than its decomposition has.
   spec.maxCols = kernel.getWidestColumnTile();
   spec.roundToBf16 = precision == Precision::bf16;
+  spec.fuseQuantize = kernel.isQuantizeFused();
   // The cache blocks --kf-block-caches decided, which the kernel follows
   // when a call has more columns than one tile; a static M of one tile
   // never does.
@@ -60,10 +61,14 @@ FailureOr<MatmulKernels>
 KernelModule::getOrBuild(Operation *op, const codegen::MatmulKernelSpec &spec) {
   MatmulKernels kernels;
   kernels.matmul = getOrBuild(op, spec, codegen::buildMatmulKernel);
+  if (!kernels.matmul)
+    return failure();
+  if (spec.fuseQuantize)
+    return kernels;
   kernels.quantize = getOrBuild(
       op, codegen::QuantizeKernelSpec{spec.k, spec.getActivationFormat()},
       codegen::buildQuantizeKernel);
-  if (!kernels.matmul || !kernels.quantize)
+  if (!kernels.quantize)
     return failure();
   return kernels;
 }
@@ -109,9 +114,11 @@ ModuleOp KernelModule::getModule(Operation *op) {
   return kernels;
 }
 
-Value createQuantize(OpBuilder &b, Location loc, Value input,
-                     SymbolRefAttr quantizer,
-                     const codegen::MatmulKernelSpec &spec) {
+Value createKernelInput(OpBuilder &b, Location loc, Value input,
+                        SymbolRefAttr quantizer,
+                        const codegen::MatmulKernelSpec &spec) {
+  if (spec.fuseQuantize)
+    return input;
   SmallVector<int64_t> shape(
       cast<RankedTensorType>(input.getType()).getShape());
   shape.back() = spec.getActivationColumnBytes();

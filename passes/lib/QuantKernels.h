@@ -24,7 +24,8 @@ FailureOr<::kf::codegen::MatmulKernelSpec>
 getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
               const ::kf::target::TargetInfo &target, std::string &reason);
 
-/// The kernels one matmul calls.
+/// The kernels one matmul calls: no quantizer when the matmul kernel
+/// quantizes its activations itself (spec.fuseQuantize).
 struct MatmulKernels {
   SymbolRefAttr quantize;
   SymbolRefAttr matmul;
@@ -55,11 +56,13 @@ private:
   ModuleOp kernels;
 };
 
-/// A kf.quantize_activations of `input`'s innermost rows by the quantizer of
-/// `spec`: the packed rows have the input's leading dimensions.
-Value createQuantize(OpBuilder &b, Location loc, Value input,
-                     SymbolRefAttr quantizer,
-                     const ::kf::codegen::MatmulKernelSpec &spec);
+/// What the kernel of `spec` reads of the fp32 `input`: `input` itself when
+/// it quantizes its activations, else a kf.quantize_activations of its
+/// innermost rows by `quantizer` (the packed rows keep the input's leading
+/// dimensions).
+Value createKernelInput(OpBuilder &b, Location loc, Value input,
+                        SymbolRefAttr quantizer,
+                        const ::kf::codegen::MatmulKernelSpec &spec);
 
 } // namespace mlir::kf
 

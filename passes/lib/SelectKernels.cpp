@@ -63,7 +63,26 @@ struct Decision {
   int64_t maxCols = 8;
   int64_t threads;
   std::optional<int64_t> l2Rows, l1K;
+  std::optional<ActivationQuantize> quantize;
 };
+
+/// Whether the kernel of `matmul` quantizes its activations by default: when
+/// the emitters build it and every call's columns fit one tile (a static M
+/// of at most maxCols, which includes a single token's expert bucket), so
+/// that each call packs few columns and the weights are read once; and the
+/// packed columns fit the kernel's stack.
+bool fusesQuantizeByDefault(const Matmul &matmul, int64_t maxCols) {
+  auto format = static_cast<::kf::Format>(matmul.weight.getFormat());
+  if (!codegen::hasMatmulEmitter(format) || matmul.m == ShapedType::kDynamic ||
+      matmul.m > maxCols)
+    return false;
+  codegen::MatmulKernelSpec spec;
+  spec.format = format;
+  spec.k = matmul.k;
+  spec.maxCols = maxCols;
+  spec.fuseQuantize = true;
+  return spec.getPrologueBytes() <= codegen::kMaxPrologueBytes;
+}
 
 struct SelectKernelsPass : impl::KfSelectKernelsBase<SelectKernelsPass> {
   using Base::Base;
@@ -121,9 +140,13 @@ private:
     KernelIsa isa = selectIsa(target, format);
     Decision d{isa, KernelAttr::getLaneRows(isa), 8, available, {}, {}};
     auto build = [&](function_ref<InFlightDiagnostic()> emitError) {
-      return KernelAttr::getChecked(emitError, context, d.isa,
-                                    PackedLayout{format, d.rows}, d.maxCols,
-                                    d.threads, Attribute(), d.l2Rows, d.l1K);
+      ActivationQuantize quantize =
+          d.quantize.value_or(fusesQuantizeByDefault(matmul, d.maxCols)
+                                  ? ActivationQuantize::fused
+                                  : ActivationQuantize::separate);
+      return KernelAttr::getChecked(
+          emitError, context, d.isa, PackedLayout{format, d.rows}, d.maxCols,
+          d.threads, Attribute(), d.l2Rows, d.l1K, quantize);
     };
     if (tuning) {
       TuningKey key{format, target.name, isa, matmul.m, matmul.n, matmul.k};
@@ -163,6 +186,8 @@ private:
           d.l2Rows = rule.setL2Rows;
         if (rule.setL1K)
           d.l1K = rule.setL1K;
+        if (rule.setQuantize)
+          d.quantize = rule.setQuantize;
         if (!build(emitRuleError))
           return {};
       }

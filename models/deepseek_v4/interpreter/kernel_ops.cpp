@@ -1,7 +1,8 @@
 //===- kernel_ops.cpp - The ops that call compiled kernels ----------------===//
 //
 // A lowered graph's kf.quantize_activations, kf.qmatmul and
-// kf.expert_qmatmul run the kernels --kf-lower-quant-dot built, found
+// kf.expert_qmatmul (of packed activations, or of fp32 ones where the
+// kernel quantizes them) run the kernels --kf-lower-quant-dot built, found
 // through the interpreter's kernel resolver, on the whole row range in the
 // calling thread (an expert matmul through the runtime's MoE dispatch, one
 // call per expert bucket): the interpreter checks what the compiled code
@@ -61,6 +62,19 @@ absl::StatusOr<CompiledMatmul> getCompiledMatmul(mlir::Operation *op,
   return matmul;
 }
 
+/// A kernel op's input as its kernel reads it: packed activation bytes, or
+/// the fp32 activations of a kernel that quantizes them (quantize = fused;
+/// the op's verifier ties the element type to the decision).
+std::span<const uint8_t> getKernelInput(const Tensor &input) {
+  if (input.getElementType() == ElementType::F32) {
+    std::span<const float> floats = input.getFloats();
+    return {reinterpret_cast<const uint8_t *>(floats.data()),
+            floats.size_bytes()};
+  }
+  std::span<const int8_t> bytes = input.getBytes();
+  return {reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()};
+}
+
 } // namespace
 
 absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
@@ -82,7 +96,7 @@ absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
                            " leave the packed weight");
   const uint8_t *rows = packedWeight.data() + firstGroup * groupBytes;
   std::vector<float> out(static_cast<size_t>(m * n));
-  compiled.kernel(rows, input.getBytes().data(), out.data(), n, m, 0, n);
+  compiled.kernel(rows, getKernelInput(input).data(), out.data(), n, m, 0, n);
   frame.set(op.getResult(), Tensor({m, n}, std::move(out)));
   return absl::OkStatus();
 }
@@ -108,11 +122,11 @@ absl::Status execute(mlir::kf::ExpertQMatmulOp op, Frame &frame,
       ::kf::bucket_by_expert(ids.getInts(), experts);
   if (!buckets.ok())
     return opError(op, std::string(buckets.status().message()));
-  std::span<const int8_t> packed = input.getBytes();
-  ::kf::ExpertActivations x{
-      std::span(reinterpret_cast<const uint8_t *>(packed.data()),
-                packed.size()),
-      input.getShape().back(), perToken ? slots : 1};
+  std::span<const uint8_t> rowsIn = getKernelInput(input);
+  const int64_t rowCount = input.getNumElements() / input.getShape().back();
+  ::kf::ExpertActivations x{rowsIn,
+                            static_cast<int64_t>(rowsIn.size()) / rowCount,
+                            perToken ? slots : 1};
   ::kf::ExpertMatmul matmul{
       compiled.kernel, compiled.packedWeight.data(),
       static_cast<int64_t>(compiled.packedWeight.size()) / experts, n};

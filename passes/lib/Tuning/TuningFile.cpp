@@ -98,6 +98,13 @@ private:
                               TuningRule &rule) {
     if (key == "isa")
       return parseIsa(value, column, rule.setIsa);
+    if (key == "quantize") {
+      rule.setQuantize = symbolizeActivationQuantize(value);
+      if (!rule.setQuantize)
+        return error(column) << "unknown quantize '" << value
+                             << "' (expected fused or separate)";
+      return success();
+    }
     std::optional<int64_t> *field =
         llvm::StringSwitch<std::optional<int64_t> *>(key)
             .Case("rows", &rule.setRows)
@@ -109,7 +116,8 @@ private:
     if (!field)
       return error(column - key.size() - 1)
              << "unknown override '" << key
-             << "' (expected isa, rows, max_cols, threads, l2_rows or l1_k)";
+             << "' (expected isa, rows, max_cols, threads, l2_rows, l1_k or "
+                "quantize)";
     return parsePositive(key, value, column, *field);
   }
 

@@ -1885,6 +1885,53 @@ func.func @qmatmul_no_decision(%xq: tensor<?x96xi8>, %w: !kf.qweight<q8_0, [16, 
 
 // -----
 
+func.func @qmatmul_fused_packed(%xq: tensor<?x96xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op input must be the fp32 activations its kernel quantizes (quantize = fused), got 'tensor<?x96xi8>'}}
+  %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, quantize = fused>}
+      : tensor<?x96xi8>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @qmatmul_separate_floats(%x: tensor<?x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op input must be packed activations (i8), its kernel's quantize being separate, got 'tensor<?x64xf32>'}}
+  %y = kf.qmatmul @kernels::@matmul(%x, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}
+      : tensor<?x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @qmatmul_fused_k(%x: tensor<?x96xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{'kf.qmatmul' op input must be [?, 64], got [?, 96]}}
+  %y = kf.qmatmul @kernels::@matmul(%x, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, quantize = fused>}
+      : tensor<?x96xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @expert_qmatmul_fused_k(%x: tensor<?x2x32xf32>, %ids: tensor<?x2xi32>, %w: !kf.qweight<mxfp4, [4, 32, 64]>) -> tensor<?x2x32xf32> {
+  // expected-error @+1 {{'kf.expert_qmatmul' op input must be [?, 2, 64], got [?, 2, 32]}}
+  %y = kf.expert_qmatmul @kernels::@matmul(%x, %ids, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, quantize = fused>}
+      : tensor<?x2x32xf32>, tensor<?x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<?x2x32xf32>
+  return %y : tensor<?x2x32xf32>
+}
+
+// -----
+
+func.func @kernel_quantize_value(%x: tensor<?x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+3 {{expected ::mlir::kf::ActivationQuantize to be one of: separate, fused}}
+  // expected-error @+2 {{failed to parse Kf_KernelAttr parameter 'quantize'}}
+  %y = kf.linear %x, %w
+      {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, quantize = inline>}
+      : tensor<?x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
 func.func @qmatmul_input_bytes(%xq: tensor<?x64xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
   // expected-error @+1 {{'kf.qmatmul' op input must be [?, 96], got [?, 64]}}
   %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}

@@ -530,12 +530,24 @@ module {
   // CHECK-LABEL: func.func @float_ops
   // CHECK: %[[XB:.*]] = kf.quantize_activations @kernels::@quantize(%arg0) format(bf16) : tensor<?x100xf32> -> tensor<?x256xi8>
   // CHECK: kf.qmatmul @kernels::@matmul(%[[XB]], %arg1) {kf.kernel = #kf.kernel<isa = avx512bf16, layout = bf16_r16, max_cols = 8, threads = 2, cols = dynamic>} : tensor<?x256xi8>, !kf.qweight<bf16, [16, 100]> -> tensor<?x16xf32>
-  // CHECK: module @kernels
   func.func @float_ops(%x: tensor<?x100xf32>, %w: !kf.qweight<bf16, [16, 100]>) -> tensor<?x16xf32> {
     %xq = kf.quantize_activations @kernels::@quantize(%x) format(bf16) : tensor<?x100xf32> -> tensor<?x256xi8>
     %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx512bf16, layout = bf16_r16, max_cols = 8, threads = 2, cols = dynamic>}
         : tensor<?x256xi8>, !kf.qweight<bf16, [16, 100]> -> tensor<?x16xf32>
     return %y : tensor<?x16xf32>
+  }
+  // A kernel that quantizes its activations takes them as fp32.
+  // CHECK-LABEL: func.func @fused_ops
+  // CHECK: kf.qmatmul @kernels::@matmul(%arg0, %arg1) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_k_r8, max_cols = 8, threads = 2, cols = [1], quantize = fused>} : tensor<1x512xf32>, !kf.qweight<q4_k, [16, 512]> -> tensor<1x16xf32>
+  // CHECK: kf.expert_qmatmul @kernels::@matmul(%arg2, %arg3, %arg4) {kf.kernel = #kf.kernel<{{.*}}quantize = fused>} : tensor<1x2x64xf32>, tensor<1x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<1x2x32xf32>
+  // CHECK: module @kernels
+  func.func @fused_ops(%x: tensor<1x512xf32>, %w: !kf.qweight<q4_k, [16, 512]>, %h: tensor<1x2x64xf32>,
+                       %ids: tensor<1x2xi32>, %e: !kf.qweight<mxfp4, [4, 32, 64]>) -> (tensor<1x16xf32>, tensor<1x2x32xf32>) {
+    %y = kf.qmatmul @kernels::@matmul(%x, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q4_k_r8, max_cols = 8, threads = 2, cols = [1], quantize = fused>}
+        : tensor<1x512xf32>, !kf.qweight<q4_k, [16, 512]> -> tensor<1x16xf32>
+    %z = kf.expert_qmatmul @kernels::@matmul(%h, %ids, %e) {kf.kernel = #kf.kernel<isa = avx2, layout = mxfp4_r8, max_cols = 8, threads = 2, cols = [1], quantize = fused>}
+        : tensor<1x2x64xf32>, tensor<1x2xi32>, !kf.qweight<mxfp4, [4, 32, 64]> -> tensor<1x2x32xf32>
+    return %y, %z : tensor<1x16xf32>, tensor<1x2x32xf32>
   }
   module @kernels {
     func.func private @quantize(!llvm.ptr, i64, !llvm.ptr, i64)

@@ -413,6 +413,58 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
+// quantize = fused: the kernel (suffix _fq) takes the fp32 activations and
+// quantizes them itself, so no quantizer is built or called for it; the
+// routed experts of one token take their fp32 rows too, the down projection
+// one per slot. Where the decision keeps the quantizer separate (the shared
+// down projection here), it stays.
+// CHECK-LABEL: func.func @fused
+// CHECK-SAME:   (%[[IN:[^:]*]]: tensor<1x128xf32>, %[[IDS:[^:]*]]: tensor<1x2xi32>
+// CHECK:      %[[L:.*]] = kf.qmatmul @kernels::@kf_matmul_q4_k_avx512vnni_r16_c1_k256_n32_bf16_fq(%[[A:.*]], %{{.*}})
+// CHECK-SAME:   quantize = fused>} : tensor<1x256xf32>, !kf.qweight<q4_k, [32, 256]> -> tensor<1x32xf32>
+// CHECK:      %[[G:.*]] = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx512vnni_r16_c1_k128_n64_bf16_fq(%[[IN]], %[[IDS]], %{{.*}})
+// CHECK-SAME:   : tensor<1x128xf32>, tensor<1x2xi32>, !kf.qweight<mxfp4, [4, 64, 128]> -> tensor<1x2x64xf32>
+// CHECK-NEXT: %[[U:.*]] = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx512vnni_r16_c1_k128_n64_bf16_fq(%[[IN]], %[[IDS]], %{{.*}})
+// CHECK-NEXT: %[[H:.*]] = kf.swiglu %[[G]], %[[U]]
+// CHECK-NEXT: %[[D:.*]] = kf.expert_qmatmul @kernels::@kf_matmul_mxfp4_avx512vnni_r16_c1_k64_n128_bf16_fq(%[[H]], %[[IDS]], %{{.*}})
+// CHECK-SAME:   : tensor<1x2x64xf32>, tensor<1x2xi32>, !kf.qweight<mxfp4, [4, 128, 64]> -> tensor<1x2x128xf32>
+// CHECK-NEXT: %[[SG:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c1_k128_n64_bf16_fq(%[[IN]], %{{.*}})
+// CHECK-NEXT: %[[SU:.*]] = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c1_k128_n64_bf16_fq(%[[IN]], %{{.*}})
+// CHECK-NEXT: %[[SH:.*]] = kf.swiglu %[[SG]], %[[SU]]
+// CHECK-NEXT: %[[SHQ:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k64(%[[SH]]) : tensor<1x64xf32> -> tensor<1x96xi8>
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c1_k64_n128_bf16(%[[SHQ]], %{{.*}})
+// CHECK:      module @kernels {
+// CHECK-NOT:    func.func @kf_quantize_q8_k
+// CHECK-NOT:    func.func @kf_quantize_q8_0_k128
+// CHECK:        func.func @kf_matmul_q4_k_avx512vnni_r16_c1_k256_n32_bf16_fq(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK-SAME:     passthrough = ["no-builtins"]
+// CHECK:          llvm.alloca %{{.*}} x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr
+// CHECK:          scf.while
+// CHECK:          "llvm.x86.avx512.vpdpbusd.512"
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  func.func @fused(%x: tensor<1x128xf32>, %ids: tensor<1x2xi32>, %w: tensor<1x2xf32>, %a: tensor<1x256xf32>,
+                   %wk: !kf.qweight<q4_k, [32, 256]>,
+                   %g: !kf.qweight<mxfp4, [4, 64, 128]>, %u: !kf.qweight<mxfp4, [4, 64, 128]>, %d: !kf.qweight<mxfp4, [4, 128, 64]>,
+                   %sg: !kf.qweight<q8_0, [64, 128]>, %su: !kf.qweight<q8_0, [64, 128]>, %sd: !kf.qweight<q8_0, [128, 64]>)
+      -> (tensor<1x32xf32>, tensor<1x128xf32>) {
+    %l = kf.linear %a, %wk {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_k_r16, max_cols = 8, threads = 16, cols = [1], quantize = fused>}
+        : tensor<1x256xf32>, !kf.qweight<q4_k, [32, 256]> -> tensor<1x32xf32>
+    %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(2.0) shared_limit(1.5)
+        {kf.kernel = {gate_exps = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16, cols = [1], quantize = fused>,
+                      up_exps = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16, cols = [1], quantize = fused>,
+                      down_exps = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16, cols = [1], quantize = fused>,
+                      gate_shexp = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = [1], quantize = fused>,
+                      up_shexp = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = [1], quantize = fused>,
+                      down_shexp = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = [1]>}}
+        : tensor<1x128xf32>, tensor<1x2xi32>, tensor<1x2xf32>,
+          !kf.qweight<mxfp4, [4, 64, 128]>, !kf.qweight<mxfp4, [4, 64, 128]>, !kf.qweight<mxfp4, [4, 128, 64]>,
+          !kf.qweight<q8_0, [64, 128]>, !kf.qweight<q8_0, [64, 128]>, !kf.qweight<q8_0, [128, 64]> -> tensor<1x128xf32>
+    return %l, %y : tensor<1x32xf32>, tensor<1x128xf32>
+  }
+}
+
+// -----
+
 // AArch64 with bf16: bfdot on 4 rows, the bf16 pairs its operands.
 // CHECK-LABEL: func.func @neon_floats
 // CHECK: kf.qmatmul @kernels::@kf_matmul_bf16_neon_bf16_r4_c1_k64_n8_bf16(

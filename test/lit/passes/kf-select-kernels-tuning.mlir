@@ -5,6 +5,7 @@
 // RUN: kf-opt %t/input.mlir --kf-select-kernels="tuning-file=%t/good.tune threads=8" | FileCheck %s --check-prefix=CAP
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/selector.tune 2>&1 | FileCheck %s --check-prefix=SELECTOR
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/override.tune 2>&1 | FileCheck %s --check-prefix=OVERRIDE
+// RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/quantize.tune 2>&1 | FileCheck %s --check-prefix=QUANTIZE
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/arrow.tune 2>&1 | FileCheck %s --check-prefix=ARROW
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/value.tune 2>&1 | FileCheck %s --check-prefix=VALUE
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/format.tune 2>&1 | FileCheck %s --check-prefix=FORMAT
@@ -16,19 +17,23 @@
 // The shape rule tunes only the big Q8_0 matrix.
 // CHECK-LABEL: func.func @tuned
 // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, l2_rows = 64, l1_k = 1024>} : tensor<17x4096xf32>
-// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>} : tensor<1x256xf32>
+// One column: the kernel quantizes its activations (the default).
+// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, quantize = fused>} : tensor<1x256xf32>
 // IQ2_XXS takes the avx2 kernel, then (as a dynamic M) 16 rows and 4 columns.
 // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r16, max_cols = 4, threads = 16>} : tensor<?x256xf32>
+// Two columns, whose quantization a rule keeps separate.
 // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 16>} : tensor<2x256xf32>
-// An l1_k longer than K is all of K; fewer threads apply.
-// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 4, l1_k = 256>} : tensor<9x256xf32>
+// An l1_k longer than K is all of K; fewer threads apply; a rule fuses the
+// quantization of nine columns.
+// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 4, l1_k = 256, quantize = fused>} : tensor<9x256xf32>
 
 // The threads option caps what the file asks for.
 // CAP: threads = 8, l2_rows = 64, l1_k = 1024>} : tensor<17x4096xf32>
-// CAP: threads = 4, l1_k = 256>} : tensor<9x256xf32>
+// CAP: threads = 4, l1_k = 256, quantize = fused>} : tensor<9x256xf32>
 
 // SELECTOR: selector.tune:2:13: error: unknown selector 'row' (expected format, target, isa, m, n or k)
-// OVERRIDE: override.tune:1:16: error: unknown override 'cols' (expected isa, rows, max_cols, threads, l2_rows or l1_k)
+// OVERRIDE: override.tune:1:16: error: unknown override 'cols' (expected isa, rows, max_cols, threads, l2_rows, l1_k or quantize)
+// QUANTIZE: quantize.tune:1:25: error: unknown quantize 'inline' (expected fused or separate)
 // ARROW: arrow.tune:3:1: error: expected a rule '<selectors> -> <overrides>', such as 'format=q8_0 n=2048 -> l1_k=1024'
 // VALUE: value.tune:1:21: error: rows=sixteen: expected a positive integer
 // FORMAT: format.tune:1:8: error: unknown format 'q9_0'
@@ -60,6 +65,8 @@ format=q8_0 target=znver5 n=2048 k=4096 -> l2_rows=64 l1_k=1024
 format=iq2_xxs isa=avx512vnni -> isa=avx2
 	format=iq2_xxs m=dynamic   ->   rows=16 max_cols=4   # the bucket kernel
 format=q4_0 -> threads=4 l1_k=8192
+m=2 -> quantize=separate
+m=9 -> quantize=fused
 target=x86-64-v3 -> threads=1
 
 //--- selector.tune
@@ -68,6 +75,9 @@ format=q8_0 row=16 -> l1_k=64
 
 //--- override.tune
 format=q8_0 -> cols=8
+
+//--- quantize.tune
+format=q8_0 -> quantize=inline
 
 //--- arrow.tune
 # no arrow on line 3

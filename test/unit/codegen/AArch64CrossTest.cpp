@@ -76,7 +76,7 @@ void writeCases(llvm::raw_ostream &os, const MatmulKernelSpec &spec,
   writeRaw<uint32_t>(os, name.size());
   os << name;
   writeBlob(os, ref.packedW);
-  writeBlob(os, ref.packedX);
+  writeBlob(os, ref.kernelX);
 
   struct Run {
     int64_t m, nBegin;
@@ -153,6 +153,13 @@ std::vector<MatmulKernelSpec> crossSpecs() {
       for (int64_t maxCols : {1, 3})
         specs.push_back({format, isa, 4, 70, 9, maxCols});
     }
+  // Kernels that quantize their activations (the quantizers' code for this
+  // target: fp16 rounding by fcvt), Q8_0 and Q8_K ones.
+  for (auto [format, k] : {std::pair{Format::Q8_0, 64}, {Format::Q4_K, 256}}) {
+    MatmulKernelSpec spec{format, KernelIsa::NeonDotprod, 4, k, 9, 3};
+    spec.fuseQuantize = true;
+    specs.push_back(spec);
+  }
   return specs;
 }
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef void (*MatmulFn)(const void *packedW, const void *packedX, float *y,
+typedef void (*MatmulFn)(const void *packedW, const void *x, float *y,
                          int64_t ldy, int64_t m, int64_t nBegin, int64_t nEnd);
 
 static FILE *cases;

@@ -79,7 +79,7 @@ void checkKernel(const JitKernel &kernel, uint32_t seed) {
   const float sentinel = -12345.0f;
   for (int64_t m = 1; m <= kMaxM; ++m) {
     std::vector<float> y(m * ldy, sentinel);
-    kernel.fn(ref.packedW.data(), ref.packedX.data(), y.data(), ldy, m, 0, n);
+    kernel.fn(ref.packedW.data(), ref.kernelX.data(), y.data(), ldy, m, 0, n);
     for (int64_t j = 0; j < m; ++j) {
       for (int64_t r = 0; r < n; ++r)
         ASSERT_TRUE(agrees(y[j * ldy + r], j * n + r))
@@ -96,7 +96,7 @@ void checkKernel(const JitKernel &kernel, uint32_t seed) {
   if (n > spec.rows) {
     const int64_t m = 5;
     std::vector<float> y(m * ldy, sentinel);
-    kernel.fn(ref.packedW.data(), ref.packedX.data(), y.data(), ldy, m,
+    kernel.fn(ref.packedW.data(), ref.kernelX.data(), y.data(), ldy, m,
               spec.rows, n);
     for (int64_t j = 0; j < m; ++j)
       for (int64_t r = 0; r < ldy; ++r) {
@@ -175,6 +175,19 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
   for (Format format : {Format::Q8_0, Format::BF16})
     if (isaSupportsFormat(isa, format))
       specs.push_back({format, isa, rows.front(), 96, 37, 8, true});
+  // Kernels that quantize their activations, one per activation format,
+  // with widest tiles that make m = 1..17 run in chunks of every kind.
+  for (auto [format, maxCols] : {std::pair{Format::Q8_0, 8},
+                                 {Format::Q4_K, 4},
+                                 {Format::BF16, 3},
+                                 {Format::F32, 1}}) {
+    if (!isaSupportsFormat(isa, format))
+      continue;
+    MatmulKernelSpec spec{
+        format, isa, rows.front(), shapesOf(format, isa)[0].k, 37, maxCols};
+    spec.fuseQuantize = true;
+    specs.push_back(spec);
+  }
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
@@ -948,6 +961,16 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   blocked.l1K = 32;
   blocked.l2Rows = 6;
   EXPECT_NE(error(blocked), "");
+  // A fused quantization's eight packed columns of K = 90112 (2816 blocks of
+  // 48 bytes each) would take more than 1 MiB of stack; K = 87360 fits.
+  MatmulKernelSpec fused{Format::Q8_0, KernelIsa::Scalar, 4, 90112, 8, 8};
+  fused.fuseQuantize = true;
+  EXPECT_EQ(error(fused),
+            "matmul kernel q8_0/scalar r4 c8 [8 x 90112] fused quantize: a "
+            "fused quantization packs 1081344 bytes on the stack, expected at "
+            "most 1048576");
+  fused.k = 87360;
+  EXPECT_EQ(error(fused), "");
   MatmulKernelSpec twice{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
   llvm::Expected<std::vector<JitKernel>> kernels =
       jitMatmuls({twice, twice}, target);

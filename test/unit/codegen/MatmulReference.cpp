@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <span>
 
@@ -90,8 +91,15 @@ void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
   for (int64_t j = 4; j < kMaxM; j += 2)
     std::copy_n(wf.begin() + (j % n) * k, k, x.begin() + j * ldx);
   const Format act = spec.getActivationFormat();
-  ref.packedX.assign(kMaxM * spec.getActivationColumnBytes(), 0);
-  ASSERT_TRUE(pack_activations(act, x, kMaxM, k, ldx, ref.packedX).ok());
+  if (spec.fuseQuantize) {
+    ref.kernelX.resize(kMaxM * k * sizeof(float));
+    for (int64_t j = 0; j < kMaxM; ++j)
+      std::memcpy(ref.kernelX.data() + j * k * sizeof(float), &x[j * ldx],
+                  k * sizeof(float));
+  } else {
+    ref.kernelX.assign(kMaxM * spec.getActivationColumnBytes(), 0);
+    ASSERT_TRUE(pack_activations(act, x, kMaxM, k, ldx, ref.kernelX).ok());
+  }
 
   // kf::dot of each weight row with each column's Q8_0 (Q8_K) blocks.
   const int64_t wRow = *row_bytes(spec.format, k);

@@ -1,6 +1,7 @@
 // The data a matmul kernel test runs on and the results it must give: weights
 // drawn, quantized by the reference quantizer and packed to the kernel's
-// layout; kMaxM packed activation columns; and kf::dot of every weight row
+// layout; kMaxM activation columns (packed, or the floats for a kernel that
+// packs them); and kf::dot of every weight row
 // with every column. Shared by the JIT tests (MatmulKernelTest.cpp) and the
 // AArch64 tests run under QEMU (AArch64CrossTest.cpp).
 #ifndef KF_TEST_UNIT_CODEGEN_MATMULREFERENCE_H
@@ -17,8 +18,11 @@ struct MatmulReference {
   static constexpr int64_t kMaxM = 17;
 
   std::vector<uint8_t> packedW; ///< spec.getWeightLayout()
-  std::vector<uint8_t> packedX; ///< kMaxM columns
-  std::vector<float> want;      ///< [kMaxM][n], kf::dot
+  /// What the kernel's x points to: kMaxM packed activation columns, or for
+  /// a kernel that quantizes its activations (fuseQuantize) the kMaxM
+  /// columns of K floats, K apart, that the packed ones are made from.
+  std::vector<uint8_t> kernelX;
+  std::vector<float> want; ///< [kMaxM][n], kf::dot
   /// [kMaxM][n]: how far the kernel's result may be from `want`: 0 (bit for
   /// bit) for the int8 family, floatKernelTolerance for the float family.
   std::vector<float> tolerance;

@@ -75,7 +75,7 @@ TEST(SharedLibrary, HostKernelsLoadAndEqualTheReference) {
     ASSERT_FALSE(testing::Test::HasFatalFailure());
     const int64_t m = MatmulReference::kMaxM;
     std::vector<float> y(m * spec.n);
-    fn(ref.packedW.data(), ref.packedX.data(), y.data(), spec.n, m, 0, spec.n);
+    fn(ref.packedW.data(), ref.kernelX.data(), y.data(), spec.n, m, 0, spec.n);
     for (size_t i = 0; i < y.size(); ++i)
       ASSERT_EQ(std::bit_cast<uint32_t>(y[i]),
                 std::bit_cast<uint32_t>(ref.want[i]))

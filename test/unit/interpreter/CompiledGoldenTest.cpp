@@ -99,6 +99,25 @@ std::string locationOf(mlir::Operation *op) {
   return text;
 }
 
+/// The fp32 activations a kernel op's input comes from: what the
+/// kf.quantize_activations producing it read, or the input itself where the
+/// kernel quantizes its activations (quantize = fused).
+mlir::Value getFp32Input(mlir::Value kernelInput) {
+  if (auto quantize =
+          kernelInput.getDefiningOp<mlir::kf::QuantizeActivationsOp>())
+    return quantize.getInput();
+  return kernelInput;
+}
+
+/// Whether `user` reads `value` as fp32 activations it quantizes: a
+/// quantizer, or a kernel op of a fused quantization.
+bool quantizes(mlir::Operation *user, mlir::Value value) {
+  if (llvm::isa<mlir::kf::QuantizeActivationsOp>(user))
+    return true;
+  return llvm::isa<mlir::kf::QMatmulOp, mlir::kf::ExpertQMatmulOp>(user) &&
+         user->getOperand(0) == value;
+}
+
 /// Checks each kf.qmatmul and kf.expert_qmatmul the interpreter runs
 /// against the double-precision product of its fp32 input (what its
 /// kf.quantize_activations read) and the file's decoded weight: for an
@@ -115,8 +134,8 @@ public:
       if (!tensor)
         continue;
       if (tensor->getElementType() == ElementType::F32 &&
-          llvm::any_of(value.getUsers(), [](mlir::Operation *user) {
-            return llvm::isa<mlir::kf::QuantizeActivationsOp>(user);
+          llvm::any_of(value.getUsers(), [&](mlir::Operation *user) {
+            return quantizes(user, value);
           }))
         inputs[value].assign(tensor->getFloats().begin(),
                              tensor->getFloats().end());
@@ -155,13 +174,9 @@ private:
     return it->second;
   }
 
-  /// The fp32 values the kf.quantize_activations producing `packed` read.
+  /// The fp32 values a kernel op's input `packed` was quantized from.
   const std::vector<float> *quantizerInput(mlir::Value packed) {
-    auto quantize = packed.getDefiningOp<mlir::kf::QuantizeActivationsOp>();
-    EXPECT_TRUE(quantize);
-    if (!quantize)
-      return nullptr;
-    auto found = inputs.find(quantize.getInput());
+    auto found = inputs.find(getFp32Input(packed));
     EXPECT_NE(found, inputs.end()) << "the quantizer's input was not seen";
     return found == inputs.end() ? nullptr : &found->second;
   }
@@ -358,17 +373,13 @@ public:
     // the FP8 simulation, which the reference applies itself).
     graph.walk([&](mlir::kf::MoeCombineOp combine) {
       auto down = combine.getShared().getDefiningOp<mlir::kf::QMatmulOp>();
-      mlir::Value h = down.getInput()
-                          .getDefiningOp<mlir::kf::QuantizeActivationsOp>()
-                          .getInput();
+      mlir::Value h = getFp32Input(down.getInput());
       if (auto sim = h.getDefiningOp<mlir::kf::Fp8SimOp>())
         h = sim.getInput();
       auto gate = h.getDefiningOp<mlir::kf::SwigluOp>()
                       .getGate()
                       .getDefiningOp<mlir::kf::QMatmulOp>();
-      mlir::Value x = gate.getInput()
-                          .getDefiningOp<mlir::kf::QuantizeActivationsOp>()
-                          .getInput();
+      mlir::Value x = getFp32Input(gate.getInput());
       if (auto sim = x.getDefiningOp<mlir::kf::Fp8SimOp>())
         x = sim.getInput();
       layerInputs[combine] = x;
@@ -440,11 +451,26 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
   mlir::PassManager pm(context.get());
   mlir::kf::buildPlanPipeline(pm, mlir::kf::PlanPipelineOptions());
   ASSERT_TRUE(mlir::succeeded(pm.run(*graph)));
-  int64_t lowered = 0, experts = 0, moes = 0;
-  graph->walk([&](mlir::kf::QMatmulOp) { ++lowered; });
-  graph->walk([&](mlir::kf::ExpertQMatmulOp) { ++experts; });
+  int64_t lowered = 0, experts = 0, moes = 0, fused = 0;
+  auto countFused = [&](mlir::Operation *op) {
+    fused += op->getAttrOfType<mlir::kf::KernelAttr>(
+                   mlir::kf::KfDialect::kKernelAttrName)
+                 .isQuantizeFused();
+  };
+  graph->walk([&](mlir::kf::QMatmulOp op) {
+    ++lowered;
+    countFused(op);
+  });
+  graph->walk([&](mlir::kf::ExpertQMatmulOp op) {
+    ++experts;
+    countFused(op);
+  });
   graph->walk([&](mlir::kf::MoeOp) { ++moes; });
   ASSERT_GT(lowered, 0) << "the pipeline lowered no linear";
+  // A decode step's kernels quantize their own activations (M = 1), the
+  // experts' included; the prefill's take a separate quantizer's.
+  EXPECT_GT(fused, 3 * static_cast<int64_t>(config.n_layer));
+  EXPECT_LT(fused, lowered + experts);
   // Every MoE layer's experts run compiled: 3 stacks per layer and function.
   EXPECT_EQ(moes, 0) << "a kf.moe was left to the reference";
   EXPECT_EQ(experts, 3 * 2 * static_cast<int64_t>(config.n_layer));

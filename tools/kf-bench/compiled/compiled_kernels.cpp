@@ -27,8 +27,10 @@ using codegen::KernelIsa;
 // specialised on the shape, so the first packing of a shape compiles it.
 class KernelCache {
 public:
-  KernelCache(KernelIsa isa, int64_t rows, target::TargetInfo host)
-      : isa_(isa), rows_(rows), host_(std::move(host)) {}
+  KernelCache(KernelIsa isa, int64_t rows, target::TargetInfo host,
+              bool fuseQuantize)
+      : isa_(isa), rows_(rows), host_(std::move(host)),
+        fuseQuantize_(fuseQuantize) {}
 
   absl::StatusOr<const codegen::JitKernel *> get(Format format, int64_t n,
                                                  int64_t k) {
@@ -37,6 +39,7 @@ public:
     if (auto it = kernels_.find(key); it != kernels_.end())
       return &it->second;
     codegen::MatmulKernelSpec spec{format, isa_, rows_, k, n, /*maxCols=*/8};
+    spec.fuseQuantize = fuseQuantize_;
     // The cache blocks --kf-block-caches decides for this machine, its
     // threads splitting N; the kernels use them when a call has more columns
     // than one tile.
@@ -82,22 +85,29 @@ private:
   KernelIsa isa_;
   int64_t rows_;
   target::TargetInfo host_;
+  bool fuseQuantize_;
   std::mutex mutex_;
   std::map<std::tuple<Format, int64_t, int64_t>, codegen::JitKernel> kernels_;
 };
 
 // The kernels of one family on `isa`: the int8 family's (the quantized
 // formats, exact), or the float family's (BF16, F32: a reordered fp32 sum,
-// named "-float" where the ISA runs both families).
+// named "-float" where the ISA runs both families). With fuseQuantize, the
+// kernels that quantize their activations themselves ("-fq"): the bench
+// hands them the fp32 rows, and their time includes the quantization the
+// others' excludes.
 MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
-                         const target::TargetInfo &host, bool floats) {
-  auto cache = std::make_shared<KernelCache>(isa, rows, host);
+                         const target::TargetInfo &host, bool floats,
+                         bool fuseQuantize) {
+  auto cache = std::make_shared<KernelCache>(isa, rows, host, fuseQuantize);
   MatmulKernel kernel;
   kernel.name = std::string("kf-") + codegen::getIsaName(isa).str();
   const bool bothFamilies = codegen::isaSupportsFormat(isa, Format::Q8_0) &&
                             codegen::isaSupportsFormat(isa, Format::F32);
   if (floats && bothFamilies)
     kernel.name += "-float";
+  if (fuseQuantize)
+    kernel.name += "-fq";
   kernel.supports = [isa, floats](Format format) {
     return codegen::isaSupportsFormat(isa, format) &&
            kf::is_float_format(format) == floats;
@@ -114,8 +124,13 @@ MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
     return kf::pack_weights((*jit)->weightLayout, file_rows, n, k);
   };
   kernel.pack_activations =
-      [](Format format, int64_t m, int64_t k,
-         std::span<const float> rows) -> absl::StatusOr<std::vector<uint8_t>> {
+      [fuseQuantize](
+          Format format, int64_t m, int64_t k,
+          std::span<const float> rows) -> absl::StatusOr<std::vector<uint8_t>> {
+    if (fuseQuantize) {
+      const auto *bytes = reinterpret_cast<const uint8_t *>(rows.data());
+      return std::vector<uint8_t>(bytes, bytes + m * k * sizeof(float));
+    }
     const Format activation = format_info(format).dot_format;
     absl::StatusOr<uint64_t> column =
         kf::packed_activation_bytes(activation, k);
@@ -159,10 +174,12 @@ std::vector<MatmulKernel> compiled_kernels() {
           floats ? codegen::isaSupportsFormat(isa, Format::F32) ||
                        codegen::isaSupportsFormat(isa, Format::BF16)
                  : codegen::isaSupportsFormat(isa, Format::Q8_0);
-      if (family && codegen::canRunIsa(*host, isa))
+      if (!family || !codegen::canRunIsa(*host, isa))
+        continue;
+      for (bool fuseQuantize : {false, true})
         kernels.push_back(make_kernel(
             isa, isa == KernelIsa::Scalar ? 4 : codegen::getIsaRows(isa), *host,
-            floats));
+            floats, fuseQuantize));
     }
   return kernels;
 }

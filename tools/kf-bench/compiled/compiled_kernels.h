@@ -10,8 +10,10 @@
 
 namespace kf::bench {
 
-// One kernel per ISA this machine runs, widest first ("kf-avx512vnni",
-// "kf-avx2", "kf-scalar"), each for the formats the emitters support.
+// Two kernels per ISA this machine runs, widest first ("kf-avx512vnni",
+// "kf-avx512vnni-fq", "kf-avx2", ..., "kf-scalar-fq"), each for the formats
+// the emitters support: the plain one reads activations the bench packed
+// untimed, the "-fq" one quantizes the fp32 rows itself, in its time.
 std::vector<MatmulKernel> compiled_kernels();
 
 } // namespace kf::bench

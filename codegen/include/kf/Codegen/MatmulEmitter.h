@@ -55,6 +55,15 @@ llvm::Expected<mlir::func::FuncOp>
 buildQuantizeKernel(mlir::ModuleOp module, const QuantizeKernelSpec &spec,
                     const target::TargetInfo &target);
 
+/// The quantizer's code at b's insertion point: m columns of K floats, ldx
+/// apart from x, packed as `spec` says into m columns from `packed` (x and
+/// packed !llvm.ptr, ldx and m i64). What buildQuantizeKernel's function
+/// runs, and a fused matmul kernel's prologue.
+void emitQuantizeColumns(mlir::OpBuilder &b, mlir::Location loc,
+                         const QuantizeKernelSpec &spec,
+                         const target::TargetInfo &target, mlir::Value x,
+                         mlir::Value ldx, mlir::Value packed, mlir::Value m);
+
 /// The IR of nextColumnTile (kf/Tiling/ColumnTiles.h): the width of the next
 /// column tile for `remaining` (i64, >= 1) columns, as an i64.
 mlir::Value emitNextColumnTile(mlir::OpBuilder &b, mlir::Location loc,

@@ -113,6 +113,14 @@ struct MatmulKernelSpec {
   /// weights once anyway and ignore them.
   int64_t l1K = 0;
   int64_t l2Rows = 0;
+  /// Whether the kernel quantizes its activations itself, as its prologue:
+  /// x is then m rows of K floats, K apart (the fp32 activations), which the
+  /// kernel packs into getActivationFormat()'s blocks on its stack, up to
+  /// maxCols columns at a time, before the loop nest multiplies them. Every
+  /// call (every thread's) packs every column it multiplies, so this pays
+  /// when the columns are few (decode): no quantize step, no barrier between
+  /// it and the matmul, no packed activations in the arena.
+  bool fuseQuantize = false;
   /// Every tile's weight prefetch, instead of getDefaultWeightPrefetch's:
   /// for measurements (kf-bench's KF_BENCH_PREFETCH).
   std::optional<WeightPrefetch> prefetch;
@@ -120,7 +128,8 @@ struct MatmulKernelSpec {
   /// The function's symbol, e.g.
   /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048" ("..._bf16" when it
   /// rounds to bf16; "..._l1k2048_l2r352" with cache blocks;
-  /// "..._pf4096x1024" with a prefetch given).
+  /// "..._pf4096x1024" with a prefetch given; "..._fq" when it quantizes
+  /// its activations).
   std::string getSymbolName() const;
   /// The packed weight layout the kernel reads: signed lanes for
   /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others.
@@ -131,10 +140,18 @@ struct MatmulKernelSpec {
   /// Bytes of the packed weights, and of one packed activation column.
   int64_t getWeightBytes() const;
   int64_t getActivationColumnBytes() const;
+  /// The stack bytes a fused quantization packs into: maxCols packed
+  /// activation columns (0 unless fuseQuantize).
+  int64_t getPrologueBytes() const;
   /// "q8_0/avx512vnni r16 c8 [2048 x 4096]" (" bf16" appended when it
   /// rounds), for messages.
   std::string describe() const;
 };
+
+/// The most stack a fused quantization may take (getPrologueBytes): an
+/// eighth of the 8 MiB a thread's stack has by default (glibc), which the
+/// runtime's threads keep.
+inline constexpr int64_t kMaxPrologueBytes = 1 << 20;
 
 /// Checks that the emitters can build `spec` and that `target` can run it
 /// (its architecture and ISA features), before any IR exists: an intrinsic

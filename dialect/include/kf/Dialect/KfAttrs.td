@@ -86,6 +86,16 @@ def Kf_KernelIsa : I32EnumAttr<"KernelIsa",
   let cppNamespace = "::mlir::kf";
 }
 
+// How a matmul's fp32 activations become the packed blocks its kernel reads.
+// `separate`: a kf.quantize_activations packs them, once for every matmul of
+// the same input; `fused`: the kernel packs them itself, as its prologue (no
+// step, barrier or buffer between the two; each call packs its own columns).
+def Kf_ActivationQuantize : I32EnumAttr<"ActivationQuantize",
+    "where a matmul's activations are quantized",
+    [I32EnumAttrCase<"separate", 0>, I32EnumAttrCase<"fused", 1>]> {
+  let cppNamespace = "::mlir::kf";
+}
+
 // A packed weight layout, written `<format>_r<rows>` (`q8_0_r16`).
 def Kf_PackedLayoutParameter
     : AttrOrTypeParameter<"::mlir::kf::PackedLayout",
@@ -102,6 +112,11 @@ def Kf_ColumnTilesParameter
                         "column tiles: a static list, or dynamic"> {
   let parser = "::mlir::kf::parseColumnTiles($_parser)";
   let printer = "::mlir::kf::printColumnTiles($_printer, $_self)";
+}
+
+class Kf_DefaultEnumParameter<EnumAttrInfo enum, string default>
+    : EnumParameter<enum> {
+  let defaultValue = default;
 }
 
 class Kf_OptionalIntParameter<string desc>
@@ -140,6 +155,11 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
     * `l2_rows`, `l1_k` (`--kf-block-caches`): weight rows per L2 block, a
       multiple of `rows`, and K elements per L1 block, a multiple of the
       format's block.
+    * `quantize`: `separate` (the default, not printed) or `fused`, where the
+      kernel quantizes its fp32 activations itself as its prologue: chosen
+      when every call's columns fit one tile (a static M of at most
+      `max_cols`, or a single token's expert bucket), where packing them
+      again per call costs less than a separate step and its barrier.
 
     Example:
 
@@ -161,7 +181,9 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
     "int64_t":$threads,
     Kf_ColumnTilesParameter:$cols,
     Kf_OptionalIntParameter<"weight rows per L2 block">:$l2_rows,
-    Kf_OptionalIntParameter<"K elements per L1 block">:$l1_k
+    Kf_OptionalIntParameter<"K elements per L1 block">:$l1_k,
+    Kf_DefaultEnumParameter<Kf_ActivationQuantize,
+                            "::mlir::kf::ActivationQuantize::separate">:$quantize
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -188,6 +210,10 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
         std::optional<::llvm::ArrayRef<int64_t>> tiles) const;
     /// This decision with `l2_rows` and `l1_k` set.
     KernelAttr withCacheBlocks(int64_t l2Rows, int64_t l1K) const;
+    /// Whether the kernel quantizes its activations (`quantize = fused`).
+    bool isQuantizeFused() const {
+      return getQuantize() == ActivationQuantize::fused;
+    }
 
     /// The micro-kernel widths {8, 4, 3, 2} up to `maxCols`, widest first.
     static ::llvm::SmallVector<int64_t> getColumnWidths(int64_t maxCols);

@@ -848,7 +848,10 @@ def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
 
     The decisions the kernel was built from stay on the op as its
     `kf.kernel` attribute, which is required: the runtime repacks the
-    weight to its `layout` and splits the rows over its `threads`.
+    weight to its `layout` and splits the rows over its `threads`. When it
+    says `quantize = fused`, the kernel quantizes its activations itself
+    and `x` is the fp32 activations, `[M, K]` (the kernel ABI's `x` then
+    points to M rows of K floats).
 
     Example:
 
@@ -859,9 +862,12 @@ def Kf_QMatmulOp : Kf_Op<"qmatmul", [Pure,
     %g = kf.qmatmul @kernels::@kf_matmul_q8_0_avx512vnni_r16_c8_k512_n128_bf16(%xg, %wo) row_offset(256)
         {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 2, cols = dynamic>}
         : tensor<?x768xi8>, !kf.qweight<q8_0, [1024, 512]> -> tensor<?x128xf32>
+    %d = kf.qmatmul @kernels::@kf_matmul_q4_k_avx512vnni_r16_c1_k4096_n2048_bf16_fq(%x1, %wk)
+        {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_k_r16, max_cols = 8, threads = 2, cols = [1], quantize = fused>}
+        : tensor<1x4096xf32>, !kf.qweight<q4_k, [2048, 4096]> -> tensor<1x2048xf32>
     ```
   }];
-  let arguments = (ins SymbolRefAttr:$callee, RankedTensorOf<[I8]>:$input,
+  let arguments = (ins SymbolRefAttr:$callee, RankedTensorOf<[I8, F32]>:$input,
     Kf_QWeightType:$weight,
     DefaultValuedAttr<Kf_Precision, "::mlir::kf::Precision::bf16">:$precision,
     DefaultValuedAttr<I64Attr, "0">:$row_offset);
@@ -897,7 +903,9 @@ def Kf_ExpertQMatmulOp : Kf_Op<"expert_qmatmul", [Pure,
     size and `w` = the expert's packed rows (the stack packed expert by
     expert, `kf::pack_expert_weights`), and scatters the rows to the slots.
     The kernel splits any `m` into its column tiles. `precision(bf16)` (the
-    default) says the kernel rounds its results to bf16.
+    default) says the kernel rounds its results to bf16. A kernel with
+    `quantize = fused` (a single token's buckets) takes the fp32 rows
+    instead, `[T, K]` or `[T, k, K]`, and quantizes them itself.
 
     The decisions the kernel was built from stay on the op as its required
     `kf.kernel` attribute, as on `kf.qmatmul`.
@@ -913,7 +921,7 @@ def Kf_ExpertQMatmulOp : Kf_Op<"expert_qmatmul", [Pure,
         : tensor<?x6x2560xi8>, tensor<?x6xi32>, !kf.qweight<mxfp4, [256, 4096, 2048]> -> tensor<?x6x4096xf32>
     ```
   }];
-  let arguments = (ins SymbolRefAttr:$callee, RankedTensorOf<[I8]>:$input,
+  let arguments = (ins SymbolRefAttr:$callee, RankedTensorOf<[I8, F32]>:$input,
     RankedTensorOf<[I32]>:$ids, Kf_QWeightType:$weight,
     DefaultValuedAttr<Kf_Precision, "::mlir::kf::Precision::bf16">:$precision);
   let results = (outs Kf_F32Tensor:$result);

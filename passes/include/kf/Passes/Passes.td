@@ -49,13 +49,19 @@ def KfSelectKernels : Pass<"kf-select-kernels", "::mlir::ModuleOp"> {
       `neon_dotprod`, 1 for `scalar` (`q8_0_r16`).
     * `max_cols`: 8, the widest micro-kernel.
     * `threads`: the target's cores, or the `threads` option when given.
+    * `quantize`: `fused` (the kernel quantizes its activations as its
+      prologue) when the emitters build the matmul, M is static and at most
+      `max_cols` (a single token's expert bucket is M = 1), and `max_cols`
+      packed activation columns fit the kernel's stack (1 MiB); else
+      `separate`, not printed.
 
     With `tuning-file=PATH`, the rules of that file (kf/Tuning/TuningFile.h)
     override these defaults for the matmuls they match by format, target
     name, default ISA, M, N and K: `isa` (one the target runs; the rows
     follow it unless the rule sets them), `rows`, `max_cols`, `threads` (at
     most the threads available), `l2_rows` and `l1_k` (which
-    `--kf-block-caches` then keeps; clamped to the matrix). Example rule:
+    `--kf-block-caches` then keeps; clamped to the matrix) and `quantize`
+    (`fused` or `separate`). Example rule:
     `format=q8_0 target=znver5 n=2048 k=4096 -> l2_rows=64 l1_k=1024`. A
     malformed line is an error at its file, line and column.
 

@@ -8,11 +8,12 @@
 //   format=q8_0 target=znver5 n=2048 k=4096 -> l2_rows=64 l1_k=1024
 //   format=iq2_xxs isa=avx2 -> rows=16
 //   m=dynamic -> max_cols=4 threads=8
+//   m=4 -> quantize=separate
 //
 // A rule's selectors must all match (a missing one matches anything); `isa`
 // selects on the ISA the target would get, `m` is a static M or `dynamic`.
 // Every matching rule applies, in file order. Overrides: isa, rows,
-// max_cols, threads, l2_rows, l1_k.
+// max_cols, threads, l2_rows, l1_k, quantize (fused or separate).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +47,7 @@ struct TuningRule {
 
   std::optional<KernelIsa> setIsa;
   std::optional<int64_t> setRows, setMaxCols, setThreads, setL2Rows, setL1K;
+  std::optional<ActivationQuantize> setQuantize;
 
   bool matches(const TuningKey &key) const;
 };

@@ -12,8 +12,10 @@ extern "C" {
 
 /* Rows [n_begin, n_end) of y for m token columns:
  * y[j * ldy + n] = sum_k x[j][k] * w[n][k]. packed_w is the whole weight in
- * the kernel's packed layout, packed_x m columns of packed activations.
- * n_begin is a multiple of the kernel's row group; n_end is one too, or N. */
+ * the kernel's packed layout, packed_x m columns of packed activations, or,
+ * for a kernel that quantizes its activations (quantize = fused), m rows of
+ * K floats, K apart. n_begin is a multiple of the kernel's row group; n_end
+ * is one too, or N. */
 typedef void (*kf_matmul_kernel_fn)(const void *packed_w, const void *packed_x,
                                     float *y, int64_t ldy, int64_t m,
                                     int64_t n_begin, int64_t n_end);

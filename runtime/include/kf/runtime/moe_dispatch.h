@@ -48,7 +48,8 @@ struct ExpertMatmul {
   int64_t n = 0;
 };
 
-// The packed activations an expert matmul reads: `rows` rows of `row_bytes`,
+// The activations an expert matmul reads (packed, or the fp32 rows of a
+// kernel that quantizes them): rows of `row_bytes`,
 // slot s reading row s / slots_per_row — k when there is one row per token
 // (the gate and up projections read the token's input), 1 when there is one
 // per slot (the down projection reads the slot's own activation).
