@@ -116,33 +116,23 @@ void emitFusedQuantizeNest(OpBuilder &b, Location loc,
   const QuantizeKernelSpec quantize{spec.k, spec.getActivationFormat()};
   Value packed = emitEntryAlloca(b, loc, b.getInsertionBlock(), b.getI8Type(),
                                  spec.getPrologueBytes());
-  scf::WhileOp::create(
-      b, loc, TypeRange{i64}, ValueRange{constant(0)},
-      [&](OpBuilder &, Location, ValueRange cols) {
-        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                           cols[0], args.m);
-        scf::ConditionOp::create(b, loc, more, cols);
-      },
-      [&](OpBuilder &, Location, ValueRange cols) {
-        Value col = cols[0];
-        Value chunk = emitNextChunk(
-            b, loc, arith::SubIOp::create(b, loc, args.m, col), spec.maxCols);
-        Value x = emitByteOffset(
-            b, loc, args.x,
-            arith::MulIOp::create(b, loc, col, constant(4 * spec.k)));
-        emitQuantizeColumns(b, loc, quantize, target, x, constant(spec.k),
-                            packed, chunk);
-        Value y = emitByteOffset(
-            b, loc, args.y,
-            arith::MulIOp::create(b, loc,
-                                  arith::MulIOp::create(b, loc, col, args.ldy),
-                                  constant(4)));
-        emitMatmulLoopNest(
-            b, loc, spec, body,
-            {args.w, packed, y, args.ldy, chunk, args.nBegin, args.nEnd});
-        scf::YieldOp::create(
-            b, loc, ValueRange{arith::AddIOp::create(b, loc, col, chunk)});
-      });
+  emitColumnLoop(b, loc, args.m, [&](Value col) {
+    Value chunk = emitNextChunk(
+        b, loc, arith::SubIOp::create(b, loc, args.m, col), spec.maxCols);
+    Value x = emitByteOffset(
+        b, loc, args.x,
+        arith::MulIOp::create(b, loc, col, constant(4 * spec.k)));
+    emitQuantizeColumns(b, loc, quantize, target, x, constant(spec.k), packed,
+                        chunk);
+    Value y = emitByteOffset(
+        b, loc, args.y,
+        arith::MulIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, col, args.ldy), constant(4)));
+    emitMatmulLoopNest(
+        b, loc, spec, body,
+        {args.w, packed, y, args.ldy, chunk, args.nBegin, args.nEnd});
+    return chunk;
+  });
 }
 
 } // namespace

@@ -49,6 +49,24 @@ Value emitEntryAlloca(OpBuilder &b, Location loc, Block *entry, Type element,
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), element, size, 64);
 }
 
+void emitColumnLoop(OpBuilder &b, Location loc, Value m,
+                    function_ref<Value(Value col)> step) {
+  Type i64 = b.getI64Type();
+  scf::WhileOp::create(
+      b, loc, TypeRange{i64},
+      ValueRange{arith::ConstantIntOp::create(b, loc, i64, 0)},
+      [&](OpBuilder &, Location, ValueRange cols) {
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           cols[0], m);
+        scf::ConditionOp::create(b, loc, more, cols);
+      },
+      [&](OpBuilder &, Location, ValueRange cols) {
+        Value taken = step(cols[0]);
+        scf::YieldOp::create(
+            b, loc, ValueRange{arith::AddIOp::create(b, loc, cols[0], taken)});
+      });
+}
+
 namespace {
 
 class MatmulLoopNest {
@@ -157,39 +175,27 @@ void MatmulLoopNest::build(const KernelArgs &args) {
 
 void MatmulLoopNest::emitColumnTiles(const KernelArgs &args,
                                      const TileRange &range) {
-  Type i64Type = b.getI64Type();
   SmallVector<int64_t, 5> widths = tiling::columnTileWidths(spec.maxCols);
-  scf::WhileOp::create(
-      b, loc, TypeRange{i64Type}, ValueRange{i64(0)},
-      [&](OpBuilder &, Location, ValueRange cols) {
-        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                           cols[0], args.m);
-        scf::ConditionOp::create(b, loc, more, cols);
-      },
-      [&](OpBuilder &, Location, ValueRange cols) {
-        Value col = cols[0];
-        Value remaining = arith::SubIOp::create(b, loc, args.m, col);
-        Value width = emitNextColumnTile(b, loc, remaining, spec.maxCols);
-        Value index =
-            arith::IndexCastOp::create(b, loc, b.getIndexType(), width);
-        auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, index,
-                                                   widths, widths.size());
-        for (auto [w, region] :
-             llvm::zip_equal(widths, dispatch.getCaseRegions())) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&region.emplaceBlock());
-          emitTile(args, w, col, range);
-          scf::YieldOp::create(b, loc);
-        }
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(
-              &dispatch.getDefaultRegion().emplaceBlock());
-          scf::YieldOp::create(b, loc); // nextColumnTile returns no other
-        }
-        Value next = arith::AddIOp::create(b, loc, col, width);
-        scf::YieldOp::create(b, loc, ValueRange{next});
-      });
+  emitColumnLoop(b, loc, args.m, [&](Value col) {
+    Value remaining = arith::SubIOp::create(b, loc, args.m, col);
+    Value width = emitNextColumnTile(b, loc, remaining, spec.maxCols);
+    Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), width);
+    auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, index,
+                                               widths, widths.size());
+    for (auto [w, region] :
+         llvm::zip_equal(widths, dispatch.getCaseRegions())) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&region.emplaceBlock());
+      emitTile(args, w, col, range);
+      scf::YieldOp::create(b, loc);
+    }
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&dispatch.getDefaultRegion().emplaceBlock());
+      scf::YieldOp::create(b, loc); // nextColumnTile returns no other
+    }
+    return width;
+  });
 }
 
 void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,

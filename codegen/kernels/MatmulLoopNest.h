@@ -98,6 +98,11 @@ void emitMatmulLoopNest(mlir::OpBuilder &b, mlir::Location loc,
                         const MatmulKernelSpec &spec, MatmulBlockBody &body,
                         const KernelArgs &args);
 
+/// A loop over columns [0, m) (i64): `step` emits the work of the columns
+/// from `col` on and returns how many it took (i64, at least 1).
+void emitColumnLoop(mlir::OpBuilder &b, mlir::Location loc, mlir::Value m,
+                    llvm::function_ref<mlir::Value(mlir::Value col)> step);
+
 /// `count` values of `element` on the stack, allocated at the start of the
 /// block `entry` (the function's entry block), 64-byte aligned.
 mlir::Value emitEntryAlloca(mlir::OpBuilder &b, mlir::Location loc,
