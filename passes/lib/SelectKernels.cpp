@@ -67,19 +67,21 @@ struct Decision {
 };
 
 /// Whether the kernel of `matmul` quantizes its activations by default: when
-/// the emitters build it and every call's columns fit one tile (a static M
-/// of at most maxCols, which includes a single token's expert bucket), so
-/// that each call packs few columns and the weights are read once; and the
-/// packed columns fit the kernel's stack.
-bool fusesQuantizeByDefault(const Matmul &matmul, int64_t maxCols) {
+/// the emitters build it and it multiplies one column (M = 1: a decode
+/// step's linears and its experts' buckets), which a separate quantizer step
+/// could not split over threads either, so the fused kernel saves the step
+/// and its barrier for nothing; and the packed column fits the kernel's
+/// stack. With more columns the separate step splits them over the threads
+/// and shares them with every linear of the same input, where each fused
+/// call would pack them all (docs/benchmarks.md, run 9).
+bool fusesQuantizeByDefault(const Matmul &matmul) {
   auto format = static_cast<::kf::Format>(matmul.weight.getFormat());
-  if (!codegen::hasMatmulEmitter(format) || matmul.m == ShapedType::kDynamic ||
-      matmul.m > maxCols)
+  if (!codegen::hasMatmulEmitter(format) || matmul.m != 1)
     return false;
   codegen::MatmulKernelSpec spec;
   spec.format = format;
   spec.k = matmul.k;
-  spec.maxCols = maxCols;
+  spec.maxCols = 1;
   spec.fuseQuantize = true;
   return spec.getPrologueBytes() <= codegen::kMaxPrologueBytes;
 }
@@ -140,10 +142,9 @@ private:
     KernelIsa isa = selectIsa(target, format);
     Decision d{isa, KernelAttr::getLaneRows(isa), 8, available, {}, {}};
     auto build = [&](function_ref<InFlightDiagnostic()> emitError) {
-      ActivationQuantize quantize =
-          d.quantize.value_or(fusesQuantizeByDefault(matmul, d.maxCols)
-                                  ? ActivationQuantize::fused
-                                  : ActivationQuantize::separate);
+      ActivationQuantize quantize = d.quantize.value_or(
+          fusesQuantizeByDefault(matmul) ? ActivationQuantize::fused
+                                         : ActivationQuantize::separate);
       return KernelAttr::getChecked(
           emitError, context, d.isa, PackedLayout{format, d.rows}, d.maxCols,
           d.threads, Attribute(), d.l2Rows, d.l1K, quantize);

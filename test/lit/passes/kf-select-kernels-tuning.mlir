@@ -21,8 +21,9 @@
 // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, quantize = fused>} : tensor<1x256xf32>
 // IQ2_XXS takes the avx2 kernel, then (as a dynamic M) 16 rows and 4 columns.
 // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r16, max_cols = 4, threads = 16>} : tensor<?x256xf32>
-// Two columns, whose quantization a rule keeps separate.
-// CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 16>} : tensor<2x256xf32>
+// Two columns, whose quantization a rule fuses (the default keeps it
+// separate beyond one column).
+// CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 16, quantize = fused>} : tensor<2x256xf32>
 // An l1_k longer than K is all of K; fewer threads apply; a rule fuses the
 // quantization of nine columns.
 // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 4, l1_k = 256, quantize = fused>} : tensor<9x256xf32>
@@ -65,7 +66,7 @@ format=q8_0 target=znver5 n=2048 k=4096 -> l2_rows=64 l1_k=1024
 format=iq2_xxs isa=avx512vnni -> isa=avx2
 	format=iq2_xxs m=dynamic   ->   rows=16 max_cols=4   # the bucket kernel
 format=q4_0 -> threads=4 l1_k=8192
-m=2 -> quantize=separate
+m=2 -> quantize=fused
 m=9 -> quantize=fused
 target=x86-64-v3 -> threads=1
 

@@ -4,9 +4,9 @@
 // The target is written into each module, so every ISA's choice is checked
 // on any host. znver5 has avx512f, avx512bw and avx512vnni: every weight
 // format gets the avx512vnni kernel, rows in groups of 16, one thread per
-// core; M does not enter the choice of ISA. A static M of at most max_cols
-// has its kernel quantize its activations (quantize = fused); more columns,
-// or a dynamic M, keep the separate quantizer.
+// core; M does not enter the choice of ISA. One column (M = 1) has its
+// kernel quantize its activations (quantize = fused); more columns, or a
+// dynamic M, keep the separate quantizer.
 module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
   // CHECK-LABEL: func.func @formats
   func.func @formats(%x1: tensor<1x256xf32>, %x2: tensor<2x256xf32>, %x9: tensor<9x256xf32>,
@@ -18,7 +18,7 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     // CHECK: kf.linear %{{.*}}, %{{.*}} {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, quantize = fused>} : tensor<1x256xf32>
     // THREADS: kf.linear %{{.*}}, %{{.*}} {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 2, quantize = fused>} : tensor<1x256xf32>
     %a = kf.linear %x1, %q8 : tensor<1x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<1x64xf32>
-    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 16, quantize = fused>} : tensor<2x256xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 16>} : tensor<2x256xf32>
     %b = kf.linear %x2, %q4 : tensor<2x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<2x64xf32>
     // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16>} : tensor<9x256xf32>
     %c = kf.linear %x9, %mx : tensor<9x256xf32>, !kf.qweight<mxfp4, [64, 256]> -> tensor<9x64xf32>
@@ -58,21 +58,24 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     return %z, %y : tensor<?x64xf32>, tensor<?x64xf32>
   }
 
-  // K = 90112: eight packed Q8_0 columns (1081344 bytes) would pass the 1 MiB
-  // a kernel may take of its stack, so even one column keeps the separate
-  // quantizer.
+  // K = 22400: one packed Q8_0 column (700 blocks of 48 bytes) fits the
+  // 1 MiB a kernel may take of its stack; K = 699136 (21848 blocks) does
+  // not, and keeps the separate quantizer.
   // CHECK-LABEL: func.func @long_rows
-  func.func @long_rows(%x: tensor<1x90112xf32>, %w: !kf.qweight<q8_0, [16, 90112]>) -> tensor<1x16xf32> {
+  func.func @long_rows(%x: tensor<1x22400xf32>, %w: !kf.qweight<q8_0, [16, 22400]>,
+                       %y: tensor<1x699136xf32>, %v: !kf.qweight<q8_0, [16, 699136]>) -> (tensor<1x16xf32>, tensor<1x16xf32>) {
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, quantize = fused>}
+    %a = kf.linear %x, %w : tensor<1x22400xf32>, !kf.qweight<q8_0, [16, 22400]> -> tensor<1x16xf32>
     // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>}
-    %y = kf.linear %x, %w : tensor<1x90112xf32>, !kf.qweight<q8_0, [16, 90112]> -> tensor<1x16xf32>
-    return %y : tensor<1x16xf32>
+    %b = kf.linear %y, %v : tensor<1x699136xf32>, !kf.qweight<q8_0, [16, 699136]> -> tensor<1x16xf32>
+    return %a, %b : tensor<1x16xf32>, tensor<1x16xf32>
   }
 
   // An earlier decision is replaced, later fields and all.
   // CHECK-LABEL: func.func @redecide
   func.func @redecide(%x: tensor<3x256xf32>, %w: !kf.qweight<q8_0, [64, 256]>) -> tensor<3x64xf32> {
-    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, quantize = fused>}
-    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 4, threads = 1, cols = [3], l2_rows = 1, l1_k = 32>}
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>}
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 4, threads = 1, cols = [3], l2_rows = 1, l1_k = 32, quantize = fused>}
         : tensor<3x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<3x64xf32>
     return %y : tensor<3x64xf32>
   }

@@ -157,9 +157,9 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
       format's block.
     * `quantize`: `separate` (the default, not printed) or `fused`, where the
       kernel quantizes its fp32 activations itself as its prologue: chosen
-      when every call's columns fit one tile (a static M of at most
-      `max_cols`, or a single token's expert bucket), where packing them
-      again per call costs less than a separate step and its barrier.
+      for one column (M = 1: decode, a single token's expert buckets),
+      where a separate step would run on one thread anyway and its barrier
+      is all it adds.
 
     Example:
 

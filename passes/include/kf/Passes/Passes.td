@@ -50,10 +50,9 @@ def KfSelectKernels : Pass<"kf-select-kernels", "::mlir::ModuleOp"> {
     * `max_cols`: 8, the widest micro-kernel.
     * `threads`: the target's cores, or the `threads` option when given.
     * `quantize`: `fused` (the kernel quantizes its activations as its
-      prologue) when the emitters build the matmul, M is static and at most
-      `max_cols` (a single token's expert bucket is M = 1), and `max_cols`
-      packed activation columns fit the kernel's stack (1 MiB); else
-      `separate`, not printed.
+      prologue) when the emitters build the matmul, M = 1 (a decode step's
+      linears, and a single token's expert buckets) and the packed column
+      fits the kernel's stack (1 MiB); else `separate`, not printed.
 
     With `tuning-file=PATH`, the rules of that file (kf/Tuning/TuningFile.h)
     override these defaults for the matmuls they match by format, target
