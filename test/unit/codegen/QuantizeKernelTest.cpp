@@ -6,6 +6,7 @@
 // and the float kernels' BF16 and F32 activations.
 #include "TestTarget.h"
 #include "kf/Codegen/KernelCompiler.h"
+#include "kf/runtime/packed_layout.h"
 #include "kf/runtime/packing.h"
 
 #include "gtest/gtest.h"
@@ -56,7 +57,8 @@ void checkQuantizer(llvm::StringRef targetName) {
     for (int64_t i = 0; i < m * column; ++i)
       ASSERT_EQ(got[i], want[i])
           << "m = " << m << ", byte " << i << " (column " << i / column
-          << ", block " << i % column / 40 << ", offset " << i % 40 << ")";
+          << ", block " << i % column / kActivationBlockBytes << ", offset "
+          << i % kActivationBlockBytes << ")";
   }
 }
 
@@ -138,6 +140,47 @@ TEST(QuantizeKernel, FloatActivationsEqualTheReferencePacker) {
                                        << " (column " << i / column << ")";
         }
       }
+}
+
+// A NaN among a block's values does not decide its scale: the reference's
+// max of the magnitudes skips it (std::max(amax, NaN) keeps amax), and so
+// must the compiled max, which compares the magnitudes' bits as integers
+// (a NaN's are the largest). The NaN's own quant is whatever converting a
+// NaN gives, so only the scales and the other quants are compared; a block
+// of NaNs and zeros has scale 0.
+TEST(QuantizeKernel, NansDoNotDecideTheScale) {
+  for (Format format : {Format::Q8_0, Format::Q8_K}) {
+    SCOPED_TRACE(format_info(format).name);
+    const ActivationLayout act = activation_layout(format);
+    const int64_t k = 2 * act.block_elems;
+    llvm::Expected<JitQuantizer> quantizer =
+        jitQuantizer(QuantizeKernelSpec{k, format}, testTarget("x86-64-v3"));
+    ASSERT_TRUE(static_cast<bool>(quantizer))
+        << llvm::toString(quantizer.takeError());
+    std::vector<float> x = activations(1, k, k);
+    std::fill_n(x.begin() + act.block_elems, act.block_elems, 0.0f);
+    const int64_t nans[] = {3, act.block_elems - 1, act.block_elems + 7};
+    for (int64_t i : nans)
+      x[i] = i % 2 == 0 ? NAN : -NAN;
+    const int64_t column = *packed_activation_bytes(format, k);
+    std::vector<uint8_t> want(column), got(column, 0xa5);
+    ASSERT_TRUE(pack_activations(format, x, 1, k, k, want).ok());
+    quantizer->fn(x.data(), k, got.data(), 1);
+    for (int64_t blk = 0; blk < 2; ++blk) {
+      const int64_t base = blk * act.block_bytes;
+      for (int64_t i = 0; i < 4; ++i)
+        EXPECT_EQ(got[base + act.scale_offset + i],
+                  want[base + act.scale_offset + i])
+            << "block " << blk << ", scale byte " << i;
+      for (int64_t i = 0; i < act.block_elems; ++i) {
+        if (std::isnan(x[blk * act.block_elems + i]))
+          continue;
+        EXPECT_EQ(got[base + act.quants_offset + i],
+                  want[base + act.quants_offset + i])
+            << "block " << blk << ", quant " << i;
+      }
+    }
+  }
 }
 
 TEST(QuantizeKernel, RefusesBadK) {
