@@ -66,17 +66,47 @@ struct Decision {
   std::optional<ActivationQuantize> quantize;
 };
 
-/// Whether the kernel of `matmul` quantizes its activations by default: when
-/// the emitters build it and it multiplies one column (M = 1: a decode
-/// step's linears and its experts' buckets), which a separate quantizer step
-/// could not split over threads either, so the fused kernel saves the step
-/// and its barrier for nothing; and the packed column fits the kernel's
-/// stack. With more columns the separate step splits them over the threads
-/// and shares them with every linear of the same input, where each fused
-/// call would pack them all (docs/benchmarks.md, run 9).
-bool fusesQuantizeByDefault(const Matmul &matmul) {
+/// The activation format the kernels of `matmul` read.
+::kf::Format getActivationFormat(const Matmul &matmul) {
+  return ::kf::format_info(static_cast<::kf::Format>(matmul.weight.getFormat()))
+      .dot_format;
+}
+
+/// Whether the rows `matmul` of `op` multiplies are read by other kernel
+/// calls in the same activation format, which a separate quantizer would
+/// pack once for all of them: kf.moe's gate and up projections (the token's
+/// row is read by each of its k experts' calls, and by the shared expert's
+/// two), or an input another matmul op reads (kf.moe reads its input by its
+/// gate and up projections).
+bool hasSharedInput(Operation *op, const Matmul &matmul) {
+  if (isa<MoeOp>(op))
+    return !matmul.name.starts_with("down");
+  Value input = op->getOperand(0);
+  const ::kf::Format activation = getActivationFormat(matmul);
+  for (Operation *user : input.getUsers()) {
+    if (user == op || !isMatmulOp(user) || user->getOperand(0) != input)
+      continue;
+    for (const Matmul &other : getMatmuls(user))
+      if ((!isa<MoeOp>(user) || !other.name.starts_with("down")) &&
+          getActivationFormat(other) == activation)
+        return true;
+  }
+  return false;
+}
+
+/// Whether the kernel of `matmul` of `op` quantizes its activations by
+/// default: when the emitters build it, it multiplies one column (M = 1: a
+/// decode step), which a separate quantizer step could not split over
+/// threads either, and no other call reads that column: then the fused
+/// kernel saves the step and its barrier for nothing. The packed column
+/// must fit the kernel's stack. With more columns the separate step splits
+/// them over the threads, and a column other calls read too it packs once
+/// for all, where every fused call would pack it again (docs/benchmarks.md,
+/// run 9).
+bool fusesQuantizeByDefault(Operation *op, const Matmul &matmul) {
   auto format = static_cast<::kf::Format>(matmul.weight.getFormat());
-  if (!codegen::hasMatmulEmitter(format) || matmul.m != 1)
+  if (!codegen::hasMatmulEmitter(format) || matmul.m != 1 ||
+      hasSharedInput(op, matmul))
     return false;
   codegen::MatmulKernelSpec spec;
   spec.format = format;
@@ -143,8 +173,8 @@ private:
     Decision d{isa, KernelAttr::getLaneRows(isa), 8, available, {}, {}};
     auto build = [&](function_ref<InFlightDiagnostic()> emitError) {
       ActivationQuantize quantize = d.quantize.value_or(
-          fusesQuantizeByDefault(matmul) ? ActivationQuantize::fused
-                                         : ActivationQuantize::separate);
+          fusesQuantizeByDefault(op, matmul) ? ActivationQuantize::fused
+                                             : ActivationQuantize::separate);
       return KernelAttr::getChecked(
           emitError, context, d.isa, PackedLayout{format, d.rows}, d.maxCols,
           d.threads, Attribute(), d.l2Rows, d.l1K, quantize);

@@ -71,6 +71,37 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     return %a, %b : tensor<1x16xf32>, tensor<1x16xf32>
   }
 
+  // One column read by two kernels of one activation format (Q8_0 and Q4_0
+  // weights) is quantized once, by a separate quantizer; a BF16 linear of
+  // the same input reads it in its own format and fuses. In a one-token
+  // kf.moe the token's row is read by every gate and up projection, each
+  // slot's down-projection row by one call only.
+  // CHECK-LABEL: func.func @shared_column
+  func.func @shared_column(%x: tensor<1x64xf32>, %q8: !kf.qweight<q8_0, [32, 64]>, %q4: !kf.qweight<q4_0, [32, 64]>,
+                           %bf: !kf.qweight<bf16, [32, 64]>, %ids: tensor<1x2xi32>, %w: tensor<1x2xf32>,
+                           %g: !kf.qweight<mxfp4, [4, 32, 64]>, %u: !kf.qweight<mxfp4, [4, 32, 64]>,
+                           %d: !kf.qweight<mxfp4, [4, 64, 32]>, %sd: !kf.qweight<q4_0, [64, 32]>)
+      -> (tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x64xf32>) {
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>} : tensor<1x64xf32>
+    %a = kf.linear %x, %q8 : tensor<1x64xf32>, !kf.qweight<q8_0, [32, 64]> -> tensor<1x32xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 16>} : tensor<1x64xf32>
+    %b = kf.linear %x, %q4 : tensor<1x64xf32>, !kf.qweight<q4_0, [32, 64]> -> tensor<1x32xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512bf16, layout = bf16_r16, max_cols = 8, threads = 16, quantize = fused>} : tensor<1x64xf32>
+    %c = kf.linear %x, %bf : tensor<1x64xf32>, !kf.qweight<bf16, [32, 64]> -> tensor<1x32xf32>
+    // CHECK: kf.moe {{.*}} {kf.kernel = {
+    // CHECK-SAME: down_exps = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16, quantize = fused>,
+    // CHECK-SAME: down_shexp = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 16, quantize = fused>,
+    // CHECK-SAME: gate_exps = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16>,
+    // CHECK-SAME: gate_shexp = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>,
+    // CHECK-SAME: up_exps = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16>,
+    // CHECK-SAME: up_shexp = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 16>}}
+    %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%q8, %q4, %sd) limit(10.0) shared_limit(10.0)
+        : tensor<1x64xf32>, tensor<1x2xi32>, tensor<1x2xf32>,
+          !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 64, 32]>,
+          !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q4_0, [32, 64]>, !kf.qweight<q4_0, [64, 32]> -> tensor<1x64xf32>
+    return %a, %b, %c, %y : tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x64xf32>
+  }
+
   // An earlier decision is replaced, later fields and all.
   // CHECK-LABEL: func.func @redecide
   func.func @redecide(%x: tensor<3x256xf32>, %w: !kf.qweight<q8_0, [64, 256]>) -> tensor<3x64xf32> {

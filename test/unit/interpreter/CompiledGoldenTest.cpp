@@ -467,8 +467,9 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
   });
   graph->walk([&](mlir::kf::MoeOp) { ++moes; });
   ASSERT_GT(lowered, 0) << "the pipeline lowered no linear";
-  // A decode step's kernels quantize their own activations (M = 1), the
-  // experts' included; the prefill's take a separate quantizer's.
+  // A decode step's kernels of a column no other kernel reads quantize it
+  // themselves (M = 1; the experts' down projections among them); the
+  // prefill's take a separate quantizer's.
   EXPECT_GT(fused, 3 * static_cast<int64_t>(config.n_layer));
   EXPECT_LT(fused, lowered + experts);
   // Every MoE layer's experts run compiled: 3 stacks per layer and function.

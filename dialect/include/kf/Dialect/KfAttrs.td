@@ -157,9 +157,9 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
       format's block.
     * `quantize`: `separate` (the default, not printed) or `fused`, where the
       kernel quantizes its fp32 activations itself as its prologue: chosen
-      for one column (M = 1: decode, a single token's expert buckets),
-      where a separate step would run on one thread anyway and its barrier
-      is all it adds.
+      for one column (M = 1: decode, a single token's expert buckets) that
+      no other kernel reads, where a separate step would run on one thread
+      anyway and its barrier is all it adds.
 
     Example:
 

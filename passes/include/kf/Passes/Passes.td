@@ -51,8 +51,11 @@ def KfSelectKernels : Pass<"kf-select-kernels", "::mlir::ModuleOp"> {
     * `threads`: the target's cores, or the `threads` option when given.
     * `quantize`: `fused` (the kernel quantizes its activations as its
       prologue) when the emitters build the matmul, M = 1 (a decode step's
-      linears, and a single token's expert buckets) and the packed column
-      fits the kernel's stack (1 MiB); else `separate`, not printed.
+      linears, and a single token's expert buckets), no other kernel reads
+      the column in the same activation format (another matmul of the same
+      input; kf.moe's gate and up projections, which all read the token's
+      row) and the packed column fits the kernel's stack (1 MiB); else
+      `separate`, not printed.
 
     With `tuning-file=PATH`, the rules of that file (kf/Tuning/TuningFile.h)
     override these defaults for the matmuls they match by format, target
