@@ -16,9 +16,14 @@
 // K-quant dot does (docs/codegen.md, "Super-blocks").
 //
 // A block of 64 (FRACTAL64, VQ3_64) spans two Q8_0 activation blocks and has
-// integer sub-scales per 8 weights: its sub-blocks start from -offset times
-// the activation's sums of 8, and each half's integer sum meets its own
-// activation scale, as kf::dot adds the halves.
+// integer sub-scales per 8 weights; each half's integer sum meets its own
+// activation scale, as kf::dot adds the halves. A sub-block's dot meets its
+// scale through the dot emitter (emitScaledAdd: one vpdpwssd on AVX-512 when
+// the dot fits int16, FRACTAL64's). Where the dot instruction takes the scale
+// for free (AVX2: vpmaddwd's multiplier) and each decode step yields whole
+// sub-blocks, the dots are scaled as they are computed, with no correction in
+// them, and the corrections -offset * s_k * asum_k join the sum two sub-blocks
+// at a time as one int16 pair dot (emitScaledSubBlocks).
 //
 // The int32 accumulator starts from -offset * sum(q) so it ends holding the
 // signed block dot exactly; the float work per block and row lane is then the
@@ -56,7 +61,10 @@ public:
         blockBytes(kf::packed_block_bytes(spec.getWeightLayout())),
         blockElems(decode.getBlockElems()), subElems(decode.getSubBlockElems()),
         act(kf::activation_layout(spec.getActivationFormat())),
-        actBlocks(blockElems / act.block_elems), entry(b.getInsertionBlock()) {
+        actBlocks(blockElems / act.block_elems),
+        scaledDot(decode.decodesWholeSubBlocks() ? dot.getScaledSubBlockDot()
+                                                 : nullptr),
+        entry(b.getInsertionBlock()) {
     assert(blockElems % subElems == 0 && subElems % act.fine_sums.elems == 0);
     assert(blockElems % act.block_elems == 0 &&
            (act.block_elems % subElems == 0 || actBlocks == 1) &&
@@ -103,6 +111,14 @@ private:
                           kOffset / act.block_elems * act.block_bytes);
   }
   Value emitActivation(Value xBlock, int64_t kOffset);
+  /// The block's integer sums isums[h][j] (activation block h, column j),
+  /// from int32 chains per sub-block: the general case.
+  void emitSubBlockChains(Value block, Value blk, ArrayRef<Value> xBlocks,
+                          Value corrections,
+                          MutableArrayRef<SmallVector<Value, 8>> isums);
+  /// The same for decoders of whole sub-blocks (decodesWholeSubBlocks).
+  void emitScaledSubBlocks(Value block, ArrayRef<Value> xBlocks,
+                           MutableArrayRef<SmallVector<Value, 8>> isums);
   /// The activations' integer sum over sub-block `sub` (i32).
   Value emitSubBlockSum(Value xBlock, int64_t sub);
   /// Where sub-block `sub` of column j's block `blk` keeps its correction
@@ -130,6 +146,8 @@ private:
   int64_t blockElems, subElems;
   kf::ActivationLayout act;
   int64_t actBlocks; ///< activation blocks per weight block
+  /// When set, emitScaledSubBlocks rather than emitSubBlockChains.
+  const ScaledSubBlockDot *scaledDot;
   Block *entry;
 };
 
@@ -144,7 +162,7 @@ Value IntegerBlockBody::prepareTile(OpBuilder &, Location,
   // per column and sub-block, of the 104 port-0/5 uops an 8-column Q8_0
   // block issues).
   Value corrections;
-  if (isCacheBlocked() && correction != 0) {
+  if (isCacheBlocked() && correction != 0 && !scaledDot) {
     const int64_t numSubs = blockElems / subElems;
     corrections = emitEntryAlloca(b, loc, entry, b.getI32Type(),
                                   width * (spec.k / blockElems) * numSubs);
@@ -182,13 +200,10 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
                                  const BlockOperands &operands,
                                  SmallVectorImpl<Value> &accs) {
   const int64_t width = operands.activations.size();
-  Value block = operands.weights, blk = operands.index;
+  Value block = operands.weights;
   ArrayRef<Value> xBlocks = operands.activations;
-  Value corrections = operands.tileState;
   VectorType f32Rows = rowsOf(b.getF32Type());
   VectorType i32Rows = rowsOf(b.getI32Type());
-  SmallVector<DecodedLanes, 2> decoded;
-  SmallVector<Value, 2> lanes, acts;
   Value wScales = decode.decodeScales(b, loc, block, spec.rows);
   // xScales[h][j]: activation block h of column j's scale.
   SmallVector<SmallVector<Value, 8>, 2> xScales(actBlocks);
@@ -199,6 +214,54 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
       scales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
     }
 
+  // isums[h][j]: the integer sum over activation block h, column j.
+  SmallVector<SmallVector<Value, 8>, 2> isums(actBlocks,
+                                              SmallVector<Value, 8>(width));
+  if (scaledDot)
+    emitScaledSubBlocks(block, xBlocks, isums);
+  else
+    emitSubBlockChains(block, operands.index, xBlocks, operands.tileState,
+                       isums);
+
+  // The mins' integer sum, sum_j min_j * asum_j, for formats with mins (the
+  // K-quants, whose block is one activation block).
+  const int64_t numSubs = blockElems / subElems;
+  SmallVector<Value, 8> msums(width);
+  for (int64_t index = 0; index < numSubs; ++index) {
+    Value mins = decode.getSubBlockMin(b, loc, block, spec.rows, index);
+    if (!mins)
+      break;
+    assert(actBlocks == 1 && "mins over one activation block");
+    for (auto [xBlock, msum] : llvm::zip_equal(xBlocks, msums)) {
+      Value sum = vector::BroadcastOp::create(b, loc, i32Rows,
+                                              emitSubBlockSum(xBlock, index));
+      Value term = arith::MulIOp::create(b, loc, mins, sum);
+      msum = msum ? arith::AddIOp::create(b, loc, msum, term) : term;
+    }
+  }
+
+  // Each activation block's contribution added in K order, as kf::dot does.
+  for (int64_t h = 0; h < actBlocks; ++h)
+    for (auto [acc, isum, msum, xScale] :
+         llvm::zip_equal(accs, isums[h], msums, xScales[h])) {
+      Value sum = arith::SIToFPOp::create(b, loc, f32Rows, isum);
+      Value contribution = decode.scaleBlock(b, loc, sum, wScales, xScale);
+      if (msum)
+        contribution =
+            decode.subtractMins(b, loc, contribution,
+                                arith::SIToFPOp::create(b, loc, f32Rows, msum),
+                                block, spec.rows, xScale);
+      acc = arith::AddFOp::create(b, loc, acc, contribution);
+    }
+}
+
+void IntegerBlockBody::emitSubBlockChains(
+    Value block, Value blk, ArrayRef<Value> xBlocks, Value corrections,
+    MutableArrayRef<SmallVector<Value, 8>> isums) {
+  const int64_t width = xBlocks.size();
+  VectorType i32Rows = rowsOf(b.getI32Type());
+  SmallVector<DecodedLanes, 2> decoded;
+  SmallVector<Value, 2> lanes, acts;
   // Per sub-block and column, independent int32 partial sums (see
   // getIntChains), chain 0 starting from the correction: -offset *
   // sum(q), what the lanes' offset adds to the dot. A sub-block is
@@ -211,9 +274,6 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
     int64_t steps = 0, kGroups = 0;
   };
   SmallVector<SubBlock, 16> subs(numSubs);
-  // isums[h][j]: the integer sum over activation block h, column j.
-  SmallVector<SmallVector<Value, 8>, 2> isums(actBlocks,
-                                              SmallVector<Value, 8>(width));
   auto startSub = [&](SubBlock &sub, int64_t index) {
     sub.chains.resize(width);
     for (auto [j, xBlock, columnChains] :
@@ -237,7 +297,14 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
     }
   };
   // Integer sums are exact in any order, so joining the chains and the
-  // sub-blocks keeps the block's integer sum exact.
+  // sub-blocks keeps the block's integer sum exact. A sub-block's signed dot
+  // is at most subElems * max|w| * 127, which decides how the dot emitter
+  // may scale it (FRACTAL64's 8 * 17 * 127 fits int16).
+  const int64_t maxLane = (int64_t(1) << range.bits) - 1;
+  const int64_t maxWeight = range.isSigned
+                                ? int64_t(1) << (range.bits - 1)
+                                : std::max(correction, maxLane - correction);
+  const int64_t dotBound = subElems * maxWeight * 127;
   auto foldSub = [&](SubBlock &sub, int64_t index) {
     Value scale = decode.getSubBlockScale(b, loc, block, spec.rows, index);
     for (auto [columnChains, isum] : llvm::zip_equal(
@@ -246,8 +313,11 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
       for (Value chain : ArrayRef(columnChains).drop_front())
         iacc = arith::AddIOp::create(b, loc, iacc, chain);
       if (scale)
-        iacc = arith::MulIOp::create(b, loc, iacc, scale);
-      isum = isum ? arith::AddIOp::create(b, loc, isum, iacc) : iacc;
+        isum = dot.emitScaledAdd(b, loc,
+                                 isum ? isum : emitSplat(b, loc, i32Rows, 0),
+                                 iacc, scale, dotBound);
+      else
+        isum = isum ? arith::AddIOp::create(b, loc, isum, iacc) : iacc;
     }
   };
 
@@ -285,36 +355,97 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
         foldSub(sub, index);
     }
   }
+}
 
-  // The mins' integer sum, sum_j min_j * asum_j, for formats with mins (the
-  // K-quants, whose block is one activation block).
-  SmallVector<Value, 8> msums(width);
-  for (int64_t index = 0; index < numSubs; ++index) {
-    Value mins = decode.getSubBlockMin(b, loc, block, spec.rows, index);
-    if (!mins)
-      break;
-    assert(actBlocks == 1 && "mins over one activation block");
-    for (auto [xBlock, msum] : llvm::zip_equal(xBlocks, msums)) {
-      Value sum = vector::BroadcastOp::create(b, loc, i32Rows,
-                                              emitSubBlockSum(xBlock, index));
-      Value term = arith::MulIOp::create(b, loc, mins, sum);
-      msum = msum ? arith::AddIOp::create(b, loc, msum, term) : term;
+// Every sub-block's lanes come in one step, so its dot goes into its
+// activation block's integer sum already times its scale (ScaledSubBlockDot),
+// with no correction in it. The corrections -offset * s_k * asum_k go in two
+// sub-blocks at a time: the rows' int16 pair (-offset * s_k, -offset *
+// s_k+1), computed once for the tile's columns, dotted with the column's two
+// adjacent int16 sums of 8 loaded as one i32 (emitPairDot), instead of a
+// scalar multiply and a broadcast per column and sub-block. Exact: |offset *
+// s| <= 128 * 9 = 1152 (VQ3_64; FRACTAL64 14 * 19 = 266) fits int16, and a
+// pair dot is at most 2 * 1152 * 8 * 127 < 2^22. The integer sums stay
+// those of the chains (|sum| < 2^31 by the formats' bounds) in another order.
+void IntegerBlockBody::emitScaledSubBlocks(
+    Value block, ArrayRef<Value> xBlocks,
+    MutableArrayRef<SmallVector<Value, 8>> isums) {
+  const int64_t numSubs = blockElems / subElems;
+  VectorType i32Rows = rowsOf(b.getI32Type());
+  SmallVector<Value, 16> scales(numSubs), operands(numSubs);
+  auto scaleOf = [&](int64_t index) {
+    Value &scale = scales[index];
+    if (!scale)
+      scale = decode.getSubBlockScale(b, loc, block, spec.rows, index);
+    assert(scale && "decoders of whole sub-blocks have sub-block scales");
+    return scale;
+  };
+  auto addTo = [&](Value &isum, auto term) {
+    isum = term(isum ? isum : emitSplat(b, loc, i32Rows, 0));
+  };
+
+  if (correction != 0) {
+    const kf::ActivationSums &sums = act.fine_sums;
+    assert(sums.elems == subElems && sums.bytes == 2 &&
+           act.block_elems % (2 * subElems) == 0 &&
+           "one int16 sum per sub-block, pairs in one activation block");
+    auto pairType = VectorType::get({2 * spec.rows}, b.getI16Type());
+    for (int64_t index = 0; index < numSubs; index += 2) {
+      Value low = arith::AndIOp::create(b, loc, scaleOf(index),
+                                        emitSplat(b, loc, i32Rows, 0xffff));
+      Value high = arith::ShLIOp::create(b, loc, scaleOf(index + 1),
+                                         emitSplat(b, loc, i32Rows, 16));
+      Value pair = vector::BitCastOp::create(
+          b, loc, pairType, arith::OrIOp::create(b, loc, low, high));
+      Value rowPair = vector::BitCastOp::create(
+          b, loc, i32Rows,
+          arith::MulIOp::create(b, loc, pair,
+                                emitSplat(b, loc, pairType, -correction)));
+      const int64_t e = index * subElems;
+      for (auto [xBlock, isum] :
+           llvm::zip_equal(xBlocks, isums[e / act.block_elems])) {
+        Value sumPair = emitLoad(
+            b, loc, b.getI32Type(), emitActivationBlock(xBlock, e),
+            sums.offset + e % act.block_elems / sums.elems * sums.bytes);
+        Value columnPair =
+            vector::BroadcastOp::create(b, loc, i32Rows, sumPair);
+        addTo(isum, [&](Value acc) {
+          return scaledDot->emitPairDot(b, loc, acc, rowPair, columnPair);
+        });
+      }
     }
   }
 
-  // Each activation block's contribution added in K order, as kf::dot does.
-  for (int64_t h = 0; h < actBlocks; ++h)
-    for (auto [acc, isum, msum, xScale] :
-         llvm::zip_equal(accs, isums[h], msums, xScales[h])) {
-      Value sum = arith::SIToFPOp::create(b, loc, f32Rows, isum);
-      Value contribution = decode.scaleBlock(b, loc, sum, wScales, xScale);
-      if (msum)
-        contribution =
-            decode.subtractMins(b, loc, contribution,
-                                arith::SIToFPOp::create(b, loc, f32Rows, msum),
-                                block, spec.rows, xScale);
-      acc = arith::AddFOp::create(b, loc, acc, contribution);
+  SmallVector<DecodedLanes, 4> decoded;
+  SmallVector<Value, 4> lanes, acts;
+  for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
+    decoded.clear();
+    decode.decodeStep(b, loc, block, spec.rows, step, dot, decoded);
+    for (size_t first = 0; first < decoded.size();) {
+      const int64_t index = decoded[first].kOffset / subElems;
+      lanes.clear();
+      size_t end = first;
+      for (; end < decoded.size() && decoded[end].kOffset / subElems == index;
+           ++end)
+        lanes.push_back(dot.prepareLanes(b, loc, decoded[end].lanes, range));
+      assert(4 * static_cast<int64_t>(lanes.size()) == subElems &&
+             "a whole sub-block per step");
+      Value &operand = operands[index];
+      if (!operand)
+        operand = scaledDot->prepareScale(b, loc, scaleOf(index));
+      for (auto [xBlock, isum] : llvm::zip_equal(
+               xBlocks, isums[index * subElems / act.block_elems])) {
+        acts.clear();
+        for (size_t i = first; i < end; ++i)
+          acts.push_back(emitActivation(xBlock, decoded[i].kOffset));
+        addTo(isum, [&](Value acc) {
+          return scaledDot->emitScaledDot(b, loc, acc, lanes, acts, operand,
+                                          range);
+        });
+      }
+      first = end;
     }
+  }
 }
 
 // The 4 activation bytes at element kOffset of the weight block, broadcast

@@ -45,6 +45,7 @@ public:
   LaneRange getLaneRange() const override { return {5, kLevelBias}; }
   int64_t getBlockElems() const override { return 64; }
   int64_t getSubBlockElems() const override { return 8; }
+  bool decodesWholeSubBlocks() const override { return true; }
   int64_t getStepsPerBlock() const override { return 4; }
 
   Value decodeScales(OpBuilder &b, Location loc, Value block,

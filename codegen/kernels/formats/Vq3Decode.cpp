@@ -64,6 +64,7 @@ public:
   }
   int64_t getBlockElems() const override { return 64; }
   int64_t getSubBlockElems() const override { return 8; }
+  bool decodesWholeSubBlocks() const override { return true; }
   int64_t getStepsPerBlock() const override { return 8; }
 
   // d * G, the reference's block scale.

@@ -13,6 +13,9 @@
 //    |w| * (sign(w) * x) (vpsignb): pairs of at most 2 * 128 * 127 = 32512,
 //    and no correction is needed.
 // Both bounds rely on |x| <= 127, which the activation packer guarantees.
+// vpmaddwd's multiplier is ones for a plain dot; for a sub-block's scaled dot
+// it is the scale in both halves (s, s), which scales the i16 pair sums
+// before they widen: at most 2 * 32767 * 32767 < 2^31, so no vpmulld.
 // Table lookups of up to 16 bytes are one vpshufb; up to 64, one vpshufb per
 // 16 bytes and blends by index bits 4 and 5 (emitSplitPshufbLookup).
 //
@@ -21,6 +24,7 @@
 #include "isa/DotEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cassert>
 
@@ -34,7 +38,7 @@ constexpr int64_t kI16Max = 32767;
 
 bool needsSignedWeights(LaneRange range) { return range.bits > 7; }
 
-class Avx2Dot : public DotEmitter {
+class Avx2Dot : public DotEmitter, public ScaledSubBlockDot {
 public:
   int64_t getCorrectionOffset(LaneRange range) const override {
     assert(!range.isSigned && "reads the unsigned layouts");
@@ -52,12 +56,64 @@ public:
 
   Value emitDot(OpBuilder &b, Location loc, Value acc, ArrayRef<Value> lanes,
                 ArrayRef<Value> acts, LaneRange range) const override {
-    auto i16Type = VectorType::get({16}, b.getI16Type());
-    auto i32Type = VectorType::get({8}, b.getI32Type());
-    Value ones = emitSplat(b, loc, i16Type, 1);
+    return emitDotTimes(b, loc, acc, lanes, acts, range,
+                        emitSplat(b, loc, pairsType(b), 1));
+  }
+
+  const ScaledSubBlockDot *getScaledSubBlockDot() const override {
+    return this;
+  }
+
+  // (s & 0xffff) | s << 16: the scale in both halves.
+  Value prepareScale(OpBuilder &b, Location loc, Value scale) const override {
+    auto type = cast<VectorType>(scale.getType());
+    Value low =
+        arith::AndIOp::create(b, loc, scale, emitSplat(b, loc, type, 0xffff));
+    Value high =
+        arith::ShLIOp::create(b, loc, scale, emitSplat(b, loc, type, 16));
+    return arith::OrIOp::create(b, loc, low, high);
+  }
+
+  Value emitScaledDot(OpBuilder &b, Location loc, Value acc,
+                      ArrayRef<Value> lanes, ArrayRef<Value> acts, Value scale,
+                      LaneRange range) const override {
+    return emitDotTimes(b, loc, acc, lanes, acts, range,
+                        vector::BitCastOp::create(b, loc, pairsType(b), scale));
+  }
+
+  Value emitPairDot(OpBuilder &b, Location loc, Value acc, Value x,
+                    Value y) const override {
+    Value sums =
+        emitIntrinsic(b, loc, "llvm.x86.avx2.pmadd.wd", acc.getType(),
+                      {vector::BitCastOp::create(b, loc, pairsType(b), x),
+                       vector::BitCastOp::create(b, loc, pairsType(b), y)});
+    return arith::AddIOp::create(b, loc, acc, sums);
+  }
+
+  // vpshufb: each index byte picks a byte of its 128-bit lane; one per 16
+  // bytes of the table, and blends among them.
+  Value emitTableLookup(OpBuilder &b, Location loc, Value indices,
+                        ArrayRef<int8_t> table) const override {
+    if (table.size() > 64)
+      return emitSelectTableLookup(b, loc, indices, table);
+    return emitSplitPshufbLookup(b, loc, "llvm.x86.avx2.pshuf.b", indices,
+                                 table);
+  }
+
+private:
+  static VectorType pairsType(OpBuilder &b) {
+    return VectorType::get({16}, b.getI16Type());
+  }
+
+  /// `acc` plus the i16 pair sums of the products, each pair sum times the
+  /// multiplier's i16 in its place (vpmaddwd).
+  Value emitDotTimes(OpBuilder &b, Location loc, Value acc,
+                     ArrayRef<Value> lanes, ArrayRef<Value> acts,
+                     LaneRange range, Value multiplier) const {
+    auto i16Type = pairsType(b);
     auto widen = [&](Value pairs) {
-      Value sums = emitIntrinsic(b, loc, "llvm.x86.avx2.pmadd.wd", i32Type,
-                                 {pairs, ones});
+      Value sums = emitIntrinsic(b, loc, "llvm.x86.avx2.pmadd.wd",
+                                 acc.getType(), {pairs, multiplier});
       acc = arith::AddIOp::create(b, loc, acc, sums);
     };
 
@@ -95,16 +151,6 @@ public:
     if (pending)
       widen(pending);
     return acc;
-  }
-
-  // vpshufb: each index byte picks a byte of its 128-bit lane; one per 16
-  // bytes of the table, and blends among them.
-  Value emitTableLookup(OpBuilder &b, Location loc, Value indices,
-                        ArrayRef<int8_t> table) const override {
-    if (table.size() > 64)
-      return emitSelectTableLookup(b, loc, indices, table);
-    return emitSplitPshufbLookup(b, loc, "llvm.x86.avx2.pshuf.b", indices,
-                                 table);
   }
 };
 

@@ -5,6 +5,9 @@
 // into the row's i32 lane, without saturation. The lanes' offset comes back
 // out through the activation's quant sum (getCorrectionOffset).
 //
+// A sub-block's integer scale meets its dot in one vpdpwssd when the dot fits
+// int16 (FRACTAL64's, emitScaledAdd).
+//
 // Table lookups of up to 16 bytes are one vpshufb (AVX-512BW). Up to 64
 // bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
 // vector's 64 bytes by the index's low 6 bits; without VBMI (Cascade Lake)
@@ -16,6 +19,7 @@
 #include "isa/DotEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <cassert>
@@ -42,6 +46,23 @@ public:
       acc = emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpbusd.512", acc.getType(),
                           {acc, w, x});
     return acc;
+  }
+
+  // One vpdpwssd when the dot fits int16: its low half times the scale, its
+  // high half (the sign extension) times 0 (the scale as (s & 0xffff, 0)),
+  // instead of a vpmulld (two uops on port 0, where vpdpbusd runs too) and
+  // an add.
+  Value emitScaledAdd(OpBuilder &b, Location loc, Value acc, Value dot,
+                      Value scale, int64_t dotBound) const override {
+    if (dotBound > 32767)
+      return DotEmitter::emitScaledAdd(b, loc, acc, dot, scale, dotBound);
+    auto pairs = VectorType::get({32}, b.getI16Type());
+    Value lowScale = arith::AndIOp::create(
+        b, loc, scale,
+        emitSplat(b, loc, cast<VectorType>(scale.getType()), 0xffff));
+    return emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpwssd.512", acc.getType(),
+                         {acc, vector::BitCastOp::create(b, loc, pairs, dot),
+                          vector::BitCastOp::create(b, loc, pairs, lowScale)});
   }
 
   Value emitTableLookup(OpBuilder &b, Location loc, Value indices,

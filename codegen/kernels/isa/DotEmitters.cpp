@@ -17,6 +17,13 @@ Value DotEmitter::emitTableLookup(OpBuilder &b, Location loc, Value indices,
   return emitSelectTableLookup(b, loc, indices, table);
 }
 
+Value DotEmitter::emitScaledAdd(OpBuilder &b, Location loc, Value acc,
+                                Value dot, Value scale,
+                                int64_t dotBound) const {
+  return arith::AddIOp::create(b, loc, acc,
+                               arith::MulIOp::create(b, loc, dot, scale));
+}
+
 Value emitPshufbLookup(OpBuilder &b, Location loc, llvm::StringRef intrinsic,
                        Value indices, ArrayRef<int8_t> table) {
   assert(table.size() <= 16 && "vpshufb looks up 16 bytes");

@@ -78,6 +78,10 @@ public:
                                      int64_t j) const {
     return {};
   }
+  /// Whether each decodeStep yields whole sub-blocks (every lane of a
+  /// sub-block in one step), so that the dot emitter can scale a sub-block's
+  /// dot as it computes it (ScaledSubBlockDot).
+  virtual bool decodesWholeSubBlocks() const { return false; }
   /// The R rows' scales of the packed block at `block` (an !llvm.ptr to the
   /// block, kf::PackedLayout's: the scales, then the lanes), as the exact
   /// fp32 values the reference decoder uses (vector<R x f32>).
@@ -129,6 +133,8 @@ std::unique_ptr<WeightDecodeEmitter>
 createWeightDecodeEmitter(const kf::PackedLayout &layout,
                           const target::TargetInfo &target);
 
+class ScaledSubBlockDot;
+
 class DotEmitter {
 public:
   virtual ~DotEmitter() = default;
@@ -150,6 +156,18 @@ public:
                               llvm::ArrayRef<mlir::Value> lanes,
                               llvm::ArrayRef<mlir::Value> acts,
                               LaneRange range) const = 0;
+  /// `acc` plus scale * dot (vector<R x i32> each), where |dot| <= dotBound
+  /// for any input: a sub-block's dot meeting its integer scale (which fits
+  /// int16). The default multiplies and adds.
+  virtual mlir::Value emitScaledAdd(mlir::OpBuilder &b, mlir::Location loc,
+                                    mlir::Value acc, mlir::Value dot,
+                                    mlir::Value scale, int64_t dotBound) const;
+  /// The ISA's scaled sub-block dots, when its dot instruction takes a
+  /// sub-block's integer scale for free (AVX2: vpmaddwd's multiplier); null
+  /// when a dot is best scaled after it is summed (emitScaledAdd).
+  virtual const ScaledSubBlockDot *getScaledSubBlockDot() const {
+    return nullptr;
+  }
   /// table[indices[i]] for each byte of `indices` (a vector<4R x i8> whose
   /// bytes are all below table.size(), at most 256 entries). The portable
   /// default selects among the entries; an ISA overrides it with its byte
@@ -158,6 +176,37 @@ public:
   virtual mlir::Value emitTableLookup(mlir::OpBuilder &b, mlir::Location loc,
                                       mlir::Value indices,
                                       llvm::ArrayRef<int8_t> table) const;
+};
+
+/// Dots of whole sub-blocks scaled as they are computed, for decoders of whole
+/// sub-blocks (WeightDecodeEmitter::decodesWholeSubBlocks): the loop nest adds
+/// each sub-block's scaled dot, with no correction in it, to its integer sum
+/// and the corrections -offset * s_k * asum_k two sub-blocks at a time, as
+/// one dot of int16 pairs.
+class ScaledSubBlockDot {
+public:
+  virtual ~ScaledSubBlockDot() = default;
+
+  /// The row operand emitScaledDot takes for the integer scales `scale`
+  /// (vector<R x i32>, each fitting int16); computed once per row group and
+  /// block and shared by the tile's columns.
+  virtual mlir::Value prepareScale(mlir::OpBuilder &b, mlir::Location loc,
+                                   mlir::Value scale) const = 0;
+  /// `acc` (vector<R x i32>) plus, for each row r, scale[r] times the dot
+  /// DotEmitter::emitDot would add: `lanes` and `acts` are one whole
+  /// sub-block, `scale` its prepareScale operand.
+  virtual mlir::Value emitScaledDot(mlir::OpBuilder &b, mlir::Location loc,
+                                    mlir::Value acc,
+                                    llvm::ArrayRef<mlir::Value> lanes,
+                                    llvm::ArrayRef<mlir::Value> acts,
+                                    mlir::Value scale,
+                                    LaneRange range) const = 0;
+  /// `acc` (vector<R x i32>) plus, in each i32 lane, lo(x) * lo(y) + hi(x) *
+  /// hi(y) of the lane's two signed int16 halves (x, y: vector<R x i32>; the
+  /// caller bounds the sum to int32).
+  virtual mlir::Value emitPairDot(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value acc, mlir::Value x,
+                                  mlir::Value y) const = 0;
 };
 
 /// The dot emitter of the int8 ISA `isa` (null for the float ISAs) for
