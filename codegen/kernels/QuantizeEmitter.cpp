@@ -132,18 +132,24 @@ void emitBlock(OpBuilder &b, Location loc, Value in, Value out,
   Value rounded = arith::SubFOp::create(
       b, loc, arith::AddFOp::create(b, loc, scaled, magic), magic);
   Value q = arith::FPToSIOp::create(b, loc, ints, rounded);
-  Value sum =
-      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, q);
-  // The sums of 8 (FRACTAL64's and VQ3_64's sub-blocks), |.| <= 8 * 127.
+  // The sums of 8 (FRACTAL64's and VQ3_64's sub-blocks), |.| <= 8 * 127, by
+  // one tree for all four: after adding lane i ^ 4, i ^ 2 and i ^ 1, every
+  // lane of a group of 8 holds the group's sum. The block's sum is theirs.
+  Value tree = q;
+  for (int64_t distance : {4, 2, 1}) {
+    SmallVector<int64_t, kBlockElems> partner(kBlockElems);
+    for (int64_t i = 0; i < kBlockElems; ++i)
+      partner[i] = i ^ distance;
+    tree = arith::AddIOp::create(
+        b, loc, tree, vector::ShuffleOp::create(b, loc, tree, tree, partner));
+  }
   SmallVector<Value, 4> sums8;
-  for (int64_t s = 0; s < kBlockElems / 8; ++s)
-    sums8.push_back(arith::TruncIOp::create(
-        b, loc, b.getI16Type(),
-        vector::ReductionOp::create(
-            b, loc, vector::CombiningKind::ADD,
-            vector::ExtractStridedSliceOp::create(b, loc, q, ArrayRef{8 * s},
-                                                  ArrayRef<int64_t>{8},
-                                                  ArrayRef<int64_t>{1}))));
+  Value sum;
+  for (int64_t s = 0; s < kBlockElems / 8; ++s) {
+    Value group = vector::ExtractOp::create(b, loc, tree, 8 * s);
+    sum = sum ? arith::AddIOp::create(b, loc, sum, group) : group;
+    sums8.push_back(arith::TruncIOp::create(b, loc, b.getI16Type(), group));
+  }
   Value bytes = arith::TruncIOp::create(
       b, loc, VectorType::get({kBlockElems}, b.getI8Type()), q);
 
