@@ -84,7 +84,8 @@ namespace {
 // (>= 1): all of them when they fit in maxCols, else maxCols, or maxCols - 1
 // where maxCols would leave one column alone, so that no call of m >= 2
 // runs a 1-wide tile unless the kernel's widest tile is 2 or less. Weights
-// are read once per chunk: the pass fuses only calls of at most maxCols.
+// are read once per chunk: --kf-select-kernels fuses calls of one column (a
+// tuning rule may fuse others).
 Value emitNextChunk(OpBuilder &b, Location loc, Value remaining,
                     int64_t maxCols) {
   auto constant = [&](int64_t v) -> Value {

@@ -72,6 +72,12 @@ struct Decision {
       .dot_format;
 }
 
+/// Whether `matmul`, one of a kf.moe's, reads the MoE's input: its gate and
+/// up projections do, the down projections read the SwiGLU's output.
+bool readsMoeInput(const Matmul &matmul) {
+  return !matmul.name.starts_with("down");
+}
+
 /// Whether the rows `matmul` of `op` multiplies are read by other kernel
 /// calls in the same activation format, which a separate quantizer would
 /// pack once for all of them: kf.moe's gate and up projections (the token's
@@ -80,14 +86,14 @@ struct Decision {
 /// gate and up projections).
 bool hasSharedInput(Operation *op, const Matmul &matmul) {
   if (isa<MoeOp>(op))
-    return !matmul.name.starts_with("down");
+    return readsMoeInput(matmul);
   Value input = op->getOperand(0);
   const ::kf::Format activation = getActivationFormat(matmul);
   for (Operation *user : input.getUsers()) {
     if (user == op || !isMatmulOp(user) || user->getOperand(0) != input)
       continue;
     for (const Matmul &other : getMatmuls(user))
-      if ((!isa<MoeOp>(user) || !other.name.starts_with("down")) &&
+      if ((!isa<MoeOp>(user) || readsMoeInput(other)) &&
           getActivationFormat(other) == activation)
         return true;
   }
@@ -171,10 +177,11 @@ private:
     Format format = matmul.weight.getFormat();
     KernelIsa isa = selectIsa(target, format);
     Decision d{isa, KernelAttr::getLaneRows(isa), 8, available, {}, {}};
+    const ActivationQuantize defaultQuantize =
+        fusesQuantizeByDefault(op, matmul) ? ActivationQuantize::fused
+                                           : ActivationQuantize::separate;
     auto build = [&](function_ref<InFlightDiagnostic()> emitError) {
-      ActivationQuantize quantize = d.quantize.value_or(
-          fusesQuantizeByDefault(op, matmul) ? ActivationQuantize::fused
-                                             : ActivationQuantize::separate);
+      ActivationQuantize quantize = d.quantize.value_or(defaultQuantize);
       return KernelAttr::getChecked(
           emitError, context, d.isa, PackedLayout{format, d.rows}, d.maxCols,
           d.threads, Attribute(), d.l2Rows, d.l1K, quantize);
