@@ -83,11 +83,9 @@ public:
 
   Value emitPairDot(OpBuilder &b, Location loc, Value acc, Value x,
                     Value y) const override {
-    Value sums =
-        emitIntrinsic(b, loc, "llvm.x86.avx2.pmadd.wd", acc.getType(),
-                      {vector::BitCastOp::create(b, loc, pairsType(b), x),
-                       vector::BitCastOp::create(b, loc, pairsType(b), y)});
-    return arith::AddIOp::create(b, loc, acc, sums);
+    return emitMaddAdd(b, loc, acc,
+                       vector::BitCastOp::create(b, loc, pairsType(b), x),
+                       vector::BitCastOp::create(b, loc, pairsType(b), y));
   }
 
   // vpshufb: each index byte picks a byte of its 128-bit lane; one per 16
@@ -105,6 +103,15 @@ private:
     return VectorType::get({16}, b.getI16Type());
   }
 
+  /// `acc` (vector<8 x i32>) plus vpmaddwd of the i16 vectors x and y: per
+  /// i32 lane, the sum of its two i16 products.
+  static Value emitMaddAdd(OpBuilder &b, Location loc, Value acc, Value x,
+                           Value y) {
+    Value sums =
+        emitIntrinsic(b, loc, "llvm.x86.avx2.pmadd.wd", acc.getType(), {x, y});
+    return arith::AddIOp::create(b, loc, acc, sums);
+  }
+
   /// `acc` plus the i16 pair sums of the products, each pair sum times the
   /// multiplier's i16 in its place (vpmaddwd).
   Value emitDotTimes(OpBuilder &b, Location loc, Value acc,
@@ -112,9 +119,7 @@ private:
                      LaneRange range, Value multiplier) const {
     auto i16Type = pairsType(b);
     auto widen = [&](Value pairs) {
-      Value sums = emitIntrinsic(b, loc, "llvm.x86.avx2.pmadd.wd",
-                                 acc.getType(), {pairs, multiplier});
-      acc = arith::AddIOp::create(b, loc, acc, sums);
+      acc = emitMaddAdd(b, loc, acc, pairs, multiplier);
     };
 
     if (needsSignedWeights(range)) {
