@@ -6,6 +6,7 @@
 // the file's block and through the reference decoder, so a packed tensor
 // decodes as the file does by construction and the checks test the moves.
 #include "pack/grid_packing.h"
+#include "pack/ternary_packing.h"
 
 #include <array>
 #include <cstring>
@@ -96,6 +97,10 @@ void pack_grid_row(const PackedLayout &layout, const uint8_t *in,
                    uint8_t *block, int r) {
   // A padding row: the file block of zeros, d 0 (IQ1_M's too), weights 0.
   static constexpr std::array<uint8_t, kMaxFileBlock> kZeroBlock{};
+  if (layout.coding == WeightCoding::Ternary) {
+    pack_ternary_row(layout, in, block, r);
+    return;
+  }
   if (in == nullptr)
     in = kZeroBlock.data();
   if (layout.format == Format::IQ2_XXS) {
@@ -106,24 +111,29 @@ void pack_grid_row(const PackedLayout &layout, const uint8_t *in,
       layout, r, [&](int file, int64_t packed) { block[packed] = in[file]; });
 }
 
-void unpack_grid_row(const PackedLayout &layout, const uint8_t *block, int r,
+bool unpack_grid_row(const PackedLayout &layout, const uint8_t *block, int r,
                      uint8_t *out) {
+  if (layout.coding == WeightCoding::Ternary)
+    return unpack_ternary_row(layout, block, r, out);
   if (layout.format == Format::IQ2_XXS) {
     unpack_iq2_xxs(layout, block, r, out);
-    return;
+    return true;
   }
   for_each_iq1_byte(
       layout, r, [&](int file, int64_t packed) { out[file] = block[packed]; });
+  return true;
 }
 
-void dequantize_grid_row(const PackedLayout &layout, const uint8_t *block,
+bool dequantize_grid_row(const PackedLayout &layout, const uint8_t *block,
                          int r, float *y) {
   const int bytes = format_info(layout.format).block_bytes;
   std::array<uint8_t, kMaxFileBlock> file;
-  unpack_grid_row(layout, block, r, file.data());
+  if (!unpack_grid_row(layout, block, r, file.data()))
+    return false;
   // A whole block of the format: the checked API cannot fail on it.
   (void)dequantize(layout.format, std::span(file.data(), bytes),
                    std::span(y, 256));
+  return true;
 }
 
 } // namespace kf::pack

@@ -1,5 +1,6 @@
 // Packing of the IQ grid formats (kf/runtime/packed_layout.h, "IQ grid
-// formats"): one row's super-block at a time, for packing.cpp's loops.
+// formats", and IQ1's "ternary layouts", pack/ternary_packing.cpp): one row's
+// super-block at a time, for packing.cpp's loops.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +13,13 @@ namespace kf::pack {
 // (every weight 0) when `in` is null.
 void pack_grid_row(const PackedLayout &layout, const uint8_t *in,
                    uint8_t *block, int r);
-// The file block of row r back from the packed block.
-void unpack_grid_row(const PackedLayout &layout, const uint8_t *block, int r,
+// The file block of row r back from the packed block; false when a ternary
+// layout's codes are no grid entry (bytes no packing wrote).
+bool unpack_grid_row(const PackedLayout &layout, const uint8_t *block, int r,
                      uint8_t *out);
 // Row r's 256 weights from the packed block, as the reference decoder gives
-// them for the file block.
-void dequantize_grid_row(const PackedLayout &layout, const uint8_t *block,
+// them for the file block; false as unpack_grid_row.
+bool dequantize_grid_row(const PackedLayout &layout, const uint8_t *block,
                          int r, float *y);
 
 } // namespace kf::pack

@@ -1,7 +1,8 @@
 // Packed weight and activation layouts (docs/codegen.md): Q8_0, Q4_0, MXFP4
 // and Kernelforge's own FRACTAL64 and VQ3_64 (pack/private_packing.cpp)
 // weights with Q8_0 activations; Q4_K, Q5_K, Q6_K and the IQ grid formats
-// IQ2_XXS, IQ1_S, IQ1_M (pack/grid_packing.cpp) with Q8_K activations; BF16
+// IQ2_XXS, IQ1_S, IQ1_M (pack/grid_packing.cpp; IQ1's ternary layouts,
+// pack/ternary_packing.cpp) with Q8_K activations; BF16
 // and F32 weights with activations of their own format. Every entry point
 // validates its sizes first, so the loops below never see a partial block or
 // a short buffer.
@@ -47,6 +48,14 @@ int64_t payload_bytes(Format f) {
 
 std::string shape(const PackedLayout &layout, int64_t n, int64_t k) {
   return absl::StrCat(layout_name(layout), " [", n, ", ", k, "]");
+}
+
+// A ternary layout's block whose codes no packing wrote.
+absl::Status bad_codes(const char *what, const PackedLayout &layout, int64_t n,
+                       int64_t k, int64_t row, int64_t block) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, ": ", shape(layout, n, k), ": row ", row, ", super-block ", block,
+      ": a slot's 2-bit codes are no entry of iq1s_grid"));
 }
 
 absl::Status check_shape(const char *what, const PackedLayout &layout,
@@ -213,6 +222,10 @@ void dequantize_kquant(const PackedLayout &layout, const uint8_t *block, int r,
 } // namespace
 
 absl::Status check_layout(const PackedLayout &layout) {
+  if (!has_weight_coding(layout.format, layout.coding))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no ternary layout for format ",
+        to_absl(format_info(layout.format).name), ": expected iq1_s or iq1_m"));
   if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0 &&
       layout.format != Format::MXFP4 && !is_kquant(layout.format) &&
       !is_iq_grid_format(layout.format) && !is_private_format(layout.format) &&
@@ -359,6 +372,7 @@ absl::Status unpack_weights(const PackedLayout &layout,
   const int64_t row_bytes = (k / block_elems(f)) * file_block_bytes(f);
   const int64_t scale_bytes = packed_scale_bytes(f);
   const int64_t groups_per_block = payload_bytes(f) / 4;
+  absl::Status bad;
   for_each_row_block(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         if (row < 0)
@@ -366,7 +380,8 @@ absl::Status unpack_weights(const PackedLayout &layout,
         const uint8_t *block = packed.data() + base;
         uint8_t *out = dst.data() + row * row_bytes + b * file_block_bytes(f);
         if (is_iq_grid_format(f)) {
-          pack::unpack_grid_row(layout, block, r, out);
+          if (!pack::unpack_grid_row(layout, block, r, out) && bad.ok())
+            bad = bad_codes("unpack_weights", layout, n, k, row, b);
           return;
         }
         if (is_private_format(f)) {
@@ -381,7 +396,7 @@ absl::Status unpack_weights(const PackedLayout &layout,
             out[file_payload_byte(f, g * 4 + i)] = from_lane(
                 layout, block[packed_kgroup_offset(layout, g, r) + i]);
       });
-  return absl::OkStatus();
+  return bad;
 }
 
 absl::Status dequantize_packed(const PackedLayout &layout,
@@ -408,6 +423,7 @@ absl::Status dequantize_packed(const PackedLayout &layout,
   }
   const int offset = lane_offset(layout);
   const int64_t elems = block_elems(layout.format);
+  absl::Status bad;
   for_each_row_block(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         if (row < 0)
@@ -419,7 +435,8 @@ absl::Status dequantize_packed(const PackedLayout &layout,
           return;
         }
         if (is_iq_grid_format(layout.format)) {
-          pack::dequantize_grid_row(layout, block, r, y);
+          if (!pack::dequantize_grid_row(layout, block, r, y) && bad.ok())
+            bad = bad_codes("dequantize_packed", layout, n, k, row, b);
           return;
         }
         if (is_private_format(layout.format)) {
@@ -454,7 +471,7 @@ absl::Status dequantize_packed(const PackedLayout &layout,
             y[16 + g * 4 + i] = d * ((lane(g, i) >> 4) - offset);
           }
       });
-  return absl::OkStatus();
+  return bad;
 }
 
 absl::StatusOr<uint64_t> packed_activation_bytes(int64_t k) {

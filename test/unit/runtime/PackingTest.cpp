@@ -10,6 +10,9 @@
 #include "QuantTestUtil.h"
 #include "kf/runtime/half.h"
 #include "kf/runtime/packing.h"
+#include "quant/grids.h"
+
+#include "absl/strings/str_cat.h"
 
 namespace kf {
 namespace {
@@ -79,6 +82,12 @@ TEST(Packing, Names) {
             "fractal64_r16");
   EXPECT_EQ(layout_name({Format::VQ3_64, 4, LaneEncoding::Unsigned}),
             "vq3_64_r4");
+  EXPECT_EQ(layout_name({Format::IQ1_S, 16, LaneEncoding::Unsigned,
+                         WeightCoding::Ternary}),
+            "iq1_s_r16_ternary");
+  EXPECT_EQ(layout_name({Format::IQ1_M, 4, LaneEncoding::Signed,
+                         WeightCoding::Ternary}),
+            "iq1_m_r4_ternary");
 }
 
 TEST(Packing, SizesPadTheLastGroup) {
@@ -102,6 +111,15 @@ TEST(Packing, SizesPadTheLastGroup) {
   EXPECT_EQ(*packed_weight_bytes({Format::VQ3_64, 4}, 5, 64), 2u * 4 * 24);
   EXPECT_EQ(packed_block_bytes({Format::FRACTAL64, 8}), 8 * 30);
   EXPECT_EQ(packed_block_bytes({Format::VQ3_64, 1}), 24);
+  // The IQ1 ternary layouts: 2 bits per weight and the scales, 70 and 76
+  // bytes per super-block and row.
+  EXPECT_EQ(*packed_weight_bytes({Format::IQ1_S, 16, LaneEncoding::Unsigned,
+                                  WeightCoding::Ternary},
+                                 17, 512),
+            2u * 2 * 16 * 70);
+  EXPECT_EQ(packed_block_bytes({Format::IQ1_M, 4, LaneEncoding::Unsigned,
+                                WeightCoding::Ternary}),
+            4 * 76);
 }
 
 TEST(Packing, RefusesWhatItCannotPack) {
@@ -122,6 +140,10 @@ TEST(Packing, RefusesWhatItCannotPack) {
   EXPECT_EQ(s.message(), "pack_weights: the source rows holds 102 bytes, "
                          "expected 136");
   EXPECT_FALSE(packed_activation_bytes(33).ok());
+  s = check_layout(
+      {Format::Q8_0, 16, LaneEncoding::Unsigned, WeightCoding::Ternary});
+  EXPECT_EQ(s.message(),
+            "no ternary layout for format q8_0: expected iq1_s or iq1_m");
 }
 
 // Every layout: the packed tensor dequantizes bit for bit like the file rows,
@@ -339,25 +361,28 @@ TEST(Packing, ActivationsRefuseShortBuffers) {
 TEST(Packing, SuperBlocksDecodeAsTheReferenceAndRoundTrip) {
   for (Format f : {Format::Q4_K, Format::Q5_K, Format::Q6_K, Format::IQ2_XXS,
                    Format::IQ1_S, Format::IQ1_M})
-    for (int rows : {1, 4, 8, 16})
-      for (int64_t n : {1, 5, 16, 19})
-        for (int64_t k : {256, 768}) {
-          PackedLayout layout{f, rows, LaneEncoding::Unsigned};
-          SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n) +
-                       " k=" + std::to_string(k));
-          std::vector<uint8_t> file = random_rows(f, n, k, 7 + n);
-          // Row 0's first super-block: every scale byte 0xff (scales and
-          // mins 63, Q6_K's scales -1), d = -65504 and dmin = 65504.
-          uint8_t *b0 = file.data();
-          const int64_t hdr = file_scale_offset(f);
-          for (int64_t j = 0; j < packed_scale_bytes(f); ++j)
-            b0[hdr + j] = 0xff;
-          const int64_t d_at = f == Format::Q6_K ? hdr + 16 : 0;
-          b0[d_at + 1] = 0xfb; // d = 0xfbff
-          if (f != Format::Q6_K)
-            b0[3] = 0x7b; // dmin = 0x7bff
-          pack_and_check(layout, file, n, k);
-        }
+    for (WeightCoding coding : {WeightCoding::File, WeightCoding::Ternary})
+      for (int rows : {1, 4, 8, 16})
+        for (int64_t n : {1, 5, 16, 19})
+          for (int64_t k : {256, 768}) {
+            if (!has_weight_coding(f, coding))
+              continue;
+            PackedLayout layout{f, rows, LaneEncoding::Unsigned, coding};
+            SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n) +
+                         " k=" + std::to_string(k));
+            std::vector<uint8_t> file = random_rows(f, n, k, 7 + n);
+            // Row 0's first super-block: every scale byte 0xff (scales and
+            // mins 63, Q6_K's scales -1), d = -65504 and dmin = 65504.
+            uint8_t *b0 = file.data();
+            const int64_t hdr = file_scale_offset(f);
+            for (int64_t j = 0; j < packed_scale_bytes(f); ++j)
+              b0[hdr + j] = 0xff;
+            const int64_t d_at = f == Format::Q6_K ? hdr + 16 : 0;
+            b0[d_at + 1] = 0xfb; // d = 0xfbff
+            if (f != Format::Q6_K)
+              b0[3] = 0x7b; // dmin = 0x7bff
+            pack_and_check(layout, file, n, k);
+          }
 }
 
 // The float formats: rows end in a zero-padded block (K = 33 and 100 are no
@@ -475,6 +500,90 @@ TEST(Packing, Iq1Layouts) {
           EXPECT_EQ(packed[(24 + s) * rows + r], row[s]);
       }
     }
+  }
+}
+
+// The IQ1 ternary layouts hold each weight's grid value v as the code v + 1,
+// weight 16t + 4j + i's in bits 2j.. of byte i of K-group t, and the scales
+// and delta signs in per-row words: IQ1_S its d, then group g's 3-bit scale
+// in bits 3g.. and its delta sign in bit 24 + g; IQ1_M the file's scale
+// words, then slot s's delta sign in bit s. Blocks reach every grid index,
+// scale and sign.
+TEST(Packing, Iq1TernaryLayouts) {
+  const int rows = 4;
+  for (Format f : {Format::IQ1_S, Format::IQ1_M}) {
+    SCOPED_TRACE(format_info(f).name);
+    const bool m = f == Format::IQ1_M;
+    const int bytes = format_info(f).block_bytes;
+    const int64_t blocks = 16, k = 256 * blocks; // 512 slots per row
+    std::mt19937 rng(3);
+    std::vector<uint8_t> file(rows * blocks * bytes);
+    for (uint8_t &b : file)
+      b = static_cast<uint8_t>(rng());
+    // Slot s of row r's block b uses grid index (r * blocks + b) * 32 + s.
+    std::vector<int> index(rows * blocks * 32);
+    for (size_t i = 0; i < index.size(); ++i) {
+      index[i] = static_cast<int>(i % 2048);
+      uint8_t *block = file.data() + i / 32 * bytes;
+      const int s = i % 32, g = s / 4, l = s % 4;
+      if (m) {
+        block[s] = static_cast<uint8_t>(index[i]);
+        block[32 + s / 2] =
+            static_cast<uint8_t>((block[32 + s / 2] & ~(7 << 4 * (s % 2))) |
+                                 (index[i] >> 8) << 4 * (s % 2));
+      } else {
+        block[2 + s] = static_cast<uint8_t>(index[i]);
+        uint16_t qh;
+        std::memcpy(&qh, block + 34 + 2 * g, 2);
+        qh = static_cast<uint16_t>((qh & ~(7 << 3 * l)) | (index[i] >> 8)
+                                                              << 3 * l);
+        std::memcpy(block + 34 + 2 * g, &qh, 2);
+      }
+    }
+    const PackedLayout layout{f, rows, LaneEncoding::Unsigned,
+                              WeightCoding::Ternary};
+    std::vector<uint8_t> packed = *pack_weights(layout, file, rows, k);
+    const int64_t block_bytes = packed_block_bytes(layout);
+    ASSERT_EQ(packed.size(), static_cast<size_t>(blocks * block_bytes));
+    for (int r = 0; r < rows; ++r)
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t *row = file.data() + (r * blocks + b) * bytes;
+        const uint8_t *pb = packed.data() + b * block_bytes;
+        uint32_t word;
+        if (m) {
+          for (int p = 0; p < 4; ++p)
+            EXPECT_EQ(std::memcmp(pb + 2 * (p * rows + r), row + 48 + 2 * p, 2),
+                      0);
+          std::memcpy(&word, pb + 8 * rows + 4 * r, 4);
+          for (int s = 0; s < 32; ++s)
+            EXPECT_EQ(word >> s & 1, row[32 + s / 2] >> (4 * (s % 2) + 3) & 1u);
+        } else {
+          EXPECT_EQ(std::memcmp(pb + 2 * r, row, 2), 0);
+          std::memcpy(&word, pb + 2 * rows + 4 * r, 4);
+          for (int g = 0; g < 8; ++g) {
+            const int qh = row[34 + 2 * g] | row[35 + 2 * g] << 8;
+            EXPECT_EQ(word >> 3 * g & 7, (qh >> 12 & 7u));
+            EXPECT_EQ(word >> (24 + g) & 1, (qh >> 15 & 1u));
+          }
+        }
+        const int64_t codes = (m ? 12 : 6) * rows;
+        for (int w = 0; w < 256; ++w) {
+          const uint64_t entry =
+              quant::grids::iq1s_grid[index[(r * blocks + b) * 32 + w / 8]];
+          const int v = static_cast<int8_t>(entry >> 8 * (w % 8));
+          const int t = w / 16, j = w % 16 / 4, i = w % 4;
+          EXPECT_EQ(pb[codes + (t * rows + r) * 4 + i] >> 2 * j & 3, v + 1)
+              << "row " << r << ", block " << b << ", weight " << w;
+        }
+      }
+    // A code no grid entry has (3) is refused, naming where it is.
+    packed[(m ? 12 : 6) * rows + 4 + block_bytes] |= 3;
+    std::vector<uint8_t> back(file.size());
+    absl::Status s = unpack_weights(layout, packed, rows, k, back);
+    EXPECT_EQ(s.message(),
+              absl::StrCat("unpack_weights: ", layout_name(layout), " [4, ", k,
+                           "]: row 1, super-block 1: a slot's 2-bit codes "
+                           "are no entry of iq1s_grid"));
   }
 }
 

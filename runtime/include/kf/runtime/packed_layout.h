@@ -59,14 +59,31 @@ enum class LaneEncoding : uint8_t {
 // Kernelforge's own formats, FRACTAL64 and VQ3_64 (docs/formats/), pack per
 // block of 64 weights the file's bytes per row, rearranged into K-groups
 // [g][r][4] (below, "Kernelforge's own formats").
+//
+// A layout may also transcode the file's weight codes into codes a kernel
+// decodes with shifts instead of table lookups (WeightCoding; "IQ1 ternary
+// layouts" below): the values stay the file's exactly, the bytes differ.
+enum class WeightCoding : uint8_t {
+  File,    // the file's codes (grid indices, nibbles, ...) as stored
+  Ternary, // IQ1_S, IQ1_M: each weight's grid value in {-1, 0, 1} as a
+           // 2-bit code instead of an 11-bit grid index per 8 weights
+};
+
 struct PackedLayout {
   Format format = Format::Q8_0; // Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS,
                                 // IQ1_S, IQ1_M, FRACTAL64, VQ3_64, BF16 or F32
   int rows = 16;                // rows per interleaved group: 1, 4, 8 or 16
   LaneEncoding encoding = LaneEncoding::Unsigned;
+  WeightCoding coding = WeightCoding::File;
 
   friend bool operator==(const PackedLayout &, const PackedLayout &) = default;
 };
+
+// Whether `format` has a layout of `coding` (every format has File's).
+constexpr bool has_weight_coding(Format format, WeightCoding coding) {
+  return coding == WeightCoding::File || format == Format::IQ1_S ||
+         format == Format::IQ1_M;
+}
 
 // The float formats, whose kernels multiply and add in fp32 (no int8 lanes,
 // no scales).
@@ -101,13 +118,16 @@ constexpr bool is_iq_grid_format(Format format) {
 }
 
 // Bytes of one row's block in its packed layout: the file's, but for IQ2_XXS,
-// whose sign indices are expanded to masks, and the float formats' 64.
-constexpr int64_t packed_row_block_bytes(Format format) {
-  if (is_float_format(format))
+// whose sign indices are expanded to masks, the IQ1 ternary layouts (70 and
+// 76 bytes against the file's 50 and 56) and the float formats' 64.
+constexpr int64_t packed_row_block_bytes(const PackedLayout &layout) {
+  if (is_float_format(layout.format))
     return kFloatBlockRowBytes;
-  if (format == Format::IQ2_XXS)
+  if (layout.coding == WeightCoding::Ternary)
+    return layout.format == Format::IQ1_M ? 76 : 70;
+  if (layout.format == Format::IQ2_XXS)
     return 70;
-  return format_info(format).block_bytes;
+  return format_info(layout.format).block_bytes;
 }
 
 // Where a row's field lies in a packed IQ2_XXS block: its fp16 d, the scale
@@ -156,6 +176,47 @@ constexpr int64_t iq1_m_qh_offset(const PackedLayout &layout, int64_t i,
 constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
                                      int r) {
   return (24 + s) * layout.rows + r;
+}
+
+// --- IQ1 ternary layouts -----------------------------------------------------
+//
+// IQ1_S's and IQ1_M's grid entries hold 8 values v in {-1, 0, 1}; looking one
+// up per 8 weights (a gather from a 16 KiB table) bounds their kernels at a
+// third of the DRAM roofline (docs/benchmarks.md, run 7). The ternary layouts
+// store instead each weight's code c = v + 1 in 2 bits, which a kernel turns
+// into lanes with a shift and a mask: 40 % more bytes than the file (IQ1_S
+// 70 per super-block and row against 50, IQ1_M 76 against 56), and decode
+// work like Q4_0's. The scales and delta signs stay the file's values:
+//  * IQ1_S: R fp16 d; a u32 per row [R], group g's 3-bit scale in bits
+//    3g..3g + 2 and its delta's sign in bit 24 + g (set: the delta is
+//    negative); then the codes;
+//  * IQ1_M: the file's four u16 scale words as [4][R] (as in its grid
+//    layout); a u32 per row [R], slot s's delta sign in bit s; then the
+//    codes.
+// The codes are 16 K-groups [t][r][4] (after the header): bits 2j..2j + 1 of
+// byte i of K-group t hold the code of weight 16t + 4j + i, so that one
+// shift and mask of a K-group gives 4 consecutive weights of every row (as
+// FRACTAL64's low index bits do). A padding row has d 0 and every code 1
+// (v = 0).
+constexpr int64_t iq1_ternary_header_bytes(Format format) {
+  return format == Format::IQ1_M ? 12 : 6;
+}
+// IQ1_S's fp16 d and scale-and-sign word; IQ1_M's delta-sign word (its scale
+// words are at iq1_m_scales_offset).
+constexpr int64_t iq1_s_ternary_d_offset(int r) { return 2 * r; }
+constexpr int64_t iq1_s_ternary_scales_offset(const PackedLayout &layout,
+                                              int r) {
+  return 2 * layout.rows + 4 * r;
+}
+constexpr int64_t iq1_m_ternary_signs_offset(const PackedLayout &layout,
+                                             int r) {
+  return 8 * layout.rows + 4 * r;
+}
+// K-group t (0..15) of row r.
+constexpr int64_t iq1_ternary_codes_offset(const PackedLayout &layout,
+                                           int64_t t, int r) {
+  return iq1_ternary_header_bytes(layout.format) * layout.rows +
+         (t * layout.rows + r) * 4;
 }
 
 // --- Kernelforge's own formats -----------------------------------------------
@@ -226,7 +287,7 @@ constexpr bool is_private_format(Format format) {
 // weights of every row of the group, in the file's bits per weight but for
 // IQ2_XXS's sign masks).
 constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
-  return layout.rows * packed_row_block_bytes(layout.format);
+  return layout.rows * packed_row_block_bytes(layout);
 }
 
 // Bytes of one row's scale fields in a packed block (the header): the file's
@@ -339,12 +400,15 @@ constexpr float mxfp4_scale(uint8_t e) {
 
 // "q8_0_r16"; a signed Q8_0 layout ends in "s" ("q8_0_r4s"). The other
 // formats have one byte layout for both encodings (their lanes are unsigned
-// and below 2^7), so their names carry no suffix.
+// and below 2^7), so their names carry no suffix. A ternary layout ends in
+// "_ternary" ("iq1_s_r16_ternary").
 inline std::string layout_name(const PackedLayout &layout) {
   std::string name(format_info(layout.format).name);
   name += "_r" + std::to_string(layout.rows);
   if (layout.format == Format::Q8_0 && layout.encoding == LaneEncoding::Signed)
     name += "s";
+  if (layout.coding == WeightCoding::Ternary)
+    name += "_ternary";
   return name;
 }
 

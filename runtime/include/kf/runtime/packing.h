@@ -17,7 +17,7 @@ namespace kf {
 
 // OK when the layout is one this runtime can pack: Q8_0, Q4_0, MXFP4, Q4_K,
 // Q5_K, Q6_K, IQ2_XXS, IQ1_S, IQ1_M, FRACTAL64, VQ3_64, BF16 or F32 with 1, 4,
-// 8 or 16 rows.
+// 8 or 16 rows; the ternary coding for IQ1_S and IQ1_M only.
 absl::Status check_layout(const PackedLayout &layout);
 
 // Bytes of a packed [n, k] tensor: ceil(n / rows) groups of k / 32 blocks
@@ -47,6 +47,7 @@ pack_expert_weights(const PackedLayout &layout, std::span<const uint8_t> src,
                     int64_t experts, int64_t n, int64_t k);
 
 // The inverse of pack_weights: the file-format rows back, padding dropped.
+// Fails on a ternary layout whose codes no packing wrote (no grid entry).
 absl::Status unpack_weights(const PackedLayout &layout,
                             std::span<const uint8_t> packed, int64_t n,
                             int64_t k, std::span<uint8_t> dst);
