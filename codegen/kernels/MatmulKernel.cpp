@@ -154,10 +154,26 @@ WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
   }
 }
 
+namespace {
+
+/// Whether the spec's weights are in a ternary layout.
+bool isTernary(const MatmulKernelSpec &spec) {
+  return spec.coding == kf::WeightCoding::Ternary;
+}
+
+} // namespace
+
+kf::WeightCoding getDefaultWeightCoding(kf::Format format) {
+  return kf::has_weight_coding(format, kf::WeightCoding::Ternary)
+             ? kf::WeightCoding::Ternary
+             : kf::WeightCoding::File;
+}
+
 std::string MatmulKernelSpec::getSymbolName() const {
-  return llvm::formatv("kf_matmul_{0}_{1}_r{2}_c{3}_k{4}_n{5}",
-                       format_info(format).name, getIsaName(isa), rows, maxCols,
-                       k, n)
+  return llvm::formatv("kf_matmul_{0}{1}_{2}_r{3}_c{4}_k{5}_n{6}",
+                       format_info(format).name,
+                       isTernary(*this) ? "_ternary" : "", getIsaName(isa),
+                       rows, maxCols, k, n)
              .str() +
          (roundToBf16 ? "_bf16" : "") +
          (l1K || l2Rows ? llvm::formatv("_l1k{0}_l2r{1}", l1K, l2Rows).str()
@@ -174,7 +190,8 @@ kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
   // The portable kernel reads the x86 layouts, on any target.
   return {format, static_cast<int>(rows),
           isa == KernelIsa::NeonDotprod ? kf::LaneEncoding::Signed
-                                        : kf::LaneEncoding::Unsigned};
+                                        : kf::LaneEncoding::Unsigned,
+          coding};
 }
 
 int64_t MatmulKernelSpec::getWeightBytes() const {
@@ -194,9 +211,10 @@ int64_t MatmulKernelSpec::getPrologueBytes() const {
 }
 
 std::string MatmulKernelSpec::describe() const {
-  return llvm::formatv("{0}/{1} r{2} c{3} [{4} x {5}]",
-                       format_info(format).name, getIsaName(isa), rows, maxCols,
-                       n, k)
+  return llvm::formatv("{0}{1}/{2} r{3} c{4} [{5} x {6}]",
+                       format_info(format).name,
+                       isTernary(*this) ? " ternary" : "", getIsaName(isa),
+                       rows, maxCols, n, k)
              .str() +
          (roundToBf16 ? " bf16" : "") +
          (l1K || l2Rows
@@ -243,6 +261,9 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
     return fail(spec, "no emitter for this format, expected q8_0, q4_0, "
                       "mxfp4, q4_k, q5_k, q6_k, iq2_xxs, iq1_s, iq1_m, "
                       "fractal64, vq3_64, bf16 or f32");
+  if (!kf::has_weight_coding(spec.format, spec.coding))
+    return fail(spec, "a ternary layout is IQ1_S's or IQ1_M's, expected "
+                      "iq1_s or iq1_m weights");
   if (!isaSupportsFormat(spec.isa, spec.format))
     return fail(spec, llvm::formatv("{0} has no kernels for {1} weights",
                                     getIsaName(spec.isa),

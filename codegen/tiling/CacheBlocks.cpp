@@ -73,7 +73,14 @@ CacheBlocks blockCaches(const CacheBlockProblem &problem) {
                              : balancedBlock(problem.k, limit, granule);
   }
 
-  int64_t rowBytes = bytesOf(weight, l1K);
+  // A row's weights in the packed layout (the float formats' as the file's:
+  // their last block's padding aside, and l1K need not be a whole block).
+  int64_t rowBytes = is_float_format(problem.format)
+                         ? bytesOf(weight, l1K)
+                         : l1K / weight.block_elems *
+                               packed_row_block_bytes({problem.format, 1,
+                                                       LaneEncoding::Unsigned,
+                                                       problem.coding});
   int64_t limit =
       std::max<int64_t>(1, static_cast<int64_t>(problem.l2Bytes / 2) /
                                rowBytes / problem.rows) *

@@ -122,18 +122,27 @@ LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 
 llvm::hash_code mlir::kf::hash_value(const PackedLayout &layout) {
-  return llvm::hash_combine(layout.format, layout.rows);
+  return llvm::hash_combine(layout.format, layout.rows, layout.coding);
 }
 
+/// The suffix of a ternary layout's name.
+static constexpr llvm::StringLiteral kTernarySuffix = "_ternary";
+
 std::string mlir::kf::stringifyPackedLayout(const PackedLayout &layout) {
-  return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows)).str();
+  return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows) +
+          (layout.coding == ::kf::WeightCoding::Ternary ? kTernarySuffix : ""))
+      .str();
 }
 
 FailureOr<PackedLayout> mlir::kf::parsePackedLayout(AsmParser &parser) {
   SMLoc loc = parser.getCurrentLocation();
-  StringRef keyword;
-  if (failed(parser.parseKeyword(&keyword)))
+  StringRef name;
+  if (failed(parser.parseKeyword(&name)))
     return failure();
+  StringRef keyword = name;
+  ::kf::WeightCoding coding = keyword.consume_back(kTernarySuffix)
+                                  ? ::kf::WeightCoding::Ternary
+                                  : ::kf::WeightCoding::File;
   // The format's own name may contain '_' (iq2_xxs), so split at the last
   // "_r".
   size_t split = keyword.rfind("_r");
@@ -143,13 +152,13 @@ FailureOr<PackedLayout> mlir::kf::parsePackedLayout(AsmParser &parser) {
     return parser.emitError(loc)
            << "expected a packed layout <format>_r<rows> such as q8_0_r16, "
               "got '"
-           << keyword << "'";
+           << name << "'";
   std::optional<Format> format = symbolizeFormat(keyword.take_front(split));
   if (!format)
     return parser.emitError(loc)
            << "unknown format '" << keyword.take_front(split) << "' in layout '"
-           << keyword << "'";
-  return PackedLayout{*format, rows};
+           << name << "'";
+  return PackedLayout{*format, rows, coding};
 }
 
 void mlir::kf::printPackedLayout(AsmPrinter &printer,
@@ -213,7 +222,8 @@ bool KernelAttr::hasDynamicColumns() const {
   return {static_cast<::kf::Format>(getLayout().format),
           static_cast<int>(getLayout().rows),
           getIsa() == KernelIsa::neon_dotprod ? ::kf::LaneEncoding::Signed
-                                              : ::kf::LaneEncoding::Unsigned};
+                                              : ::kf::LaneEncoding::Unsigned,
+          getLayout().coding};
 }
 
 ArrayRef<int64_t> KernelAttr::getColumnTiles() const {
@@ -253,6 +263,10 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)
                        << ": " << format.name
                        << " is not a weight format a matmul multiplies by";
+  if (!::kf::has_weight_coding(format.format, layout.coding))
+    return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)
+                       << ": ternary codes are IQ1_S's and IQ1_M's, not "
+                       << format.name << "'s";
   int64_t lanes = getLaneRows(kernelIsa);
   if (layout.rows <= 0 || layout.rows % lanes != 0)
     return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)

@@ -31,6 +31,7 @@ struct BlockCachesPass : impl::KfBlockCachesBase<BlockCachesPass> {
           continue;
         ::kf::tiling::CacheBlockProblem problem{
             .format = static_cast<::kf::Format>(kernel.getLayout().format),
+            .coding = kernel.getLayout().coding,
             .rows = kernel.getRows(),
             .columns = kernel.getWidestColumnTile(),
             .n = matmul.n,

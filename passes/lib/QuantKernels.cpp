@@ -34,6 +34,7 @@ getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
   spec.maxCols = kernel.getWidestColumnTile();
   spec.roundToBf16 = precision == Precision::bf16;
   spec.fuseQuantize = kernel.isQuantizeFused();
+  spec.coding = kernel.getLayout().coding;
   // The cache blocks --kf-block-caches decided, which the kernel follows
   // when a call has more columns than one tile; a static M of one tile
   // never does.

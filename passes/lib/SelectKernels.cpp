@@ -64,6 +64,7 @@ struct Decision {
   int64_t threads;
   std::optional<int64_t> l2Rows, l1K;
   std::optional<ActivationQuantize> quantize;
+  ::kf::WeightCoding coding;
 };
 
 /// The activation format the kernels of `matmul` read.
@@ -176,15 +177,23 @@ private:
     }
     Format format = matmul.weight.getFormat();
     KernelIsa isa = selectIsa(target, format);
-    Decision d{isa, KernelAttr::getLaneRows(isa), 8, available, {}, {}};
+    Decision d{
+        isa,
+        KernelAttr::getLaneRows(isa),
+        8,
+        available,
+        {},
+        {},
+        {},
+        codegen::getDefaultWeightCoding(static_cast<::kf::Format>(format))};
     const ActivationQuantize defaultQuantize =
         fusesQuantizeByDefault(op, matmul) ? ActivationQuantize::fused
                                            : ActivationQuantize::separate;
     auto build = [&](function_ref<InFlightDiagnostic()> emitError) {
       ActivationQuantize quantize = d.quantize.value_or(defaultQuantize);
       return KernelAttr::getChecked(
-          emitError, context, d.isa, PackedLayout{format, d.rows}, d.maxCols,
-          d.threads, Attribute(), d.l2Rows, d.l1K, quantize);
+          emitError, context, d.isa, PackedLayout{format, d.rows, d.coding},
+          d.maxCols, d.threads, Attribute(), d.l2Rows, d.l1K, quantize);
     };
     if (tuning) {
       TuningKey key{format, target.name, isa, matmul.m, matmul.n, matmul.k};
@@ -226,6 +235,8 @@ private:
           d.l1K = rule.setL1K;
         if (rule.setQuantize)
           d.quantize = rule.setQuantize;
+        if (rule.setCoding)
+          d.coding = *rule.setCoding;
         if (!build(emitRuleError))
           return {};
       }

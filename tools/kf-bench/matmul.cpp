@@ -164,7 +164,7 @@ absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
         r.n = o.n;
         r.threads = threads;
         r.cold = o.cold;
-        r.weight_bytes = mm->weight_bytes();
+        r.weight_bytes = r.floor_bytes = mm->weight_bytes();
         r.copies = mm->copies();
         r.timing = std::move(timing);
         r.dram_gbps = info.bandwidth[t].second.gbps;
@@ -279,6 +279,7 @@ absl::Status run_kernels(const MatmulOptions &o, const RunInfo &info, Format f,
         r.threads = threads;
         r.cold = o.cold;
         r.weight_bytes = set.matrix_bytes;
+        r.floor_bytes = static_cast<uint64_t>(weights.size());
         r.copies = set.copies;
         r.timing = *std::move(timing);
         r.dram_gbps = info.bandwidth[t].second.gbps;
@@ -303,7 +304,7 @@ double CaseResult::weight_gbps() const {
   return s > 0 ? weight_bytes / s / 1e9 : 0;
 }
 double CaseResult::floor_seconds() const {
-  return dram_gbps > 0 ? weight_bytes / (dram_gbps * 1e9) : 0;
+  return dram_gbps > 0 ? floor_bytes / (dram_gbps * 1e9) : 0;
 }
 double CaseResult::roofline_percent() const {
   double s = seconds();

@@ -44,7 +44,10 @@ struct CaseResult {
   int threads = 0;
   bool cold = true;
   uint64_t weight_bytes = 0; // read by one call
-  int64_t copies = 0;        // weight matrices cycled through
+  // The roofline's bytes: the weights in their file format (a kernel's
+  // packed layout may hold more, e.g. IQ1's ternary codes), or oneDNN's.
+  uint64_t floor_bytes = 0;
+  int64_t copies = 0; // weight matrices cycled through
   Timing timing;
   double dram_gbps = 0; // measured on `threads` threads
   // CPUs other processes kept busy while the calls were timed (LoadMeter).
@@ -55,7 +58,7 @@ struct CaseResult {
   double seconds() const { return timing.median(); }
   double gflops() const;        // 2·M·N·K / time
   double weight_gbps() const;   // weight bytes / time
-  double floor_seconds() const; // weight bytes / DRAM bandwidth
+  double floor_seconds() const; // floor bytes / DRAM bandwidth
   double roofline_percent() const;
   // This case's throughput over oneDNN's (0 when not known).
   double vs_onednn_int8() const;

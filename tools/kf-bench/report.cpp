@@ -63,8 +63,10 @@ void write_header(const RunInfo &info, std::ostream &out) {
     out << "hot: one weight matrix, in cache after the first call; % of "
            "the DRAM roofline may exceed 100\n";
   out << "times are medians of the timed calls; GFLOP/s counts 2·M·N·K; "
-         "load: CPUs other processes kept busy meanwhile (figures taken "
-         "under load are not the kernel's)\n";
+         "wt GB/s the bytes a call reads (its packed layout), %roof the "
+         "format's roofline floor (its file bytes) over the time; load: CPUs "
+         "other processes kept busy meanwhile (figures taken under load are "
+         "not the kernel's)\n";
   for (const auto &[threads, bw] : info.bandwidth) {
     std::vector<std::string> figures;
     for (const StreamFigure &f : bw.figures)
@@ -131,6 +133,7 @@ void write_json(const CaseResult &r, const RunInfo &info, std::ostream &out) {
       absl::StrCat("\"time_min_s\":", number(r.timing.min())),
       absl::StrCat("\"gflops\":", number(r.gflops())),
       absl::StrCat("\"weight_bytes\":", r.weight_bytes),
+      absl::StrCat("\"floor_bytes\":", r.floor_bytes),
       absl::StrCat("\"weight_copies\":", r.copies),
       absl::StrCat("\"weight_gbps\":", number(r.weight_gbps())),
       absl::StrCat("\"dram_gbps\":", number(r.dram_gbps)),

@@ -26,7 +26,7 @@ createWeightDecodeEmitter(const kf::PackedLayout &layout,
   case kf::Format::IQ2_XXS:
   case kf::Format::IQ1_S:
   case kf::Format::IQ1_M:
-    return createIqGridDecodeEmitter(layout.format, hasHardwareHalf(target));
+    return createIqGridDecodeEmitter(layout, hasHardwareHalf(target));
   case kf::Format::FRACTAL64:
     return createFractal64DecodeEmitter(hasHardwareHalf(target));
   case kf::Format::VQ3_64:

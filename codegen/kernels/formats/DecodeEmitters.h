@@ -17,9 +17,9 @@ std::unique_ptr<WeightDecodeEmitter> createMxfp4DecodeEmitter();
 std::unique_ptr<WeightDecodeEmitter>
 createKQuantDecodeEmitter(kf::Format format, bool hardwareHalf);
 
-/// IQ2_XXS, IQ1_S or IQ1_M.
+/// IQ2_XXS, IQ1_S or IQ1_M (IQ1's grid or ternary layout).
 std::unique_ptr<WeightDecodeEmitter>
-createIqGridDecodeEmitter(kf::Format format, bool hardwareHalf);
+createIqGridDecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf);
 
 /// FRACTAL64 (docs/formats/fractal64.md).
 std::unique_ptr<WeightDecodeEmitter>

@@ -200,16 +200,26 @@ std::array<uint64_t, 2048> iq1sLaneTable() {
 /// positive. The offset 9 comes back out through the activation's sums of
 /// 16, so each sub-block's integer dot is sum_j (8 v_j + delta_j) q_j, and
 /// the block's integer sum is kf::dot's 8 sumi + sumi_delta (below 2^23).
+///
+/// The ternary layouts (kf/runtime/packed_layout.h) make the same lanes
+/// without the table: a step is a K-group of 2-bit codes c = v + 1 for 16
+/// weights of each row, and each of its four lane vectors is one shift that
+/// puts the codes of 4 weights at bits 3..4 of their bytes (8 c), a mask, and
+/// an or of the deltas' 2: about two instructions per 4R lanes where the
+/// gather path spends a gather of R entries per 8 weights.
 class Iq1Decode : public WeightDecodeEmitter {
 public:
-  Iq1Decode(kf::Format format, bool hardwareHalf)
-      : format(format), hardwareHalf(hardwareHalf) {}
+  Iq1Decode(const kf::PackedLayout &layout, bool hardwareHalf)
+      : format(layout.format),
+        ternary(layout.coding == kf::WeightCoding::Ternary),
+        hardwareHalf(hardwareHalf) {}
 
   LaneRange getLaneRange() const override { return {5, kIq1Offset}; }
   int64_t getBlockElems() const override { return 256; }
   /// IQ1_M has a scale per 16 weights, IQ1_S per 32.
   int64_t getSubBlockElems() const override { return isM() ? 16 : 32; }
-  int64_t getStepsPerBlock() const override { return 32; }
+  /// A grid slot of 8 weights, or a ternary K-group of 16.
+  int64_t getStepsPerBlock() const override { return ternary ? 16 : 32; }
 
   // IQ1_M's fp16 d is the top nibbles of its four scale words: u =
   // (w0 >> 12) | (w1 >> 8 & 0xf0) | (w2 >> 4 & 0xf00) | (w3 & 0xf000).
@@ -233,14 +243,19 @@ public:
   }
 
   // 2 s + 1, s the sub-block's 3-bit scale: IQ1_S's bits 12..14 of its
-  // group's qh; IQ1_M's bits 6(g % 2) + 3h.. of scale word g / 2 (g = j / 2,
-  // h = j % 2).
+  // group's qh (in a ternary layout, bits 3j.. of the row's scale word);
+  // IQ1_M's bits 6(g % 2) + 3h.. of scale word g / 2 (g = j / 2, h = j % 2).
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
                          int64_t j) const override {
     auto halves = VectorType::get({rows}, b.getI16Type());
+    auto words = VectorType::get({rows}, b.getI32Type());
     Value word;
     int64_t shift;
-    if (isM()) {
+    if (ternary && !isM()) {
+      word = emitLoad(b, loc, words, block,
+                      iq1_s_ternary_scales_offset(layout(rows), 0));
+      shift = 3 * j;
+    } else if (isM()) {
       word = emitLoad(b, loc, halves, block,
                       iq1_m_scales_offset(layout(rows), j / 4, 0));
       shift = 6 * (j / 2 % 2) + 3 * (j % 2);
@@ -249,9 +264,9 @@ public:
           emitLoad(b, loc, halves, block, iq1_s_qh_offset(layout(rows), j, 0));
       shift = 12;
     }
-    auto words = VectorType::get({rows}, b.getI32Type());
-    Value s = extractBits(b, loc, arith::ExtUIOp::create(b, loc, words, word),
-                          shift, 7);
+    if (word.getType() != words)
+      word = arith::ExtUIOp::create(b, loc, words, word);
+    Value s = extractBits(b, loc, word, shift, 7);
     Value twice = arith::ShLIOp::create(b, loc, s, emitSplat(b, loc, words, 1));
     return arith::OrIOp::create(b, loc, twice, emitSplat(b, loc, words, 1));
   }
@@ -259,6 +274,41 @@ public:
   void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
                   int64_t step, const DotEmitter &,
                   llvm::SmallVectorImpl<DecodedLanes> &out) const override {
+    if (ternary)
+      decodeTernaryStep(b, loc, block, rows, step, out);
+    else
+      decodeGridStep(b, loc, block, rows, step, out);
+  }
+
+  void declareConstants(OpBuilder &b, Location loc,
+                        ModuleOp module) const override {
+    static const std::array<uint64_t, 2048> lanes = iq1sLaneTable();
+    if (!ternary)
+      declareConstantTable(b, loc, module, kIq1sTable, lanes);
+  }
+
+  // kf::dot's IQ1 sum: (d * d_x) * (sumi + 0.125 * sumi_delta), which is
+  // (d * d_x) * (isum * 0.125) exactly: isum = 8 sumi + sumi_delta is below
+  // 2^23, so both sides are the exact value of isum / 8 before the product.
+  Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
+                   Value xScale) const override {
+    Value scale = arith::MulFOp::create(b, loc, wScales, xScale);
+    Value eighths =
+        arith::MulFOp::create(b, loc, dot, emitEighth(b, loc, dot.getType()));
+    return arith::MulFOp::create(b, loc, scale, eighths);
+  }
+
+private:
+  bool isM() const { return format == kf::Format::IQ1_M; }
+  kf::PackedLayout layout(int64_t rows) const {
+    return {format, static_cast<int>(rows), kf::LaneEncoding::Unsigned,
+            ternary ? kf::WeightCoding::Ternary : kf::WeightCoding::File};
+  }
+
+  // Slot `step`: its R grid entries gathered, plus the deltas.
+  void decodeGridStep(OpBuilder &b, Location loc, Value block, int64_t rows,
+                      int64_t step,
+                      llvm::SmallVectorImpl<DecodedLanes> &out) const {
     const int64_t g = step / 4, l = step % 4;
     kf::PackedLayout packed = layout(rows);
     auto words = VectorType::get({rows}, b.getI32Type());
@@ -305,42 +355,60 @@ public:
         rows, 8 * step, out);
   }
 
-  void declareConstants(OpBuilder &b, Location loc,
-                        ModuleOp module) const override {
-    static const std::array<uint64_t, 2048> lanes = iq1sLaneTable();
-    declareConstantTable(b, loc, module, kIq1sTable, lanes);
-  }
-
-  // kf::dot's IQ1 sum: (d * d_x) * (sumi + 0.125 * sumi_delta), which is
-  // (d * d_x) * (isum * 0.125) exactly: isum = 8 sumi + sumi_delta is below
-  // 2^23, so both sides are the exact value of isum / 8 before the product.
-  Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
-                   Value xScale) const override {
-    Value scale = arith::MulFOp::create(b, loc, wScales, xScale);
-    Value eighths =
-        arith::MulFOp::create(b, loc, dot, emitEighth(b, loc, dot.getType()));
-    return arith::MulFOp::create(b, loc, scale, eighths);
-  }
-
-private:
-  bool isM() const { return format == kf::Format::IQ1_M; }
-  kf::PackedLayout layout(int64_t rows) const {
-    return {format, static_cast<int>(rows)};
+  // K-group `step` of codes: weights 16 step + 4 j .. + 3 of every row, for
+  // j = 0..3, in bits 2j.. of their bytes. Lane = 8 c + 2 (delta +1/8) or
+  // 8 c (delta -1/8): the codes shifted to bits 3..4, masked, and or'ed with
+  // the rows' deltas (a select per row, one i32 lane per row's 4 bytes).
+  void decodeTernaryStep(OpBuilder &b, Location loc, Value block, int64_t rows,
+                         int64_t step,
+                         llvm::SmallVectorImpl<DecodedLanes> &out) const {
+    kf::PackedLayout packed = layout(rows);
+    auto words = VectorType::get({rows}, b.getI32Type());
+    auto splat = [&](int64_t v) { return emitSplat(b, loc, words, v); };
+    Value codes = emitLoad(b, loc, words, block,
+                           iq1_ternary_codes_offset(packed, step, 0));
+    // IQ1_S's sign per group of 32 (bit 24 + g of the scale word), IQ1_M's
+    // per slot of 8 (bit s of the sign word).
+    Value signs = emitLoad(b, loc, words, block,
+                           isM() ? iq1_m_ternary_signs_offset(packed, 0)
+                                 : iq1_s_ternary_scales_offset(packed, 0));
+    for (int64_t j = 0; j < 4; ++j) {
+      const int64_t weight = 16 * step + 4 * j;
+      const int64_t signBit = isM() ? weight / 8 : 24 + weight / 32;
+      Value negative = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          extractBits(b, loc, signs, signBit, 1), splat(0));
+      Value delta = arith::SelectOp::create(b, loc, negative, splat(0),
+                                            splat(0x02020202));
+      const int64_t shift = 2 * j - 3;
+      Value atBit3 =
+          shift < 0
+              ? arith::ShLIOp::create(b, loc, codes, splat(-shift)).getResult()
+              : arith::ShRUIOp::create(b, loc, codes, splat(shift)).getResult();
+      Value eightC = arith::AndIOp::create(b, loc, atBit3, splat(0x18181818));
+      Value lanes = arith::OrIOp::create(b, loc, eightC, delta);
+      out.push_back(
+          {vector::BitCastOp::create(
+               b, loc, VectorType::get({4 * rows}, b.getI8Type()), lanes),
+           weight});
+    }
   }
 
   kf::Format format;
+  bool ternary;
   bool hardwareHalf;
 };
 
 } // namespace
 
 std::unique_ptr<WeightDecodeEmitter>
-createIqGridDecodeEmitter(kf::Format format, bool hardwareHalf) {
-  if (format == kf::Format::IQ2_XXS)
+createIqGridDecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf) {
+  if (layout.format == kf::Format::IQ2_XXS)
     return std::make_unique<Iq2XxsDecode>(hardwareHalf);
-  assert((format == kf::Format::IQ1_S || format == kf::Format::IQ1_M) &&
+  assert((layout.format == kf::Format::IQ1_S ||
+          layout.format == kf::Format::IQ1_M) &&
          "an IQ grid format");
-  return std::make_unique<Iq1Decode>(format, hardwareHalf);
+  return std::make_unique<Iq1Decode>(layout, hardwareHalf);
 }
 
 } // namespace kf::codegen

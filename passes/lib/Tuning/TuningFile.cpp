@@ -105,6 +105,14 @@ private:
                              << "' (expected fused or separate)";
       return success();
     }
+    if (key == "coding") {
+      if (value != "file" && value != "ternary")
+        return error(column)
+               << "unknown coding '" << value << "' (expected file or ternary)";
+      rule.setCoding = value == "file" ? ::kf::WeightCoding::File
+                                       : ::kf::WeightCoding::Ternary;
+      return success();
+    }
     std::optional<int64_t> *field =
         llvm::StringSwitch<std::optional<int64_t> *>(key)
             .Case("rows", &rule.setRows)
@@ -116,8 +124,8 @@ private:
     if (!field)
       return error(column - key.size() - 1)
              << "unknown override '" << key
-             << "' (expected isa, rows, max_cols, threads, l2_rows, l1_k or "
-                "quantize)";
+             << "' (expected isa, rows, max_cols, threads, l2_rows, l1_k, "
+                "quantize or coding)";
     return parsePositive(key, value, column, *field);
   }
 

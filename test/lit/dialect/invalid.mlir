@@ -1678,6 +1678,17 @@ func.func @kernel_rows_lanes() attributes {k = #kf.kernel<isa = avx512vnni, layo
 
 // -----
 
+// expected-error @+1 {{#kf.kernel: layout q4_k_r16_ternary: ternary codes are IQ1_S's and IQ1_M's, not q4_k's}}
+func.func @kernel_ternary_format() attributes {k = #kf.kernel<isa = avx512vnni, layout = q4_k_r16_ternary, max_cols = 8, threads = 1>}
+
+// -----
+
+// expected-error @+2 {{expected a packed layout <format>_r<rows> such as q8_0_r16, got 'iq1_s_ternary'}}
+// expected-error @+1 {{failed to parse Kf_KernelAttr parameter 'layout'}}
+func.func @kernel_ternary_rows() attributes {k = #kf.kernel<isa = avx512vnni, layout = iq1_s_ternary, max_cols = 8, threads = 1>}
+
+// -----
+
 // expected-error @+1 {{#kf.kernel: layout i32_r1: i32 is not a weight format a matmul multiplies by}}
 func.func @kernel_integer_layout() attributes {k = #kf.kernel<isa = scalar, layout = i32_r1, max_cols = 8, threads = 1>}
 

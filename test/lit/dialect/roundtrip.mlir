@@ -453,7 +453,8 @@ func.func @argmax(%logits: tensor<1x32256xf32>, %v: tensor<?xf32>) {
 // CHECK-LABEL: func.func @kernel_decisions
 func.func @kernel_decisions(%x: tensor<17x4096xf32>, %w: !kf.qweight<q8_0, [2048, 4096]>,
                             %xd: tensor<?x256xf32>, %iq: !kf.qweight<iq2_xxs, [64, 256]>,
-                            %o: tensor<?x256xf32>, %wo: !kf.qweight<bf16, [64, 128]>) {
+                            %o: tensor<?x256xf32>, %wo: !kf.qweight<bf16, [64, 128]>,
+                            %iq1: !kf.qweight<iq1_m, [64, 256]>) {
   // The ODS example.
   // CHECK: kf.linear %arg0, %arg1 {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, cols = [8, 4, 3, 2], l2_rows = 128, l1_k = 2048>} : tensor<17x4096xf32>
   %a = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx512vnni,
@@ -470,6 +471,10 @@ func.func @kernel_decisions(%x: tensor<17x4096xf32>, %w: !kf.qweight<q8_0, [2048
   // CHECK: kf.grouped_linear %arg4, %arg5 groups(2) {kf.kernel = #kf.kernel<isa = scalar, layout = bf16_r1, max_cols = 3, threads = 1, cols = dynamic, l2_rows = 32, l1_k = 128>}
   %d = kf.grouped_linear %o, %wo groups(2) {kf.kernel = #kf.kernel<isa = scalar, layout = bf16_r1, max_cols = 3, threads = 1, cols = dynamic, l2_rows = 32, l1_k = 128>}
       : tensor<?x256xf32>, !kf.qweight<bf16, [64, 128]> -> tensor<?x64xf32>
+  // IQ1_M transcoded to the ternary layout.
+  // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_m_r16_ternary, max_cols = 8, threads = 2>}
+  %e = kf.linear %xd, %iq1 {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_m_r16_ternary, max_cols = 8, threads = 2>}
+      : tensor<?x256xf32>, !kf.qweight<iq1_m, [64, 256]> -> tensor<?x64xf32>
   return
 }
 

@@ -272,6 +272,37 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
 
 // -----
 
+// The ternary layouts decode IQ1's 2-bit codes with shifts: no lane table,
+// no gather.
+// CHECK-LABEL: func.func @iq1_ternary
+// CHECK:      kf.qmatmul @kernels::@kf_matmul_iq1_s_ternary_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_iq1_m_ternary_avx2_r8_c8_k256_n16_bf16(
+// CHECK:      module @kernels {
+// CHECK-NOT:    llvm.mlir.global
+// CHECK-NOT:    llvm.intr.masked.gather
+// CHECK:        func.func @kf_matmul_iq1_s_ternary_avx512vnni_r16_c8_k256_n16_bf16(
+// CHECK-NOT:    llvm.intr.masked.gather
+// CHECK:          "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT:    llvm.intr.masked.gather
+// CHECK:        func.func @kf_matmul_iq1_m_ternary_avx2_r8_c8_k256_n16_bf16(
+// CHECK-NOT:    llvm.intr.masked.gather
+// CHECK:          "llvm.x86.avx2.pmadd.ub.sw"
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  kf.weight @s : !kf.qweight<iq1_s, [16, 256]>
+  kf.weight @m : !kf.qweight<iq1_m, [16, 256]>
+  func.func @iq1_ternary(%x: tensor<?x256xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+    %s = kf.get_weight @s : !kf.qweight<iq1_s, [16, 256]>
+    %m = kf.get_weight @m : !kf.qweight<iq1_m, [16, 256]>
+    %ys = kf.linear %x, %s {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16_ternary, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x256xf32>, !kf.qweight<iq1_s, [16, 256]> -> tensor<?x16xf32>
+    %ym = kf.linear %x, %m {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_m_r8_ternary, max_cols = 8, threads = 16, cols = dynamic>}
+        : tensor<?x256xf32>, !kf.qweight<iq1_m, [16, 256]> -> tensor<?x16xf32>
+    return %ys, %ym : tensor<?x16xf32>, tensor<?x16xf32>
+  }
+}
+
+// -----
+
 // FRACTAL64 and VQ3_64 read Q8_0 activations (two blocks per 64 weights), so
 // a Q8_0 linear of the same input shares their quantizer; on AVX-512 VBMI
 // VQ3_64's 64-entry codebook lookups are vpermb, FRACTAL64's 8 levels vpshufb.

@@ -6,6 +6,8 @@
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/selector.tune 2>&1 | FileCheck %s --check-prefix=SELECTOR
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/override.tune 2>&1 | FileCheck %s --check-prefix=OVERRIDE
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/quantize.tune 2>&1 | FileCheck %s --check-prefix=QUANTIZE
+// RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/coding.tune 2>&1 | FileCheck %s --check-prefix=CODING
+// RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/ternary.tune 2>&1 | FileCheck %s --check-prefix=TERNARY
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/arrow.tune 2>&1 | FileCheck %s --check-prefix=ARROW
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/value.tune 2>&1 | FileCheck %s --check-prefix=VALUE
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/format.tune 2>&1 | FileCheck %s --check-prefix=FORMAT
@@ -27,14 +29,18 @@
 // An l1_k longer than K is all of K; fewer threads apply; a rule fuses the
 // quantization of nine columns.
 // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 4, l1_k = 256, quantize = fused>} : tensor<9x256xf32>
+// A rule keeps IQ1_S's grid indices (the default transcodes them).
+// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
 
 // The threads option caps what the file asks for.
 // CAP: threads = 8, l2_rows = 64, l1_k = 1024>} : tensor<17x4096xf32>
 // CAP: threads = 4, l1_k = 256, quantize = fused>} : tensor<9x256xf32>
 
 // SELECTOR: selector.tune:2:13: error: unknown selector 'row' (expected format, target, isa, m, n or k)
-// OVERRIDE: override.tune:1:16: error: unknown override 'cols' (expected isa, rows, max_cols, threads, l2_rows, l1_k or quantize)
+// OVERRIDE: override.tune:1:16: error: unknown override 'cols' (expected isa, rows, max_cols, threads, l2_rows, l1_k, quantize or coding)
 // QUANTIZE: quantize.tune:1:25: error: unknown quantize 'inline' (expected fused or separate)
+// CODING: coding.tune:1:24: error: unknown coding 'trits' (expected file or ternary)
+// TERNARY: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}ternary.tune:1: #kf.kernel: layout q8_0_r16_ternary: ternary codes are IQ1_S's and IQ1_M's, not q8_0's
 // ARROW: arrow.tune:3:1: error: expected a rule '<selectors> -> <overrides>', such as 'format=q8_0 n=2048 -> l1_k=1024'
 // VALUE: value.tune:1:21: error: rows=sixteen: expected a positive integer
 // FORMAT: format.tune:1:8: error: unknown format 'q9_0'
@@ -48,14 +54,16 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
   func.func @tuned(%x17: tensor<17x4096xf32>, %big: !kf.qweight<q8_0, [2048, 4096]>,
                    %x1: tensor<1x256xf32>, %small: !kf.qweight<q8_0, [64, 256]>,
                    %xd: tensor<?x256xf32>, %x2: tensor<2x256xf32>, %iq: !kf.qweight<iq2_xxs, [64, 256]>,
-                   %x9: tensor<9x256xf32>, %q4: !kf.qweight<q4_0, [64, 256]>)
-      -> (tensor<17x2048xf32>, tensor<1x64xf32>, tensor<?x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>) {
+                   %x9: tensor<9x256xf32>, %q4: !kf.qweight<q4_0, [64, 256]>,
+                   %iq1: !kf.qweight<iq1_s, [64, 256]>)
+      -> (tensor<17x2048xf32>, tensor<1x64xf32>, tensor<?x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>, tensor<?x64xf32>) {
     %a = kf.linear %x17, %big : tensor<17x4096xf32>, !kf.qweight<q8_0, [2048, 4096]> -> tensor<17x2048xf32>
     %b = kf.linear %x1, %small : tensor<1x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<1x64xf32>
     %c = kf.linear %xd, %iq : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
     %d = kf.linear %x2, %iq : tensor<2x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<2x64xf32>
     %e = kf.linear %x9, %q4 : tensor<9x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<9x64xf32>
-    return %a, %b, %c, %d, %e : tensor<17x2048xf32>, tensor<1x64xf32>, tensor<?x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>
+    %f = kf.linear %xd, %iq1 : tensor<?x256xf32>, !kf.qweight<iq1_s, [64, 256]> -> tensor<?x64xf32>
+    return %a, %b, %c, %d, %e, %f : tensor<17x2048xf32>, tensor<1x64xf32>, tensor<?x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>, tensor<?x64xf32>
   }
 }
 
@@ -68,6 +76,7 @@ format=iq2_xxs isa=avx512vnni -> isa=avx2
 format=q4_0 -> threads=4 l1_k=8192
 m=2 -> quantize=fused
 m=9 -> quantize=fused
+format=iq1_s -> coding=file
 target=x86-64-v3 -> threads=1
 
 //--- selector.tune
@@ -79,6 +88,12 @@ format=q8_0 -> cols=8
 
 //--- quantize.tune
 format=q8_0 -> quantize=inline
+
+//--- coding.tune
+format=iq1_s -> coding=trits
+
+//--- ternary.tune
+format=q8_0 -> coding=ternary
 
 //--- arrow.tune
 # no arrow on line 3

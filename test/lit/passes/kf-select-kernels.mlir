@@ -33,6 +33,19 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     return %a, %b, %c, %d, %e, %f : tensor<1x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>, tensor<17x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>
   }
 
+  // IQ1_S and IQ1_M weights are transcoded to the ternary layouts, which
+  // decode with shifts instead of grid gathers.
+  // CHECK-LABEL: func.func @ternary
+  func.func @ternary(%x: tensor<?x256xf32>, %s: !kf.qweight<iq1_s, [64, 256]>,
+                     %m: !kf.qweight<iq1_m, [64, 256]>)
+      -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16_ternary, max_cols = 8, threads = 16>}
+    %a = kf.linear %x, %s : tensor<?x256xf32>, !kf.qweight<iq1_s, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_m_r16_ternary, max_cols = 8, threads = 16>}
+    %b = kf.linear %x, %m : tensor<?x256xf32>, !kf.qweight<iq1_m, [64, 256]> -> tensor<?x64xf32>
+    return %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+
   // A grouped linear takes one decision for all its groups; a kf.moe one per
   // weight stack, keyed by operand name (printed in name order).
   // CHECK-LABEL: func.func @grouped_and_moe
@@ -180,6 +193,13 @@ module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch6
     // CHECK: {kf.kernel = #kf.kernel<isa = neon, layout = f32_r4, max_cols = 8, threads = 64>}
     %d = kf.linear %x, %f : tensor<?x256xf32>, !kf.qweight<f32, [64, 256]> -> tensor<?x64xf32>
     return %a, %b, %c, %d : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>
+  }
+
+  // CHECK-LABEL: func.func @neoverse_ternary
+  func.func @neoverse_ternary(%x: tensor<?x256xf32>, %m: !kf.qweight<iq1_m, [64, 256]>) -> tensor<?x64xf32> {
+    // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq1_m_r4_ternary, max_cols = 8, threads = 64>}
+    %a = kf.linear %x, %m : tensor<?x256xf32>, !kf.qweight<iq1_m, [64, 256]> -> tensor<?x64xf32>
+    return %a : tensor<?x64xf32>
   }
 }
 

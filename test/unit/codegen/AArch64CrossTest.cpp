@@ -153,6 +153,15 @@ std::vector<MatmulKernelSpec> crossSpecs() {
       for (int64_t maxCols : {1, 3})
         specs.push_back({format, isa, 4, 70, 9, maxCols});
     }
+  // IQ1's ternary layouts, decoded with shifts on sdot.
+  for (Format format : {Format::IQ1_S, Format::IQ1_M}) {
+    MatmulKernelSpec spec{format, KernelIsa::NeonDotprod, 4, 512, 37, 8};
+    spec.coding = WeightCoding::Ternary;
+    specs.push_back(spec);
+    spec.n = 9;
+    spec.maxCols = 3;
+    specs.push_back(spec);
+  }
   // Kernels that quantize their activations (the quantizers' code for this
   // target: fp16 rounding by fcvt), Q8_0 and Q8_K ones.
   for (auto [format, k] : {std::pair{Format::Q8_0, 64}, {Format::Q4_K, 256}}) {

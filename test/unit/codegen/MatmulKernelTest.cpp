@@ -165,6 +165,11 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
         continue;
       for (Shape shape : shapesOf(format, isa)) {
         specs.push_back({format, isa, r, shape.k, shape.n, 8});
+        // IQ1's ternary layouts, which decode without the grid.
+        if (has_weight_coding(format, WeightCoding::Ternary)) {
+          specs.push_back(specs.back());
+          specs.back().coding = WeightCoding::Ternary;
+        }
         if (r != rows.front())
           break;
       }
@@ -357,6 +362,12 @@ std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n,
   if (target.has(target::Feature::AVX512VNNI) &&
       target.has(target::Feature::AVX512BW))
     specs.push_back({format, KernelIsa::Avx512Vnni, 16, k, n, 8, roundToBf16});
+  // IQ1's ternary layouts too.
+  if (has_weight_coding(format, WeightCoding::Ternary))
+    for (size_t i = 0, e = specs.size(); i < e; ++i) {
+      specs.push_back(specs[i]);
+      specs.back().coding = WeightCoding::Ternary;
+    }
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
   EXPECT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());

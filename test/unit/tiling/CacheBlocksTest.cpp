@@ -59,16 +59,22 @@ void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
   auto tileFits = [&](int64_t k) {
     return p.columns * activationBytes(activation, k) <= l1Half;
   };
-  auto rowsFit = [&](int64_t rows) {
-    return rows * bytesOf(weight, b.l1K) <= l2Half;
-  };
+  // A row's weights as packed (IQ2_XXS's sign masks, IQ1's ternary codes).
+  const int64_t rowBytes =
+      is_float_format(p.format)
+          ? bytesOf(weight, b.l1K)
+          : b.l1K / weight.block_elems *
+                packed_row_block_bytes(
+                    {p.format, 1, LaneEncoding::Unsigned, p.coding});
+  auto rowsFit = [&](int64_t rows) { return rows * rowBytes <= l2Half; };
   auto fail = [&]() -> std::ostream & {
     ++failures;
-    return std::cerr << weight.name << " rows " << p.rows << " columns "
-                     << p.columns << " N " << p.n << " K " << p.k << " threads "
-                     << p.threads << " l1d " << p.l1dBytes << " l2 "
-                     << p.l2Bytes << " -> l2_rows " << b.l2Rows << " l1_k "
-                     << b.l1K << ": ";
+    return std::cerr << weight.name
+                     << (p.coding == WeightCoding::Ternary ? " ternary" : "")
+                     << " rows " << p.rows << " columns " << p.columns << " N "
+                     << p.n << " K " << p.k << " threads " << p.threads
+                     << " l1d " << p.l1dBytes << " l2 " << p.l2Bytes
+                     << " -> l2_rows " << b.l2Rows << " l1_k " << b.l1K << ": ";
   };
 
   if (b.l1K <= 0 || b.l1K > p.k || b.l1K % weight.block_elems != 0)
@@ -112,19 +118,24 @@ TEST(CacheBlocks, BoundsOverFormatsTargetsAndShapes) {
         for (int64_t columns : {1, 2, 3, 8})
           for (int64_t threads : {1, 2, 16})
             for (int64_t n : {1, 7, 16, 100, 2048, 4100, 129280})
-              for (int64_t k : kValues(format)) {
-                CacheBlockProblem p{.format = format.format,
-                                    .rows = rows,
-                                    .columns = columns,
-                                    .n = n,
-                                    .k = k,
-                                    .threads = threads,
-                                    .l1dBytes = target.l1dBytes,
-                                    .l2Bytes = target.l2Bytes};
-                checkBlocks(p, blockCaches(p), failures);
-                ++cases;
-                ASSERT_LT(failures, 20) << "stopping after 20 failures";
-              }
+              for (int64_t k : kValues(format))
+                for (WeightCoding coding :
+                     {WeightCoding::File, WeightCoding::Ternary}) {
+                  if (!has_weight_coding(format.format, coding))
+                    continue;
+                  CacheBlockProblem p{.format = format.format,
+                                      .coding = coding,
+                                      .rows = rows,
+                                      .columns = columns,
+                                      .n = n,
+                                      .k = k,
+                                      .threads = threads,
+                                      .l1dBytes = target.l1dBytes,
+                                      .l2Bytes = target.l2Bytes};
+                  checkBlocks(p, blockCaches(p), failures);
+                  ++cases;
+                  ASSERT_LT(failures, 20) << "stopping after 20 failures";
+                }
     }
   }
   EXPECT_EQ(failures, 0) << "of " << cases << " cases";

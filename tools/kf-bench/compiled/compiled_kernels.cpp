@@ -40,12 +40,33 @@ public:
       return &it->second;
     codegen::MatmulKernelSpec spec{format, isa_, rows_, k, n, /*maxCols=*/8};
     spec.fuseQuantize = fuseQuantize_;
+    // The weight coding --kf-select-kernels decides; for comparisons,
+    // KF_BENCH_CODING=file or ternary sets it where the format has both.
+    spec.coding = codegen::getDefaultWeightCoding(format);
+    if (const char *env = std::getenv("KF_BENCH_CODING")) {
+      std::string_view coding(env);
+      if (coding != "file" && coding != "ternary")
+        return absl::InvalidArgumentError(absl::StrCat(
+            "KF_BENCH_CODING is '", env, "', expected file or ternary"));
+      if (coding == "file" ||
+          kf::has_weight_coding(format, WeightCoding::Ternary))
+        spec.coding =
+            coding == "file" ? WeightCoding::File : WeightCoding::Ternary;
+    }
     // The cache blocks --kf-block-caches decides for this machine, its
     // threads splitting N; the kernels use them when a call has more columns
     // than one tile.
-    tiling::CacheBlocks blocks = tiling::blockCaches(
-        {format, rows_, spec.maxCols, n, k, std::max<int64_t>(1, host_.cores),
-         host_.l1dBytes, host_.l2Bytes, std::nullopt});
+    tiling::CacheBlocks blocks =
+        tiling::blockCaches({.format = format,
+                             .coding = spec.coding,
+                             .rows = rows_,
+                             .columns = spec.maxCols,
+                             .n = n,
+                             .k = k,
+                             .threads = std::max<int64_t>(1, host_.cores),
+                             .l1dBytes = host_.l1dBytes,
+                             .l2Bytes = host_.l2Bytes,
+                             .l1K = std::nullopt});
     spec.l1K = blocks.l1K;
     spec.l2Rows = blocks.l2Rows;
     // For comparisons: KF_BENCH_NO_CACHE_BLOCKS=1 times the unblocked nest.

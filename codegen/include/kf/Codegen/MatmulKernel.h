@@ -61,6 +61,12 @@ struct WeightPrefetch {
 /// wide tiles.
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 
+/// The weight coding kernels of `format` read best: IQ1_S's and IQ1_M's
+/// ternary layouts, whose shifts beat the grid gathers on AVX-512 and AVX2
+/// alike despite 40 % more bytes (docs/benchmarks.md, run 12; NEON reads the
+/// grid with scalar loads), the file's codes for the other formats.
+kf::WeightCoding getDefaultWeightCoding(kf::Format format);
+
 /// Whether `isa` has kernels for weights of `format`: the int8 ISAs
 /// (avx512vnni, neon_dotprod) the quantized formats, the float ones (avx512,
 /// neon) BF16 and F32, the bf16 dot ones (avx512bf16, neon_bf16) BF16, and
@@ -124,15 +130,20 @@ struct MatmulKernelSpec {
   /// Every tile's weight prefetch, instead of getDefaultWeightPrefetch's:
   /// for measurements (kf-bench's KF_BENCH_PREFETCH).
   std::optional<WeightPrefetch> prefetch;
+  /// The weights' coding in the packed layout: the file's, or IQ1_S's and
+  /// IQ1_M's 2-bit ternary codes (kf/runtime/packed_layout.h), which decode
+  /// with shifts where the file's grid indices need a gather.
+  kf::WeightCoding coding = kf::WeightCoding::File;
 
   /// The function's symbol, e.g.
   /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048" ("..._bf16" when it
   /// rounds to bf16; "..._l1k2048_l2r352" with cache blocks;
   /// "..._pf4096x1024" with a prefetch given; "..._fq" when it quantizes
-  /// its activations).
+  /// its activations; "kf_matmul_iq1_s_ternary_..." for a ternary layout).
   std::string getSymbolName() const;
   /// The packed weight layout the kernel reads: signed lanes for
-  /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others.
+  /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others;
+  /// the spec's coding.
   kf::PackedLayout getWeightLayout() const;
   /// The packed activations the kernel reads: the format's dot_format, Q8_0,
   /// Q8_K, BF16 or F32 (kf::activation_layout).
@@ -144,7 +155,7 @@ struct MatmulKernelSpec {
   /// activation columns (0 unless fuseQuantize).
   int64_t getPrologueBytes() const;
   /// "q8_0/avx512vnni r16 c8 [2048 x 4096]" (" bf16" appended when it
-  /// rounds), for messages.
+  /// rounds; "iq1_s ternary/..." for a ternary layout), for messages.
   std::string describe() const;
 };
 

@@ -10,6 +10,7 @@
 #define KF_TILING_CACHEBLOCKS_H
 
 #include "kf/runtime/format.h"
+#include "kf/runtime/packed_layout.h"
 
 #include <cstdint>
 #include <optional>
@@ -20,6 +21,9 @@ struct CacheBlockProblem {
   /// The packed weight's format; its table row gives the weight bytes and,
   /// through its dot format, the activation bytes per K element.
   Format format;
+  /// The weights' coding in the packed layout (IQ1's ternary codes take more
+  /// bytes than the file's grid indices).
+  WeightCoding coding = WeightCoding::File;
   /// Weight rows per micro-kernel: the layout's row interleave.
   int64_t rows;
   /// The widest column tile: the activation columns kept in L1 at once.

@@ -30,15 +30,17 @@ FailureOr<Format> parseFormat(AsmParser &parser);
 FailureOr<llvm::APFloat> parseDouble(AsmParser &parser);
 
 /// A packed weight layout (docs/codegen.md): `format` with its rows
-/// interleaved in groups of `rows`. Written `q8_0_r16`.
+/// interleaved in groups of `rows`, its weights in `coding`. Written
+/// `q8_0_r16`; a ternary layout (IQ1_S's and IQ1_M's) `iq1_s_r16_ternary`.
 struct PackedLayout {
   Format format;
   int64_t rows;
+  ::kf::WeightCoding coding = ::kf::WeightCoding::File;
 
   bool operator==(const PackedLayout &other) const = default;
 };
 llvm::hash_code hash_value(const PackedLayout &layout);
-/// "q8_0_r16".
+/// "q8_0_r16", "iq1_s_r16_ternary".
 std::string stringifyPackedLayout(const PackedLayout &layout);
 FailureOr<PackedLayout> parsePackedLayout(AsmParser &parser);
 void printPackedLayout(AsmPrinter &printer, const PackedLayout &layout);
