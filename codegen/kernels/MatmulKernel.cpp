@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace kf::codegen {
 
@@ -166,7 +167,7 @@ std::string MatmulKernelSpec::getSymbolName() const {
                                    prefetch->l1Bytes)
                          .str()
                    : "") +
-         (fuseQuantize ? "_fq" : "");
+         (fuseQuantize ? "_fq" : "") + (decodeOnce ? "_do" : "");
 }
 
 kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
@@ -193,6 +194,14 @@ int64_t MatmulKernelSpec::getPrologueBytes() const {
   return fuseQuantize ? maxCols * getActivationColumnBytes() : 0;
 }
 
+int64_t MatmulKernelSpec::getDecodeScratchBytes() const {
+  if (!decodeOnce)
+    return 0;
+  const int64_t blockElems = kf::packed_block_elems(format);
+  const int64_t blocks = llvm::divideCeil(l1K != 0 ? l1K : k, blockElems);
+  return (l2Rows != 0 ? l2Rows : rows) * blocks * blockElems;
+}
+
 std::string MatmulKernelSpec::describe() const {
   return llvm::formatv("{0}/{1} r{2} c{3} [{4} x {5}]",
                        format_info(format).name, getIsaName(isa), rows, maxCols,
@@ -206,7 +215,8 @@ std::string MatmulKernelSpec::describe() const {
                                    prefetch->l1Bytes)
                          .str()
                    : "") +
-         (fuseQuantize ? " fused quantize" : "");
+         (fuseQuantize ? " fused quantize" : "") +
+         (decodeOnce ? " decode once" : "");
 }
 
 namespace {
@@ -276,6 +286,20 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                 llvm::formatv("a fused quantization packs {0} bytes on "
                               "the stack, expected at most {1}",
                               spec.getPrologueBytes(), kMaxPrologueBytes));
+  if (spec.decodeOnce && kf::is_float_format(spec.format))
+    return fail(spec, "decode once needs a quantized format, whose weights "
+                      "are decoded");
+  if (spec.decodeOnce && spec.l1K == 0 && spec.l2Rows == 0)
+    return fail(spec, "decode once needs cache blocks (l1_k or l2_rows), "
+                      "the blocks it decodes");
+  if (spec.decodeOnce && spec.fuseQuantize)
+    return fail(spec, "decode once needs calls of more columns than one "
+                      "tile, which a fused quantization never makes");
+  if (spec.getDecodeScratchBytes() > kMaxDecodeScratchBytes)
+    return fail(spec, llvm::formatv("decoding once takes {0} bytes of stack, "
+                                    "expected at most {1}",
+                                    spec.getDecodeScratchBytes(),
+                                    kMaxDecodeScratchBytes));
   if (std::optional<target::Arch> arch = requiredArch(spec.isa);
       arch && target.arch != *arch)
     return fail(spec,

@@ -121,6 +121,14 @@ struct MatmulKernelSpec {
   /// when the columns are few (decode): no quantize step, no barrier between
   /// it and the matmul, no packed activations in the arena.
   bool fuseQuantize = false;
+  /// Whether a call of more columns than one tile decodes each weight block
+  /// once (it needs cache blocks): for each K block and row block, the rows'
+  /// blocks are decoded into int8 lanes in a stack scratch buffer, which
+  /// every column tile then reads as it would Q8_0's lanes, instead of each
+  /// tile decoding them again. This pays where decoding costs more than
+  /// storing and reloading the lanes (the grid and codebook formats, the
+  /// K-quants) and the columns are many (prefill).
+  bool decodeOnce = false;
   /// Every tile's weight prefetch, instead of getDefaultWeightPrefetch's:
   /// for measurements (kf-bench's KF_BENCH_PREFETCH).
   std::optional<WeightPrefetch> prefetch;
@@ -129,7 +137,7 @@ struct MatmulKernelSpec {
   /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048" ("..._bf16" when it
   /// rounds to bf16; "..._l1k2048_l2r352" with cache blocks;
   /// "..._pf4096x1024" with a prefetch given; "..._fq" when it quantizes
-  /// its activations).
+  /// its activations; "..._do" when it decodes once).
   std::string getSymbolName() const;
   /// The packed weight layout the kernel reads: signed lanes for
   /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others.
@@ -143,6 +151,11 @@ struct MatmulKernelSpec {
   /// The stack bytes a fused quantization packs into: maxCols packed
   /// activation columns (0 unless fuseQuantize).
   int64_t getPrologueBytes() const;
+  /// The stack bytes a decode-once kernel decodes a row block into: one
+  /// byte per weight of l2Rows rows (a row group without them) by l1K
+  /// elements (all of K without it) rounded up to whole blocks (0 unless
+  /// decodeOnce).
+  int64_t getDecodeScratchBytes() const;
   /// "q8_0/avx512vnni r16 c8 [2048 x 4096]" (" bf16" appended when it
   /// rounds), for messages.
   std::string describe() const;
@@ -152,6 +165,9 @@ struct MatmulKernelSpec {
 /// eighth of the 8 MiB a thread's stack has by default (glibc), which the
 /// runtime's threads keep.
 inline constexpr int64_t kMaxPrologueBytes = 1 << 20;
+/// The most stack a decode-once kernel's scratch may take
+/// (getDecodeScratchBytes), the same eighth of a thread's stack.
+inline constexpr int64_t kMaxDecodeScratchBytes = 1 << 20;
 
 /// Checks that the emitters can build `spec` and that `target` can run it
 /// (its architecture and ISA features), before any IR exists: an intrinsic
