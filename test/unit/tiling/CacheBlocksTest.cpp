@@ -59,16 +59,22 @@ void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
   auto tileFits = [&](int64_t k) {
     return p.columns * activationBytes(activation, k) <= l1Half;
   };
+  // Decoding once, a row's decoded bytes (one per weight) join its packed
+  // ones in L2, and the decoded block stays within its scratch.
+  const int64_t decodedBytes =
+      p.decodeScratchBytes ? roundUp(b.l1K, packed_block_elems(p.format)) : 0;
   auto rowsFit = [&](int64_t rows) {
-    return rows * bytesOf(weight, b.l1K) <= l2Half;
+    return rows * (bytesOf(weight, b.l1K) + decodedBytes) <= l2Half &&
+           rows * decodedBytes <= p.decodeScratchBytes.value_or(0);
   };
   auto fail = [&]() -> std::ostream & {
     ++failures;
     return std::cerr << weight.name << " rows " << p.rows << " columns "
                      << p.columns << " N " << p.n << " K " << p.k << " threads "
                      << p.threads << " l1d " << p.l1dBytes << " l2 "
-                     << p.l2Bytes << " -> l2_rows " << b.l2Rows << " l1_k "
-                     << b.l1K << ": ";
+                     << p.l2Bytes
+                     << (p.decodeScratchBytes ? " decode once" : "")
+                     << " -> l2_rows " << b.l2Rows << " l1_k " << b.l1K << ": ";
   };
 
   if (b.l1K <= 0 || b.l1K > p.k || b.l1K % weight.block_elems != 0)
@@ -112,19 +118,22 @@ TEST(CacheBlocks, BoundsOverFormatsTargetsAndShapes) {
         for (int64_t columns : {1, 2, 3, 8})
           for (int64_t threads : {1, 2, 16})
             for (int64_t n : {1, 7, 16, 100, 2048, 4100, 129280})
-              for (int64_t k : kValues(format)) {
-                CacheBlockProblem p{.format = format.format,
-                                    .rows = rows,
-                                    .columns = columns,
-                                    .n = n,
-                                    .k = k,
-                                    .threads = threads,
-                                    .l1dBytes = target.l1dBytes,
-                                    .l2Bytes = target.l2Bytes};
-                checkBlocks(p, blockCaches(p), failures);
-                ++cases;
-                ASSERT_LT(failures, 20) << "stopping after 20 failures";
-              }
+              for (int64_t k : kValues(format))
+                for (bool decodeOnce : {false, true}) {
+                  CacheBlockProblem p{.format = format.format,
+                                      .rows = rows,
+                                      .columns = columns,
+                                      .n = n,
+                                      .k = k,
+                                      .threads = threads,
+                                      .l1dBytes = target.l1dBytes,
+                                      .l2Bytes = target.l2Bytes};
+                  if (decodeOnce)
+                    p.decodeScratchBytes = 1 << 20;
+                  checkBlocks(p, blockCaches(p), failures);
+                  ++cases;
+                  ASSERT_LT(failures, 20) << "stopping after 20 failures";
+                }
     }
   }
   EXPECT_EQ(failures, 0) << "of " << cases << " cases";
@@ -162,6 +171,34 @@ TEST(CacheBlocks, TunedL1Block) {
   // 512 KiB of 1024-element Q8_0 rows (1088 bytes): 481 rows, 480 in row
   // groups of 16, split evenly over the 2048 rows: 5 blocks of 416.
   EXPECT_EQ(b.l2Rows, 416);
+}
+
+// Decoding once, the L2 block is sized for the packed and the decoded rows
+// together, and the decoded block for the kernel's scratch.
+TEST(CacheBlocks, DecodeOnceBlock) {
+  CacheBlockProblem p{.format = Format::IQ2_XXS,
+                      .rows = 16,
+                      .columns = 8,
+                      .n = 2048,
+                      .k = 4096,
+                      .threads = 1,
+                      .l1dBytes = 49152,
+                      .l2Bytes = 2097152};
+  // 24 KiB of 8 Q8_K columns (292 bytes per 256) hold 2560 of K: two L1
+  // blocks of 2048. 1 MiB of 2048-element IQ2_XXS rows (528 bytes) holds
+  // 1984 rows: two blocks of 1024.
+  CacheBlocks b = blockCaches(p);
+  EXPECT_EQ(b.l1K, 2048);
+  EXPECT_EQ(b.l2Rows, 1024);
+  // With 2048 decoded bytes a row, 407 rows, 400 in row groups: 6 blocks of
+  // 352 (704 KiB decoded, within a 1 MiB scratch).
+  p.decodeScratchBytes = 1 << 20;
+  b = blockCaches(p);
+  EXPECT_EQ(b.l1K, 2048);
+  EXPECT_EQ(b.l2Rows, 352);
+  // A 512 KiB scratch holds 256 rows: 8 blocks of 256.
+  p.decodeScratchBytes = 1 << 19;
+  EXPECT_EQ(blockCaches(p).l2Rows, 256);
 }
 
 // The example of --kf-block-caches' description: Q8_0 [2048, 4096], an

@@ -40,18 +40,31 @@ public:
       return &it->second;
     codegen::MatmulKernelSpec spec{format, isa_, rows_, k, n, /*maxCols=*/8};
     spec.fuseQuantize = fuseQuantize_;
+    // For comparisons: KF_BENCH_DECODE=once decodes each block once where a
+    // call has more columns than one tile, =per_tile in every tile.
+    if (const char *env = std::getenv("KF_BENCH_DECODE")) {
+      if (std::string_view(env) != "once" &&
+          std::string_view(env) != "per_tile")
+        return absl::InvalidArgumentError(absl::StrCat(
+            "KF_BENCH_DECODE is '", env, "', expected once or per_tile"));
+      spec.decodeOnce = !fuseQuantize_ && std::string_view(env) == "once";
+    }
     // The cache blocks --kf-block-caches decides for this machine, its
     // threads splitting N; the kernels use them when a call has more columns
     // than one tile.
     tiling::CacheBlocks blocks = tiling::blockCaches(
         {format, rows_, spec.maxCols, n, k, std::max<int64_t>(1, host_.cores),
-         host_.l1dBytes, host_.l2Bytes, std::nullopt});
+         host_.l1dBytes, host_.l2Bytes, std::nullopt,
+         spec.decodeOnce ? std::optional(codegen::kMaxDecodeScratchBytes)
+                         : std::nullopt});
     spec.l1K = blocks.l1K;
     spec.l2Rows = blocks.l2Rows;
     // For comparisons: KF_BENCH_NO_CACHE_BLOCKS=1 times the unblocked nest.
     if (const char *env = std::getenv("KF_BENCH_NO_CACHE_BLOCKS");
-        env && std::string_view(env) == "1")
+        env && std::string_view(env) == "1") {
       spec.l1K = spec.l2Rows = 0;
+      spec.decodeOnce = false;
+    }
     // For sweeps: KF_BENCH_PREFETCH=L2:L1 prefetches the weights L2 bytes
     // ahead into L2 and L1 bytes ahead into L1 in every tile (0: none).
     if (const char *env = std::getenv("KF_BENCH_PREFETCH")) {
