@@ -155,6 +155,35 @@ WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
   }
 }
 
+std::optional<int64_t> getDecodeOnceMinColumns(kf::Format format) {
+  switch (format) {
+  case kf::Format::IQ2_XXS:
+  case kf::Format::IQ1_S:
+  case kf::Format::IQ1_M:
+  case kf::Format::Q5_K:
+    return 1;
+  case kf::Format::Q6_K:
+    return 24;
+  case kf::Format::FRACTAL64:
+    return 48;
+  case kf::Format::Q4_K:
+  case kf::Format::VQ3_64:
+    return 64;
+  default:
+    return std::nullopt;
+  }
+}
+
+bool decodesOnceByDefault(kf::Format format, std::optional<int64_t> m,
+                          int64_t maxCols) {
+  std::optional<int64_t> from = getDecodeOnceMinColumns(format);
+  if (!from)
+    return false;
+  if (!m)
+    return *from <= maxCols + 1;
+  return *m > maxCols && *m >= *from;
+}
+
 std::string MatmulKernelSpec::getSymbolName() const {
   return llvm::formatv("kf_matmul_{0}_{1}_r{2}_c{3}_k{4}_n{5}",
                        format_info(format).name, getIsaName(isa), rows, maxCols,

@@ -105,6 +105,13 @@ private:
                              << "' (expected fused or separate)";
       return success();
     }
+    if (key == "decode") {
+      rule.setDecode = symbolizeWeightDecode(value);
+      if (!rule.setDecode)
+        return error(column) << "unknown decode '" << value
+                             << "' (expected once or per_tile)";
+      return success();
+    }
     std::optional<int64_t> *field =
         llvm::StringSwitch<std::optional<int64_t> *>(key)
             .Case("rows", &rule.setRows)
@@ -116,8 +123,8 @@ private:
     if (!field)
       return error(column - key.size() - 1)
              << "unknown override '" << key
-             << "' (expected isa, rows, max_cols, threads, l2_rows, l1_k or "
-                "quantize)";
+             << "' (expected isa, rows, max_cols, threads, l2_rows, l1_k, "
+                "quantize or decode)";
     return parsePositive(key, value, column, *field);
   }
 

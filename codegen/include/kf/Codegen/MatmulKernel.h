@@ -61,6 +61,25 @@ struct WeightPrefetch {
 /// wide tiles.
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 
+/// The fewest columns from which a kernel for weights of `format` gains by
+/// decoding each block once (MatmulKernelSpec::decodeOnce), as measured on
+/// AVX-512 VNNI for K = 4096, N = 2048 (docs/benchmarks.md, run 12): 1, from
+/// the first call of more than one tile, where decoding costs most (the IQ
+/// grid formats' gathers, Q5_K's fifth bits); more where storing and
+/// reloading the lanes costs what a few tiles' decoding saves (Q6_K,
+/// FRACTAL64, Q4_K, VQ3_64); none where decoding costs about what reloading
+/// does (Q8_0, Q4_0, MXFP4) or there is no decoding (BF16, F32).
+std::optional<int64_t> getDecodeOnceMinColumns(kf::Format format);
+
+/// Whether a kernel for weights of `format` with widest tile `maxCols`,
+/// called with `m` columns (std::nullopt: a dynamic M), decodes once by
+/// default: a static M of more than one tile and at least
+/// getDecodeOnceMinColumns; a dynamic M where decoding once gains from the
+/// first call of more than one tile (a dynamic M is mostly an expert's
+/// bucket, of few columns).
+bool decodesOnceByDefault(kf::Format format, std::optional<int64_t> m,
+                          int64_t maxCols);
+
 /// Whether `isa` has kernels for weights of `format`: the int8 ISAs
 /// (avx512vnni, neon_dotprod) the quantized formats, the float ones (avx512,
 /// neon) BF16 and F32, the bf16 dot ones (avx512bf16, neon_bf16) BF16, and

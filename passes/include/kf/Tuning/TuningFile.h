@@ -9,11 +9,13 @@
 //   format=iq2_xxs isa=avx2 -> rows=16
 //   m=dynamic -> max_cols=4 threads=8
 //   m=4 -> quantize=separate
+//   format=q4_k m=dynamic -> decode=once
 //
 // A rule's selectors must all match (a missing one matches anything); `isa`
 // selects on the ISA the target would get, `m` is a static M or `dynamic`.
 // Every matching rule applies, in file order. Overrides: isa, rows,
-// max_cols, threads, l2_rows, l1_k, quantize (fused or separate).
+// max_cols, threads, l2_rows, l1_k, quantize (fused or separate), decode
+// (once or per_tile).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +50,7 @@ struct TuningRule {
   std::optional<KernelIsa> setIsa;
   std::optional<int64_t> setRows, setMaxCols, setThreads, setL2Rows, setL1K;
   std::optional<ActivationQuantize> setQuantize;
+  std::optional<WeightDecode> setDecode;
 
   bool matches(const TuningKey &key) const;
 };
