@@ -98,20 +98,11 @@ private:
                               TuningRule &rule) {
     if (key == "isa")
       return parseIsa(value, column, rule.setIsa);
-    if (key == "quantize") {
-      rule.setQuantize = symbolizeActivationQuantize(value);
-      if (!rule.setQuantize)
-        return error(column) << "unknown quantize '" << value
-                             << "' (expected fused or separate)";
-      return success();
-    }
-    if (key == "decode") {
-      rule.setDecode = symbolizeWeightDecode(value);
-      if (!rule.setDecode)
-        return error(column) << "unknown decode '" << value
-                             << "' (expected once or per_tile)";
-      return success();
-    }
+    if (key == "quantize")
+      return parseEnum(key, value, column, "fused or separate",
+                       rule.setQuantize);
+    if (key == "decode")
+      return parseEnum(key, value, column, "once or per_tile", rule.setDecode);
     std::optional<int64_t> *field =
         llvm::StringSwitch<std::optional<int64_t> *>(key)
             .Case("rows", &rule.setRows)
@@ -126,6 +117,17 @@ private:
              << "' (expected isa, rows, max_cols, threads, l2_rows, l1_k, "
                 "quantize or decode)";
     return parsePositive(key, value, column, *field);
+  }
+
+  /// An override naming one of an enum's cases (`expected` lists them).
+  template <typename Enum>
+  LogicalResult parseEnum(StringRef key, StringRef value, unsigned column,
+                          StringRef expected, std::optional<Enum> &out) {
+    out = symbolizeEnum<Enum>(value);
+    if (!out)
+      return error(column) << "unknown " << key << " '" << value
+                           << "' (expected " << expected << ")";
+    return success();
   }
 
   LogicalResult parseIsa(StringRef value, unsigned column,

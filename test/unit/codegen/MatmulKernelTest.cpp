@@ -1022,22 +1022,23 @@ TEST(MatmulKernel, RefusesBadSpecs) {
   // Decoding once needs cache blocks, a quantized format and calls of more
   // columns than one tile, and its scratch must fit 1 MiB: 128 rows of
   // 8192 decoded weights do, 136 do not.
-  MatmulKernelSpec once{Format::IQ2_XXS, KernelIsa::Scalar, 4, 8192, 256, 8};
-  once.decodeOnce = true;
-  EXPECT_EQ(error(once),
+  auto decodeOnce = [&](int64_t l2Rows, bool fuseQuantize) {
+    MatmulKernelSpec spec{Format::IQ2_XXS, KernelIsa::Scalar, 4, 8192, 256, 8};
+    spec.decodeOnce = true;
+    spec.l2Rows = l2Rows;
+    spec.fuseQuantize = fuseQuantize;
+    return error(spec);
+  };
+  EXPECT_EQ(decodeOnce(0, false),
             "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] decode once: "
             "decode once needs cache blocks (l1_k or l2_rows), the blocks it "
             "decodes");
-  once.l2Rows = 128;
-  EXPECT_EQ(error(once), "");
-  once.l2Rows = 136;
-  EXPECT_EQ(error(once),
+  EXPECT_EQ(decodeOnce(128, false), "");
+  EXPECT_EQ(decodeOnce(136, false),
             "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] l1_k 0 l2_rows "
             "136 decode once: decoding once takes 1114112 bytes of stack, "
             "expected at most 1048576");
-  once.l2Rows = 4;
-  once.fuseQuantize = true;
-  EXPECT_EQ(error(once),
+  EXPECT_EQ(decodeOnce(4, true),
             "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] l1_k 0 l2_rows 4 "
             "fused quantize decode once: decode once needs calls of more "
             "columns than one tile, which a fused quantization never makes");

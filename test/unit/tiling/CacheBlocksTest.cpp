@@ -139,17 +139,25 @@ TEST(CacheBlocks, BoundsOverFormatsTargetsAndShapes) {
   EXPECT_EQ(failures, 0) << "of " << cases << " cases";
 }
 
+// [2048, 4096] in `format` on one thread: 16 rows, an 8-column tile, 48 KiB
+// of L1d and `l2Bytes` of L2.
+CacheBlockProblem oneThread(Format format, uint64_t l2Bytes) {
+  return {.format = format,
+          .rows = 16,
+          .columns = 8,
+          .n = 2048,
+          .k = 4096,
+          .threads = 1,
+          .l1dBytes = 49152,
+          .l2Bytes = l2Bytes};
+}
+
 // Caches too small for one granule of activations or one row group still
 // give the smallest blocks.
 TEST(CacheBlocks, TinyCaches) {
-  CacheBlockProblem p{.format = Format::Q8_0,
-                      .rows = 16,
-                      .columns = 8,
-                      .n = 4096,
-                      .k = 4096,
-                      .threads = 1,
-                      .l1dBytes = 256,
-                      .l2Bytes = 1024};
+  CacheBlockProblem p = oneThread(Format::Q8_0, 1024);
+  p.n = 4096;
+  p.l1dBytes = 256;
   CacheBlocks b = blockCaches(p);
   EXPECT_EQ(b.l1K, 32);
   EXPECT_EQ(b.l2Rows, 16);
@@ -157,15 +165,8 @@ TEST(CacheBlocks, TinyCaches) {
 
 // A tuned L1 block is kept and the L2 block sized for it.
 TEST(CacheBlocks, TunedL1Block) {
-  CacheBlockProblem p{.format = Format::Q8_0,
-                      .rows = 16,
-                      .columns = 8,
-                      .n = 2048,
-                      .k = 4096,
-                      .threads = 1,
-                      .l1dBytes = 49152,
-                      .l2Bytes = 1048576,
-                      .l1K = 1024};
+  CacheBlockProblem p = oneThread(Format::Q8_0, 1048576);
+  p.l1K = 1024;
   CacheBlocks b = blockCaches(p);
   EXPECT_EQ(b.l1K, 1024);
   // 512 KiB of 1024-element Q8_0 rows (1088 bytes): 481 rows, 480 in row
@@ -176,14 +177,7 @@ TEST(CacheBlocks, TunedL1Block) {
 // Decoding once, the L2 block is sized for the packed and the decoded rows
 // together, and the decoded block for the kernel's scratch.
 TEST(CacheBlocks, DecodeOnceBlock) {
-  CacheBlockProblem p{.format = Format::IQ2_XXS,
-                      .rows = 16,
-                      .columns = 8,
-                      .n = 2048,
-                      .k = 4096,
-                      .threads = 1,
-                      .l1dBytes = 49152,
-                      .l2Bytes = 2097152};
+  CacheBlockProblem p = oneThread(Format::IQ2_XXS, 2097152);
   // 24 KiB of 8 Q8_K columns (292 bytes per 256) hold 2560 of K: two L1
   // blocks of 2048. 1 MiB of 2048-element IQ2_XXS rows (528 bytes) holds
   // 1984 rows: two blocks of 1024.
