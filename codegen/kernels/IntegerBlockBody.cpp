@@ -128,8 +128,8 @@ private:
   void emitScaledSubBlocks(const BlockOperands &operands,
                            MutableArrayRef<SmallVector<Value, 8>> isums);
   /// Decode step `step`'s lanes as the dot emitter takes them
-  /// (prepareLanes'): decoded from the packed block, or loaded from where
-  /// emitDecode stored them.
+  /// (prepareLanes'): decoded from the packed block, or, decoded once, the
+  /// step's share of the block loaded from where emitDecode stored it.
   void emitStepLanes(const BlockOperands &operands, int64_t step,
                      SmallVectorImpl<DecodedLanes> &out);
   /// The activations' integer sum over sub-block `sub` (i32).
@@ -162,33 +162,30 @@ private:
   /// When set, emitScaledSubBlocks rather than emitSubBlockChains.
   const ScaledSubBlockDot *scaledDot;
   Block *entry;
-  /// Per decode step, the elements (kOffset) of the lane vectors it yields,
-  /// which emitDecode stores one after another in the order decoded: what
-  /// emitStepLanes loads back for the step.
-  SmallVector<SmallVector<int64_t, 4>, 32> stepOffsets;
 };
 
-// The block's lanes, prepared for the dot, in the order the decode steps
-// yield them. Stored as the dot takes them, the tiles that read them back
-// do no more per lane vector than Q8_0's tiles: one load.
+// The block's lanes, prepared for the dot, in K order: lane vector i holds
+// elements 4i .. 4i + 3 of the R rows. Stored as the dot takes them, the
+// tiles that read them back do no more per lane vector than Q8_0's tiles: one
+// load.
 void IntegerBlockBody::emitDecode(OpBuilder &, Location, Value weights,
                                   Value decoded) {
-  stepOffsets.assign(decode.getStepsPerBlock(), {});
   SmallVector<DecodedLanes, 4> stepLanes;
-  int64_t index = 0;
   for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
     stepLanes.clear();
     decode.decodeStep(b, loc, weights, spec.rows, step, dot, stepLanes);
-    for (const DecodedLanes &d : stepLanes) {
+    for (const DecodedLanes &d : stepLanes)
       LLVM::StoreOp::create(
           b, loc, dot.prepareLanes(b, loc, d.lanes, range),
-          emitByteOffset(b, loc, decoded, index++ * 4 * spec.rows), 1);
-      stepOffsets[step].push_back(d.kOffset);
-    }
+          emitByteOffset(b, loc, decoded, d.kOffset * spec.rows), 1);
   }
-  assert(index * 4 == blockElems && "a block's lanes, each once");
 }
 
+// Decoded once, step `step` reads the step's share of the block in K order,
+// whatever order the decoder yields its lanes in: each sub-block's lanes
+// then come one after another, so a tile keeps one sub-block's chains
+// live per column at a time rather than the decoder's several (Q4_K's
+// steps feed two sub-blocks, 64 weights apart).
 void IntegerBlockBody::emitStepLanes(const BlockOperands &operands,
                                      int64_t step,
                                      SmallVectorImpl<DecodedLanes> &out) {
@@ -199,14 +196,13 @@ void IntegerBlockBody::emitStepLanes(const BlockOperands &operands,
       d.lanes = dot.prepareLanes(b, loc, d.lanes, range);
     return;
   }
-  assert(!stepOffsets.empty() && "the nest decodes before the tiles read");
-  int64_t index = 0;
-  for (ArrayRef<int64_t> offsets : ArrayRef(stepOffsets).take_front(step))
-    index += offsets.size();
+  const int64_t stepElems = blockElems / decode.getStepsPerBlock();
+  assert(stepElems % 4 == 0 && "a step holds whole lane vectors");
   auto lanesType = VectorType::get({4 * spec.rows}, b.getI8Type());
-  for (int64_t kOffset : stepOffsets[step])
+  for (int64_t kOffset = step * stepElems; kOffset < (step + 1) * stepElems;
+       kOffset += 4)
     out.push_back(
-        {emitLoad(b, loc, lanesType, operands.decoded, index++ * 4 * spec.rows),
+        {emitLoad(b, loc, lanesType, operands.decoded, kOffset * spec.rows),
          kOffset});
 }
 
