@@ -25,6 +25,11 @@
 // them, and the corrections -offset * s_k * asum_k join the sum two sub-blocks
 // at a time as one int16 pair dot (emitScaledSubBlocks).
 //
+// A kernel that decodes once (MatmulKernelSpec::decodeOnce) stores each
+// block's lanes, prepared for the dot, where the loop nest says (emitDecode),
+// and its column tiles load them back step by step instead of decoding them;
+// the scales, sub-block scales and mins are still read from the packed block.
+//
 // The int32 accumulator starts from -offset * sum(q) so it ends holding the
 // signed block dot exactly; the float work per block and row lane is then the
 // reference dot's, in its order, and the kernel's sums equal kf::dot's bit for
@@ -73,6 +78,10 @@ public:
 
   int64_t getBlockElems() const override { return blockElems; }
   int64_t getBlockBytes() const override { return blockBytes; }
+  int64_t getDecodedBlockBytes() const override {
+    return blockElems * spec.rows;
+  }
+  void emitDecode(OpBuilder &, Location, Value weights, Value decoded) override;
   Value prepareTile(OpBuilder &, Location, const KernelArgs &args,
                     int64_t width, Value col, Value kBegin,
                     Value kEnd) override;
@@ -113,12 +122,16 @@ private:
   Value emitActivation(Value xBlock, int64_t kOffset);
   /// The block's integer sums isums[h][j] (activation block h, column j),
   /// from int32 chains per sub-block: the general case.
-  void emitSubBlockChains(Value block, Value blk, ArrayRef<Value> xBlocks,
-                          Value corrections,
+  void emitSubBlockChains(const BlockOperands &operands,
                           MutableArrayRef<SmallVector<Value, 8>> isums);
   /// The same for decoders of whole sub-blocks (decodesWholeSubBlocks).
-  void emitScaledSubBlocks(Value block, ArrayRef<Value> xBlocks,
+  void emitScaledSubBlocks(const BlockOperands &operands,
                            MutableArrayRef<SmallVector<Value, 8>> isums);
+  /// Decode step `step`'s lanes as the dot emitter takes them
+  /// (prepareLanes'): decoded from the packed block, or, decoded once, the
+  /// step's share of the block loaded from where emitDecode stored it.
+  void emitStepLanes(const BlockOperands &operands, int64_t step,
+                     SmallVectorImpl<DecodedLanes> &out);
   /// The activations' integer sum over sub-block `sub` (i32).
   Value emitSubBlockSum(Value xBlock, int64_t sub);
   /// Where sub-block `sub` of column j's block `blk` keeps its correction
@@ -150,6 +163,48 @@ private:
   const ScaledSubBlockDot *scaledDot;
   Block *entry;
 };
+
+// The block's lanes, prepared for the dot, in K order: lane vector i holds
+// elements 4i .. 4i + 3 of the R rows. Stored as the dot takes them, the
+// tiles that read them back do no more per lane vector than Q8_0's tiles: one
+// load.
+void IntegerBlockBody::emitDecode(OpBuilder &, Location, Value weights,
+                                  Value decoded) {
+  SmallVector<DecodedLanes, 4> stepLanes;
+  for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
+    stepLanes.clear();
+    decode.decodeStep(b, loc, weights, spec.rows, step, dot, stepLanes);
+    for (const DecodedLanes &d : stepLanes)
+      LLVM::StoreOp::create(
+          b, loc, dot.prepareLanes(b, loc, d.lanes, range),
+          emitByteOffset(b, loc, decoded, d.kOffset * spec.rows), 1);
+  }
+}
+
+// Decoded once, step `step` reads the step's share of the block in K order,
+// whatever order the decoder yields its lanes in: each sub-block's lanes
+// then come one after another, so a tile keeps one sub-block's chains
+// live per column at a time rather than the decoder's several (Q4_K's
+// steps feed two sub-blocks, 64 weights apart).
+void IntegerBlockBody::emitStepLanes(const BlockOperands &operands,
+                                     int64_t step,
+                                     SmallVectorImpl<DecodedLanes> &out) {
+  out.clear();
+  if (!operands.decoded) {
+    decode.decodeStep(b, loc, operands.weights, spec.rows, step, dot, out);
+    for (DecodedLanes &d : out)
+      d.lanes = dot.prepareLanes(b, loc, d.lanes, range);
+    return;
+  }
+  const int64_t stepElems = blockElems / decode.getStepsPerBlock();
+  assert(stepElems % 4 == 0 && "a step holds whole lane vectors");
+  auto lanesType = VectorType::get({4 * spec.rows}, b.getI8Type());
+  for (int64_t kOffset = step * stepElems; kOffset < (step + 1) * stepElems;
+       kOffset += 4)
+    out.push_back(
+        {emitLoad(b, loc, lanesType, operands.decoded, kOffset * spec.rows),
+         kOffset});
+}
 
 Value IntegerBlockBody::prepareTile(OpBuilder &, Location,
                                     const KernelArgs &args, int64_t width,
@@ -218,10 +273,9 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
   SmallVector<SmallVector<Value, 8>, 2> isums(actBlocks,
                                               SmallVector<Value, 8>(width));
   if (scaledDot)
-    emitScaledSubBlocks(block, xBlocks, isums);
+    emitScaledSubBlocks(operands, isums);
   else
-    emitSubBlockChains(block, operands.index, xBlocks, operands.tileState,
-                       isums);
+    emitSubBlockChains(operands, isums);
 
   // The mins' integer sum, sum_j min_j * asum_j, for formats with mins (the
   // K-quants, whose block is one activation block).
@@ -256,8 +310,11 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
 }
 
 void IntegerBlockBody::emitSubBlockChains(
-    Value block, Value blk, ArrayRef<Value> xBlocks, Value corrections,
+    const BlockOperands &operands,
     MutableArrayRef<SmallVector<Value, 8>> isums) {
+  Value block = operands.weights, blk = operands.index;
+  Value corrections = operands.tileState;
+  ArrayRef<Value> xBlocks = operands.activations;
   const int64_t width = xBlocks.size();
   VectorType i32Rows = rowsOf(b.getI32Type());
   SmallVector<DecodedLanes, 2> decoded;
@@ -322,8 +379,7 @@ void IntegerBlockBody::emitSubBlockChains(
   };
 
   for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
-    decoded.clear();
-    decode.decodeStep(b, loc, block, spec.rows, step, dot, decoded);
+    emitStepLanes(operands, step, decoded);
     // The step's lanes by sub-block, in the order decoded.
     SmallVector<std::pair<int64_t, SmallVector<int64_t, 4>>, 4> bySub;
     for (auto [i, d] : llvm::enumerate(decoded)) {
@@ -332,16 +388,13 @@ void IntegerBlockBody::emitSubBlockChains(
         bySub.push_back({index, {}});
       bySub.back().second.push_back(i);
     }
-    SmallVector<Value, 4> prepared;
-    for (const DecodedLanes &d : decoded)
-      prepared.push_back(dot.prepareLanes(b, loc, d.lanes, range));
     for (auto &[index, members] : bySub) {
       SubBlock &sub = subs[index];
       if (sub.chains.empty())
         startSub(sub, index);
       lanes.clear();
       for (int64_t i : members)
-        lanes.push_back(prepared[i]);
+        lanes.push_back(decoded[i].lanes);
       for (auto [xBlock, columnChains] : llvm::zip_equal(xBlocks, sub.chains)) {
         acts.clear();
         for (int64_t i : members)
@@ -368,11 +421,13 @@ void IntegerBlockBody::emitSubBlockChains(
 // pair dot is at most 2 * 1152 * 8 * 127 < 2^22. The integer sums stay
 // those of the chains (|sum| < 2^31 by the formats' bounds) in another order.
 void IntegerBlockBody::emitScaledSubBlocks(
-    Value block, ArrayRef<Value> xBlocks,
+    const BlockOperands &operands,
     MutableArrayRef<SmallVector<Value, 8>> isums) {
+  Value block = operands.weights;
+  ArrayRef<Value> xBlocks = operands.activations;
   const int64_t numSubs = blockElems / subElems;
   VectorType i32Rows = rowsOf(b.getI32Type());
-  SmallVector<Value, 16> scales(numSubs), operands(numSubs);
+  SmallVector<Value, 16> scales(numSubs), scaleOperands(numSubs);
   auto scaleOf = [&](int64_t index) {
     Value &scale = scales[index];
     if (!scale)
@@ -419,18 +474,17 @@ void IntegerBlockBody::emitScaledSubBlocks(
   SmallVector<DecodedLanes, 4> decoded;
   SmallVector<Value, 4> lanes, acts;
   for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
-    decoded.clear();
-    decode.decodeStep(b, loc, block, spec.rows, step, dot, decoded);
+    emitStepLanes(operands, step, decoded);
     for (size_t first = 0; first < decoded.size();) {
       const int64_t index = decoded[first].kOffset / subElems;
       lanes.clear();
       size_t end = first;
       for (; end < decoded.size() && decoded[end].kOffset / subElems == index;
            ++end)
-        lanes.push_back(dot.prepareLanes(b, loc, decoded[end].lanes, range));
+        lanes.push_back(decoded[end].lanes);
       assert(4 * static_cast<int64_t>(lanes.size()) == subElems &&
              "a whole sub-block per step");
-      Value &operand = operands[index];
+      Value &operand = scaleOperands[index];
       if (!operand)
         operand = scaledDot->prepareScale(b, loc, scaleOf(index));
       for (auto [xBlock, isum] : llvm::zip_equal(

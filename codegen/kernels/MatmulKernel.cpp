@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace kf::codegen {
 
@@ -169,6 +170,40 @@ kf::WeightCoding getDefaultWeightCoding(kf::Format format) {
              : kf::WeightCoding::File;
 }
 
+std::optional<int64_t> getDecodeOnceMinColumns(kf::Format format,
+                                               kf::WeightCoding coding) {
+  // IQ1's ternary codes decode as cheaply as Q4_0's nibbles
+  // (docs/benchmarks.md, run 13).
+  if (coding == kf::WeightCoding::Ternary)
+    return std::nullopt;
+  switch (format) {
+  case kf::Format::IQ2_XXS:
+  case kf::Format::IQ1_S:
+  case kf::Format::IQ1_M:
+  case kf::Format::Q5_K:
+    return 1;
+  case kf::Format::Q6_K:
+    return 24;
+  case kf::Format::FRACTAL64:
+    return 48;
+  case kf::Format::Q4_K:
+  case kf::Format::VQ3_64:
+    return 64;
+  default:
+    return std::nullopt;
+  }
+}
+
+bool decodesOnceByDefault(kf::Format format, kf::WeightCoding coding,
+                          std::optional<int64_t> m, int64_t maxCols) {
+  std::optional<int64_t> from = getDecodeOnceMinColumns(format, coding);
+  if (!from)
+    return false;
+  if (!m)
+    return *from <= maxCols + 1;
+  return *m > maxCols && *m >= *from;
+}
+
 std::string MatmulKernelSpec::getSymbolName() const {
   return llvm::formatv("kf_matmul_{0}{1}_{2}_r{3}_c{4}_k{5}_n{6}",
                        format_info(format).name,
@@ -182,7 +217,7 @@ std::string MatmulKernelSpec::getSymbolName() const {
                                    prefetch->l1Bytes)
                          .str()
                    : "") +
-         (fuseQuantize ? "_fq" : "");
+         (fuseQuantize ? "_fq" : "") + (decodeOnce ? "_do" : "");
 }
 
 kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
@@ -210,6 +245,14 @@ int64_t MatmulKernelSpec::getPrologueBytes() const {
   return fuseQuantize ? maxCols * getActivationColumnBytes() : 0;
 }
 
+int64_t MatmulKernelSpec::getDecodeScratchBytes() const {
+  if (!decodeOnce)
+    return 0;
+  const int64_t blockElems = kf::packed_block_elems(format);
+  const int64_t blocks = llvm::divideCeil(l1K != 0 ? l1K : k, blockElems);
+  return (l2Rows != 0 ? l2Rows : rows) * blocks * blockElems;
+}
+
 std::string MatmulKernelSpec::describe() const {
   return llvm::formatv("{0}{1}/{2} r{3} c{4} [{5} x {6}]",
                        format_info(format).name,
@@ -224,7 +267,8 @@ std::string MatmulKernelSpec::describe() const {
                                    prefetch->l1Bytes)
                          .str()
                    : "") +
-         (fuseQuantize ? " fused quantize" : "");
+         (fuseQuantize ? " fused quantize" : "") +
+         (decodeOnce ? " decode once" : "");
 }
 
 namespace {
@@ -297,6 +341,20 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                 llvm::formatv("a fused quantization packs {0} bytes on "
                               "the stack, expected at most {1}",
                               spec.getPrologueBytes(), kMaxPrologueBytes));
+  if (spec.decodeOnce && kf::is_float_format(spec.format))
+    return fail(spec, "decode once needs a quantized format, whose weights "
+                      "are decoded");
+  if (spec.decodeOnce && spec.l1K == 0 && spec.l2Rows == 0)
+    return fail(spec, "decode once needs cache blocks (l1_k or l2_rows), "
+                      "the blocks it decodes");
+  if (spec.decodeOnce && spec.fuseQuantize)
+    return fail(spec, "decode once needs calls of more columns than one "
+                      "tile, which a fused quantization never makes");
+  if (spec.getDecodeScratchBytes() > kMaxDecodeScratchBytes)
+    return fail(spec, llvm::formatv("decoding once takes {0} bytes of stack, "
+                                    "expected at most {1}",
+                                    spec.getDecodeScratchBytes(),
+                                    kMaxDecodeScratchBytes));
   if (std::optional<target::Arch> arch = requiredArch(spec.isa);
       arch && target.arch != *arch)
     return fail(spec,

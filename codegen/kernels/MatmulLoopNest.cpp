@@ -19,7 +19,10 @@
 //
 // With cache blocks (the spec's l1K / l2Rows) and more columns than one tile,
 // K and the rows are blocked around the column tiles (see build()), so that a
-// tile's activations stay in L1 and a row block's weights in L2.
+// tile's activations stay in L1 and a row block's weights in L2; a kernel that
+// decodes once (the spec's decodeOnce) decodes each row block into a stack
+// scratch before its tiles, which then read the lanes there instead of
+// decoding them again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +79,9 @@ public:
       : b(b), loc(loc), spec(spec), body(body),
         blockBytes(body.getBlockBytes()), blockElems(body.getBlockElems()),
         kBlocks(llvm::divideCeil(spec.k, blockElems)),
+        blockKBlocks(spec.l1K != 0 ? llvm::divideCeil(spec.l1K, blockElems)
+                                   : kBlocks),
+        blockRowGroups(spec.l2Rows != 0 ? spec.l2Rows / spec.rows : 1),
         act(kf::activation_layout(spec.getActivationFormat())) {
     assert(blockElems % act.block_elems == 0 &&
            "a weight block covers whole activation blocks");
@@ -92,18 +98,28 @@ private:
   }
 
   /// The part of the nest a column tile runs over: the row groups
-  /// [groupBegin, groupEnd) and the K blocks [kBegin, kEnd).
+  /// [groupBegin, groupEnd) and the K blocks [kBegin, kEnd), and where they
+  /// are decoded when the nest decodes them once (else null).
   struct TileRange {
-    Value groupBegin, groupEnd, kBegin, kEnd;
+    Value groupBegin, groupEnd, kBegin, kEnd, decoded;
   };
   bool isCacheBlocked() const { return spec.l1K != 0 || spec.l2Rows != 0; }
+  /// For each K block of kStep blocks, each row block of groupStep groups of
+  /// [first, last): the column tiles, after decoding the row block into
+  /// `scratch` when given.
+  void emitNest(const KernelArgs &args, Value first, Value last, Value kStep,
+                Value groupStep, Value scratch);
+  void emitDecodeOnce(const KernelArgs &args, const TileRange &range);
+  Value emitDecodedSlot(const TileRange &range, Value g, Value blk);
+  /// Row group g's packed weights.
+  Value emitGroupWeights(const KernelArgs &args, Value g);
   void emitColumnTiles(const KernelArgs &args, const TileRange &range);
   void emitTile(const KernelArgs &args, int64_t width, Value col,
                 const TileRange &range);
-  void emitTileGroup(const KernelArgs &args, int64_t width, Value col,
-                     Value group, Value rowBase, Value kBegin, Value kEnd,
-                     Value tileState);
-  void emitPrefetch(Value block, int64_t width);
+  void emitTileGroup(const KernelArgs &args, int64_t width, Value col, Value g,
+                     const TileRange &range, Value tileState);
+  /// Prefetches the `bytes` at `block` `plan`'s distances ahead.
+  void emitPrefetch(Value block, int64_t bytes, const WeightPrefetch &plan);
   Value emitRowMask(Value rowBase);
   Value emitLoadY(Value yPtr, Value rowBase);
   void emitStore(Value acc, Value yPtr, Value rowBase);
@@ -113,6 +129,9 @@ private:
   const MatmulKernelSpec &spec;
   MatmulBlockBody &body;
   int64_t blockBytes, blockElems, kBlocks;
+  /// The K blocks of an L1 block and the row groups of an L2 block, when
+  /// the nest is cache-blocked and the call has more than one tile.
+  int64_t blockKBlocks, blockRowGroups;
   kf::ActivationLayout act;
 };
 
@@ -123,13 +142,15 @@ private:
 //
 //   for each K block of l1K elements:
 //     for each row block of l2Rows rows of [nBegin, nEnd):
+//       [decode once: decode the row block's blocks into the scratch]
 //       for each column tile:            (its activations stay in L1)
 //         for each row group of the block: (the block's weights in L2)
 //           acc = first K block ? 0 : y;  ... ;  y = acc
 //
 // y holds the fp32 sums between K blocks: storing and reloading them is
 // exact, and the blocks are still added in K order, so the results are the
-// same bits as unblocked.
+// same bits as unblocked. Decoding once changes where the tiles' lanes come
+// from, not what they are, so neither does it.
 void MatmulLoopNest::build(const KernelArgs &args) {
   // nBegin is a multiple of R; nEnd is one too or N, whose group is partial.
   Value rows = i64(spec.rows);
@@ -137,22 +158,47 @@ void MatmulLoopNest::build(const KernelArgs &args) {
   Value last = arith::DivSIOp::create(
       b, loc, arith::AddIOp::create(b, loc, args.nEnd, i64(spec.rows - 1)),
       rows);
-  Value kStep = i64(kBlocks), groupStep = i64(1);
-  if (isCacheBlocked()) {
-    Value wide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                       args.m, i64(spec.maxCols));
-    if (spec.l1K != 0)
-      kStep = arith::SelectOp::create(
-          b, loc, wide, i64(llvm::divideCeil(spec.l1K, blockElems)), kStep);
-    // A call of one column tile runs it over all the rows at once (the
-    // same traversal as group by group), so what the body prepares once per
-    // tile (the int8 family's corrections) is computed once per call.
-    Value allGroups = arith::MaxSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, last, first), i64(1));
-    groupStep = arith::SelectOp::create(
-        b, loc, wide, spec.l2Rows != 0 ? i64(spec.l2Rows / spec.rows) : i64(1),
-        allGroups);
+  if (!isCacheBlocked()) {
+    emitNest(args, first, last, i64(kBlocks), i64(1), {});
+    return;
   }
+  Value wide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, args.m,
+                                     i64(spec.maxCols));
+  Value blockK = i64(blockKBlocks), blockGroups = i64(blockRowGroups);
+  // A call of one column tile runs it over all the rows at once (the
+  // same traversal as group by group), so what the body prepares once per
+  // tile (the int8 family's corrections) is computed once per call.
+  Value allGroups = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, last, first), i64(1));
+  if (!spec.decodeOnce) {
+    emitNest(args, first, last,
+             arith::SelectOp::create(b, loc, wide, blockK, i64(kBlocks)),
+             arith::SelectOp::create(b, loc, wide, blockGroups, allGroups), {});
+    return;
+  }
+  // A one-tile call decodes as it goes, as without decode once: it reads
+  // each block once anyway. The scratch is allocated here, in the entry
+  // block: decode once never runs in a fused quantization's chunk loop
+  // (verifyMatmulKernel refuses both).
+  assert(body.getDecodedBlockBytes() * blockKBlocks * blockRowGroups ==
+             spec.getDecodeScratchBytes() &&
+         "the scratch holds a row block's blocks decoded");
+  Value scratch = emitEntryAlloca(b, loc, b.getInsertionBlock(), b.getI8Type(),
+                                  spec.getDecodeScratchBytes());
+  scf::IfOp::create(
+      b, loc, wide,
+      [&](OpBuilder &, Location) {
+        emitNest(args, first, last, blockK, blockGroups, scratch);
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &, Location) {
+        emitNest(args, first, last, i64(kBlocks), allGroups, {});
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void MatmulLoopNest::emitNest(const KernelArgs &args, Value first, Value last,
+                              Value kStep, Value groupStep, Value scratch) {
   auto min = [&](Value x, Value y) {
     return arith::MinSIOp::create(b, loc, x, y).getResult();
   };
@@ -166,11 +212,62 @@ void MatmulLoopNest::build(const KernelArgs &args) {
             [&](OpBuilder &, Location, Value g, ValueRange) {
               Value gEnd =
                   min(arith::AddIOp::create(b, loc, g, groupStep), last);
-              emitColumnTiles(args, {g, gEnd, kBegin, kEnd});
+              TileRange range{g, gEnd, kBegin, kEnd, scratch};
+              if (scratch)
+                emitDecodeOnce(args, range);
+              emitColumnTiles(args, range);
               scf::YieldOp::create(b, loc);
             });
         scf::YieldOp::create(b, loc);
       });
+}
+
+// The row block's blocks decoded into the scratch, group after group, each
+// group's K blocks in order (emitDecodedSlot), as the column tiles then read
+// them. The decode reads the packed weights once, a sequential stream as a
+// one-column tile's, and prefetches it as one does.
+void MatmulLoopNest::emitDecodeOnce(const KernelArgs &args,
+                                    const TileRange &range) {
+  WeightPrefetch plan =
+      spec.prefetch.value_or(getDefaultWeightPrefetch(spec.format, 1));
+  scf::ForOp::create(
+      b, loc, range.groupBegin, range.groupEnd, i64(1), ValueRange{},
+      [&](OpBuilder &, Location, Value g, ValueRange) {
+        Value group = emitGroupWeights(args, g);
+        scf::ForOp::create(
+            b, loc, range.kBegin, range.kEnd, i64(1), ValueRange{},
+            [&](OpBuilder &, Location, Value blk, ValueRange) {
+              Value block = emitByteOffset(
+                  b, loc, group,
+                  arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
+              emitPrefetch(block, blockBytes, plan);
+              body.emitDecode(b, loc, block, emitDecodedSlot(range, g, blk));
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+// Where block `blk` of row group `g` is decoded in the scratch: the row
+// block's groups one after another, each holding blockKBlocks blocks (the
+// last K block may fill fewer).
+Value MatmulLoopNest::emitDecodedSlot(const TileRange &range, Value g,
+                                      Value blk) {
+  Value slot = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc,
+                            arith::SubIOp::create(b, loc, g, range.groupBegin),
+                            i64(blockKBlocks)),
+      arith::SubIOp::create(b, loc, blk, range.kBegin));
+  return emitByteOffset(
+      b, loc, range.decoded,
+      arith::MulIOp::create(b, loc, slot, i64(body.getDecodedBlockBytes())));
+}
+
+Value MatmulLoopNest::emitGroupWeights(const KernelArgs &args, Value g) {
+  return emitByteOffset(
+      b, loc, args.w,
+      arith::MulIOp::create(b, loc, g, i64(kBlocks * blockBytes)));
 }
 
 void MatmulLoopNest::emitColumnTiles(const KernelArgs &args,
@@ -200,24 +297,22 @@ void MatmulLoopNest::emitColumnTiles(const KernelArgs &args,
 
 void MatmulLoopNest::emitTile(const KernelArgs &args, int64_t width, Value col,
                               const TileRange &range) {
-  int64_t groupBytes = kBlocks * blockBytes;
   Value tileState =
       body.prepareTile(b, loc, args, width, col, range.kBegin, range.kEnd);
-  scf::ForOp::create(
-      b, loc, range.groupBegin, range.groupEnd, i64(1), ValueRange{},
-      [&](OpBuilder &, Location, Value g, ValueRange) {
-        Value group = emitByteOffset(
-            b, loc, args.w, arith::MulIOp::create(b, loc, g, i64(groupBytes)));
-        Value rowBase = arith::MulIOp::create(b, loc, g, i64(spec.rows));
-        emitTileGroup(args, width, col, group, rowBase, range.kBegin,
-                      range.kEnd, tileState);
-        scf::YieldOp::create(b, loc);
-      });
+  scf::ForOp::create(b, loc, range.groupBegin, range.groupEnd, i64(1),
+                     ValueRange{},
+                     [&](OpBuilder &, Location, Value g, ValueRange) {
+                       emitTileGroup(args, width, col, g, range, tileState);
+                       scf::YieldOp::create(b, loc);
+                     });
 }
 
 void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
-                                   Value col, Value group, Value rowBase,
-                                   Value kBegin, Value kEnd, Value tileState) {
+                                   Value col, Value g, const TileRange &range,
+                                   Value tileState) {
+  Value group = emitGroupWeights(args, g);
+  Value rowBase = arith::MulIOp::create(b, loc, g, i64(spec.rows));
+  Value kBegin = range.kBegin, kEnd = range.kEnd;
   int64_t columnBytes = spec.getActivationColumnBytes();
   SmallVector<Value, 8> xColumns;
   for (int64_t j = 0; j < width; ++j) {
@@ -256,7 +351,16 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
       [&](OpBuilder &, Location, Value blk, ValueRange accs) {
         Value block = emitByteOffset(
             b, loc, group, arith::MulIOp::create(b, loc, blk, i64(blockBytes)));
-        emitPrefetch(block, width);
+        // The tile's stream: the packed weights, or the decoded ones.
+        WeightPrefetch plan = spec.prefetch.value_or(
+            getDefaultWeightPrefetch(spec.format, width));
+        Value decoded;
+        if (range.decoded) {
+          decoded = emitDecodedSlot(range, g, blk);
+          emitPrefetch(decoded, body.getDecodedBlockBytes(), plan);
+        } else {
+          emitPrefetch(block, blockBytes, plan);
+        }
         // A weight block may span several activation blocks (FRACTAL64's
         // and VQ3_64's 64 weights, two Q8_0 blocks); xBlocks is the first.
         Value xOffset = arith::MulIOp::create(
@@ -265,7 +369,7 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
         for (Value column : xColumns)
           xBlocks.push_back(emitByteOffset(b, loc, column, xOffset));
         SmallVector<Value, 32> next(accs.begin(), accs.end());
-        body.emitBlock(b, loc, {block, blk, xBlocks, tileState}, next);
+        body.emitBlock(b, loc, {block, blk, xBlocks, tileState, decoded}, next);
         scf::YieldOp::create(b, loc, next);
       });
 
@@ -309,15 +413,16 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
 // ahead into L1 reached 87–93 % (docs/benchmarks.md, run 5). Prefetches past
 // the end of the tensor are hints and never fault. With cache blocks the
 // weights of later column tiles come from L2, where the prefetches are cheap
-// and still run ahead.
-void MatmulLoopNest::emitPrefetch(Value block, int64_t width) {
-  WeightPrefetch plan =
-      spec.prefetch.value_or(getDefaultWeightPrefetch(spec.format, width));
+// and still run ahead; decoding once, the tiles' stream is the decoded row
+// block, prefetched the same way, and the decode's the packed weights, as a
+// one-column tile's.
+void MatmulLoopNest::emitPrefetch(Value block, int64_t bytes,
+                                  const WeightPrefetch &plan) {
   for (auto [distance, locality] :
        {std::pair{plan.l2Bytes, 2}, std::pair{plan.l1Bytes, 3}}) {
     if (distance == 0)
       continue;
-    for (int64_t offset = 0; offset < blockBytes; offset += 64)
+    for (int64_t offset = 0; offset < bytes; offset += 64)
       LLVM::Prefetch::create(b, loc,
                              emitByteOffset(b, loc, block, distance + offset),
                              /*rw=*/0, /*hint=*/locality, /*cache=*/1);

@@ -38,6 +38,9 @@ struct BlockOperands {
   llvm::ArrayRef<mlir::Value> activations;
   /// What prepareTile returned for the tile (or null).
   mlir::Value tileState;
+  /// !llvm.ptr: the block as emitDecode wrote it, when the nest decodes each
+  /// block once (MatmulKernelSpec::decodeOnce); null: decode `weights`.
+  mlir::Value decoded;
 };
 
 /// One kernel family's K block: it updates the fp32 accumulators a column
@@ -64,6 +67,14 @@ public:
                                   mlir::Value kEnd) {
     return {};
   }
+  /// The bytes a row group's block takes decoded (MatmulKernelSpec::
+  /// decodeOnce): rows x getBlockElems() int8 lanes. 0 for a family that
+  /// decodes nothing (the float one).
+  virtual int64_t getDecodedBlockBytes() const { return 0; }
+  /// Decodes the row group's packed block at `weights` into `decoded`
+  /// (getDecodedBlockBytes() bytes), as emitBlock reads it back.
+  virtual void emitDecode(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value weights, mlir::Value decoded) {}
   /// One K block: `accs` holds getAccumulators(width) accumulators per
   /// column of the tile, column after column, and is updated in place.
   virtual void emitBlock(mlir::OpBuilder &b, mlir::Location loc,

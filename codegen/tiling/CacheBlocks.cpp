@@ -81,10 +81,16 @@ CacheBlocks blockCaches(const CacheBlockProblem &problem) {
                                packed_row_block_bytes({problem.format, 1,
                                                        LaneEncoding::Unsigned,
                                                        problem.coding});
-  int64_t limit =
-      std::max<int64_t>(1, static_cast<int64_t>(problem.l2Bytes / 2) /
-                               rowBytes / problem.rows) *
-      problem.rows;
+  int64_t rowsFit = static_cast<int64_t>(problem.l2Bytes / 2) / rowBytes;
+  if (problem.decodeScratchBytes) {
+    // One byte per weight of whole packed blocks (l1K is a number of them,
+    // or K).
+    int64_t decodedBytes = roundUp(l1K, packed_block_elems(problem.format));
+    rowsFit = std::min(static_cast<int64_t>(problem.l2Bytes / 2) /
+                           (rowBytes + decodedBytes),
+                       *problem.decodeScratchBytes / decodedBytes);
+  }
+  int64_t limit = std::max<int64_t>(1, rowsFit / problem.rows) * problem.rows;
   int64_t groups = ceilDiv(problem.n, problem.rows);
   int64_t share = ceilDiv(groups, problem.threads) * problem.rows;
   int64_t l2Rows =

@@ -243,12 +243,12 @@ KernelAttr::withColumnTiles(std::optional<ArrayRef<int64_t>> tiles) const {
   Attribute cols = tiles ? Attribute(DenseI64ArrayAttr::get(context, *tiles))
                          : Attribute(UnitAttr::get(context));
   return get(context, getIsa(), getLayout(), getMaxCols(), getThreads(), cols,
-             getL2Rows(), getL1K(), getQuantize());
+             getL2Rows(), getL1K(), getQuantize(), getDecode());
 }
 
 KernelAttr KernelAttr::withCacheBlocks(int64_t l2Rows, int64_t l1K) const {
   return get(getContext(), getIsa(), getLayout(), getMaxCols(), getThreads(),
-             getCols(), l2Rows, l1K, getQuantize());
+             getCols(), l2Rows, l1K, getQuantize(), getDecode());
 }
 
 LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -256,7 +256,8 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t maxCols, int64_t threads,
                                  Attribute cols, std::optional<int64_t> l2Rows,
                                  std::optional<int64_t> l1K,
-                                 ActivationQuantize /*quantize*/) {
+                                 ActivationQuantize quantize,
+                                 WeightDecode decode) {
   const ::kf::FormatInfo &format =
       ::kf::format_info(static_cast<::kf::Format>(layout.format));
   if (format.role != ::kf::FormatRole::Weight)
@@ -308,5 +309,13 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#kf.kernel: l1_k = " << *l1K
                        << " must be a positive multiple of " << format.name
                        << "'s block of " << format.block_elems;
+  if (decode == WeightDecode::once && ::kf::is_float_format(format.format))
+    return emitError() << "#kf.kernel: decode = once needs a quantized "
+                          "format, whose weights are decoded; "
+                       << format.name << " is not";
+  if (decode == WeightDecode::once && quantize == ActivationQuantize::fused)
+    return emitError() << "#kf.kernel: decode = once needs calls of more "
+                          "columns than one tile, which quantize = fused "
+                          "never makes";
   return success();
 }

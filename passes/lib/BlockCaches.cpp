@@ -3,6 +3,7 @@
 #include "kf/Passes/Passes.h"
 
 #include "KernelDecisions.h"
+#include "kf/Codegen/MatmulKernel.h"
 #include "kf/Tiling/CacheBlocks.h"
 
 namespace mlir::kf {
@@ -40,6 +41,8 @@ struct BlockCachesPass : impl::KfBlockCachesBase<BlockCachesPass> {
             .l1dBytes = target.getL1d(),
             .l2Bytes = target.getL2(),
             .l1K = kernel.getL1K()};
+        if (kernel.isDecodedOnce())
+          problem.decodeScratchBytes = ::kf::codegen::kMaxDecodeScratchBytes;
         ::kf::tiling::CacheBlocks blocks = ::kf::tiling::blockCaches(problem);
         setKernel(op, matmul.name,
                   kernel.withCacheBlocks(

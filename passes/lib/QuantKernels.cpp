@@ -36,11 +36,12 @@ getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
   spec.fuseQuantize = kernel.isQuantizeFused();
   spec.coding = kernel.getLayout().coding;
   // The cache blocks --kf-block-caches decided, which the kernel follows
-  // when a call has more columns than one tile; a static M of one tile
-  // never does.
+  // when a call has more columns than one tile, decoding each row block once
+  // if so decided; a static M of one tile never does.
   if (kernel.hasDynamicColumns() || kernel.getColumnTiles().size() > 1) {
     spec.l1K = kernel.getL1K().value_or(0);
     spec.l2Rows = kernel.getL2Rows().value_or(0);
+    spec.decodeOnce = kernel.isDecodedOnce();
   }
   if (llvm::Error err = codegen::verifyMatmulKernel(spec, target)) {
     reason = llvm::toString(std::move(err));

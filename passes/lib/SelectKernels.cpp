@@ -65,6 +65,7 @@ struct Decision {
   std::optional<int64_t> l2Rows, l1K;
   std::optional<ActivationQuantize> quantize;
   ::kf::WeightCoding coding;
+  std::optional<WeightDecode> decode;
 };
 
 /// The activation format the kernels of `matmul` read.
@@ -121,6 +122,34 @@ bool fusesQuantizeByDefault(Operation *op, const Matmul &matmul) {
   spec.maxCols = 1;
   spec.fuseQuantize = true;
   return spec.getPrologueBytes() <= codegen::kMaxPrologueBytes;
+}
+
+/// Where the kernel of `matmul` decodes its weights by default, given the
+/// decision so far: once where the emitters measured it to gain
+/// (codegen::decodesOnceByDefault: the grid and K-quant formats at an M of
+/// many columns), never with a fused quantization (whose calls are one tile
+/// each), and with a tuned L2 block only if its rows decoded (by the tuned
+/// L1 block, else all of K) fit the kernel's scratch.
+WeightDecode getDefaultDecode(const Matmul &matmul, const Decision &d,
+                              ActivationQuantize quantize) {
+  auto format = static_cast<::kf::Format>(matmul.weight.getFormat());
+  std::optional<int64_t> m;
+  if (!ShapedType::isDynamic(matmul.m))
+    m = matmul.m;
+  if (!codegen::hasMatmulEmitter(format) ||
+      quantize == ActivationQuantize::fused ||
+      !codegen::decodesOnceByDefault(format, d.coding, m, d.maxCols))
+    return WeightDecode::per_tile;
+  codegen::MatmulKernelSpec spec;
+  spec.format = format;
+  spec.rows = d.rows;
+  spec.k = matmul.k;
+  spec.l2Rows = d.l2Rows.value_or(d.rows);
+  spec.l1K = std::min(d.l1K.value_or(matmul.k), matmul.k);
+  spec.decodeOnce = true;
+  return spec.getDecodeScratchBytes() <= codegen::kMaxDecodeScratchBytes
+             ? WeightDecode::once
+             : WeightDecode::per_tile;
 }
 
 struct SelectKernelsPass : impl::KfSelectKernelsBase<SelectKernelsPass> {
@@ -191,9 +220,11 @@ private:
                                            : ActivationQuantize::separate;
     auto build = [&](function_ref<InFlightDiagnostic()> emitError) {
       ActivationQuantize quantize = d.quantize.value_or(defaultQuantize);
+      WeightDecode decode =
+          d.decode.value_or(getDefaultDecode(matmul, d, quantize));
       return KernelAttr::getChecked(
           emitError, context, d.isa, PackedLayout{format, d.rows, d.coding},
-          d.maxCols, d.threads, Attribute(), d.l2Rows, d.l1K, quantize);
+          d.maxCols, d.threads, Attribute(), d.l2Rows, d.l1K, quantize, decode);
     };
     if (tuning) {
       TuningKey key{format, target.name, isa, matmul.m, matmul.n, matmul.k};
@@ -237,6 +268,8 @@ private:
           d.quantize = rule.setQuantize;
         if (rule.setCoding)
           d.coding = *rule.setCoding;
+        if (rule.setDecode)
+          d.decode = rule.setDecode;
         if (!build(emitRuleError))
           return {};
       }

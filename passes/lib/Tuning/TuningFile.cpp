@@ -98,13 +98,11 @@ private:
                               TuningRule &rule) {
     if (key == "isa")
       return parseIsa(value, column, rule.setIsa);
-    if (key == "quantize") {
-      rule.setQuantize = symbolizeActivationQuantize(value);
-      if (!rule.setQuantize)
-        return error(column) << "unknown quantize '" << value
-                             << "' (expected fused or separate)";
-      return success();
-    }
+    if (key == "quantize")
+      return parseEnum(key, value, column, "fused or separate",
+                       rule.setQuantize);
+    if (key == "decode")
+      return parseEnum(key, value, column, "once or per_tile", rule.setDecode);
     if (key == "coding") {
       if (value != "file" && value != "ternary")
         return error(column)
@@ -125,8 +123,19 @@ private:
       return error(column - key.size() - 1)
              << "unknown override '" << key
              << "' (expected isa, rows, max_cols, threads, l2_rows, l1_k, "
-                "quantize or coding)";
+                "quantize, decode or coding)";
     return parsePositive(key, value, column, *field);
+  }
+
+  /// An override naming one of an enum's cases (`expected` lists them).
+  template <typename Enum>
+  LogicalResult parseEnum(StringRef key, StringRef value, unsigned column,
+                          StringRef expected, std::optional<Enum> &out) {
+    out = symbolizeEnum<Enum>(value);
+    if (!out)
+      return error(column) << "unknown " << key << " '" << value
+                           << "' (expected " << expected << ")";
+    return success();
   }
 
   LogicalResult parseIsa(StringRef value, unsigned column,

@@ -1943,6 +1943,27 @@ func.func @kernel_quantize_value(%x: tensor<?x64xf32>, %w: !kf.qweight<q8_0, [16
 
 // -----
 
+func.func @kernel_decode_value(%x: tensor<?x64xf32>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
+  // expected-error @+3 {{expected ::mlir::kf::WeightDecode to be one of: per_tile, once}}
+  // expected-error @+2 {{failed to parse Kf_KernelAttr parameter 'decode'}}
+  %y = kf.linear %x, %w
+      {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2, decode = twice>}
+      : tensor<?x64xf32>, !kf.qweight<q8_0, [16, 64]> -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: decode = once needs a quantized format, whose weights are decoded; bf16 is not}}
+func.func @kernel_decode_float() attributes {k = #kf.kernel<isa = avx2, layout = bf16_r8, max_cols = 8, threads = 1, decode = once>}
+
+// -----
+
+// expected-error @+1 {{#kf.kernel: decode = once needs calls of more columns than one tile, which quantize = fused never makes}}
+func.func @kernel_decode_fused() attributes {k = #kf.kernel<isa = avx2, layout = iq1_s_r8, max_cols = 8, threads = 1, quantize = fused, decode = once>}
+
+// -----
+
 func.func @qmatmul_input_bytes(%xq: tensor<?x64xi8>, %w: !kf.qweight<q8_0, [16, 64]>) -> tensor<?x16xf32> {
   // expected-error @+1 {{'kf.qmatmul' op input must be [?, 96], got [?, 64]}}
   %y = kf.qmatmul @kernels::@matmul(%xq, %w) {kf.kernel = #kf.kernel<isa = avx2, layout = q8_0_r8, max_cols = 8, threads = 2>}

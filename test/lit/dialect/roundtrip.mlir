@@ -465,8 +465,12 @@ func.func @kernel_decisions(%x: tensor<17x4096xf32>, %w: !kf.qweight<q8_0, [2048
   // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 8>}
   %b = kf.linear %xd, %iq {kf.kernel = #kf.kernel<threads = 8, max_cols = 8, layout = iq2_xxs_r8, isa = avx2>}
       : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
-  // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 4, threads = 64, cols = dynamic, l2_rows = 64, l1_k = 256>}
-  %c = kf.linear %xd, %iq {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 4, threads = 64, cols = dynamic, l2_rows = 64, l1_k = 256>}
+  // Decoding each row block once; per_tile, the default, is not printed.
+  // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 4, threads = 64, cols = dynamic, l2_rows = 64, l1_k = 256, decode = once>}
+  %c = kf.linear %xd, %iq {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 4, threads = 64, cols = dynamic, l2_rows = 64, l1_k = 256, decode = once>}
+      : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
+  // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 8, l2_rows = 64>}
+  %c2 = kf.linear %xd, %iq {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 8, l2_rows = 64, decode = per_tile>}
       : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
   // CHECK: kf.grouped_linear %arg4, %arg5 groups(2) {kf.kernel = #kf.kernel<isa = scalar, layout = bf16_r1, max_cols = 3, threads = 1, cols = dynamic, l2_rows = 32, l1_k = 128>}
   %d = kf.grouped_linear %o, %wo groups(2) {kf.kernel = #kf.kernel<isa = scalar, layout = bf16_r1, max_cols = 3, threads = 1, cols = dynamic, l2_rows = 32, l1_k = 128>}

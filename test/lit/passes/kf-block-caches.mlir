@@ -56,6 +56,17 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     return %a, %b : tensor<17x2048xf32>, tensor<17x2048xf32>
   }
 
+  // A kernel that decodes once keeps each row decoded (one byte per weight)
+  // beside its packed bytes: IQ2_XXS rows of 3584 are 924 + 3584 bytes, 116
+  // fit, 112 in row groups; a thread's 1008 rows are 9 blocks of 112.
+  // CHECK-LABEL: func.func @decode_once
+  func.func @decode_once(%x9: tensor<9x7168xf32>, %iq: !kf.qweight<iq2_xxs, [1000, 7168]>) -> tensor<9x1000xf32> {
+    // CHECK: cols = [4, 3, 2], l2_rows = 112, l1_k = 3584, decode = once>}
+    %a = kf.linear %x9, %iq {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq2_xxs_r16, max_cols = 8, threads = 1, cols = [4, 3, 2], decode = once>}
+        : tensor<9x7168xf32>, !kf.qweight<iq2_xxs, [1000, 7168]> -> tensor<9x1000xf32>
+    return %a : tensor<9x1000xf32>
+  }
+
   // N is one expert's rows, or one group's; small K fits whole.
   // CHECK-LABEL: func.func @moe_and_grouped
   func.func @moe_and_grouped(%x: tensor<?x64xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
@@ -118,5 +129,24 @@ module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch6
     %a = kf.linear %x, %q8 {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = q8_0_r4, max_cols = 8, threads = 64, cols = dynamic>}
         : tensor<?x4096xf32>, !kf.qweight<q8_0, [4096, 4096]> -> tensor<?x4096xf32>
     return %a : tensor<?x4096xf32>
+  }
+}
+
+// -----
+
+// apple-m1: half of its 12 MiB L2 would hold 1285 IQ1_S rows of 4096 decoded
+// (800 + 4096 bytes each), but the kernel decodes at most 1 MiB, 256 rows:
+// a thread's 1024 rows are 4 blocks of 256. Decoding in every tile, they
+// fit whole.
+module attributes {kf.target = #kf.target<name = "apple-m1", triple = "aarch64-unknown-linux-gnu", cpu = "apple-m1", features = "+neon,+dotprod", l1d = 131072, l2 = 12582912, l3 = 0, cores = 4>} {
+  // CHECK-LABEL: func.func @scratch_bound
+  func.func @scratch_bound(%x: tensor<?x4096xf32>, %iq: !kf.qweight<iq1_s, [4096, 4096]>) -> (tensor<?x4096xf32>, tensor<?x4096xf32>) {
+    // CHECK: cols = dynamic, l2_rows = 256, l1_k = 4096, decode = once>}
+    %a = kf.linear %x, %iq {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq1_s_r4, max_cols = 8, threads = 4, cols = dynamic, decode = once>}
+        : tensor<?x4096xf32>, !kf.qweight<iq1_s, [4096, 4096]> -> tensor<?x4096xf32>
+    // CHECK: cols = dynamic, l2_rows = 1024, l1_k = 4096>}
+    %b = kf.linear %x, %iq {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq1_s_r4, max_cols = 8, threads = 4, cols = dynamic>}
+        : tensor<?x4096xf32>, !kf.qweight<iq1_s, [4096, 4096]> -> tensor<?x4096xf32>
+    return %a, %b : tensor<?x4096xf32>, tensor<?x4096xf32>
   }
 }

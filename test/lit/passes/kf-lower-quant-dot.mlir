@@ -356,6 +356,32 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
+// decode = once: a kernel that can see more columns than one tile (suffix
+// _do) decodes each row block once, into a scratch on its stack, before its
+// column tiles, and keeps the nest that decodes as it goes for calls of one
+// tile (scf.if); a static M of one tile has no cache blocks and decodes as it
+// goes.
+// CHECK-LABEL: func.func @decode_once
+// CHECK: kf.qmatmul @kernels::@kf_matmul_iq1_s_avx2_r8_c8_k512_n16_bf16_l1k256_l2r8_do(
+// CHECK: kf.qmatmul @kernels::@kf_matmul_iq1_s_avx2_r8_c1_k512_n16_bf16(
+// CHECK: func.func @kf_matmul_iq1_s_avx2_r8_c8_k512_n16_bf16_l1k256_l2r8_do(
+// CHECK:   %[[BYTES:.*]] = arith.constant 2048 : i64
+// CHECK:   llvm.alloca %[[BYTES]] x i8 {alignment = 64 : i64}
+// CHECK:   scf.if
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.weight @w : !kf.qweight<iq1_s, [16, 512]>
+  func.func @decode_once(%x: tensor<?x512xf32>, %x1: tensor<1x512xf32>) -> (tensor<?x16xf32>, tensor<1x16xf32>) {
+    %w = kf.get_weight @w : !kf.qweight<iq1_s, [16, 512]>
+    %a = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_s_r8, max_cols = 8, threads = 4, cols = dynamic, l2_rows = 8, l1_k = 256, decode = once>}
+        : tensor<?x512xf32>, !kf.qweight<iq1_s, [16, 512]> -> tensor<?x16xf32>
+    %b = kf.linear %x1, %w {kf.kernel = #kf.kernel<isa = avx2, layout = iq1_s_r8, max_cols = 8, threads = 4, cols = [1], l2_rows = 8, l1_k = 256, decode = once>}
+        : tensor<1x512xf32>, !kf.qweight<iq1_s, [16, 512]> -> tensor<1x16xf32>
+    return %a, %b : tensor<?x16xf32>, tensor<1x16xf32>
+  }
+}
+
+// -----
+
 // The float formats: BF16 by vdpbf16ps (avx512bf16) on bf16 activations, F32
 // by FMA (avx512) on f32 activations, each packed by its own converter. K =
 // 100 is no multiple of the 64-byte blocks (32 bf16, 16 f32): the packed

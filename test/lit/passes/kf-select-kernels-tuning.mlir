@@ -8,6 +8,8 @@
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/quantize.tune 2>&1 | FileCheck %s --check-prefix=QUANTIZE
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/coding.tune 2>&1 | FileCheck %s --check-prefix=CODING
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/ternary.tune 2>&1 | FileCheck %s --check-prefix=TERNARY
+// RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/decode.tune 2>&1 | FileCheck %s --check-prefix=DECODE
+// RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/fused.tune 2>&1 | FileCheck %s --check-prefix=FUSED
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/arrow.tune 2>&1 | FileCheck %s --check-prefix=ARROW
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/value.tune 2>&1 | FileCheck %s --check-prefix=VALUE
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/format.tune 2>&1 | FileCheck %s --check-prefix=FORMAT
@@ -16,31 +18,45 @@
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/rows.tune 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/missing.tune 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// The shape rule tunes only the big Q8_0 matrix.
+// The shape rule tunes only the big Q8_0 matrix, which another rule decodes
+// once.
 // CHECK-LABEL: func.func @tuned
-// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, l2_rows = 64, l1_k = 1024>} : tensor<17x4096xf32>
+// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, l2_rows = 64, l1_k = 1024, decode = once>} : tensor<17x4096xf32>
 // One column: the kernel quantizes its activations (the default).
 // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16, quantize = fused>} : tensor<1x256xf32>
-// IQ2_XXS takes the avx2 kernel, then (as a dynamic M) 16 rows and 4 columns.
-// CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r16, max_cols = 4, threads = 16>} : tensor<?x256xf32>
+// IQ2_XXS takes the avx2 kernel, then (as a dynamic M) 16 rows and 4
+// columns; it decodes once (the default).
+// CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r16, max_cols = 4, threads = 16, decode = once>} : tensor<?x256xf32>
 // Two columns, whose quantization a rule fuses (the default keeps it
 // separate beyond one column).
 // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 16, quantize = fused>} : tensor<2x256xf32>
 // An l1_k longer than K is all of K; fewer threads apply; a rule fuses the
 // quantization of nine columns.
 // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 4, l1_k = 256, quantize = fused>} : tensor<9x256xf32>
-// A rule keeps IQ1_S's grid indices (the default transcodes them).
-// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
+// A rule keeps IQ1_S's grid indices (the default transcodes them to the
+// ternary layout); its grid gathers then decode once, a dynamic M included,
+// and the L2 block of a later rule is clamped to the 64 rows.
+// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16, max_cols = 8, threads = 16, l2_rows = 64, decode = once>} : tensor<?x256xf32>
+// A rule decodes IQ1_M in every tile (as its ternary layout would anyway).
+// IQ1_S in its grid layout decodes once by default unless a tuned L2 block
+// decoded would not fit the kernel's 1 MiB of scratch: 512 rows of all of K
+// (2 MiB) do not, 512 of an L1 block of 2048 do.
+// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_m_r16_ternary, max_cols = 8, threads = 16>} : tensor<17x4096xf32>
+// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16, max_cols = 8, threads = 16, l2_rows = 512>} : tensor<17x4096xf32>
+// CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16, max_cols = 8, threads = 16, l2_rows = 512, l1_k = 2048, decode = once>} : tensor<17x4096xf32>
 
 // The threads option caps what the file asks for.
-// CAP: threads = 8, l2_rows = 64, l1_k = 1024>} : tensor<17x4096xf32>
+// CAP: threads = 8, l2_rows = 64, l1_k = 1024, decode = once>} : tensor<17x4096xf32>
 // CAP: threads = 4, l1_k = 256, quantize = fused>} : tensor<9x256xf32>
+// CAP: threads = 8, l2_rows = 512, l1_k = 2048, decode = once>} : tensor<17x4096xf32>
 
 // SELECTOR: selector.tune:2:13: error: unknown selector 'row' (expected format, target, isa, m, n or k)
-// OVERRIDE: override.tune:1:16: error: unknown override 'cols' (expected isa, rows, max_cols, threads, l2_rows, l1_k, quantize or coding)
+// OVERRIDE: override.tune:1:16: error: unknown override 'cols' (expected isa, rows, max_cols, threads, l2_rows, l1_k, quantize, decode or coding)
 // QUANTIZE: quantize.tune:1:25: error: unknown quantize 'inline' (expected fused or separate)
 // CODING: coding.tune:1:24: error: unknown coding 'trits' (expected file or ternary)
 // TERNARY: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}ternary.tune:1: #kf.kernel: layout q8_0_r16_ternary: ternary codes are IQ1_S's and IQ1_M's, not q8_0's
+// DECODE: decode.tune:1:23: error: unknown decode 'twice' (expected once or per_tile)
+// FUSED: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}fused.tune:1: #kf.kernel: decode = once needs calls of more columns than one tile, which quantize = fused never makes
 // ARROW: arrow.tune:3:1: error: expected a rule '<selectors> -> <overrides>', such as 'format=q8_0 n=2048 -> l1_k=1024'
 // VALUE: value.tune:1:21: error: rows=sixteen: expected a positive integer
 // FORMAT: format.tune:1:8: error: unknown format 'q9_0'
@@ -55,15 +71,20 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
                    %x1: tensor<1x256xf32>, %small: !kf.qweight<q8_0, [64, 256]>,
                    %xd: tensor<?x256xf32>, %x2: tensor<2x256xf32>, %iq: !kf.qweight<iq2_xxs, [64, 256]>,
                    %x9: tensor<9x256xf32>, %q4: !kf.qweight<q4_0, [64, 256]>,
-                   %iq1: !kf.qweight<iq1_s, [64, 256]>)
+                   %iq1: !kf.qweight<iq1_s, [64, 256]>,
+                   %iq1m: !kf.qweight<iq1_m, [2048, 4096]>, %iq1s: !kf.qweight<iq1_s, [2048, 4096]>,
+                   %iq1s2: !kf.qweight<iq1_s, [1024, 4096]>)
       -> (tensor<17x2048xf32>, tensor<1x64xf32>, tensor<?x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>, tensor<?x64xf32>) {
     %a = kf.linear %x17, %big : tensor<17x4096xf32>, !kf.qweight<q8_0, [2048, 4096]> -> tensor<17x2048xf32>
     %b = kf.linear %x1, %small : tensor<1x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<1x64xf32>
     %c = kf.linear %xd, %iq : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
     %d = kf.linear %x2, %iq : tensor<2x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<2x64xf32>
     %e = kf.linear %x9, %q4 : tensor<9x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<9x64xf32>
-    %f = kf.linear %xd, %iq1 : tensor<?x256xf32>, !kf.qweight<iq1_s, [64, 256]> -> tensor<?x64xf32>
-    return %a, %b, %c, %d, %e, %f : tensor<17x2048xf32>, tensor<1x64xf32>, tensor<?x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>, tensor<?x64xf32>
+    %f0 = kf.linear %xd, %iq1 : tensor<?x256xf32>, !kf.qweight<iq1_s, [64, 256]> -> tensor<?x64xf32>
+    %f = kf.linear %x17, %iq1m : tensor<17x4096xf32>, !kf.qweight<iq1_m, [2048, 4096]> -> tensor<17x2048xf32>
+    %g = kf.linear %x17, %iq1s : tensor<17x4096xf32>, !kf.qweight<iq1_s, [2048, 4096]> -> tensor<17x2048xf32>
+    %h = kf.linear %x17, %iq1s2 : tensor<17x4096xf32>, !kf.qweight<iq1_s, [1024, 4096]> -> tensor<17x1024xf32>
+    return %a, %b, %c, %d, %e, %f0 : tensor<17x2048xf32>, tensor<1x64xf32>, tensor<?x64xf32>, tensor<2x64xf32>, tensor<9x64xf32>, tensor<?x64xf32>
   }
 }
 
@@ -78,6 +99,10 @@ m=2 -> quantize=fused
 m=9 -> quantize=fused
 format=iq1_s -> coding=file
 target=x86-64-v3 -> threads=1
+format=q8_0 n=2048 -> decode=once
+format=iq1_m -> decode=per_tile
+format=iq1_s -> l2_rows=512
+format=iq1_s n=1024 -> l1_k=2048
 
 //--- selector.tune
 format=q8_0 -> l1_k=64
@@ -94,6 +119,12 @@ format=iq1_s -> coding=trits
 
 //--- ternary.tune
 format=q8_0 -> coding=ternary
+
+//--- decode.tune
+format=q8_0 -> decode=twice
+
+//--- fused.tune
+m=17 -> quantize=fused decode=once
 
 //--- arrow.tune
 # no arrow on line 3

@@ -22,7 +22,7 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     %b = kf.linear %x2, %q4 : tensor<2x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<2x64xf32>
     // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = mxfp4_r16, max_cols = 8, threads = 16>} : tensor<9x256xf32>
     %c = kf.linear %x9, %mx : tensor<9x256xf32>, !kf.qweight<mxfp4, [64, 256]> -> tensor<9x64xf32>
-    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq2_xxs_r16, max_cols = 8, threads = 16>} : tensor<17x256xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq2_xxs_r16, max_cols = 8, threads = 16, decode = once>} : tensor<17x256xf32>
     %d = kf.linear %x17, %iq : tensor<17x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<17x64xf32>
     // BF16 takes vdpbf16ps (avx512bf16), not an int8 dot.
     // CHECK: {kf.kernel = #kf.kernel<isa = avx512bf16, layout = bf16_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
@@ -115,11 +115,63 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     return %a, %b, %c, %y : tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x64xf32>
   }
 
+  // Where decoding costs more than reloading its lanes, a call of more
+  // columns than one tile decodes each weight block once (decode = once):
+  // IQ2_XXS and Q5_K from the first such call, a dynamic M included (and
+  // IQ1 in its grid layouts, not in the ternary ones, which decode cheaply); Q6_K from 24 columns, FRACTAL64 from 48, Q4_K and VQ3_64 from
+  // 64, and not for a dynamic M (mostly an expert's few columns); never
+  // Q8_0, Q4_0, MXFP4 or the float formats, nor one tile, nor a fused
+  // quantization.
+  // CHECK-LABEL: func.func @decode_once
+  func.func @decode_once(%x1: tensor<1x256xf32>, %x8: tensor<8x256xf32>, %x9: tensor<9x256xf32>,
+                         %x17: tensor<17x256xf32>, %x24: tensor<24x256xf32>, %x48: tensor<48x256xf32>,
+                         %x64: tensor<64x256xf32>, %x512: tensor<512x256xf32>, %xd: tensor<?x256xf32>,
+                         %iq2: !kf.qweight<iq2_xxs, [64, 256]>, %iq1m: !kf.qweight<iq1_m, [64, 256]>,
+                         %q5k: !kf.qweight<q5_k, [64, 256]>, %q6k: !kf.qweight<q6_k, [64, 256]>,
+                         %q4k: !kf.qweight<q4_k, [64, 256]>, %f64: !kf.qweight<fractal64, [64, 256]>,
+                         %vq3: !kf.qweight<vq3_64, [64, 256]>, %q8: !kf.qweight<q8_0, [64, 256]>,
+                         %q4: !kf.qweight<q4_0, [64, 256]>, %mx: !kf.qweight<mxfp4, [64, 256]>,
+                         %bf: !kf.qweight<bf16, [64, 256]>) {
+    // CHECK: layout = iq2_xxs_r16, max_cols = 8, threads = 16, quantize = fused>} : tensor<1x256xf32>
+    %a = kf.linear %x1, %iq2 : tensor<1x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<1x64xf32>
+    // CHECK: layout = iq2_xxs_r16, max_cols = 8, threads = 16>} : tensor<8x256xf32>
+    %b = kf.linear %x8, %iq2 : tensor<8x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<8x64xf32>
+    // CHECK: layout = iq2_xxs_r16, max_cols = 8, threads = 16, decode = once>} : tensor<9x256xf32>
+    %c = kf.linear %x9, %iq2 : tensor<9x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<9x64xf32>
+    // CHECK: layout = iq1_m_r16_ternary, max_cols = 8, threads = 16>} : tensor<?x256xf32>
+    %d = kf.linear %xd, %iq1m : tensor<?x256xf32>, !kf.qweight<iq1_m, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: layout = q5_k_r16, max_cols = 8, threads = 16, decode = once>} : tensor<?x256xf32>
+    %e = kf.linear %xd, %q5k : tensor<?x256xf32>, !kf.qweight<q5_k, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: layout = q6_k_r16, max_cols = 8, threads = 16>} : tensor<17x256xf32>
+    %f = kf.linear %x17, %q6k : tensor<17x256xf32>, !kf.qweight<q6_k, [64, 256]> -> tensor<17x64xf32>
+    // CHECK: layout = q6_k_r16, max_cols = 8, threads = 16, decode = once>} : tensor<24x256xf32>
+    %g = kf.linear %x24, %q6k : tensor<24x256xf32>, !kf.qweight<q6_k, [64, 256]> -> tensor<24x64xf32>
+    // CHECK: layout = q6_k_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
+    %h = kf.linear %xd, %q6k : tensor<?x256xf32>, !kf.qweight<q6_k, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: layout = fractal64_r16, max_cols = 8, threads = 16, decode = once>} : tensor<48x256xf32>
+    %i = kf.linear %x48, %f64 : tensor<48x256xf32>, !kf.qweight<fractal64, [64, 256]> -> tensor<48x64xf32>
+    // CHECK: layout = q4_k_r16, max_cols = 8, threads = 16>} : tensor<48x256xf32>
+    %j = kf.linear %x48, %q4k : tensor<48x256xf32>, !kf.qweight<q4_k, [64, 256]> -> tensor<48x64xf32>
+    // CHECK: layout = q4_k_r16, max_cols = 8, threads = 16, decode = once>} : tensor<64x256xf32>
+    %k = kf.linear %x64, %q4k : tensor<64x256xf32>, !kf.qweight<q4_k, [64, 256]> -> tensor<64x64xf32>
+    // CHECK: layout = vq3_64_r16, max_cols = 8, threads = 16, decode = once>} : tensor<64x256xf32>
+    %l = kf.linear %x64, %vq3 : tensor<64x256xf32>, !kf.qweight<vq3_64, [64, 256]> -> tensor<64x64xf32>
+    // CHECK: layout = q8_0_r16, max_cols = 8, threads = 16>} : tensor<512x256xf32>
+    %m = kf.linear %x512, %q8 : tensor<512x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<512x64xf32>
+    // CHECK: layout = q4_0_r16, max_cols = 8, threads = 16>} : tensor<512x256xf32>
+    %n = kf.linear %x512, %q4 : tensor<512x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<512x64xf32>
+    // CHECK: layout = mxfp4_r16, max_cols = 8, threads = 16>} : tensor<512x256xf32>
+    %o = kf.linear %x512, %mx : tensor<512x256xf32>, !kf.qweight<mxfp4, [64, 256]> -> tensor<512x64xf32>
+    // CHECK: layout = bf16_r16, max_cols = 8, threads = 16>} : tensor<512x256xf32>
+    %p = kf.linear %x512, %bf : tensor<512x256xf32>, !kf.qweight<bf16, [64, 256]> -> tensor<512x64xf32>
+    return
+  }
+
   // An earlier decision is replaced, later fields and all.
   // CHECK-LABEL: func.func @redecide
   func.func @redecide(%x: tensor<3x256xf32>, %w: !kf.qweight<q8_0, [64, 256]>) -> tensor<3x64xf32> {
     // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q8_0_r16, max_cols = 8, threads = 16>}
-    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 4, threads = 1, cols = [3], l2_rows = 1, l1_k = 32, quantize = fused>}
+    %y = kf.linear %x, %w {kf.kernel = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 4, threads = 1, cols = [3], l2_rows = 1, l1_k = 32, decode = once>}
         : tensor<3x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<3x64xf32>
     return %y : tensor<3x64xf32>
   }
@@ -135,7 +187,7 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = q4_0_r8, max_cols = 8, threads = 8>}
     // THREADS: {kf.kernel = #kf.kernel<isa = avx2, layout = q4_0_r8, max_cols = 8, threads = 2>}
     %a = kf.linear %x, %q4 : tensor<?x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<?x64xf32>
-    // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 8>}
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx2, layout = iq2_xxs_r8, max_cols = 8, threads = 8, decode = once>}
     %b = kf.linear %x, %iq : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
     return %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
   }
@@ -186,7 +238,7 @@ module attributes {kf.target = #kf.target<name = "neoverse-v1", triple = "aarch6
       -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
     // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = q8_0_r4, max_cols = 8, threads = 64>}
     %a = kf.linear %x, %q8 : tensor<?x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<?x64xf32>
-    // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 8, threads = 64>}
+    // CHECK: {kf.kernel = #kf.kernel<isa = neon_dotprod, layout = iq2_xxs_r4, max_cols = 8, threads = 64, decode = once>}
     %b = kf.linear %x, %iq : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
     // CHECK: {kf.kernel = #kf.kernel<isa = neon_bf16, layout = bf16_r4, max_cols = 8, threads = 64>}
     %c = kf.linear %x, %bf : tensor<?x256xf32>, !kf.qweight<bf16, [64, 256]> -> tensor<?x64xf32>

@@ -169,6 +169,18 @@ std::vector<MatmulKernelSpec> crossSpecs() {
     spec.fuseQuantize = true;
     specs.push_back(spec);
   }
+  // Kernels that decode each row block once (the lanes stored for sdot, the
+  // signed layouts): K of 3 blocks in L1 blocks of 2, row blocks of two
+  // groups, widest tile 4, so that m = 5..17 decode once.
+  for (Format format :
+       {Format::Q8_0, Format::Q4_K, Format::IQ1_M, Format::FRACTAL64}) {
+    const int64_t block = packed_block_elems(format);
+    MatmulKernelSpec spec{format, KernelIsa::NeonDotprod, 4, 3 * block, 37, 4};
+    spec.decodeOnce = true;
+    spec.l1K = 2 * block;
+    spec.l2Rows = 8;
+    specs.push_back(spec);
+  }
   return specs;
 }
 

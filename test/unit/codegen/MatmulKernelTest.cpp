@@ -38,6 +38,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
 
 namespace kf::codegen {
 namespace {
@@ -315,6 +316,53 @@ TEST(MatmulKernel, CacheBlocksKeepTheBits) {
   uint32_t seed = 500;
   for (const JitKernel &kernel : *kernels)
     checkKernel(kernel, seed += 10);
+}
+
+// Decoding once (decodeOnce): for m > maxCols each row block's weights are
+// decoded once into the kernel's scratch and every column tile reads its
+// lanes there; the results must stay the same bits. Every int8 format on
+// each ISA, compiled for its own target (the portable kernel for x86-64-v2,
+// AVX2 for x86-64-v3): N = 37 pads the last group, K of 3 blocks in L1
+// blocks of 2 leaves a tail of 1, row blocks of two groups leave one of
+// one; the widest tile 4 makes m = 5..17 decode once, while m <= 4 takes
+// the same kernel's one-tile nest, which decodes as it goes. Q8_0 and
+// IQ2_XXS (whose last factor 0.125 applies after the last K block) also
+// with L1 blocks of one block, row blocks of one group, tiles of 8 and the
+// bf16 epilogue.
+TEST(MatmulKernel, DecodeOnceKeepsTheBits) {
+  std::vector<std::tuple<KernelIsa, int64_t, TargetInfo>> isas = {
+      {KernelIsa::Scalar, 4, testTarget("x86-64-v2")}};
+  if (host().has(target::Feature::AVX2))
+    isas.push_back({KernelIsa::Avx2, 8, testTarget("x86-64-v3")});
+  if (host().has(target::Feature::AVX512VNNI) &&
+      host().has(target::Feature::AVX512BW))
+    isas.push_back({KernelIsa::Avx512Vnni, 16, host()});
+  uint32_t seed = 900;
+  for (const auto &[isa, rows, target] : isas) {
+    std::vector<MatmulKernelSpec> specs;
+    for (Format format : kFormats) {
+      if (is_float_format(format))
+        continue;
+      const int64_t block = packed_block_elems(format);
+      MatmulKernelSpec spec{format, isa, rows, 3 * block, 37, 4};
+      spec.decodeOnce = true;
+      spec.l1K = 2 * block;
+      spec.l2Rows = 2 * rows;
+      specs.push_back(spec);
+      if (format == Format::Q8_0 || format == Format::IQ2_XXS) {
+        spec.maxCols = 8;
+        spec.l1K = block;
+        spec.l2Rows = rows;
+        spec.roundToBf16 = true;
+        specs.push_back(spec);
+      }
+    }
+    llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
+    ASSERT_TRUE(static_cast<bool>(kernels))
+        << llvm::toString(kernels.takeError());
+    for (const JitKernel &kernel : *kernels)
+      checkKernel(kernel, seed += 10);
+  }
 }
 
 // The float kernels with cache blocks: K = 300 in L1 blocks of 64 (a tail
@@ -982,6 +1030,36 @@ TEST(MatmulKernel, RefusesBadSpecs) {
             "most 1048576");
   fused.k = 87360;
   EXPECT_EQ(error(fused), "");
+  // Decoding once needs cache blocks, a quantized format and calls of more
+  // columns than one tile, and its scratch must fit 1 MiB: 128 rows of
+  // 8192 decoded weights do, 136 do not.
+  auto decodeOnce = [&](int64_t l2Rows, bool fuseQuantize) {
+    MatmulKernelSpec spec{Format::IQ2_XXS, KernelIsa::Scalar, 4, 8192, 256, 8};
+    spec.decodeOnce = true;
+    spec.l2Rows = l2Rows;
+    spec.fuseQuantize = fuseQuantize;
+    return error(spec);
+  };
+  EXPECT_EQ(decodeOnce(0, false),
+            "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] decode once: "
+            "decode once needs cache blocks (l1_k or l2_rows), the blocks it "
+            "decodes");
+  EXPECT_EQ(decodeOnce(128, false), "");
+  EXPECT_EQ(decodeOnce(136, false),
+            "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] l1_k 0 l2_rows "
+            "136 decode once: decoding once takes 1114112 bytes of stack, "
+            "expected at most 1048576");
+  EXPECT_EQ(decodeOnce(4, true),
+            "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] l1_k 0 l2_rows 4 "
+            "fused quantize decode once: decode once needs calls of more "
+            "columns than one tile, which a fused quantization never makes");
+  MatmulKernelSpec floats{Format::BF16, KernelIsa::Scalar, 4, 64, 8, 8};
+  floats.decodeOnce = true;
+  floats.l1K = 32;
+  EXPECT_EQ(error(floats),
+            "matmul kernel bf16/scalar r4 c8 [8 x 64] l1_k 32 l2_rows 0 "
+            "decode once: decode once needs a quantized format, whose "
+            "weights are decoded");
   MatmulKernelSpec twice{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
   llvm::Expected<std::vector<JitKernel>> kernels =
       jitMatmuls({twice, twice}, target);

@@ -66,7 +66,14 @@ void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
           : b.l1K / weight.block_elems *
                 packed_row_block_bytes(
                     {p.format, 1, LaneEncoding::Unsigned, p.coding});
-  auto rowsFit = [&](int64_t rows) { return rows * rowBytes <= l2Half; };
+  // Decoding once, a row's decoded bytes (one per weight) join its packed
+  // ones in L2, and the decoded block stays within its scratch.
+  const int64_t decodedBytes =
+      p.decodeScratchBytes ? roundUp(b.l1K, packed_block_elems(p.format)) : 0;
+  auto rowsFit = [&](int64_t rows) {
+    return rows * (rowBytes + decodedBytes) <= l2Half &&
+           rows * decodedBytes <= p.decodeScratchBytes.value_or(0);
+  };
   auto fail = [&]() -> std::ostream & {
     ++failures;
     return std::cerr << weight.name
@@ -74,6 +81,7 @@ void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
                      << " rows " << p.rows << " columns " << p.columns << " N "
                      << p.n << " K " << p.k << " threads " << p.threads
                      << " l1d " << p.l1dBytes << " l2 " << p.l2Bytes
+                     << (p.decodeScratchBytes ? " decode once" : "")
                      << " -> l2_rows " << b.l2Rows << " l1_k " << b.l1K << ": ";
   };
 
@@ -120,38 +128,49 @@ TEST(CacheBlocks, BoundsOverFormatsTargetsAndShapes) {
             for (int64_t n : {1, 7, 16, 100, 2048, 4100, 129280})
               for (int64_t k : kValues(format))
                 for (WeightCoding coding :
-                     {WeightCoding::File, WeightCoding::Ternary}) {
-                  if (!has_weight_coding(format.format, coding))
-                    continue;
-                  CacheBlockProblem p{.format = format.format,
-                                      .coding = coding,
-                                      .rows = rows,
-                                      .columns = columns,
-                                      .n = n,
-                                      .k = k,
-                                      .threads = threads,
-                                      .l1dBytes = target.l1dBytes,
-                                      .l2Bytes = target.l2Bytes};
-                  checkBlocks(p, blockCaches(p), failures);
-                  ++cases;
-                  ASSERT_LT(failures, 20) << "stopping after 20 failures";
-                }
+                     {WeightCoding::File, WeightCoding::Ternary})
+                  for (bool decodeOnce : {false, true}) {
+                    if (!has_weight_coding(format.format, coding))
+                      continue;
+                    CacheBlockProblem p{.format = format.format,
+                                        .coding = coding,
+                                        .rows = rows,
+                                        .columns = columns,
+                                        .n = n,
+                                        .k = k,
+                                        .threads = threads,
+                                        .l1dBytes = target.l1dBytes,
+                                        .l2Bytes = target.l2Bytes};
+                    if (decodeOnce)
+                      p.decodeScratchBytes = 1 << 20;
+                    checkBlocks(p, blockCaches(p), failures);
+                    ++cases;
+                    ASSERT_LT(failures, 20) << "stopping after 20 failures";
+                  }
     }
   }
   EXPECT_EQ(failures, 0) << "of " << cases << " cases";
 }
 
+// [2048, 4096] in `format` on one thread: 16 rows, an 8-column tile, 48 KiB
+// of L1d and `l2Bytes` of L2.
+CacheBlockProblem oneThread(Format format, uint64_t l2Bytes) {
+  return {.format = format,
+          .rows = 16,
+          .columns = 8,
+          .n = 2048,
+          .k = 4096,
+          .threads = 1,
+          .l1dBytes = 49152,
+          .l2Bytes = l2Bytes};
+}
+
 // Caches too small for one granule of activations or one row group still
 // give the smallest blocks.
 TEST(CacheBlocks, TinyCaches) {
-  CacheBlockProblem p{.format = Format::Q8_0,
-                      .rows = 16,
-                      .columns = 8,
-                      .n = 4096,
-                      .k = 4096,
-                      .threads = 1,
-                      .l1dBytes = 256,
-                      .l2Bytes = 1024};
+  CacheBlockProblem p = oneThread(Format::Q8_0, 1024);
+  p.n = 4096;
+  p.l1dBytes = 256;
   CacheBlocks b = blockCaches(p);
   EXPECT_EQ(b.l1K, 32);
   EXPECT_EQ(b.l2Rows, 16);
@@ -159,20 +178,34 @@ TEST(CacheBlocks, TinyCaches) {
 
 // A tuned L1 block is kept and the L2 block sized for it.
 TEST(CacheBlocks, TunedL1Block) {
-  CacheBlockProblem p{.format = Format::Q8_0,
-                      .rows = 16,
-                      .columns = 8,
-                      .n = 2048,
-                      .k = 4096,
-                      .threads = 1,
-                      .l1dBytes = 49152,
-                      .l2Bytes = 1048576,
-                      .l1K = 1024};
+  CacheBlockProblem p = oneThread(Format::Q8_0, 1048576);
+  p.l1K = 1024;
   CacheBlocks b = blockCaches(p);
   EXPECT_EQ(b.l1K, 1024);
   // 512 KiB of 1024-element Q8_0 rows (1088 bytes): 481 rows, 480 in row
   // groups of 16, split evenly over the 2048 rows: 5 blocks of 416.
   EXPECT_EQ(b.l2Rows, 416);
+}
+
+// Decoding once, the L2 block is sized for the packed and the decoded rows
+// together, and the decoded block for the kernel's scratch.
+TEST(CacheBlocks, DecodeOnceBlock) {
+  CacheBlockProblem p = oneThread(Format::IQ2_XXS, 2097152);
+  // 24 KiB of 8 Q8_K columns (292 bytes per 256) hold 2560 of K: two L1
+  // blocks of 2048. 1 MiB of 2048-element IQ2_XXS rows (528 bytes) holds
+  // 1984 rows: two blocks of 1024.
+  CacheBlocks b = blockCaches(p);
+  EXPECT_EQ(b.l1K, 2048);
+  EXPECT_EQ(b.l2Rows, 1024);
+  // With 2048 decoded bytes a row, 407 rows, 400 in row groups: 6 blocks of
+  // 352 (704 KiB decoded, within a 1 MiB scratch).
+  p.decodeScratchBytes = 1 << 20;
+  b = blockCaches(p);
+  EXPECT_EQ(b.l1K, 2048);
+  EXPECT_EQ(b.l2Rows, 352);
+  // A 512 KiB scratch holds 256 rows: 8 blocks of 256.
+  p.decodeScratchBytes = 1 << 19;
+  EXPECT_EQ(blockCaches(p).l2Rows, 256);
 }
 
 // The example of --kf-block-caches' description: Q8_0 [2048, 4096], an

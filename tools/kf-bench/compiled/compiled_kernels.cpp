@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
@@ -23,8 +24,40 @@ namespace {
 
 using codegen::KernelIsa;
 
-// The JIT-compiled kernels of one ISA, one per (format, N, K): kernels are
-// specialised on the shape, so the first packing of a shape compiles it.
+// KF_BENCH_DECODE=once or per_tile: every call of more columns than one tile
+// decodes each block once, or in every tile, instead of as
+// --kf-select-kernels would decide for the call's static M. For
+// comparisons.
+// The weight coding --kf-select-kernels decides for `format`; for
+// comparisons, KF_BENCH_CODING=file or ternary sets it where the format has
+// both.
+absl::StatusOr<WeightCoding> codingOf(Format format) {
+  const char *env = std::getenv("KF_BENCH_CODING");
+  if (!env)
+    return codegen::getDefaultWeightCoding(format);
+  std::string_view coding(env);
+  if (coding != "file" && coding != "ternary")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "KF_BENCH_CODING is '", env, "', expected file or ternary"));
+  if (coding == "ternary" &&
+      !kf::has_weight_coding(format, WeightCoding::Ternary))
+    return WeightCoding::File;
+  return coding == "file" ? WeightCoding::File : WeightCoding::Ternary;
+}
+
+absl::StatusOr<std::optional<bool>> decodeOnceOverride() {
+  const char *env = std::getenv("KF_BENCH_DECODE");
+  if (!env)
+    return std::nullopt;
+  if (std::string_view(env) != "once" && std::string_view(env) != "per_tile")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "KF_BENCH_DECODE is '", env, "', expected once or per_tile"));
+  return std::string_view(env) == "once";
+}
+
+// The JIT-compiled kernels of one ISA, one per (format, N, K) and way of
+// decoding: kernels are specialised on the shape, so the first packing of a
+// shape compiles them.
 class KernelCache {
 public:
   KernelCache(KernelIsa isa, int64_t rows, target::TargetInfo host,
@@ -32,47 +65,82 @@ public:
       : isa_(isa), rows_(rows), host_(std::move(host)),
         fuseQuantize_(fuseQuantize) {}
 
+  // Compiles the kernels a call of (format, n, k) may run: the one that
+  // decodes in every tile, and the one that decodes once where a call of
+  // some M would (decodesOnce).
+  absl::Status compile(Format format, int64_t n, int64_t k) {
+    absl::StatusOr<std::optional<bool>> override = decodeOnceOverride();
+    if (!override.ok())
+      return override.status();
+    absl::StatusOr<WeightCoding> coding = codingOf(format);
+    if (!coding.ok())
+      return coding.status();
+    const bool mayDecodeOnce =
+        !fuseQuantize_ &&
+        (override->has_value()
+             ? **override
+             : codegen::getDecodeOnceMinColumns(format, *coding).has_value());
+    for (bool decodeOnce : {false, true}) {
+      if (decodeOnce && !mayDecodeOnce)
+        continue;
+      if (absl::StatusOr<const codegen::JitKernel *> jit =
+              get(format, n, k, decodeOnce);
+          !jit.ok())
+        return jit.status();
+    }
+    return absl::OkStatus();
+  }
+
+  // Whether a call of m columns runs the kernel that decodes once.
+  bool decodesOnce(Format format, int64_t m) const {
+    if (fuseQuantize_)
+      return false;
+    absl::StatusOr<std::optional<bool>> override = decodeOnceOverride();
+    if (override.ok() && override->has_value())
+      return **override;
+    absl::StatusOr<WeightCoding> coding = codingOf(format);
+    return coding.ok() &&
+           codegen::decodesOnceByDefault(format, *coding, m, kMaxCols);
+  }
+
   absl::StatusOr<const codegen::JitKernel *> get(Format format, int64_t n,
-                                                 int64_t k) {
+                                                 int64_t k, bool decodeOnce) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto key = std::make_tuple(format, n, k);
+    auto key = std::make_tuple(format, n, k, decodeOnce);
     if (auto it = kernels_.find(key); it != kernels_.end())
       return &it->second;
-    codegen::MatmulKernelSpec spec{format, isa_, rows_, k, n, /*maxCols=*/8};
+    codegen::MatmulKernelSpec spec{format, isa_, rows_, k, n, kMaxCols};
     spec.fuseQuantize = fuseQuantize_;
-    // The weight coding --kf-select-kernels decides; for comparisons,
-    // KF_BENCH_CODING=file or ternary sets it where the format has both.
-    spec.coding = codegen::getDefaultWeightCoding(format);
-    if (const char *env = std::getenv("KF_BENCH_CODING")) {
-      std::string_view coding(env);
-      if (coding != "file" && coding != "ternary")
-        return absl::InvalidArgumentError(absl::StrCat(
-            "KF_BENCH_CODING is '", env, "', expected file or ternary"));
-      if (coding == "file" ||
-          kf::has_weight_coding(format, WeightCoding::Ternary))
-        spec.coding =
-            coding == "file" ? WeightCoding::File : WeightCoding::Ternary;
-    }
+    absl::StatusOr<WeightCoding> coding = codingOf(format);
+    if (!coding.ok())
+      return coding.status();
+    spec.coding = *coding;
+    spec.decodeOnce = decodeOnce;
     // The cache blocks --kf-block-caches decides for this machine, its
     // threads splitting N; the kernels use them when a call has more columns
     // than one tile.
-    tiling::CacheBlocks blocks =
-        tiling::blockCaches({.format = format,
-                             .coding = spec.coding,
-                             .rows = rows_,
-                             .columns = spec.maxCols,
-                             .n = n,
-                             .k = k,
-                             .threads = std::max<int64_t>(1, host_.cores),
-                             .l1dBytes = host_.l1dBytes,
-                             .l2Bytes = host_.l2Bytes,
-                             .l1K = std::nullopt});
+    tiling::CacheBlocks blocks = tiling::blockCaches(
+        {.format = format,
+         .coding = spec.coding,
+         .rows = rows_,
+         .columns = spec.maxCols,
+         .n = n,
+         .k = k,
+         .threads = std::max<int64_t>(1, host_.cores),
+         .l1dBytes = host_.l1dBytes,
+         .l2Bytes = host_.l2Bytes,
+         .l1K = std::nullopt,
+         .decodeScratchBytes =
+             spec.decodeOnce ? std::optional(codegen::kMaxDecodeScratchBytes)
+                             : std::nullopt});
     spec.l1K = blocks.l1K;
     spec.l2Rows = blocks.l2Rows;
     // For comparisons: KF_BENCH_NO_CACHE_BLOCKS=1 times the unblocked nest.
     if (const char *env = std::getenv("KF_BENCH_NO_CACHE_BLOCKS");
-        env && std::string_view(env) == "1")
+        env && std::string_view(env) == "1") {
       spec.l1K = spec.l2Rows = 0;
+      spec.decodeOnce = false;
+    }
     // For sweeps: KF_BENCH_PREFETCH=L2:L1 prefetches the weights L2 bytes
     // ahead into L2 and L1 bytes ahead into L1 in every tile (0: none).
     if (const char *env = std::getenv("KF_BENCH_PREFETCH")) {
@@ -94,21 +162,25 @@ public:
   }
 
   // A kernel get() compiled before; the timed calls only look up.
-  const codegen::JitKernel *find(Format format, int64_t n, int64_t k) {
+  const codegen::JitKernel *find(Format format, int64_t n, int64_t k,
+                                 bool decodeOnce) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = kernels_.find(std::make_tuple(format, n, k));
+    auto it = kernels_.find(std::make_tuple(format, n, k, decodeOnce));
     return it == kernels_.end() ? nullptr : &it->second;
   }
 
   int64_t rows() const { return rows_; }
 
 private:
+  static constexpr int64_t kMaxCols = 8;
+
   KernelIsa isa_;
   int64_t rows_;
   target::TargetInfo host_;
   bool fuseQuantize_;
   std::mutex mutex_;
-  std::map<std::tuple<Format, int64_t, int64_t>, codegen::JitKernel> kernels_;
+  std::map<std::tuple<Format, int64_t, int64_t, bool>, codegen::JitKernel>
+      kernels_;
 };
 
 // The kernels of one family on `isa`: the int8 family's (the quantized
@@ -139,10 +211,11 @@ MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
   kernel.pack_weights = [cache](Format format, int64_t n, int64_t k,
                                 std::span<const uint8_t> file_rows)
       -> absl::StatusOr<std::vector<uint8_t>> {
-    absl::StatusOr<const codegen::JitKernel *> jit = cache->get(format, n, k);
-    if (!jit.ok())
-      return jit.status();
-    return kf::pack_weights((*jit)->weightLayout, file_rows, n, k);
+    if (absl::Status compiled = cache->compile(format, n, k); !compiled.ok())
+      return compiled;
+    // Both ways of decoding read the same layout.
+    return kf::pack_weights(cache->find(format, n, k, false)->weightLayout,
+                            file_rows, n, k);
   };
   kernel.pack_activations =
       [fuseQuantize](
@@ -165,7 +238,8 @@ MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
   };
   kernel.run = [cache](const MatmulArgs &args, int64_t row_begin,
                        int64_t row_end) {
-    const codegen::JitKernel *jit = cache->find(args.format, args.n, args.k);
+    const codegen::JitKernel *jit = cache->find(
+        args.format, args.n, args.k, cache->decodesOnce(args.format, args.m));
     if (!jit)
       return absl::FailedPreconditionError(
           "kf kernel run before its weights were packed");

@@ -66,6 +66,26 @@ WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 /// alike despite 40 % more bytes (docs/benchmarks.md, run 12; NEON reads the
 /// grid with scalar loads), the file's codes for the other formats.
 kf::WeightCoding getDefaultWeightCoding(kf::Format format);
+/// The fewest columns from which a kernel for weights of `format` in `coding`
+/// gains by decoding each block once (MatmulKernelSpec::decodeOnce), as
+/// measured on AVX-512 VNNI for K = 4096, N = 2048 (docs/benchmarks.md, run
+/// 13): 1, from the first call of more than one tile, where decoding costs most
+/// (the IQ grid formats' gathers, Q5_K's fifth bits); more where storing and
+/// reloading the lanes costs what a few tiles' decoding saves (Q6_K,
+/// FRACTAL64, Q4_K, VQ3_64); none where decoding costs about what reloading
+/// does (Q8_0, Q4_0, MXFP4, IQ1's ternary layouts: a shift and a mask) or
+/// there is no decoding (BF16, F32).
+std::optional<int64_t> getDecodeOnceMinColumns(kf::Format format,
+                                               kf::WeightCoding coding);
+
+/// Whether a kernel for weights of `format` with widest tile `maxCols`,
+/// called with `m` columns (std::nullopt: a dynamic M), decodes once by
+/// default: a static M of more than one tile and at least
+/// getDecodeOnceMinColumns; a dynamic M where decoding once gains from the
+/// first call of more than one tile (a dynamic M is mostly an expert's
+/// bucket, of few columns).
+bool decodesOnceByDefault(kf::Format format, kf::WeightCoding coding,
+                          std::optional<int64_t> m, int64_t maxCols);
 
 /// Whether `isa` has kernels for weights of `format`: the int8 ISAs
 /// (avx512vnni, neon_dotprod) the quantized formats, the float ones (avx512,
@@ -127,6 +147,14 @@ struct MatmulKernelSpec {
   /// when the columns are few (decode): no quantize step, no barrier between
   /// it and the matmul, no packed activations in the arena.
   bool fuseQuantize = false;
+  /// Whether a call of more columns than one tile decodes each weight block
+  /// once (it needs cache blocks): for each K block and row block, the rows'
+  /// blocks are decoded into int8 lanes in a stack scratch buffer, which
+  /// every column tile then reads as it would Q8_0's lanes, instead of each
+  /// tile decoding them again. This pays where decoding costs more than
+  /// storing and reloading the lanes (the grid and codebook formats, the
+  /// K-quants) and the columns are many (prefill).
+  bool decodeOnce = false;
   /// Every tile's weight prefetch, instead of getDefaultWeightPrefetch's:
   /// for measurements (kf-bench's KF_BENCH_PREFETCH).
   std::optional<WeightPrefetch> prefetch;
@@ -139,7 +167,8 @@ struct MatmulKernelSpec {
   /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048" ("..._bf16" when it
   /// rounds to bf16; "..._l1k2048_l2r352" with cache blocks;
   /// "..._pf4096x1024" with a prefetch given; "..._fq" when it quantizes
-  /// its activations; "kf_matmul_iq1_s_ternary_..." for a ternary layout).
+  /// its activations; "..._do" when it decodes once;
+  /// "kf_matmul_iq1_s_ternary_..." for a ternary layout).
   std::string getSymbolName() const;
   /// The packed weight layout the kernel reads: signed lanes for
   /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others;
@@ -154,6 +183,11 @@ struct MatmulKernelSpec {
   /// The stack bytes a fused quantization packs into: maxCols packed
   /// activation columns (0 unless fuseQuantize).
   int64_t getPrologueBytes() const;
+  /// The stack bytes a decode-once kernel decodes a row block into: one
+  /// byte per weight of l2Rows rows (a row group without them) by l1K
+  /// elements (all of K without it) rounded up to whole blocks (0 unless
+  /// decodeOnce).
+  int64_t getDecodeScratchBytes() const;
   /// "q8_0/avx512vnni r16 c8 [2048 x 4096]" (" bf16" appended when it
   /// rounds; "iq1_s ternary/..." for a ternary layout), for messages.
   std::string describe() const;
@@ -163,6 +197,9 @@ struct MatmulKernelSpec {
 /// eighth of the 8 MiB a thread's stack has by default (glibc), which the
 /// runtime's threads keep.
 inline constexpr int64_t kMaxPrologueBytes = 1 << 20;
+/// The most stack a decode-once kernel's scratch may take
+/// (getDecodeScratchBytes), the same eighth of a thread's stack.
+inline constexpr int64_t kMaxDecodeScratchBytes = 1 << 20;
 
 /// Checks that the emitters can build `spec` and that `target` can run it
 /// (its architecture and ISA features), before any IR exists: an intrinsic

@@ -36,6 +36,12 @@ struct CacheBlockProblem {
   /// An L1 K block decided already (by a tuning file): the L2 block is sized
   /// for it instead of the computed one.
   std::optional<int64_t> l1K;
+  /// Set when the kernel decodes each row block once (MatmulKernelSpec::
+  /// decodeOnce), to the most bytes it may decode a row block into
+  /// (codegen::kMaxDecodeScratchBytes): the decoded row block, one byte per
+  /// weight, then stays within it and shares the L2 block with the packed
+  /// weights it is decoded from.
+  std::optional<int64_t> decodeScratchBytes;
 };
 
 struct CacheBlocks {
@@ -55,10 +61,12 @@ int64_t getKGranule(Format format);
 ///    fits, else K split into the fewest blocks that fit, of equal size
 ///    rounded up to the K granule (never less than one granule).
 ///  * L2: a block of l2_rows weight rows x l1_k takes at most half of L2,
-///    the other half holding the activations and results. The rows one
-///    thread gets (N rounded up to row groups, split over the threads) are
-///    split into the fewest such blocks, of equal size rounded up to a row
-///    group (never less than one row group).
+///    the other half holding the activations and results (when decoded
+///    once, its packed and decoded bytes together, the decoded at most
+///    decodeScratchBytes). The rows one thread gets (N rounded up to row
+///    groups, split over the threads) are split into the fewest such
+///    blocks, of equal size rounded up to a row group (never less than one
+///    row group).
 CacheBlocks blockCaches(const CacheBlockProblem &problem);
 
 } // namespace kf::tiling

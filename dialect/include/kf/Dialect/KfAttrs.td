@@ -96,6 +96,16 @@ def Kf_ActivationQuantize : I32EnumAttr<"ActivationQuantize",
   let cppNamespace = "::mlir::kf";
 }
 
+// Where a matmul's kernel decodes its weights when a call has more columns
+// than one tile (with cache blocks). `per_tile`: every column tile decodes the
+// blocks it multiplies; `once`: each row block is decoded once into int8 lanes
+// on the kernel's stack, which every column tile reads.
+def Kf_WeightDecode : I32EnumAttr<"WeightDecode",
+    "where a matmul kernel decodes its weights",
+    [I32EnumAttrCase<"per_tile", 0>, I32EnumAttrCase<"once", 1>]> {
+  let cppNamespace = "::mlir::kf";
+}
+
 // A packed weight layout, written `<format>_r<rows>` (`q8_0_r16`).
 def Kf_PackedLayoutParameter
     : AttrOrTypeParameter<"::mlir::kf::PackedLayout",
@@ -160,6 +170,13 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
       for one column (M = 1: decode, a single token's expert buckets) that
       no other kernel reads, where a separate step would run on one thread
       anyway and its barrier is all it adds.
+    * `decode`: `per_tile` (the default, not printed) or `once`, where a call
+      of more columns than one tile decodes each row block of its cache
+      blocks once, into int8 lanes on the kernel's stack, that every column
+      tile then reads instead of decoding them again: chosen for the
+      quantized formats whose decoding costs more than reloading its lanes,
+      at an M of more than one tile or a dynamic M. Needs a quantized
+      format, and activations quantized separately.
 
     Example:
 
@@ -183,7 +200,9 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
     Kf_OptionalIntParameter<"weight rows per L2 block">:$l2_rows,
     Kf_OptionalIntParameter<"K elements per L1 block">:$l1_k,
     Kf_DefaultEnumParameter<Kf_ActivationQuantize,
-                            "::mlir::kf::ActivationQuantize::separate">:$quantize
+                            "::mlir::kf::ActivationQuantize::separate">:$quantize,
+    Kf_DefaultEnumParameter<Kf_WeightDecode,
+                            "::mlir::kf::WeightDecode::per_tile">:$decode
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -214,6 +233,8 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
     bool isQuantizeFused() const {
       return getQuantize() == ActivationQuantize::fused;
     }
+    /// Whether the kernel decodes each row block once (`decode = once`).
+    bool isDecodedOnce() const { return getDecode() == WeightDecode::once; }
 
     /// The micro-kernel widths {8, 4, 3, 2} up to `maxCols`, widest first.
     static ::llvm::SmallVector<int64_t> getColumnWidths(int64_t maxCols);

@@ -56,14 +56,24 @@ def KfSelectKernels : Pass<"kf-select-kernels", "::mlir::ModuleOp"> {
       input; kf.moe's gate and up projections, which all read the token's
       row) and the packed column fits the kernel's stack (1 MiB); else
       `separate`, not printed.
+    * `decode`: `once` (a call of more columns than one tile decodes each
+      row block once, into int8 lanes on the kernel's stack, which every
+      column tile reads) where the emitters measured it to gain
+      (`codegen::decodesOnceByDefault`): IQ2_XXS, IQ1_S, IQ1_M and Q5_K
+      from the first call of more than one tile, a dynamic M included;
+      Q6_K from M = 24, FRACTAL64 from 48, Q4_K and VQ3_64 from 64 (a
+      static M); never with `quantize = fused`, nor with a tuned `l2_rows`
+      whose rows decoded (by the tuned `l1_k`, else all of K) exceed the
+      kernel's 1 MiB of scratch; else `per_tile`, not printed.
 
     With `tuning-file=PATH`, the rules of that file (kf/Tuning/TuningFile.h)
     override these defaults for the matmuls they match by format, target
     name, default ISA, M, N and K: `isa` (one the target runs; the rows
     follow it unless the rule sets them), `rows`, `max_cols`, `threads` (at
     most the threads available), `l2_rows` and `l1_k` (which
-    `--kf-block-caches` then keeps; clamped to the matrix) and `quantize`
-    (`fused` or `separate`). Example rule:
+    `--kf-block-caches` then keeps; clamped to the matrix), `quantize`
+    (`fused` or `separate`) and `decode` (`once` or `per_tile`). Example
+    rule:
     `format=q8_0 target=znver5 n=2048 k=4096 -> l2_rows=64 l1_k=1024`. A
     malformed line is an error at its file, line and column.
 
@@ -121,7 +131,9 @@ def KfBlockCaches : Pass<"kf-block-caches", "::mlir::ModuleOp"> {
       row groups of the layout, split over `threads`) are split into the
       fewest such blocks, of equal size rounded up to a row group. N per
       matmul is a group's rows for `kf.grouped_linear` and an expert's for
-      a stack.
+      a stack. A kernel that decodes once (`decode = once`) keeps a row
+      decoded (one byte per weight) beside its packed bytes, so both count,
+      and the decoded block stays within the kernel's 1 MiB of scratch.
 
     Both are at least one granule or row group when a cache is too small
     for even that. A value already set (by the tuning file) is kept, and

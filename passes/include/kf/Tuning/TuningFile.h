@@ -10,12 +10,14 @@
 //   m=dynamic -> max_cols=4 threads=8
 //   m=4 -> quantize=separate
 //   format=iq1_s -> coding=file
+//   format=q4_k m=dynamic -> decode=once
 //
 // A rule's selectors must all match (a missing one matches anything); `isa`
 // selects on the ISA the target would get, `m` is a static M or `dynamic`.
 // Every matching rule applies, in file order. Overrides: isa, rows,
-// max_cols, threads, l2_rows, l1_k, quantize (fused or separate), coding
-// (the weights' coding in the layout: file or ternary, IQ1_S's and IQ1_M's).
+// max_cols, threads, l2_rows, l1_k, quantize (fused or separate), decode
+// (once or per_tile), coding (the weights' coding in the layout: file or
+// ternary, IQ1_S's and IQ1_M's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +53,7 @@ struct TuningRule {
   std::optional<int64_t> setRows, setMaxCols, setThreads, setL2Rows, setL1K;
   std::optional<ActivationQuantize> setQuantize;
   std::optional<::kf::WeightCoding> setCoding;
+  std::optional<WeightDecode> setDecode;
 
   bool matches(const TuningKey &key) const;
 };
