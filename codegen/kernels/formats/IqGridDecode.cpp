@@ -282,9 +282,10 @@ public:
 
   void declareConstants(OpBuilder &b, Location loc,
                         ModuleOp module) const override {
+    if (ternary) // no table: the codes decode with shifts
+      return;
     static const std::array<uint64_t, 2048> lanes = iq1sLaneTable();
-    if (!ternary)
-      declareConstantTable(b, loc, module, kIq1sTable, lanes);
+    declareConstantTable(b, loc, module, kIq1sTable, lanes);
   }
 
   // kf::dot's IQ1 sum: (d * d_x) * (sumi + 0.125 * sumi_delta), which is
