@@ -38,7 +38,16 @@ constexpr std::string_view kUsage =
     "                    avx512_core_vnni where it would use AMX\n"
     "  --kernels LIST    only these kernels, e.g. kf-avx512vnni,kf-avx2\n"
     "                    (all: reference and the compiled ones)\n"
-    "  --json            one JSON object per case and line, no table\n";
+    "  --json            one JSON object per case and line, no table\n"
+    "\n"
+    "usage: kf-bench ports [--isa avx512vnni|avx2] [--rounds N] [--min-time "
+    "S]\n"
+    "  how many of each vector instruction the kernels issue, alone and in a\n"
+    "  block's mixes, one core runs per cycle (clocked by a dependent vpaddd\n"
+    "  chain): which instructions compete for the same ports\n"
+    "  --isa ISA         the instructions measured (the best this CPU runs)\n"
+    "  --rounds N        runs per case, of which the median (5)\n"
+    "  --min-time S      seconds per run (0.05)\n";
 
 constexpr std::string_view kValueOptions[] = {
     "--format",   "--m",        "--k",    "--n",          "--threads", "--reps",
@@ -72,6 +81,30 @@ std::optional<std::string> parse_list(std::string_view option,
   }
   if (values.empty())
     return absl::StrCat(to_absl(option), " is empty");
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_seconds(std::string_view option,
+                                         const std::string &text,
+                                         double &seconds) {
+  if (!absl::SimpleAtod(text, &seconds))
+    return absl::StrCat(to_absl(option), " is '", text,
+                        "', expected a number of seconds");
+  return std::nullopt;
+}
+
+// The value of the option args[i]: after its '=', or the next argument
+// (then i moves onto it).
+std::optional<std::string> take_value(std::span<const std::string> args,
+                                      size_t &i, std::string &value) {
+  const std::string &arg = args[i];
+  size_t eq = arg.find('=');
+  if (eq != std::string::npos)
+    value = arg.substr(eq + 1);
+  else if (i + 1 < args.size())
+    value = args[++i];
+  else
+    return absl::StrCat("option '", arg, "' needs a value");
   return std::nullopt;
 }
 
@@ -121,12 +154,8 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
                  ? absl::StrCat("unknown option '", name, "'")
                  : absl::StrCat("unexpected argument '", arg, "'");
     std::string value;
-    if (eq != std::string::npos)
-      value = arg.substr(eq + 1);
-    else if (i + 1 < args.size())
-      value = args[++i];
-    else
-      return absl::StrCat("option '", name, "' needs a value");
+    if (std::optional<std::string> problem = take_value(args, i, value))
+      return problem;
 
     std::optional<std::string> problem;
     if (name == "--format") {
@@ -148,9 +177,7 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
       o.reps.reps = n;
       reps = true;
     } else if (name == "--min-time") {
-      if (!absl::SimpleAtod(value, &o.reps.min_seconds))
-        problem = absl::StrCat("--min-time is '", value,
-                               "', expected a number of seconds");
+      problem = parse_seconds(name, value, o.reps.min_seconds);
       min_time = true;
     } else if (name == "--onednn-isa") {
       auto names = onednn_isa_names();
@@ -189,6 +216,35 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
   return validate(o);
 }
 
+std::optional<std::string> parse_ports(std::span<const std::string> args,
+                                       PortOptions &o) {
+  o = PortOptions{};
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i].substr(0, args[i].find('='));
+    if (name != "--isa" && name != "--rounds" && name != "--min-time")
+      return args[i].starts_with("-")
+                 ? absl::StrCat("unknown option '", name, "'")
+                 : absl::StrCat("unexpected argument '", args[i], "'");
+    std::string value;
+    std::optional<std::string> problem = take_value(args, i, value);
+    if (!problem && name == "--isa")
+      o.isa = value;
+    else if (!problem && name == "--rounds")
+      problem = parse_number(name, value, o.rounds);
+    else if (!problem)
+      problem = parse_seconds(name, value, o.seconds_per_run);
+    if (problem)
+      return problem;
+  }
+  if (o.rounds < 1 || o.rounds > 1000)
+    return absl::StrCat("--rounds ", o.rounds,
+                        " is out of range: expected 1 to 1000");
+  if (!(o.seconds_per_run >= 0.001 && o.seconds_per_run <= 10))
+    return std::string(
+        "--min-time is out of range: expected 0.001 to 10 seconds");
+  return std::nullopt;
+}
+
 int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
         std::span<const MatmulKernel> compiled) {
   if (args.empty()) {
@@ -197,6 +253,22 @@ int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
   }
   if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     out << kUsage;
+    return 0;
+  }
+  if (args[0] == "ports") {
+    PortOptions options;
+    if (std::optional<std::string> problem =
+            parse_ports(args.subspan(1), options)) {
+      err << "kf-bench: " << *problem << " (kf-bench --help for usage)\n";
+      return 1;
+    }
+    absl::StatusOr<PortReport> report =
+        measure_ports(options.isa, options.rounds, options.seconds_per_run);
+    if (!report.ok()) {
+      err << "kf-bench: " << report.status().message() << "\n";
+      return 1;
+    }
+    print_ports(*report, out);
     return 0;
   }
   if (args[0] != "matmul") {

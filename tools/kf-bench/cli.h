@@ -10,6 +10,7 @@
 #include "matmul.h"
 
 #include "matmul_kernel.h"
+#include "ports.h"
 
 namespace kf::bench {
 
@@ -17,6 +18,16 @@ namespace kf::bench {
 // `options`; returns the one-line message of a usage error, if any.
 std::optional<std::string> parse_matmul(std::span<const std::string> args,
                                         MatmulOptions &options);
+
+struct PortOptions {
+  std::string isa; // empty: the best this CPU runs
+  int rounds = 5;
+  double seconds_per_run = 0.05;
+};
+
+// Parses the arguments of `kf-bench ports` (without the command name).
+std::optional<std::string> parse_ports(std::span<const std::string> args,
+                                       PortOptions &options);
 
 // The command line: `args` without the program name. Returns the exit code,
 // 0 on success and 1 on any error, whose one-line message goes to `err`.

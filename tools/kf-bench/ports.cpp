@@ -1,0 +1,256 @@
+#include "ports.h"
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "timing.h"
+
+namespace kf::bench {
+
+namespace {
+
+using LoopFn = void (*)(int64_t iterations);
+
+struct Case {
+  const char *name;
+  int per_group; // instructions per loop iteration
+  LoopFn loop;
+};
+
+#if defined(__x86_64__)
+
+// Twelve instructions, each writing its own register 0..11 from sources
+// 12..15 (AVX2 has 16 registers) or 30, 31 (AVX-512): no dependence between
+// them beyond an accumulator's own, whose latency (at most 5 cycles here) 12
+// registers hide.
+#define KF_X12(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
+#define KF_X8(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7)
+#define KF_ZMM_CLOBBERS                                                        \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",      \
+      "xmm9", "xmm10", "xmm11", "xmm30", "xmm31"
+#define KF_YMM_CLOBBERS                                                        \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",      \
+      "xmm9", "xmm10", "xmm11", "xmm14", "xmm15"
+
+// Sources hold the float 1.0 (also a harmless int), destinations start at 0:
+// no float op meets a denormal or a NaN, whose assists would be timed.
+#define KF_ZERO_ZMM(n) "vpxord %%zmm" #n ", %%zmm" #n ", %%zmm" #n "\n\t"
+#define KF_ZERO_YMM(n) "vpxor %%ymm" #n ", %%ymm" #n ", %%ymm" #n "\n\t"
+#define KF_ZMM_SETUP                                                           \
+  "vpbroadcastd %[one], %%zmm30\n\tvmovdqa64 %%zmm30, %%zmm31\n\t" KF_X12(     \
+      KF_ZERO_ZMM)
+#define KF_YMM_SETUP                                                           \
+  "vmovd %[one], %%xmm14\n\tvpbroadcastd %%xmm14, %%ymm14\n\t"                 \
+  "vmovdqa %%ymm14, %%ymm15\n\t" KF_X12(KF_ZERO_YMM)
+
+#define KF_LOOP(fname, target_features, setup, body, ...)                      \
+  __attribute__((target(target_features))) void fname(int64_t n) {             \
+    asm volatile(setup "1:\n\t" body "dec %[n]\n\tjnz 1b\n\t"                  \
+                 : [n] "+r"(n)                                                 \
+                 : [one] "r"(0x3f800000)                                       \
+                 : __VA_ARGS__, "cc");                                         \
+  }
+
+#define KF_AVX512 "avx512f,avx512bw,avx512vl,avx512vnni"
+#define KF_Z3(op, n) op " %%zmm30, %%zmm31, %%zmm" #n "\n\t"
+#define KF_Z2(op, n) op " %%zmm30, %%zmm" #n "\n\t"
+#define KF_Y3(op, n) op " %%ymm14, %%ymm15, %%ymm" #n "\n\t"
+#define KF_Y2(op, n) op " %%ymm14, %%ymm" #n "\n\t"
+
+#define KF_ZDPBUSD(n) KF_Z3("vpdpbusd", n)
+#define KF_ZDPWSSD(n) KF_Z3("vpdpwssd", n)
+#define KF_ZMULLD(n) KF_Z3("vpmulld", n)
+#define KF_ZADDD(n) KF_Z3("vpaddd", n)
+#define KF_ZSHUFB(n) KF_Z3("vpshufb", n)
+#define KF_ZTERN(n) "vpternlogd $0xca, %%zmm30, %%zmm31, %%zmm" #n "\n\t"
+#define KF_ZSRLW(n) "vpsrlw $4, %%zmm30, %%zmm" #n "\n\t"
+#define KF_ZCVT(n) KF_Z2("vcvtdq2ps", n)
+#define KF_ZMULPS(n) KF_Z3("vmulps", n)
+#define KF_ZFMA(n) KF_Z3("vfmadd231ps", n)
+#define KF_ZCHAIN(n) "vpaddd %%zmm0, %%zmm0, %%zmm0\n\t"
+
+KF_LOOP(z_chain, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZCHAIN), KF_ZMM_CLOBBERS)
+KF_LOOP(z_dpbusd, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPBUSD), KF_ZMM_CLOBBERS)
+KF_LOOP(z_dpwssd, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPWSSD), KF_ZMM_CLOBBERS)
+KF_LOOP(z_mulld, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZMULLD), KF_ZMM_CLOBBERS)
+KF_LOOP(z_addd, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZADDD), KF_ZMM_CLOBBERS)
+KF_LOOP(z_shufb, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZSHUFB), KF_ZMM_CLOBBERS)
+KF_LOOP(z_tern, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZTERN), KF_ZMM_CLOBBERS)
+KF_LOOP(z_srlw, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZSRLW), KF_ZMM_CLOBBERS)
+KF_LOOP(z_cvt, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZCVT), KF_ZMM_CLOBBERS)
+KF_LOOP(z_mulps, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZMULPS), KF_ZMM_CLOBBERS)
+KF_LOOP(z_fma, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZFMA), KF_ZMM_CLOBBERS)
+// A Q8_0 block's column: 8 dots, then its sum converted, scaled by the
+// weight and activation scales and added (kf::dot's order).
+KF_LOOP(z_q8_column, KF_AVX512, KF_ZMM_SETUP,
+        KF_X8(KF_ZDPBUSD) KF_ZCVT(8) KF_ZMULPS(9) KF_ZMULPS(10)
+            KF_Z3("vaddps", 11),
+        KF_ZMM_CLOBBERS)
+// A K-quant sub-block's column: 8 dots and two vpmulld (its scale and min).
+KF_LOOP(z_kquant_sub, KF_AVX512, KF_ZMM_SETUP,
+        KF_X8(KF_ZDPBUSD) KF_ZMULLD(8) KF_ZMULLD(9), KF_ZMM_CLOBBERS)
+// The same with one vpdpwssd per product instead.
+KF_LOOP(z_kquant_sub_wssd, KF_AVX512, KF_ZMM_SETUP,
+        KF_X8(KF_ZDPBUSD) KF_ZDPWSSD(8) KF_ZDPWSSD(9), KF_ZMM_CLOBBERS)
+
+#define KF_YMADDUBSW(n) KF_Y3("vpmaddubsw", n)
+#define KF_YMADDWD(n) KF_Y3("vpmaddwd", n)
+#define KF_YMULLD(n) KF_Y3("vpmulld", n)
+#define KF_YADDD(n) KF_Y3("vpaddd", n)
+#define KF_YSHUFB(n) KF_Y3("vpshufb", n)
+#define KF_YCVT(n) KF_Y2("vcvtdq2ps", n)
+#define KF_YMULPS(n) KF_Y3("vmulps", n)
+#define KF_YFMA(n) KF_Y3("vfmadd231ps", n)
+#define KF_YCHAIN(n) "vpaddd %%ymm0, %%ymm0, %%ymm0\n\t"
+// AVX2's dot of 32 bytes: vpmaddubsw to int16 pairs, vpmaddwd widening.
+#define KF_YDOT(n) KF_YMADDUBSW(n) KF_Y3("vpmaddwd", n)
+
+KF_LOOP(y_chain, "avx2", KF_YMM_SETUP, KF_X12(KF_YCHAIN), KF_YMM_CLOBBERS)
+KF_LOOP(y_maddubsw, "avx2", KF_YMM_SETUP, KF_X12(KF_YMADDUBSW), KF_YMM_CLOBBERS)
+KF_LOOP(y_maddwd, "avx2", KF_YMM_SETUP, KF_X12(KF_YMADDWD), KF_YMM_CLOBBERS)
+KF_LOOP(y_mulld, "avx2", KF_YMM_SETUP, KF_X12(KF_YMULLD), KF_YMM_CLOBBERS)
+KF_LOOP(y_addd, "avx2", KF_YMM_SETUP, KF_X12(KF_YADDD), KF_YMM_CLOBBERS)
+KF_LOOP(y_shufb, "avx2", KF_YMM_SETUP, KF_X12(KF_YSHUFB), KF_YMM_CLOBBERS)
+KF_LOOP(y_cvt, "avx2", KF_YMM_SETUP, KF_X12(KF_YCVT), KF_YMM_CLOBBERS)
+KF_LOOP(y_mulps, "avx2", KF_YMM_SETUP, KF_X12(KF_YMULPS), KF_YMM_CLOBBERS)
+KF_LOOP(y_fma, "avx2,fma", KF_YMM_SETUP, KF_X12(KF_YFMA), KF_YMM_CLOBBERS)
+// A Q8_0 block's column on AVX2: 4 dots of 32 bytes (8 instructions),
+// converted, scaled twice, added.
+KF_LOOP(y_q8_column, "avx2", KF_YMM_SETUP,
+        KF_YDOT(0) KF_YDOT(1) KF_YDOT(2) KF_YDOT(3) KF_YCVT(8) KF_YMULPS(9)
+            KF_YMULPS(10) KF_Y3("vaddps", 11),
+        KF_YMM_CLOBBERS)
+
+__attribute__((noinline)) void scalar_chain(int64_t n) {
+  uint64_t x = 3;
+  for (int64_t i = 0; i < n; ++i)
+    asm volatile("imul %[x], %[x]\n\timul %[x], %[x]\n\timul %[x], %[x]\n\t"
+                 "imul %[x], %[x]"
+                 : [x] "+r"(x));
+}
+
+const Case kAvx512Cases[] = {
+    {"vpdpbusd zmm", 12, z_dpbusd},
+    {"vpdpwssd zmm", 12, z_dpwssd},
+    {"vpmulld zmm", 12, z_mulld},
+    {"vpaddd zmm", 12, z_addd},
+    {"vpshufb zmm", 12, z_shufb},
+    {"vpternlogd zmm", 12, z_tern},
+    {"vpsrlw zmm", 12, z_srlw},
+    {"vcvtdq2ps zmm", 12, z_cvt},
+    {"vmulps zmm", 12, z_mulps},
+    {"vfmadd231ps zmm", 12, z_fma},
+    {"8 vpdpbusd + vcvtdq2ps, 2 vmulps, vaddps", 12, z_q8_column},
+    {"8 vpdpbusd + 2 vpmulld", 10, z_kquant_sub},
+    {"8 vpdpbusd + 2 vpdpwssd", 10, z_kquant_sub_wssd},
+};
+
+const Case kAvx2Cases[] = {
+    {"vpmaddubsw ymm", 12, y_maddubsw},
+    {"vpmaddwd ymm", 12, y_maddwd},
+    {"vpmulld ymm", 12, y_mulld},
+    {"vpaddd ymm", 12, y_addd},
+    {"vpshufb ymm", 12, y_shufb},
+    {"vcvtdq2ps ymm", 12, y_cvt},
+    {"vmulps ymm", 12, y_mulps},
+    {"vfmadd231ps ymm", 12, y_fma},
+    {"4 (vpmaddubsw, vpmaddwd) + vcvtdq2ps, 2 vmulps, vaddps", 12, y_q8_column},
+};
+
+#endif // __x86_64__
+
+double seconds_of(LoopFn loop, int64_t iterations) {
+  auto start = std::chrono::steady_clock::now();
+  loop(iterations);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Iterations that take about `seconds`, from a short first run.
+int64_t iterations_for(LoopFn loop, double seconds) {
+  constexpr int64_t kProbe = 20000;
+  seconds_of(loop, kProbe);
+  double probe = seconds_of(loop, kProbe);
+  return std::max<int64_t>(kProbe, int64_t(seconds / probe * kProbe));
+}
+
+} // namespace
+
+absl::StatusOr<PortReport> measure_ports(std::string_view isa, int rounds,
+                                         double seconds_per_run) {
+#if defined(__x86_64__)
+  const bool avx512 = __builtin_cpu_supports("avx512vnni") &&
+                      __builtin_cpu_supports("avx512bw");
+  const bool avx2 =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (isa.empty())
+    isa = avx512 ? "avx512vnni" : "avx2";
+  PortReport report;
+  report.isa = std::string(isa);
+  LoopFn chain;
+  std::span<const Case> cases;
+  if (isa == "avx512vnni" && avx512) {
+    chain = z_chain;
+    cases = kAvx512Cases;
+  } else if (isa == "avx2" && avx2) {
+    chain = y_chain;
+    cases = kAvx2Cases;
+  } else if (isa == "avx512vnni" || isa == "avx2") {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("--isa %s: this CPU does not run it", isa));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--isa is '%s', expected avx512vnni or avx2", isa));
+  }
+  // Seconds per cycle, each round's own: the chain is timed next to every
+  // case so that a clock that moves (turbo, another process) moves both.
+  const int64_t chainIters = iterations_for(chain, seconds_per_run);
+  auto cycle = [&] {
+    return seconds_of(chain, chainIters) / (chainIters * 12.0);
+  };
+  const int64_t scalarIters = iterations_for(scalar_chain, seconds_per_run);
+  std::vector<double> scalar, vector;
+  for (int r = 0; r < rounds; ++r) {
+    scalar.push_back(seconds_of(scalar_chain, scalarIters) /
+                     (scalarIters * 12.0));
+    vector.push_back(cycle());
+  }
+  report.scalar_ghz = 1e-9 / median(scalar);
+  report.vector_ghz = 1e-9 / median(vector);
+  for (const Case &c : cases) {
+    const int64_t iters = iterations_for(c.loop, seconds_per_run);
+    std::vector<double> rates;
+    for (int r = 0; r < rounds; ++r) {
+      double perCycle = cycle();
+      double perIter = seconds_of(c.loop, iters) / iters;
+      rates.push_back(c.per_group / (perIter / perCycle));
+    }
+    report.rates.push_back({c.name, c.per_group, median(rates)});
+  }
+  return report;
+#else
+  (void)isa;
+  (void)rounds;
+  (void)seconds_per_run;
+  return absl::FailedPreconditionError(
+      "ports measures x86-64 vector instructions; this is not an x86-64 CPU");
+#endif
+}
+
+void print_ports(const PortReport &report, std::ostream &out) {
+  out << absl::StrFormat(
+      "# %s instructions one core issues per cycle (12 independent per loop "
+      "iteration; medians)\n# clock %.2f GHz under vector work (dependent "
+      "vpaddd), %.2f GHz scalar (dependent imul)\n",
+      report.isa, report.vector_ghz, report.scalar_ghz);
+  out << absl::StrFormat("%-56s %9s %9s\n", "instructions per iteration",
+                         "per cycle", "cycles");
+  for (const PortRate &r : report.rates)
+    out << absl::StrFormat("%-56s %9.2f %9.2f\n", r.name, r.per_cycle,
+                           r.per_group / r.per_cycle);
+}
+
+} // namespace kf::bench

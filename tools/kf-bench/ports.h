@@ -1,0 +1,45 @@
+// `kf-bench ports`: how many of each vector instruction the quantized kernels
+// issue one core runs per cycle, alone and in the mixes a K block issues.
+//
+// A kernel at large M is bound by its vector instructions, not by memory, and
+// which of them compete for the same execution ports decides what a block
+// costs: whether a block's float scaling or a sub-block's integer scale
+// multiply is free beside its vpdpbusd or takes their slots. Vendors' tables
+// differ by core and are not at hand for a VM's CPU, so this measures it: each
+// case is a loop of 12 independent instructions (no chain longer than the
+// loop), timed against a chain of dependent 512-bit (or 256-bit) vpaddd, one
+// cycle each at whatever clock the vector unit runs at.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace kf::bench {
+
+struct PortRate {
+  std::string name;   // the instructions of one group, e.g. "vpdpbusd zmm"
+  int per_group = 12; // instructions per group
+  double per_cycle = 0;
+};
+
+struct PortReport {
+  std::string isa;       // "avx512vnni" or "avx2"
+  double vector_ghz = 0; // the clock under the measured vector work
+  double scalar_ghz = 0; // the clock from a dependent imul chain
+  std::vector<PortRate> rates;
+};
+
+// Measures the cases of `isa` ("avx512vnni" or "avx2"; empty: the best this
+// CPU runs), each the median of `rounds` runs of about `seconds_per_run`.
+// Fails on an ISA this CPU does not run, or off x86-64.
+absl::StatusOr<PortReport> measure_ports(std::string_view isa, int rounds,
+                                         double seconds_per_run);
+
+// The report as a table.
+void print_ports(const PortReport &report, std::ostream &out);
+
+} // namespace kf::bench
