@@ -363,7 +363,7 @@ void IntegerBlockBody::emitSubBlockChains(
                                 : std::max(correction, maxLane - correction);
   const int64_t dotBound = subElems * maxWeight * 127;
   auto foldSub = [&](SubBlock &sub, int64_t index) {
-    Value scale = decode.getSubBlockScale(b, loc, block, spec.rows, index);
+    Value scale = decode.getSubBlockScale(b, loc, block, spec.rows, index, dot);
     for (auto [columnChains, isum] : llvm::zip_equal(
              sub.chains, isums[index * subElems / act.block_elems])) {
       Value iacc = columnChains.front();
@@ -431,7 +431,7 @@ void IntegerBlockBody::emitScaledSubBlocks(
   auto scaleOf = [&](int64_t index) {
     Value &scale = scales[index];
     if (!scale)
-      scale = decode.getSubBlockScale(b, loc, block, spec.rows, index);
+      scale = decode.getSubBlockScale(b, loc, block, spec.rows, index, dot);
     assert(scale && "decoders of whole sub-blocks have sub-block scales");
     return scale;
   };

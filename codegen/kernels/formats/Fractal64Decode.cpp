@@ -85,7 +85,7 @@ public:
 
   // s = 4 + u, u nibble j of the row's sub-scale word.
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
-                         int64_t j) const override {
+                         int64_t j, const DotEmitter &) const override {
     kf::PackedLayout layout{kf::Format::FRACTAL64, static_cast<int>(rows)};
     auto type = VectorType::get({rows}, b.getI32Type());
     Value words =

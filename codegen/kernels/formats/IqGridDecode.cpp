@@ -112,7 +112,7 @@ public:
 
   // 2 ls + 1, ls the 4-bit scale of group j (nibble j % 2 of byte j / 2).
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
-                         int64_t j) const override {
+                         int64_t j, const DotEmitter &) const override {
     auto bytes = VectorType::get({rows}, b.getI8Type());
     Value packed = emitLoad(b, loc, bytes, block,
                             iq2_xxs_scale_offset(layout(rows), j / 2, 0));
@@ -246,7 +246,7 @@ public:
   // group's qh (in a ternary layout, bits 3j.. of the row's scale word);
   // IQ1_M's bits 6(g % 2) + 3h.. of scale word g / 2 (g = j / 2, h = j % 2).
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
-                         int64_t j) const override {
+                         int64_t j, const DotEmitter &) const override {
     auto halves = VectorType::get({rows}, b.getI16Type());
     auto words = VectorType::get({rows}, b.getI32Type());
     Value word;

@@ -108,7 +108,7 @@ public:
   // unpack_scales_mins_k4 on the 12 header bytes p (header bytes 4..15):
   // sub-block j < 4: p[j] & 63; else (p[j + 4] & 15) | (p[j - 4] >> 6) << 4.
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
-                         int64_t j) const override {
+                         int64_t j, const DotEmitter &) const override {
     return unpack6(b, loc, block, rows, j, /*mins=*/false);
   }
   // mins: j < 4: p[j + 4] & 63; else (p[j + 4] >> 4) | (p[j] >> 6) << 4.
@@ -189,7 +189,7 @@ public:
   }
 
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
-                         int64_t j) const override {
+                         int64_t j, const DotEmitter &) const override {
     return arith::ExtSIOp::create(b, loc,
                                   VectorType::get({rows}, b.getI32Type()),
                                   loadHeaderBytes(b, loc, block, rows, j));

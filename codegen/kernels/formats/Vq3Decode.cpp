@@ -17,10 +17,13 @@
 //
 // The sub-scales m = 2 + u come from the 24-bit stream in the slot bytes'
 // spare bits (bit 6 of slot t is stream bit t; bit 7 of slots 20 and 21,
-// bits 22 and 23), gathered per row once per block. The loop nest keeps one
-// exact integer dot per sub-block of 8, multiplies it by m and adds up per
-// 32 weights; scaleBlock does kf::dot's float work per half: sumi * (d * G)
-// * d_x.
+// bits 22 and 23): each u is gathered on its own by the ISA's byte dot
+// (vpdpbusd, sdot) of its bits, moved to bit 0 of their bytes, with the
+// weights 1, 2, 4, one dot per K-group word it lies in (one or two), rather
+// than the whole stream by vpmulld (two uops each) and shifted out per
+// sub-block. The loop nest keeps one exact integer dot per sub-block of 8,
+// multiplies it by m and adds up per 32 weights; scaleBlock does kf::dot's
+// float work per half: sumi * (d * G) * d_x.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,16 +100,46 @@ public:
       out.push_back({emitKGroup(b, loc, block, rows, g, isa), 4 * g});
   }
 
+  // m = 2 + u, u = stream bits 3k .. 3k + 2: the stream bits (one per byte
+  // of a K-group's word, moved to bit 0) weighted 1, 2, 4 and summed into 2
+  // by one byte dot per word they lie in (one or two).
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
-                         int64_t k) const override {
-    Value stream = emitScaleStream(b, loc, block, rows);
-    auto type = cast<VectorType>(stream.getType());
-    Value u = arith::AndIOp::create(
-        b, loc,
-        arith::ShRUIOp::create(b, loc, stream, emitSplat(b, loc, type, 3 * k)),
-        emitSplat(b, loc, type, 7));
-    return arith::AddIOp::create(
-        b, loc, u, emitSplat(b, loc, type, quant::kVq3MinSubScale));
+                         int64_t k, const DotEmitter &isa) const override {
+    auto words = VectorType::get({rows}, b.getI32Type());
+    auto bytes = VectorType::get({4 * rows}, b.getI8Type());
+    auto bitsAt = [&](int64_t q, int64_t bit) {
+      Value w = loadSlotWords(b, loc, block, rows, q);
+      return arith::AndIOp::create(
+          b, loc,
+          arith::ShRUIOp::create(b, loc, w, emitSplat(b, loc, words, bit)),
+          emitSplat(b, loc, words, q < 5 ? 0x01010101 : 0x0101));
+    };
+    // Stream bit t: bit 6 of slot t (t < 22; slot t is byte t % 4 of
+    // K-group t / 4), then bit 7 of slots 20 and 21.
+    auto streamBit = [](int64_t t) -> std::pair<int64_t, int64_t> {
+      if (t < kSlots)
+        return {t / 4 * 8 + 6, t % 4}; // (word q, bit) as 8q + bit, byte
+      return {5 * 8 + 7, t - kSlots};
+    };
+    SmallVector<std::pair<int64_t, std::array<int8_t, 4>>, 2> terms;
+    for (int64_t j = 0; j < 3; ++j) {
+      auto [source, byte] = streamBit(3 * k + j);
+      if (terms.empty() || terms.back().first != source)
+        terms.push_back({source, {0, 0, 0, 0}});
+      terms.back().second[byte] = static_cast<int8_t>(1 << j);
+    }
+    SmallVector<Value, 2> lanes, weights;
+    for (auto &[source, weight] : terms) {
+      lanes.push_back(vector::BitCastOp::create(
+          b, loc, bytes, bitsAt(source / 8, source % 8)));
+      SmallVector<int8_t, 64> repeated(4 * rows);
+      for (int64_t l = 0; l < 4 * rows; ++l)
+        repeated[l] = weight[l % 4];
+      weights.push_back(arith::ConstantOp::create(
+          b, loc, bytes, DenseElementsAttr::get(bytes, ArrayRef(repeated))));
+    }
+    return isa.emitDot(b, loc, emitSplat(b, loc, words, quant::kVq3MinSubScale),
+                       lanes, weights, LaneRange{1, 0, false});
   }
 
   // kf::dot's VQ3_64, per 32 weights: sumi * dG * d_x, left to right.
@@ -206,51 +239,6 @@ private:
     Value negated =
         arith::SubIOp::create(b, loc, emitSplat(b, loc, bytes, 0), lanes);
     return arith::SelectOp::create(b, loc, negative, negated, lanes);
-  }
-
-  /// Each row's 24-bit sub-scale stream (vector<R x i32>); LLVM merges the
-  /// repeats of it within a block.
-  Value emitScaleStream(OpBuilder &b, Location loc, Value block,
-                        int64_t rows) const {
-    auto words = VectorType::get({rows}, b.getI32Type());
-    auto splat = [&](int64_t v) { return emitSplat(b, loc, words, v); };
-    auto bitsAt = [&](Value v, int64_t from, int64_t to) -> Value {
-      // ((v >> from) & 1) << to
-      Value shifted = v;
-      if (from > to)
-        shifted = arith::ShRUIOp::create(b, loc, v, splat(from - to));
-      else if (from < to)
-        shifted = arith::ShLIOp::create(b, loc, v, splat(to - from));
-      return arith::AndIOp::create(b, loc, shifted, splat(int64_t{1} << to));
-    };
-    Value stream;
-    auto add = [&](Value bits) {
-      stream = stream ? arith::OrIOp::create(b, loc, stream, bits) : bits;
-    };
-    for (int64_t q = 0; q < 5; ++q) {
-      // Bit 6 of the K-group's 4 bytes (bits 6, 14, 22, 30 of the word) are
-      // stream bits 4q .. 4q + 3: one multiply gathers them into bits
-      // 27 .. 30 (the partial products do not overlap, so nothing carries).
-      Value v = loadSlotWords(b, loc, block, rows, q);
-      Value gathered = arith::ShRUIOp::create(
-          b, loc,
-          arith::MulIOp::create(
-              b, loc, arith::AndIOp::create(b, loc, v, splat(0x40404040)),
-              splat(0x00204081)),
-          splat(27));
-      Value nibble = arith::AndIOp::create(b, loc, gathered, splat(15));
-      add(q == 0 ? nibble
-                 : arith::ShLIOp::create(b, loc, nibble, splat(4 * q))
-                       .getResult());
-    }
-    // Slots 20 and 21 (bytes 0 and 1 of K-group 5): bit 6 of each is stream
-    // bit 20 and 21, bit 7 stream bit 22 and 23.
-    Value v = loadSlotWords(b, loc, block, rows, 5);
-    add(bitsAt(v, 6, 20));
-    add(bitsAt(v, 14, 21));
-    add(bitsAt(v, 7, 22));
-    add(bitsAt(v, 15, 23));
-    return stream;
   }
 
   bool hardwareHalf;

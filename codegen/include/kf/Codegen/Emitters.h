@@ -63,10 +63,10 @@ public:
   virtual int64_t getStepsPerBlock() const = 0;
   /// Sub-block `j`'s integer scale for the R rows (vector<R x i32>), or null
   /// when the format has none (the block's one integer dot goes to
-  /// scaleBlock as it is).
+  /// scaleBlock as it is); `isa` provides the target's byte dot.
   virtual mlir::Value getSubBlockScale(mlir::OpBuilder &b, mlir::Location loc,
                                        mlir::Value block, int64_t rows,
-                                       int64_t j) const {
+                                       int64_t j, const DotEmitter &isa) const {
     return {};
   }
   /// For formats with mins (Q4_K, Q5_K): sub-block `j`'s integer min for the
