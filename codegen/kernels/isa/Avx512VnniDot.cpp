@@ -6,7 +6,10 @@
 // out through the activation's quant sum (getCorrectionOffset).
 //
 // A sub-block's integer scale meets its dot in one vpdpwssd when the dot fits
-// int16 (FRACTAL64's, emitScaledAdd).
+// int16 (FRACTAL64's; Q4_K's and Q5_K's in parts that fit: emitScaledAdd,
+// getCheapScaledAddBound), and a K-quant's min meets the activation's sum in
+// one (emitSumPairTimes); the kernels keep LLVM from splitting them
+// (getTuningFeatures).
 //
 // Table lookups of up to 16 bytes are one vpshufb (AVX-512BW). Up to 64
 // bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
