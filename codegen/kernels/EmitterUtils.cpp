@@ -46,6 +46,15 @@ Value emitSplat(OpBuilder &b, Location loc, VectorType type, int64_t value) {
                                    DenseElementsAttr::get(type, bits));
 }
 
+Value emitInt16Pairs(OpBuilder &b, Location loc, Value low, Value high) {
+  auto type = cast<VectorType>(low.getType());
+  Value lowHalf =
+      arith::AndIOp::create(b, loc, low, emitSplat(b, loc, type, 0xffff));
+  Value highHalf =
+      arith::ShLIOp::create(b, loc, high, emitSplat(b, loc, type, 16));
+  return arith::OrIOp::create(b, loc, lowHalf, highHalf);
+}
+
 // Level by level from the lowest index bit, entries 2t and 2t + 1 merge into
 // one by that bit of the index, until one remains; an odd level is padded
 // with zeros, which no index reaches.

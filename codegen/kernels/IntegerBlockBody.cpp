@@ -19,11 +19,12 @@
 // integer sub-scales per 8 weights; each half's integer sum meets its own
 // activation scale, as kf::dot adds the halves. A sub-block's dot meets its
 // scale through the dot emitter (emitScaledAdd: one vpdpwssd on AVX-512 when
-// the dot fits int16, FRACTAL64's). Where the dot instruction takes the scale
-// for free (AVX2: vpmaddwd's multiplier) and each decode step yields whole
-// sub-blocks, the dots are scaled as they are computed, with no correction in
-// them, and the corrections -offset * s_k * asum_k join the sum two sub-blocks
-// at a time as one int16 pair dot (emitScaledSubBlocks).
+// the dot fits int16, FRACTAL64's; Q4_K's and Q5_K's sub-blocks are kept in
+// parts whose dots fit, getCheapScaledAddBound). Where the dot instruction
+// takes the scale for free (AVX2: vpmaddwd's multiplier) and each decode step
+// yields whole sub-blocks, the dots are scaled as they are computed, with no
+// correction in them, and the corrections -offset * s_k * asum_k join the sum
+// two sub-blocks at a time as one int16 pair dot (emitScaledSubBlocks).
 //
 // A kernel that decodes once (MatmulKernelSpec::decodeOnce) stores each
 // block's lanes, prepared for the dot, where the loop nest says (emitDecode),
@@ -87,6 +88,9 @@ public:
                     Value kEnd) override;
   void emitBlock(OpBuilder &, Location, const BlockOperands &block,
                  SmallVectorImpl<Value> &accs) override;
+  StringRef getTuningFeatures() const override {
+    return dot.getTuningFeatures();
+  }
   Value finishSum(OpBuilder &b, Location loc, Value sum) override {
     return decode.finishSum(b, loc, sum);
   }
@@ -108,10 +112,10 @@ private:
   /// that latency, not at the dot units' throughput; splitting each column's
   /// block dot over chains keeps about 4 in flight, wide tiles having them
   /// already.
-  int64_t getIntChains(int64_t width) const {
-    int64_t stepsPerSub =
-        std::max<int64_t>(1, decode.getStepsPerBlock() * subElems / blockElems);
-    return std::clamp<int64_t>(4 / width, 1, stepsPerSub);
+  int64_t getIntChains(int64_t width, int64_t partElems) const {
+    int64_t stepsPerPart = std::max<int64_t>(1, decode.getStepsPerBlock() *
+                                                    partElems / blockElems);
+    return std::clamp<int64_t>(4 / width, 1, stepsPerPart);
   }
   /// The activation block (of the actBlocks from xBlock) holding element
   /// kOffset of the weight block.
@@ -278,20 +282,25 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
     emitSubBlockChains(operands, isums);
 
   // The mins' integer sum, sum_j min_j * asum_j, for formats with mins (the
-  // K-quants, whose block is one activation block).
+  // K-quants, whose block is one activation block and whose sub-block's
+  // activation sum is two int16 sums of 16): each term as the dot emitter
+  // multiplies a sum pair (emitSumPairTimes).
   const int64_t numSubs = blockElems / subElems;
   SmallVector<Value, 8> msums(width);
   for (int64_t index = 0; index < numSubs; ++index) {
     Value mins = decode.getSubBlockMin(b, loc, block, spec.rows, index);
     if (!mins)
       break;
-    assert(actBlocks == 1 && "mins over one activation block");
-    for (auto [xBlock, msum] : llvm::zip_equal(xBlocks, msums)) {
-      Value sum = vector::BroadcastOp::create(b, loc, i32Rows,
-                                              emitSubBlockSum(xBlock, index));
-      Value term = arith::MulIOp::create(b, loc, mins, sum);
-      msum = msum ? arith::AddIOp::create(b, loc, msum, term) : term;
-    }
+    const kf::ActivationSums &sums = act.fine_sums;
+    assert(actBlocks == 1 && sums.bytes == 2 && subElems == 2 * sums.elems &&
+           "mins over one activation block, a sub-block's sum two int16");
+    Value factor = dot.prepareSumFactor(b, loc, mins);
+    for (auto [xBlock, msum] : llvm::zip_equal(xBlocks, msums))
+      msum = dot.emitSumPairTimes(
+          b, loc, msum ? msum : emitSplat(b, loc, i32Rows, 0), factor,
+          emitByteOffset(b, loc, xBlock,
+                         sums.offset +
+                             index * subElems / sums.elems * sums.bytes));
   }
 
   // Each activation block's contribution added in K order, as kf::dot does.
@@ -319,32 +328,55 @@ void IntegerBlockBody::emitSubBlockChains(
   VectorType i32Rows = rowsOf(b.getI32Type());
   SmallVector<DecodedLanes, 2> decoded;
   SmallVector<Value, 2> lanes, acts;
-  // Per sub-block and column, independent int32 partial sums (see
-  // getIntChains), chain 0 starting from the correction: -offset *
-  // sum(q), what the lanes' offset adds to the dot. A sub-block is
-  // folded into the block's integer sum (times its integer scale, if
-  // any) as soon as its last lanes are in.
-  const int64_t numChains = getIntChains(width);
-  const int64_t numSubs = blockElems / subElems;
-  struct SubBlock {
+  // A sub-block's signed dot is at most subElems * max|w| * 127, which
+  // decides how the dot emitter may scale it (FRACTAL64's 8 * 17 * 127 fits
+  // int16). Where the emitter scales a smaller dot without a multiply and the
+  // lanes carry no offset (Q4_K's, Q5_K's codes), the sub-block's dot is kept
+  // in parts of half, a quarter... of it, down to that bound (Q4_K 16 * 15 *
+  // 127, Q5_K 8 * 31 * 127 fit int16), each scaled on its own: on AVX-512 a
+  // vpdpwssd per part instead of a vpmulld (two uops on port 0) and an add
+  // per sub-block. With an offset, the correction is one sum over the
+  // sub-block and no part's dot is bounded by the weights.
+  const int64_t maxLane = (int64_t(1) << range.bits) - 1;
+  const int64_t maxWeight = range.isSigned
+                                ? int64_t(1) << (range.bits - 1)
+                                : std::max(correction, maxLane - correction);
+  const int64_t cheapBound = dot.getCheapScaledAddBound();
+  int64_t partElems = subElems;
+  if (correction == 0)
+    while (partElems * maxWeight * 127 > cheapBound && partElems % 8 == 0)
+      partElems /= 2;
+  if (partElems * maxWeight * 127 > cheapBound)
+    partElems = subElems;
+  const int64_t dotBound = partElems * maxWeight * 127;
+  // Per part and column, independent int32 partial sums (see getIntChains),
+  // chain 0 starting from the correction: -offset * sum(q), what the lanes'
+  // offset adds to the dot. A part is folded into the block's integer sum
+  // (times its sub-block's integer scale, if any) as soon as its last lanes
+  // are in.
+  const int64_t numChains = getIntChains(width, partElems);
+  const int64_t numParts = blockElems / partElems;
+  struct Part {
     SmallVector<SmallVector<Value, 4>, 8> chains; // [column][chain]
     int64_t steps = 0, kGroups = 0;
   };
-  SmallVector<SubBlock, 16> subs(numSubs);
-  auto startSub = [&](SubBlock &sub, int64_t index) {
-    sub.chains.resize(width);
+  SmallVector<Part, 32> parts(numParts);
+  SmallVector<Value, 16> scales(blockElems / subElems);
+  auto startPart = [&](Part &part, int64_t index) {
+    const int64_t sub = index * partElems / subElems;
+    part.chains.resize(width);
     for (auto [j, xBlock, columnChains] :
-         llvm::enumerate(xBlocks, sub.chains)) {
+         llvm::enumerate(xBlocks, part.chains)) {
       Value start = emitSplat(b, loc, i32Rows, 0);
       if (corrections) {
         // Computed before the tile's row groups (emitTile).
         Value init = LLVM::LoadOp::create(
             b, loc, b.getI32Type(),
-            emitCorrectionSlot(corrections, j, blk, index), 4);
+            emitCorrectionSlot(corrections, j, blk, sub), 4);
         start = vector::BroadcastOp::create(b, loc, i32Rows, init);
       } else if (correction != 0) {
         Value init = arith::MulIOp::create(
-            b, loc, emitSubBlockSum(xBlock, index),
+            b, loc, emitSubBlockSum(xBlock, sub),
             arith::ConstantIntOp::create(b, loc, b.getI32Type(), -correction));
         start = vector::BroadcastOp::create(b, loc, i32Rows, init);
       }
@@ -353,19 +385,15 @@ void IntegerBlockBody::emitSubBlockChains(
         columnChains.push_back(emitSplat(b, loc, i32Rows, 0));
     }
   };
-  // Integer sums are exact in any order, so joining the chains and the
-  // sub-blocks keeps the block's integer sum exact. A sub-block's signed dot
-  // is at most subElems * max|w| * 127, which decides how the dot emitter
-  // may scale it (FRACTAL64's 8 * 17 * 127 fits int16).
-  const int64_t maxLane = (int64_t(1) << range.bits) - 1;
-  const int64_t maxWeight = range.isSigned
-                                ? int64_t(1) << (range.bits - 1)
-                                : std::max(correction, maxLane - correction);
-  const int64_t dotBound = subElems * maxWeight * 127;
-  auto foldSub = [&](SubBlock &sub, int64_t index) {
-    Value scale = decode.getSubBlockScale(b, loc, block, spec.rows, index, dot);
+  // Integer sums are exact in any order, so joining the chains, the parts
+  // and the sub-blocks keeps the block's integer sum exact.
+  auto foldPart = [&](Part &part, int64_t index) {
+    const int64_t sub = index * partElems / subElems;
+    Value &scale = scales[sub];
+    if (!scale)
+      scale = decode.getSubBlockScale(b, loc, block, spec.rows, sub, dot);
     for (auto [columnChains, isum] : llvm::zip_equal(
-             sub.chains, isums[index * subElems / act.block_elems])) {
+             part.chains, isums[index * partElems / act.block_elems])) {
       Value iacc = columnChains.front();
       for (Value chain : ArrayRef(columnChains).drop_front())
         iacc = arith::AddIOp::create(b, loc, iacc, chain);
@@ -380,32 +408,33 @@ void IntegerBlockBody::emitSubBlockChains(
 
   for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
     emitStepLanes(operands, step, decoded);
-    // The step's lanes by sub-block, in the order decoded.
-    SmallVector<std::pair<int64_t, SmallVector<int64_t, 4>>, 4> bySub;
+    // The step's lanes by part, in the order decoded.
+    SmallVector<std::pair<int64_t, SmallVector<int64_t, 4>>, 4> byPart;
     for (auto [i, d] : llvm::enumerate(decoded)) {
-      int64_t index = d.kOffset / subElems;
-      if (bySub.empty() || bySub.back().first != index)
-        bySub.push_back({index, {}});
-      bySub.back().second.push_back(i);
+      int64_t index = d.kOffset / partElems;
+      if (byPart.empty() || byPart.back().first != index)
+        byPart.push_back({index, {}});
+      byPart.back().second.push_back(i);
     }
-    for (auto &[index, members] : bySub) {
-      SubBlock &sub = subs[index];
-      if (sub.chains.empty())
-        startSub(sub, index);
+    for (auto &[index, members] : byPart) {
+      Part &part = parts[index];
+      if (part.chains.empty())
+        startPart(part, index);
       lanes.clear();
       for (int64_t i : members)
         lanes.push_back(decoded[i].lanes);
-      for (auto [xBlock, columnChains] : llvm::zip_equal(xBlocks, sub.chains)) {
+      for (auto [xBlock, columnChains] :
+           llvm::zip_equal(xBlocks, part.chains)) {
         acts.clear();
         for (int64_t i : members)
           acts.push_back(emitActivation(xBlock, decoded[i].kOffset));
-        Value &chain = columnChains[sub.steps % numChains];
+        Value &chain = columnChains[part.steps % numChains];
         chain = dot.emitDot(b, loc, chain, lanes, acts, range);
       }
-      ++sub.steps;
-      sub.kGroups += members.size();
-      if (4 * sub.kGroups == subElems)
-        foldSub(sub, index);
+      ++part.steps;
+      part.kGroups += members.size();
+      if (4 * part.kGroups == partElems)
+        foldPart(part, index);
     }
   }
 }
@@ -446,12 +475,9 @@ void IntegerBlockBody::emitScaledSubBlocks(
            "one int16 sum per sub-block, pairs in one activation block");
     auto pairType = VectorType::get({2 * spec.rows}, b.getI16Type());
     for (int64_t index = 0; index < numSubs; index += 2) {
-      Value low = arith::AndIOp::create(b, loc, scaleOf(index),
-                                        emitSplat(b, loc, i32Rows, 0xffff));
-      Value high = arith::ShLIOp::create(b, loc, scaleOf(index + 1),
-                                         emitSplat(b, loc, i32Rows, 16));
       Value pair = vector::BitCastOp::create(
-          b, loc, pairType, arith::OrIOp::create(b, loc, low, high));
+          b, loc, pairType,
+          emitInt16Pairs(b, loc, scaleOf(index), scaleOf(index + 1)));
       Value rowPair = vector::BitCastOp::create(
           b, loc, i32Rows,
           arith::MulIOp::create(b, loc, pair,

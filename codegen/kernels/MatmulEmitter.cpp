@@ -161,6 +161,10 @@ buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
       kf::is_float_format(spec.format)
           ? createFloatBlockBody(b, loc, spec)
           : createIntegerBlockBody(b, loc, spec, target);
+  if (StringRef tuning = body->getTuningFeatures(); !tuning.empty())
+    fn->setAttr("target_features", LLVM::TargetFeaturesAttr::get(
+                                       context, target.getLLVMFeatureString() +
+                                                    "," + tuning.str()));
   body->declareConstants(b, loc, module);
   if (spec.fuseQuantize)
     emitFusedQuantizeNest(b, loc, spec, *body, args, target);

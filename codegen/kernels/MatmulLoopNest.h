@@ -80,6 +80,9 @@ public:
   virtual void emitBlock(mlir::OpBuilder &b, mlir::Location loc,
                          const BlockOperands &block,
                          llvm::SmallVectorImpl<mlir::Value> &accs) = 0;
+  /// LLVM tuning features the kernel's function adds to the target's ("+a,+b"
+  /// or empty; DotEmitter::getTuningFeatures).
+  virtual llvm::StringRef getTuningFeatures() const { return {}; }
   /// A column's sum over all of K as the reference returns it (vector<R x
   /// f32>): the sum itself, or a format's last factor applied once after
   /// the blocks (IQ2_XXS's 0.125; WeightDecodeEmitter::finishSum).

@@ -66,12 +66,7 @@ public:
 
   // (s & 0xffff) | s << 16: the scale in both halves.
   Value prepareScale(OpBuilder &b, Location loc, Value scale) const override {
-    auto type = cast<VectorType>(scale.getType());
-    Value low =
-        arith::AndIOp::create(b, loc, scale, emitSplat(b, loc, type, 0xffff));
-    Value high =
-        arith::ShLIOp::create(b, loc, scale, emitSplat(b, loc, type, 16));
-    return arith::OrIOp::create(b, loc, low, high);
+    return emitInt16Pairs(b, loc, scale, scale);
   }
 
   Value emitScaledDot(OpBuilder &b, Location loc, Value acc,

@@ -6,7 +6,10 @@
 // out through the activation's quant sum (getCorrectionOffset).
 //
 // A sub-block's integer scale meets its dot in one vpdpwssd when the dot fits
-// int16 (FRACTAL64's, emitScaledAdd).
+// int16 (FRACTAL64's; Q4_K's and Q5_K's in parts that fit: emitScaledAdd,
+// getCheapScaledAddBound), and a K-quant's min meets the activation's sum in
+// one (emitSumPairTimes); the kernels keep LLVM from splitting them
+// (getTuningFeatures).
 //
 // Table lookups of up to 16 bytes are one vpshufb (AVX-512BW). Up to 64
 // bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
@@ -54,7 +57,7 @@ public:
   // an add.
   Value emitScaledAdd(OpBuilder &b, Location loc, Value acc, Value dot,
                       Value scale, int64_t dotBound) const override {
-    if (dotBound > 32767)
+    if (dotBound > getCheapScaledAddBound())
       return DotEmitter::emitScaledAdd(b, loc, acc, dot, scale, dotBound);
     auto pairs = VectorType::get({32}, b.getI16Type());
     Value lowScale = arith::AndIOp::create(
@@ -64,6 +67,33 @@ public:
                          {acc, vector::BitCastOp::create(b, loc, pairs, dot),
                           vector::BitCastOp::create(b, loc, pairs, lowScale)});
   }
+
+  // (f, f): one vpdpwssd against the column's two int16 sums loaded as one
+  // i32 and broadcast from memory adds f * lo + f * hi, instead of a scalar
+  // add, a broadcast from a general register (port 5), a vpmulld (two uops
+  // on port 0) and an add per column and sub-block.
+  Value prepareSumFactor(OpBuilder &b, Location loc,
+                         Value factor) const override {
+    return emitInt16Pairs(b, loc, factor, factor);
+  }
+
+  Value emitSumPairTimes(OpBuilder &b, Location loc, Value acc, Value factor,
+                         Value sums) const override {
+    auto pairs = VectorType::get({32}, b.getI16Type());
+    Value sumPair = vector::BroadcastOp::create(
+        b, loc, acc.getType(), emitLoad(b, loc, b.getI32Type(), sums, 0));
+    return emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpwssd.512", acc.getType(),
+                         {acc, vector::BitCastOp::create(b, loc, pairs, factor),
+                          vector::BitCastOp::create(b, loc, pairs, sumPair)});
+  }
+
+  int64_t getCheapScaledAddBound() const override { return 32767; }
+
+  // On Intel CPUs LLVM splits a vpdpwssd that adds to a chain into vpmaddwd
+  // and vpaddd (a MachineCombiner pattern shortening the chain's latency):
+  // two uops on ports 0 and 5 instead of one, where the dot loops are bound
+  // by those ports' throughput, not by the chains' latency.
+  StringRef getTuningFeatures() const override { return "+fast-dpwssd"; }
 
   Value emitTableLookup(OpBuilder &b, Location loc, Value indices,
                         ArrayRef<int8_t> table) const override {

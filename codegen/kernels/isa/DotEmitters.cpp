@@ -3,6 +3,7 @@
 #include "isa/DotEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <algorithm>
@@ -22,6 +23,19 @@ Value DotEmitter::emitScaledAdd(OpBuilder &b, Location loc, Value acc,
                                 int64_t dotBound) const {
   return arith::AddIOp::create(b, loc, acc,
                                arith::MulIOp::create(b, loc, dot, scale));
+}
+
+Value DotEmitter::emitSumPairTimes(OpBuilder &b, Location loc, Value acc,
+                                   Value factor, Value sums) const {
+  Type i16 = b.getI16Type(), i32 = b.getI32Type();
+  auto half = [&](int64_t bytes) {
+    return arith::ExtSIOp::create(b, loc, i32,
+                                  emitLoad(b, loc, i16, sums, bytes));
+  };
+  Value sum = arith::AddIOp::create(b, loc, half(0), half(2));
+  Value splat = vector::BroadcastOp::create(b, loc, acc.getType(), sum);
+  return arith::AddIOp::create(b, loc, acc,
+                               arith::MulIOp::create(b, loc, factor, splat));
 }
 
 Value emitPshufbLookup(OpBuilder &b, Location loc, llvm::StringRef intrinsic,

@@ -401,7 +401,8 @@ TEST(MatmulKernel, FloatCacheBlocksStayWithinTheBound) {
 
 // The kernels available on this machine, one per ISA, for (format, k, n).
 std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n,
-                                   bool roundToBf16 = false) {
+                                   bool roundToBf16 = false,
+                                   bool cacheBlocks = false) {
   const TargetInfo &target = host();
   std::vector<MatmulKernelSpec> specs = {
       {format, KernelIsa::Scalar, 4, k, n, 8, roundToBf16}};
@@ -410,6 +411,13 @@ std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n,
   if (target.has(target::Feature::AVX512VNNI) &&
       target.has(target::Feature::AVX512BW))
     specs.push_back({format, KernelIsa::Avx512Vnni, 16, k, n, 8, roundToBf16});
+  // With cache blocks (two L1 blocks, row blocks of one group), each also.
+  if (cacheBlocks)
+    for (size_t i = 0, e = specs.size(); i < e; ++i) {
+      specs.push_back(specs[i]);
+      specs.back().l1K = k / 2;
+      specs.back().l2Rows = specs[i].rows;
+    }
   // IQ1's ternary layouts too.
   if (has_weight_coding(format, WeightCoding::Ternary))
     for (size_t i = 0, e = specs.size(); i < e; ++i) {
@@ -472,7 +480,7 @@ TEST(MatmulKernel, ExtremeWeights) {
 // bit.
 void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
                            int64_t n, int64_t k, const std::vector<float> &x,
-                           int64_t m) {
+                           int64_t m, bool cacheBlocks = false) {
   const Format act = format_info(format).dot_format;
   std::vector<uint8_t> packedX(m * *packed_activation_bytes(act, k));
   ASSERT_TRUE(pack_activations(act, x, m, k, k, packedX).ok());
@@ -482,7 +490,8 @@ void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
     ASSERT_TRUE(quantize_activation(act, std::span(x).subspan(j * k, k),
                                     std::span(xq).subspan(j * xRow, xRow))
                     .ok());
-  for (const JitKernel &kernel : hostKernels(format, k, n)) {
+  for (const JitKernel &kernel :
+       hostKernels(format, k, n, /*roundToBf16=*/false, cacheBlocks)) {
     SCOPED_TRACE(kernel.spec.describe());
     std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
     std::vector<float> y(m * n);
@@ -512,8 +521,11 @@ std::vector<float> wideRangeColumns(int64_t k, uint32_t seed) {
 }
 
 // K-quant super-blocks at the edges: the largest scales and mins (6-bit 63;
-// Q6_K's int8 127 and -128), the largest codes, d or dmin 0, negative and
-// the largest fp16 d and dmin, against ordinary, tiny and large columns.
+// Q6_K's int8 127 and -128), the largest and the smallest codes, d or dmin 0,
+// negative and the largest fp16 d and dmin, against ordinary, tiny and large
+// columns and columns of one value (every quant -127, or +127): the largest
+// dots of Q4_K's and Q5_K's AVX-512 parts (16 * 15 * 127 and 8 * 31 * 127,
+// which must fit int16); with and without cache blocks.
 TEST(MatmulKernel, KQuantExtremeWeights) {
   const int64_t n = 16, k = 512;
   std::mt19937 rng(9);
@@ -533,22 +545,24 @@ TEST(MatmulKernel, KQuantExtremeWeights) {
       if (kind < 3) // the largest scales (and mins): 63 / 127 or -128
         for (int64_t j = 0; j < (q6 ? 16 : 12); ++j)
           block[hdr + (q6 ? 0 : 4) + j] = q6 ? (kind == 1 ? 0x80 : 0x7f) : 0xff;
-      if (kind == 0 || kind == 4) // the largest codes
+      if (kind == 0 || kind == 4 || kind == 5) // the largest, smallest codes
         for (int64_t p = 0; p < blockBytes - packed_scale_bytes(format); ++p)
-          block[q6 ? p : 16 + p] = 0xff;
+          block[q6 ? p : 16 + p] = kind == 5 ? 0x00 : 0xff;
       const uint16_t d = halves[(blk / 2) % 8];
       const uint16_t dmin = halves[(blk / 2 + 3 + kind) % 8];
       std::memcpy(block + (q6 ? hdr + 16 : 0), &d, 2);
       if (!q6)
         std::memcpy(block + 2, &dmin, 2);
     }
-    const int64_t m = 3;
+    const int64_t m = 5;
     std::vector<float> x = gaussian(m * k, 31, 1.0f);
     for (int64_t i = 0; i < k; ++i) {
       x[k + i] *= 1e-6f;
       x[2 * k + i] *= 1e4f;
+      x[3 * k + i] = 1.0f;
+      x[4 * k + i] = -1.0f;
     }
-    expectKernelsEqualDot(format, w, n, k, x, m);
+    expectKernelsEqualDot(format, w, n, k, x, m, /*cacheBlocks=*/true);
   }
 }
 

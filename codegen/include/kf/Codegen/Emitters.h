@@ -162,12 +162,37 @@ public:
   virtual mlir::Value emitScaledAdd(mlir::OpBuilder &b, mlir::Location loc,
                                     mlir::Value acc, mlir::Value dot,
                                     mlir::Value scale, int64_t dotBound) const;
+  /// The largest dotBound for which emitScaledAdd costs one instruction and
+  /// no multiply: the loop nest then splits a sub-block's dot into parts
+  /// within it, each scaled on its own, where that saves the multiply (the
+  /// lanes carry no offset). 0, the default, when a dot is best summed whole
+  /// and multiplied once.
+  virtual int64_t getCheapScaledAddBound() const { return 0; }
+  /// The row operand emitSumPairTimes takes for the integer factors `factor`
+  /// (vector<R x i32>, each fitting int16: a K-quant's sub-block mins);
+  /// computed once per row group and block and shared by the tile's columns.
+  virtual mlir::Value prepareSumFactor(mlir::OpBuilder &b, mlir::Location loc,
+                                       mlir::Value factor) const {
+    return factor;
+  }
+  /// `acc` (vector<R x i32>) plus, for each row r, factor[r] * (lo + hi),
+  /// where lo and hi are the two signed int16 at `sums` (an !llvm.ptr: one
+  /// column's activation sums over the two halves of a sub-block) and
+  /// `factor` is prepareSumFactor's; the caller bounds the sum to int32. The
+  /// default adds lo and hi as scalars and multiplies the broadcast sum.
+  virtual mlir::Value emitSumPairTimes(mlir::OpBuilder &b, mlir::Location loc,
+                                       mlir::Value acc, mlir::Value factor,
+                                       mlir::Value sums) const;
   /// The ISA's scaled sub-block dots, when its dot instruction takes a
   /// sub-block's integer scale for free (AVX2: vpmaddwd's multiplier); null
   /// when a dot is best scaled after it is summed (emitScaledAdd).
   virtual const ScaledSubBlockDot *getScaledSubBlockDot() const {
     return nullptr;
   }
+  /// LLVM tuning features the kernel's function adds to the target's ("+a,+b"
+  /// or empty): code generation choices that suit the dot loops better than
+  /// the CPU's defaults.
+  virtual llvm::StringRef getTuningFeatures() const { return {}; }
   /// table[indices[i]] for each byte of `indices` (a vector<4R x i8> whose
   /// bytes are all below table.size(), at most 256 entries). The portable
   /// default selects among the entries; an ISA overrides it with its byte
@@ -263,6 +288,11 @@ mlir::Value emitLoad(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
 /// A splat of the integer constant `value` to the integer vector `type`.
 mlir::Value emitSplat(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::VectorType type, int64_t value);
+/// Int16 pairs (vector<R x i32>): in each i32 lane, `low`'s lane truncated
+/// to int16 in the low half and `high`'s in the high half (vector<R x i32>
+/// each), the operand form of the int16 pair dots (vpmaddwd, vpdpwssd).
+mlir::Value emitInt16Pairs(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value low, mlir::Value high);
 /// DotEmitter::emitTableLookup's portable form: the table's entries selected
 /// by the index bits, one bit per level (size - 1 selects, no intrinsic).
 mlir::Value emitSelectTableLookup(mlir::OpBuilder &b, mlir::Location loc,
