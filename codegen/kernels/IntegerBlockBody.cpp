@@ -19,12 +19,13 @@
 // integer sub-scales per 8 weights; each half's integer sum meets its own
 // activation scale, as kf::dot adds the halves. A sub-block's dot meets its
 // scale through the dot emitter (emitScaledAdd: one vpdpwssd on AVX-512 when
-// the dot fits int16, FRACTAL64's; Q4_K's and Q5_K's sub-blocks are kept in
-// parts whose dots fit, getCheapScaledAddBound). Where the dot instruction
-// takes the scale for free (AVX2: vpmaddwd's multiplier) and each decode step
-// yields whole sub-blocks, the dots are scaled as they are computed, with no
-// correction in them, and the corrections -offset * s_k * asum_k join the sum
-// two sub-blocks at a time as one int16 pair dot (emitScaledSubBlocks).
+// the dot fits int16, FRACTAL64's, or the scale a byte, VQ3_64's; Q4_K's and
+// Q5_K's sub-blocks are kept in parts whose dots fit, getCheapScaledAddBound).
+// Where the dot instruction takes the scale for free (AVX2: vpmaddwd's
+// multiplier) and each decode step yields whole sub-blocks, the dots are
+// scaled as they are computed, with no correction in them, and the
+// corrections -offset * s_k * asum_k join the sum two sub-blocks at a time as
+// one int16 pair dot (emitScaledSubBlocks).
 //
 // A kernel that decodes once (MatmulKernelSpec::decodeOnce) stores each
 // block's lanes, prepared for the dot, where the loop nest says (emitDecode),
@@ -398,9 +399,9 @@ void IntegerBlockBody::emitSubBlockChains(
       for (Value chain : ArrayRef(columnChains).drop_front())
         iacc = arith::AddIOp::create(b, loc, iacc, chain);
       if (scale)
-        isum = dot.emitScaledAdd(b, loc,
-                                 isum ? isum : emitSplat(b, loc, i32Rows, 0),
-                                 iacc, scale, dotBound);
+        isum = dot.emitScaledAdd(
+            b, loc, isum ? isum : emitSplat(b, loc, i32Rows, 0), iacc, scale,
+            dotBound, decode.getSubBlockScaleBound());
       else
         isum = isum ? arith::AddIOp::create(b, loc, isum, iacc) : iacc;
     }

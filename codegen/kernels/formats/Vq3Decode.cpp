@@ -142,6 +142,10 @@ public:
                        lanes, weights, LaneRange{1, 0, false});
   }
 
+  int64_t getSubBlockScaleBound() const override {
+    return quant::kVq3MaxSubScale;
+  }
+
   // kf::dot's VQ3_64, per 32 weights: sumi * dG * d_x, left to right.
   Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
                    Value xScale) const override {

@@ -19,8 +19,8 @@ Value DotEmitter::emitTableLookup(OpBuilder &b, Location loc, Value indices,
 }
 
 Value DotEmitter::emitScaledAdd(OpBuilder &b, Location loc, Value acc,
-                                Value dot, Value scale,
-                                int64_t dotBound) const {
+                                Value dot, Value scale, int64_t dotBound,
+                                int64_t scaleBound) const {
   return arith::AddIOp::create(b, loc, acc,
                                arith::MulIOp::create(b, loc, dot, scale));
 }

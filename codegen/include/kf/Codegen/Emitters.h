@@ -69,6 +69,9 @@ public:
                                        int64_t j, const DotEmitter &isa) const {
     return {};
   }
+  /// The largest |getSubBlockScale| for any block: int16's unless the format
+  /// bounds it closer (DotEmitter::emitScaledAdd may use it).
+  virtual int64_t getSubBlockScaleBound() const { return 32767; }
   /// For formats with mins (Q4_K, Q5_K): sub-block `j`'s integer min for the
   /// R rows (vector<R x i32>), which the loop nest multiplies by the
   /// activation's sum over the sub-block and adds up over the block, into the
@@ -157,11 +160,12 @@ public:
                               llvm::ArrayRef<mlir::Value> acts,
                               LaneRange range) const = 0;
   /// `acc` plus scale * dot (vector<R x i32> each), where |dot| <= dotBound
-  /// for any input: a sub-block's dot meeting its integer scale (which fits
-  /// int16). The default multiplies and adds.
+  /// and |scale| <= scaleBound (at most int16's) for any input: a sub-block's
+  /// dot meeting its integer scale. The default multiplies and adds.
   virtual mlir::Value emitScaledAdd(mlir::OpBuilder &b, mlir::Location loc,
                                     mlir::Value acc, mlir::Value dot,
-                                    mlir::Value scale, int64_t dotBound) const;
+                                    mlir::Value scale, int64_t dotBound,
+                                    int64_t scaleBound) const;
   /// The largest dotBound for which emitScaledAdd costs one instruction and
   /// no multiply: the loop nest then splits a sub-block's dot into parts
   /// within it, each scaled on its own, where that saves the multiply (the
