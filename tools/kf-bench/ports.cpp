@@ -55,6 +55,8 @@ struct Case {
   }
 
 #define KF_AVX512 "avx512f,avx512bw,avx512vl,avx512vnni"
+// Lane i's gather index is 8 i: each lane a different cache line.
+alignas(32) const int32_t kLaneIndices[8] = {0, 1, 2, 3, 4, 5, 6, 7};
 #define KF_Z3(op, n) op " %%zmm30, %%zmm31, %%zmm" #n "\n\t"
 #define KF_Z2(op, n) op " %%zmm30, %%zmm" #n "\n\t"
 #define KF_Y3(op, n) op " %%ymm14, %%ymm15, %%ymm" #n "\n\t"
@@ -95,6 +97,42 @@ KF_LOOP(z_kquant_sub, KF_AVX512, KF_ZMM_SETUP,
 // The same with one vpdpwssd per product instead.
 KF_LOOP(z_kquant_sub_wssd, KF_AVX512, KF_ZMM_SETUP,
         KF_X8(KF_ZDPBUSD) KF_ZDPWSSD(8) KF_ZDPWSSD(9), KF_ZMM_CLOBBERS)
+
+// Gathers of 8-byte entries from a table in L1 (the IQ grid kernels'
+// lookups), each behind the instruction that sets its mask (the gather
+// clears it): 6 per iteration, indices 0, 8, 16, ... so that the 8 entries
+// are 8 different lines.
+alignas(64) const uint64_t kGatherTable[64] = {};
+
+#define KF_ZGATHER(n)                                                          \
+  "kxnorb %%k" #n ", %%k" #n ", %%k" #n "\n\t"                                 \
+  "vpgatherdq (%[table], %%ymm29, 8), %%zmm" #n "%{%%k" #n "%}\n\t"
+__attribute__((target(KF_AVX512))) void z_gather(int64_t n) {
+  asm volatile(
+      "vpbroadcastd %[eight], %%ymm29\n\t"
+      "vpmulld %[lanes], %%ymm29, %%ymm29\n\t"
+      "1:\n\t" KF_ZGATHER(1) KF_ZGATHER(2) KF_ZGATHER(3) KF_ZGATHER(4)
+          KF_ZGATHER(5) KF_ZGATHER(6) "dec %[n]\n\tjnz 1b\n\t"
+      : [n] "+r"(n)
+      : [table] "r"(kGatherTable), [eight] "r"(8), [lanes] "m"(kLaneIndices)
+      : "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm29", "k1", "k2",
+        "k3", "k4", "k5", "k6", "cc", "memory");
+}
+
+#define KF_YGATHER(n)                                                          \
+  "vpcmpeqd %%ymm1" #n ", %%ymm1" #n ", %%ymm1" #n "\n\t"                      \
+  "vpgatherdq %%ymm1" #n ", (%[table], %%xmm9, 8), %%ymm" #n "\n\t"
+__attribute__((target("avx2"))) void y_gather(int64_t n) {
+  asm volatile(
+      "vmovd %[eight], %%xmm9\n\tvpbroadcastd %%xmm9, %%xmm9\n\t"
+      "vpmulld %[lanes], %%xmm9, %%xmm9\n\t"
+      "1:\n\t" KF_YGATHER(0) KF_YGATHER(1) KF_YGATHER(2) KF_YGATHER(3)
+          KF_YGATHER(4) KF_YGATHER(5) "dec %[n]\n\tjnz 1b\n\t"
+      : [n] "+r"(n)
+      : [table] "r"(kGatherTable), [eight] "r"(8), [lanes] "m"(kLaneIndices)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");
+}
 
 #define KF_YMADDUBSW(n) KF_Y3("vpmaddubsw", n)
 #define KF_YMADDWD(n) KF_Y3("vpmaddwd", n)
@@ -146,6 +184,7 @@ const Case kAvx512Cases[] = {
     {"8 vpdpbusd + vcvtdq2ps, 2 vmulps, vaddps", 12, z_q8_column},
     {"8 vpdpbusd + 2 vpmulld", 10, z_kquant_sub},
     {"8 vpdpbusd + 2 vpdpwssd", 10, z_kquant_sub_wssd},
+    {"vpgatherdq zmm (8 entries from L1) + kxnorb", 6, z_gather},
 };
 
 const Case kAvx2Cases[] = {
@@ -158,6 +197,7 @@ const Case kAvx2Cases[] = {
     {"vmulps ymm", 12, y_mulps},
     {"vfmadd231ps ymm", 12, y_fma},
     {"4 (vpmaddubsw, vpmaddwd) + vcvtdq2ps, 2 vmulps, vaddps", 12, y_q8_column},
+    {"vpgatherdq ymm (4 entries from L1) + vpcmpeqd", 6, y_gather},
 };
 
 #endif // __x86_64__
