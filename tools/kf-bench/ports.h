@@ -6,9 +6,9 @@
 // costs: whether a block's float scaling or a sub-block's integer scale
 // multiply is free beside its vpdpbusd or takes their slots. Vendors' tables
 // differ by core and are not at hand for a VM's CPU, so this measures it: each
-// case is a loop of 12 independent instructions (no chain longer than the
-// loop), timed against a chain of dependent 512-bit (or 256-bit) vpaddd, one
-// cycle each at whatever clock the vector unit runs at.
+// case is a loop of 12 (a mix 10, gathers 6) independent instructions (no
+// chain longer than the loop), timed against a chain of dependent 512-bit (or
+// 256-bit) vpaddd, one cycle each at whatever clock the vector unit runs at.
 #pragma once
 
 #include <ostream>
@@ -22,7 +22,7 @@ namespace kf::bench {
 
 struct PortRate {
   std::string name;   // the instructions of one group, e.g. "vpdpbusd zmm"
-  int per_group = 12; // instructions per group
+  int per_group = 12; // instructions per group (loop iteration)
   double per_cycle = 0;
 };
 

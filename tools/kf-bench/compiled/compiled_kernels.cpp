@@ -24,10 +24,6 @@ namespace {
 
 using codegen::KernelIsa;
 
-// KF_BENCH_DECODE=once or per_tile: every call of more columns than one tile
-// decodes each block once, or in every tile, instead of as
-// --kf-select-kernels would decide for the call's static M. For
-// comparisons.
 // The weight coding --kf-select-kernels decides for `format`; for
 // comparisons, KF_BENCH_CODING=file or ternary sets it where the format has
 // both.
@@ -45,6 +41,10 @@ absl::StatusOr<WeightCoding> codingOf(Format format) {
   return coding == "file" ? WeightCoding::File : WeightCoding::Ternary;
 }
 
+// KF_BENCH_DECODE=once or per_tile: every call of more columns than one tile
+// decodes each block once, or in every tile, instead of as
+// --kf-select-kernels would decide for the call's static M. For
+// comparisons.
 absl::StatusOr<std::optional<bool>> decodeOnceOverride() {
   const char *env = std::getenv("KF_BENCH_DECODE");
   if (!env)
