@@ -136,16 +136,18 @@ public:
     return vbmi ? kVectorBytes : 0;
   }
 
-  // 4 slots of 16 rows. The book's low and high bytes (256 each, 8 vectors)
-  // are looked up by two vpermi2b each (index bits 0..6) and a blend by bit 7.
-  // A vpermi2b per slot pair then gathers in each qword q the code words of
-  // rows 2q and 2q + 1 of both slots and a vpermb in each qword q the sign
-  // bytes of those rows of all 4 slots, so that per K-group one vpmultishiftqb
-  // brings each lane's code to bits 0..1 and one its sign bit to bit 2 (the
-  // other bits are the neighbours'), a vpternlogd joins them and a vpermb of
-  // `values` repeated every 8 bytes maps the 3 bits to the lane: 4 uops per
-  // 64 lanes, plus 10 per 4 slots, where a gather of 8 grid entries takes 4
-  // cycles.
+  // 4 slots of 16 rows, their indices and sign bytes first permuted alike so
+  // that qword q holds rows 2q and 2q + 1 of every slot (byte 2s + rr: slot
+  // s, row 2q + rr). The book's low and high bytes, codes 0..3 and 4..7 of an
+  // entry, are looked up in that order by two vpermi2b each (index bits
+  // 0..6) and a blend by bit 7, so that per slot and K-group one
+  // vpmultishiftqb brings each lane's code to bits 0..1 and one its sign bit
+  // to bit 2 (the other bits are the neighbours'), a vpternlogq joins them and
+  // a vpermb of `values` repeated every 8 bytes maps the 3 bits to the lane.
+  // On the development CPU, where every shuffle (vpmultishiftqb and vpermb
+  // included) issues on port 5 and a vpermi2b takes it for 2 cycles, that is
+  // 3 of those cycles per 64 lanes, plus 12 per 4 slots, where the gather
+  // path's vpgatherdq of 8 grid entries takes 4.
   void emitCodeBookLanes(OpBuilder &b, Location loc, Value indices, Value signs,
                          ArrayRef<uint16_t> book, ArrayRef<int8_t> values,
                          SmallVectorImpl<Value> &out) const override {
@@ -161,38 +163,27 @@ public:
                  b, loc, type, DenseElementsAttr::get(type, ArrayRef(bytes)))
           .getResult();
     };
+    SmallVector<int64_t, kVectorBytes> byRowPair;
+    for (size_t i = 0; i < kVectorBytes; ++i)
+      byRowPair.push_back(i % 8 / 2 * kRows + 2 * (i / 8) + i % 2);
+    Value index =
+        vector::ShuffleOp::create(b, loc, indices, indices, byRowPair);
+    Value sign = vector::ShuffleOp::create(b, loc, signs, signs, byRowPair);
     // Byte `half` (0: low, 1: high) of book[index] for each index byte.
-    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                       indices, emitSplat(b, loc, type, 0));
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                                       emitSplat(b, loc, type, 0));
     auto lookUp = [&](int64_t half) {
       auto part = [&](int64_t first) {
         return constant([&](size_t i) { return book[first + i] >> 8 * half; });
       };
       auto permute2 = [&](int64_t first) {
         return emitIntrinsic(b, loc, "llvm.x86.avx512.vpermi2var.qi.512", type,
-                             {part(first), indices, part(first + 64)});
+                             {part(first), index, part(first + 64)});
       };
       return arith::SelectOp::create(b, loc, high, permute2(128), permute2(0))
           .getResult();
     };
-    Value low = lookUp(0), highBytes = lookUp(1);
-    // Slots 2p and 2p + 1: qword q holds rows 2q and 2q + 1's code words,
-    // slot 2p's in bytes 0..3, 2p + 1's in bytes 4..7.
-    SmallVector<Value, 2> codes;
-    for (int64_t p = 0; p < kSlots / 2; ++p) {
-      SmallVector<int64_t, kVectorBytes> mask;
-      for (size_t i = 0; i < kVectorBytes; ++i) {
-        const int64_t slot = 2 * p + i % 8 / 4, row = 2 * (i / 8) + i % 4 / 2;
-        mask.push_back((i % 2) * kVectorBytes + slot * kRows + row);
-      }
-      codes.push_back(vector::ShuffleOp::create(b, loc, low, highBytes, mask));
-    }
-    // Qword q holds rows 2q and 2q + 1's sign bytes of slot s in bytes 2s and
-    // 2s + 1.
-    SmallVector<int64_t, kVectorBytes> signMask;
-    for (size_t i = 0; i < kVectorBytes; ++i)
-      signMask.push_back(i % 8 / 2 * kRows + 2 * (i / 8) + i % 2);
-    Value signBytes = vector::ShuffleOp::create(b, loc, signs, signs, signMask);
+    const Value codes[2] = {lookUp(0), lookUp(1)};
     Value codeBits = emitSplat(b, loc, type, 3);
     Value table = constant([&](size_t i) { return values[i % 8]; });
     auto multishift = [&](Value data, auto &&offsetAt) {
@@ -201,19 +192,19 @@ public:
     };
     for (int64_t s = 0; s < kSlots; ++s)
       for (int64_t h = 0; h < 2; ++h) {
-        // Byte i is lane 4r + t of row r = 2 (i / 8) + rr, rr = i % 8 / 4.
-        Value code = multishift(codes[s / 2], [&](size_t i) {
-          return 32 * (s % 2) + 16 * (i % 8 / 4) + 2 * (4 * h + i % 4);
+        // Byte i is lane 4 rr + t of rows 2 (i / 8) + rr, rr = i % 8 / 4.
+        auto byteOf = [&](size_t i) { return 8 * (2 * s + i % 8 / 4); };
+        Value code = multishift(
+            codes[h], [&](size_t i) { return byteOf(i) + 2 * (i % 4); });
+        Value signBit = multishift(sign, [&](size_t i) {
+          return (byteOf(i) + 4 * h + i % 4 - 2) & 63;
         });
-        Value sign = multishift(signBytes, [&](size_t i) {
-          return (8 * (2 * s + i % 8 / 4) + 4 * h + i % 4 - 2) & 63;
-        });
-        Value joined = arith::OrIOp::create(
-            b, loc, arith::AndIOp::create(b, loc, code, codeBits),
+        // ((code ^ sign) & 3) ^ sign: the code's bits 0..1, the sign's others.
+        Value joined = arith::XOrIOp::create(
+            b, loc,
             arith::AndIOp::create(
-                b, loc, sign,
-                arith::XOrIOp::create(b, loc, codeBits,
-                                      emitSplat(b, loc, type, -1))));
+                b, loc, arith::XOrIOp::create(b, loc, code, signBit), codeBits),
+            signBit);
         out.push_back(emitIntrinsic(b, loc, "llvm.x86.avx512.permvar.qi.512",
                                     type, {table, joined}));
       }
