@@ -16,7 +16,8 @@
 // bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
 // vector's 64 bytes by the index's low 6 bits; without VBMI (Cascade Lake)
 // one vpshufb per 16 bytes of the table and masked moves by index bits 4
-// and 5 (emitSplitPshufbLookup).
+// and 5 (emitSplitPshufbLookup). With VBMI it also looks up IQ2_XXS's code
+// book (emitCodeBookLanes): vpermi2b, vpmultishiftqb and vpermb, no gather.
 //
 //===----------------------------------------------------------------------===//
 
