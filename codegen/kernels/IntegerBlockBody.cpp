@@ -567,9 +567,11 @@ Value IntegerBlockBody::emitSubBlockSum(Value xBlock, int64_t sub) {
 std::unique_ptr<MatmulBlockBody>
 createIntegerBlockBody(OpBuilder &b, Location loc, const MatmulKernelSpec &spec,
                        const target::TargetInfo &target) {
-  return std::make_unique<IntegerBlockBody>(
-      b, loc, spec, createWeightDecodeEmitter(spec.getWeightLayout(), target),
-      createDotEmitter(spec.isa, target));
+  std::unique_ptr<DotEmitter> dot = createDotEmitter(spec.isa, target);
+  std::unique_ptr<WeightDecodeEmitter> decode =
+      createWeightDecodeEmitter(spec.getWeightLayout(), target, *dot);
+  return std::make_unique<IntegerBlockBody>(b, loc, spec, std::move(decode),
+                                            std::move(dot));
 }
 
 } // namespace kf::codegen

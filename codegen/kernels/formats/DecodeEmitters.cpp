@@ -11,7 +11,8 @@ namespace kf::codegen {
 
 std::unique_ptr<WeightDecodeEmitter>
 createWeightDecodeEmitter(const kf::PackedLayout &layout,
-                          const target::TargetInfo &target) {
+                          const target::TargetInfo &target,
+                          const DotEmitter &isa) {
   switch (layout.format) {
   case kf::Format::Q8_0:
     return createQ8_0DecodeEmitter(layout, hasHardwareHalf(target));
@@ -26,7 +27,7 @@ createWeightDecodeEmitter(const kf::PackedLayout &layout,
   case kf::Format::IQ2_XXS:
   case kf::Format::IQ1_S:
   case kf::Format::IQ1_M:
-    return createIqGridDecodeEmitter(layout, hasHardwareHalf(target));
+    return createIqGridDecodeEmitter(layout, hasHardwareHalf(target), isa);
   case kf::Format::FRACTAL64:
     return createFractal64DecodeEmitter(hasHardwareHalf(target));
   case kf::Format::VQ3_64:

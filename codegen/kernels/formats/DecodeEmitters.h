@@ -17,9 +17,11 @@ std::unique_ptr<WeightDecodeEmitter> createMxfp4DecodeEmitter();
 std::unique_ptr<WeightDecodeEmitter>
 createKQuantDecodeEmitter(kf::Format format, bool hardwareHalf);
 
-/// IQ2_XXS, IQ1_S or IQ1_M (IQ1's grid or ternary layout).
+/// IQ2_XXS, IQ1_S or IQ1_M (IQ1's grid or ternary layout); IQ2_XXS looks its
+/// slots up in `isa`'s code book where it has one.
 std::unique_ptr<WeightDecodeEmitter>
-createIqGridDecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf);
+createIqGridDecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf,
+                          const DotEmitter &isa);
 
 /// FRACTAL64 (docs/formats/fractal64.md).
 std::unique_ptr<WeightDecodeEmitter>

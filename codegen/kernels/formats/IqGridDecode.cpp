@@ -7,7 +7,9 @@
 // made into lanes and split into
 // the slot's two K-groups. The table holds lane bytes rather than the grid's
 // values, so that the lanes need no arithmetic beyond the signs (IQ2_XXS)
-// or the delta (IQ1_S, IQ1_M; at Iq1Decode).
+// or the delta (IQ1_S, IQ1_M; at Iq1Decode). Where the dot emitter has a
+// code book lookup (AVX-512 with VBMI), IQ2_XXS's steps are a sub-block's
+// slots looked up as 2-bit codes by byte permutes instead, with no gather.
 //
 // IQ2_XXS (kf/runtime/packed_layout.h): grid bytes are magnitudes |w| in
 // {8, 25, 43} and a sign mask per slot negates some; the table holds 43 +
@@ -38,6 +40,9 @@ namespace {
 /// IQ2_XXS's lane offset: its largest magnitude.
 constexpr int64_t kIq2xxsOffset = 43;
 
+/// IQ2_XXS's magnitudes, by code.
+constexpr std::array<int64_t, 3> kIq2xxsMagnitudes = {8, 25, 43};
+
 /// The module's symbol of IQ2_XXS's lane table.
 constexpr llvm::StringLiteral kIq2xxsTable = "kf_iq2_xxs_lanes";
 
@@ -61,6 +66,23 @@ std::array<uint64_t, 256> iq2xxsLaneTable() {
   return mapGridBytes<256>(quant::grids::iq2xxs_grid, [](uint8_t b) {
     return static_cast<int64_t>(b) + kIq2xxsOffset;
   });
+}
+
+/// iq2xxs_grid as a code book (DotEmitter::emitCodeBookLanes): each byte's
+/// magnitude 8, 25 or 43 as the 2-bit code 0, 1 or 2.
+std::array<uint16_t, 256> iq2xxsCodeBook() {
+  std::array<uint16_t, 256> book;
+  for (auto [entry, value] : llvm::zip_equal(book, quant::grids::iq2xxs_grid)) {
+    entry = 0;
+    for (int j = 0; j < 8; ++j) {
+      const uint8_t magnitude = static_cast<uint8_t>(value >> 8 * j);
+      const auto *code = llvm::find(kIq2xxsMagnitudes, magnitude);
+      assert(code != kIq2xxsMagnitudes.end() && "IQ2_XXS's magnitudes");
+      entry |=
+          static_cast<uint16_t>((code - kIq2xxsMagnitudes.begin()) << 2 * j);
+    }
+  }
+  return book;
 }
 
 /// The R rows' 8-byte entries (vector<8R x i8>, row r's in bytes 8r .. 8r + 7)
@@ -95,14 +117,22 @@ Value extractBits(OpBuilder &b, Location loc, Value value, int64_t shift,
   return arith::AndIOp::create(b, loc, value, emitSplat(b, loc, type, mask));
 }
 
+/// Where the dot emitter has a code book lookup (getCodeBookIndices), a step
+/// is the slots of as many indices (AVX-512 VBMI: 4 slots of 16 rows, a
+/// sub-block), looked up as 2-bit codes; elsewhere one slot, gathered.
 class Iq2XxsDecode : public WeightDecodeEmitter {
 public:
-  explicit Iq2XxsDecode(bool hardwareHalf) : hardwareHalf(hardwareHalf) {}
+  Iq2XxsDecode(int64_t rows, bool hardwareHalf, const DotEmitter &isa)
+      : slotsPerStep(1), hardwareHalf(hardwareHalf) {
+    const int64_t indices = isa.getCodeBookIndices();
+    if (indices != 0 && indices % rows == 0 && 32 % (indices / rows) == 0)
+      slotsPerStep = indices / rows;
+  }
 
   LaneRange getLaneRange() const override { return {7, kIq2xxsOffset}; }
   int64_t getBlockElems() const override { return 256; }
   int64_t getSubBlockElems() const override { return 32; }
-  int64_t getStepsPerBlock() const override { return 32; }
+  int64_t getStepsPerBlock() const override { return 32 / slotsPerStep; }
 
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
@@ -130,30 +160,18 @@ public:
   }
 
   void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
-                  int64_t step, const DotEmitter &,
+                  int64_t step, const DotEmitter &isa,
                   llvm::SmallVectorImpl<DecodedLanes> &out) const override {
-    kf::PackedLayout packed = layout(rows);
-    auto rowBytes = VectorType::get({rows}, b.getI8Type());
-    Value indices =
-        arith::ExtUIOp::create(b, loc, VectorType::get({rows}, b.getI32Type()),
-                               emitLoad(b, loc, rowBytes, block,
-                                        iq2_xxs_index_offset(packed, step, 0)));
-    Value table = emitConstantTableAddress(b, loc, kIq2xxsTable);
-    auto bytes = VectorType::get({8 * rows}, b.getI8Type());
-    Value plus = vector::BitCastOp::create(
-        b, loc, bytes, emitTableGather(b, loc, table, indices));
-    Value minus = arith::SubIOp::create(
-        b, loc, emitSplat(b, loc, bytes, 2 * kIq2xxsOffset), plus);
-    Value signs = emitLoad(b, loc, rowBytes, block,
-                           iq2_xxs_signs_offset(packed, step, 0));
-    Value negate = vector::BitCastOp::create(
-        b, loc, VectorType::get({8 * rows}, b.getI1Type()), signs);
-    Value entries = arith::SelectOp::create(b, loc, negate, minus, plus);
-    splitSlot(b, loc, entries, rows, 8 * step, out);
+    if (slotsPerStep == 1)
+      decodeGatheredSlot(b, loc, block, rows, step, out);
+    else
+      decodeCodedSlots(b, loc, block, rows, step, isa, out);
   }
 
   void declareConstants(OpBuilder &b, Location loc,
                         ModuleOp module) const override {
+    if (slotsPerStep != 1) // the code book is the dot emitter's constants
+      return;
     static const std::array<uint64_t, 256> lanes = iq2xxsLaneTable();
     declareConstantTable(b, loc, module, kIq2xxsTable, lanes);
   }
@@ -176,6 +194,67 @@ private:
     return {kf::Format::IQ2_XXS, static_cast<int>(rows)};
   }
 
+  // Slot `step`: its R entries gathered from the lane table, negated by the
+  // sign masks, split into K-groups.
+  void decodeGatheredSlot(OpBuilder &b, Location loc, Value block, int64_t rows,
+                          int64_t step,
+                          llvm::SmallVectorImpl<DecodedLanes> &out) const {
+    kf::PackedLayout packed = layout(rows);
+    auto rowBytes = VectorType::get({rows}, b.getI8Type());
+    Value indices =
+        arith::ExtUIOp::create(b, loc, VectorType::get({rows}, b.getI32Type()),
+                               emitLoad(b, loc, rowBytes, block,
+                                        iq2_xxs_index_offset(packed, step, 0)));
+    Value table = emitConstantTableAddress(b, loc, kIq2xxsTable);
+    auto bytes = VectorType::get({8 * rows}, b.getI8Type());
+    Value plus = vector::BitCastOp::create(
+        b, loc, bytes, emitTableGather(b, loc, table, indices));
+    Value minus = arith::SubIOp::create(
+        b, loc, emitSplat(b, loc, bytes, 2 * kIq2xxsOffset), plus);
+    Value signs = emitLoad(b, loc, rowBytes, block,
+                           iq2_xxs_signs_offset(packed, step, 0));
+    Value negate = vector::BitCastOp::create(
+        b, loc, VectorType::get({8 * rows}, b.getI1Type()), signs);
+    Value entries = arith::SelectOp::create(b, loc, negate, minus, plus);
+    splitSlot(b, loc, entries, rows, 8 * step, out);
+  }
+
+  // Slots slotsPerStep * step ..: their indices and sign bytes (side by side
+  // per slot in the layout, [index][signs]) as two vectors, looked up as
+  // codes, whose lanes are 43 + |w| or, negated, 43 - |w|.
+  void decodeCodedSlots(OpBuilder &b, Location loc, Value block, int64_t rows,
+                        int64_t step, const DotEmitter &isa,
+                        llvm::SmallVectorImpl<DecodedLanes> &out) const {
+    kf::PackedLayout packed = layout(rows);
+    const int64_t first = slotsPerStep * step;
+    auto pairs = VectorType::get({2 * slotsPerStep * rows}, b.getI8Type());
+    Value both =
+        emitLoad(b, loc, pairs, block, iq2_xxs_index_offset(packed, first, 0));
+    SmallVector<int64_t> indexMask, signMask;
+    for (int64_t s = 0; s < slotsPerStep; ++s)
+      for (int64_t r = 0; r < rows; ++r) {
+        indexMask.push_back(2 * s * rows + r);
+        signMask.push_back((2 * s + 1) * rows + r);
+      }
+    Value indices = vector::ShuffleOp::create(b, loc, both, both, indexMask);
+    Value signs = vector::ShuffleOp::create(b, loc, both, both, signMask);
+    static const std::array<uint16_t, 256> book = iq2xxsCodeBook();
+    std::array<int8_t, 8> values;
+    for (int64_t c = 0; c < 4; ++c) {
+      // Code 3 does not occur.
+      const int64_t magnitude = c < 3 ? kIq2xxsMagnitudes[c] : 0;
+      values[c] = static_cast<int8_t>(kIq2xxsOffset + magnitude);
+      values[4 + c] = static_cast<int8_t>(kIq2xxsOffset - magnitude);
+    }
+    SmallVector<Value, 8> lanes;
+    isa.emitCodeBookLanes(b, loc, indices, signs, book, values, lanes);
+    assert(static_cast<int64_t>(lanes.size()) == 2 * slotsPerStep &&
+           "two K-groups per slot");
+    for (auto [i, l] : llvm::enumerate(lanes))
+      out.push_back({l, 8 * first + 4 * static_cast<int64_t>(i)});
+  }
+
+  int64_t slotsPerStep;
   bool hardwareHalf;
 };
 
@@ -403,9 +482,10 @@ private:
 } // namespace
 
 std::unique_ptr<WeightDecodeEmitter>
-createIqGridDecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf) {
+createIqGridDecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf,
+                          const DotEmitter &isa) {
   if (layout.format == kf::Format::IQ2_XXS)
-    return std::make_unique<Iq2XxsDecode>(hardwareHalf);
+    return std::make_unique<Iq2XxsDecode>(layout.rows, hardwareHalf, isa);
   assert((layout.format == kf::Format::IQ1_S ||
           layout.format == kf::Format::IQ1_M) &&
          "an IQ grid format");

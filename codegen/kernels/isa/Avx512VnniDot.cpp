@@ -16,7 +16,8 @@
 // bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
 // vector's 64 bytes by the index's low 6 bits; without VBMI (Cascade Lake)
 // one vpshufb per 16 bytes of the table and masked moves by index bits 4
-// and 5 (emitSplitPshufbLookup).
+// and 5 (emitSplitPshufbLookup). With VBMI it also looks up IQ2_XXS's code
+// book (emitCodeBookLanes): vpermi2b, vpmultishiftqb and vpermb, no gather.
 //
 //===----------------------------------------------------------------------===//
 
@@ -130,6 +131,84 @@ public:
     }
     return emitSplitPshufbLookup(b, loc, "llvm.x86.avx512.pshuf.b.512", indices,
                                  table);
+  }
+
+  int64_t getCodeBookIndices() const override {
+    return vbmi ? kVectorBytes : 0;
+  }
+
+  // 4 slots of 16 rows, their indices and sign bytes first permuted alike so
+  // that qword q holds rows 2q and 2q + 1 of every slot (byte 2s + rr: slot
+  // s, row 2q + rr). The book's low and high bytes, codes 0..3 and 4..7 of an
+  // entry, are looked up in that order by two vpermi2b each (index bits
+  // 0..6) and a blend by bit 7, so that per slot and K-group one
+  // vpmultishiftqb brings each lane's code to bits 0..1 and one its sign bit
+  // to bit 2 (the other bits are the neighbours'), a vpternlogq joins them and
+  // a vpermb of `values` repeated every 8 bytes maps the 3 bits to the lane.
+  // On the development CPU, where every shuffle (vpmultishiftqb and vpermb
+  // included) issues on port 5 and a vpermi2b takes it for 2 cycles, that is
+  // 3 of those cycles per 64 lanes, plus 12 per 4 slots, where the gather
+  // path's vpgatherdq of 8 grid entries takes 4.
+  void emitCodeBookLanes(OpBuilder &b, Location loc, Value indices, Value signs,
+                         ArrayRef<uint16_t> book, ArrayRef<int8_t> values,
+                         SmallVectorImpl<Value> &out) const override {
+    constexpr int64_t kRows = kVectorBytes / 4, kSlots = 4;
+    assert(vbmi && book.size() == 256 && values.size() == 8 &&
+           "a book of 256 entries, 8 lane values");
+    auto type = VectorType::get({int64_t(kVectorBytes)}, b.getI8Type());
+    auto constant = [&](auto &&byteAt) {
+      SmallVector<int8_t, kVectorBytes> bytes(kVectorBytes);
+      for (size_t i = 0; i < kVectorBytes; ++i)
+        bytes[i] = static_cast<int8_t>(byteAt(i));
+      return arith::ConstantOp::create(
+                 b, loc, type, DenseElementsAttr::get(type, ArrayRef(bytes)))
+          .getResult();
+    };
+    SmallVector<int64_t, kVectorBytes> byRowPair;
+    for (size_t i = 0; i < kVectorBytes; ++i)
+      byRowPair.push_back(i % 8 / 2 * kRows + 2 * (i / 8) + i % 2);
+    Value index =
+        vector::ShuffleOp::create(b, loc, indices, indices, byRowPair);
+    Value sign = vector::ShuffleOp::create(b, loc, signs, signs, byRowPair);
+    // Byte `half` (0: low, 1: high) of book[index] for each index byte.
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                                       emitSplat(b, loc, type, 0));
+    auto lookUp = [&](int64_t half) {
+      auto part = [&](int64_t first) {
+        return constant([&](size_t i) { return book[first + i] >> 8 * half; });
+      };
+      auto permute2 = [&](int64_t first) {
+        return emitIntrinsic(b, loc, "llvm.x86.avx512.vpermi2var.qi.512", type,
+                             {part(first), index, part(first + 64)});
+      };
+      return arith::SelectOp::create(b, loc, high, permute2(128), permute2(0))
+          .getResult();
+    };
+    const Value codes[2] = {lookUp(0), lookUp(1)};
+    Value codeBits = emitSplat(b, loc, type, 3);
+    Value table = constant([&](size_t i) { return values[i % 8]; });
+    auto multishift = [&](Value data, auto &&offsetAt) {
+      return emitIntrinsic(b, loc, "llvm.x86.avx512.pmultishift.qb.512", type,
+                           {constant(offsetAt), data});
+    };
+    for (int64_t s = 0; s < kSlots; ++s)
+      for (int64_t h = 0; h < 2; ++h) {
+        // Byte i is lane 4 rr + t of rows 2 (i / 8) + rr, rr = i % 8 / 4.
+        auto byteOf = [&](size_t i) { return 8 * (2 * s + i % 8 / 4); };
+        Value code = multishift(
+            codes[h], [&](size_t i) { return byteOf(i) + 2 * (i % 4); });
+        Value signBit = multishift(sign, [&](size_t i) {
+          return (byteOf(i) + 4 * h + i % 4 - 2) & 63;
+        });
+        // ((code ^ sign) & 3) ^ sign: the code's bits 0..1, the sign's others.
+        Value joined = arith::XOrIOp::create(
+            b, loc,
+            arith::AndIOp::create(
+                b, loc, arith::XOrIOp::create(b, loc, code, signBit), codeBits),
+            signBit);
+        out.push_back(emitIntrinsic(b, loc, "llvm.x86.avx512.permvar.qi.512",
+                                    type, {table, joined}));
+      }
   }
 
 private:

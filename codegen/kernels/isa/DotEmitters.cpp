@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
 #include <cassert>
@@ -16,6 +17,12 @@ namespace kf::codegen {
 Value DotEmitter::emitTableLookup(OpBuilder &b, Location loc, Value indices,
                                   ArrayRef<int8_t> table) const {
   return emitSelectTableLookup(b, loc, indices, table);
+}
+
+void DotEmitter::emitCodeBookLanes(OpBuilder &, Location, Value, Value,
+                                   ArrayRef<uint16_t>, ArrayRef<int8_t>,
+                                   SmallVectorImpl<Value> &) const {
+  llvm_unreachable("only where getCodeBookIndices() is not 0");
 }
 
 Value DotEmitter::emitScaledAdd(OpBuilder &b, Location loc, Value acc,

@@ -124,6 +124,21 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   EXPECT_GT(count(*text, "vpshufb\t%ymm"), 0u);
   EXPECT_EQ(count(*text, "zmm"), 0u);
 
+  // IQ2_XXS's slots: looked up as codes by byte permutes where the target
+  // has VBMI, gathered where it has not.
+  MatmulKernelSpec vnniIq2{
+      Format::IQ2_XXS, KernelIsa::Avx512Vnni, 16, 256, 64, 8};
+  text = emitAssembly(vnniIq2, testTarget("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_GT(count(*text, "vpmultishiftqb"), 0u);
+  EXPECT_GT(count(*text, "vpermi2b") + count(*text, "vpermt2b"), 0u);
+  EXPECT_EQ(count(*text, "gather"), 0u);
+  target::TargetInfo noVbmi = testTarget("x86-64-v4");
+  noVbmi.features.set(static_cast<size_t>(target::Feature::AVX512VNNI));
+  text = emitAssembly(vnniIq2, noVbmi);
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_EQ(count(*text, "vpmultishiftqb"), 0u);
+
   MatmulKernelSpec scalar{Format::Q4_0, KernelIsa::Scalar, 4, 256, 64, 8};
   text = emitAssembly(scalar, testTarget("x86-64-v2"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());

@@ -633,6 +633,37 @@ TEST(MatmulKernel, Iq2XxsExtremeWeights) {
   expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, x, m);
 }
 
+// IQ2_XXS rows in which every grid index meets every position of a slot
+// within a sub-block (the AVX-512 VBMI kernel looks up a sub-block's 4 slots
+// of 16 rows at once, as 2-bit codes, and spreads them to the lanes) and
+// every row of the group, under random signs and scales and d = 1, so that
+// any wrong code, spread or sign changes a sum.
+TEST(MatmulKernel, Iq2XxsEveryIndexAtEveryPosition) {
+  const int64_t n = 16, k = 8192, blocks = k / 256, blockBytes = 66;
+  std::vector<uint8_t> w(n * blocks * blockBytes);
+  std::mt19937 rng(43);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      uint8_t *block = w.data() + (r * blocks + blk) * blockBytes;
+      const uint16_t d = 0x3c00;
+      std::memcpy(block, &d, 2);
+      for (int64_t g = 0; g < 8; ++g) {
+        uint8_t *q = block + 2 + 8 * g;
+        uint32_t signsScale = static_cast<uint32_t>(rng() % 16) << 28;
+        for (int64_t l = 0; l < 4; ++l) {
+          // Slot j of the row: index j / 4 + 64 l (shifted by the row), so
+          // that each position l takes all 256 over the row's 1024 slots.
+          const int64_t j = (blk * 8 + g) * 4 + l;
+          q[l] = static_cast<uint8_t>((j / 4 + 64 * l + 13 * r) % 256);
+          signsScale |= static_cast<uint32_t>(rng() % 128) << 7 * l;
+        }
+        std::memcpy(q + 4, &signsScale, 4);
+      }
+    }
+  const int64_t m = 2;
+  expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, gaussian(m * k, 47, 1.0f), m);
+}
+
 // IQ1_S and IQ1_M blocks reaching every grid index (all 2048 of the 11-bit
 // ones), both signs of every delta and every 3-bit scale, with d 0 (and -0),
 // negative, subnormal and the largest fp16 (IQ1_M's assembled from the top

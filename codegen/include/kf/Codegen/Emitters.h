@@ -130,11 +130,13 @@ public:
 
 /// The decoder of a Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ1_S,
 /// IQ1_M, FRACTAL64 or VQ3_64 layout, whose encoding its lanes keep, for
-/// `target` (whose fp16 conversions the fp16 scales use); null for any other
-/// format (verifyMatmulKernel refuses them first).
+/// `target` (whose fp16 conversions the fp16 scales use) and the dot emitter
+/// `isa` (whose lookups decide how IQ2_XXS steps); null for any other format
+/// (verifyMatmulKernel refuses them first).
 std::unique_ptr<WeightDecodeEmitter>
 createWeightDecodeEmitter(const kf::PackedLayout &layout,
-                          const target::TargetInfo &target);
+                          const target::TargetInfo &target,
+                          const DotEmitter &isa);
 
 class ScaledSubBlockDot;
 
@@ -205,6 +207,23 @@ public:
   virtual mlir::Value emitTableLookup(mlir::OpBuilder &b, mlir::Location loc,
                                       mlir::Value indices,
                                       llvm::ArrayRef<int8_t> table) const;
+  /// How many indices emitCodeBookLanes looks up at once, or 0 (the default)
+  /// when the ISA has no lookup of a code book cheaper than gathering the
+  /// grid's 8-byte entries (AVX-512 with VBMI: 64).
+  virtual int64_t getCodeBookIndices() const { return 0; }
+  /// Lanes from a book of 256 entries of eight 2-bit codes (`book`, code t in
+  /// bits 2t .. 2t + 1: IQ2_XXS's grid as magnitude indices) for
+  /// getCodeBookIndices() / R slots of 8 weights of the R rows: `indices` and
+  /// `signs` (vector<getCodeBookIndices() x i8>, slot s's row r in byte sR +
+  /// r) give each slot's and row's entry and a sign bit per weight (bit t).
+  /// Appends per slot its two K-groups of lanes (vector<4R x i8>, weights 0..3
+  /// then 4..7), lane 4r + t of K-group h being values[c + 4 sign], c the
+  /// code of weight 4h + t of the row's entry and sign its sign bit.
+  virtual void emitCodeBookLanes(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value indices, mlir::Value signs,
+                                 llvm::ArrayRef<uint16_t> book,
+                                 llvm::ArrayRef<int8_t> values,
+                                 llvm::SmallVectorImpl<mlir::Value> &out) const;
 };
 
 /// Dots of whole sub-blocks scaled as they are computed, for decoders of whole
