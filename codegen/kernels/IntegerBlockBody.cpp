@@ -50,6 +50,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 using namespace mlir;
 
@@ -350,6 +351,10 @@ void IntegerBlockBody::emitSubBlockChains(
   if (partElems * maxWeight * 127 > cheapBound)
     partElems = subElems;
   const int64_t dotBound = partElems * maxWeight * 127;
+  // The scales' bound as the decoder lets a tile this wide use it.
+  const int64_t scaleBound = width >= decode.getScaleBoundMinColumns()
+                                 ? decode.getSubBlockScaleBound()
+                                 : std::numeric_limits<int16_t>::max();
   // Per part and column, independent int32 partial sums (see getIntChains),
   // chain 0 starting from the correction: -offset * sum(q), what the lanes'
   // offset adds to the dot. A part is folded into the block's integer sum
@@ -399,9 +404,9 @@ void IntegerBlockBody::emitSubBlockChains(
       for (Value chain : ArrayRef(columnChains).drop_front())
         iacc = arith::AddIOp::create(b, loc, iacc, chain);
       if (scale)
-        isum = dot.emitScaledAdd(
-            b, loc, isum ? isum : emitSplat(b, loc, i32Rows, 0), iacc, scale,
-            dotBound, decode.getSubBlockScaleBound());
+        isum = dot.emitScaledAdd(b, loc,
+                                 isum ? isum : emitSplat(b, loc, i32Rows, 0),
+                                 iacc, scale, dotBound, scaleBound);
       else
         isum = isum ? arith::AddIOp::create(b, loc, isum, iacc) : iacc;
     }

@@ -58,11 +58,13 @@ public:
   // high half (the sign extension) times 0 (the scale as (s & 0xffff, 0)),
   // instead of a vpmulld (two uops on port 0, where vpdpbusd runs too) and
   // an add. A larger dot, below 2^23, whose scale fits a signed byte
-  // (VQ3_64's 8 * 128 * 127 times 2..9) meets it in one vpdpwssd as the int16
-  // pair (dot & 255, dot >> 8), the dot's bytes (0, none) and (1, 2), times
-  // (s, 256 s), the scale's bytes (0, 1) and (none, 0): s (dot & 255) + 256 s
-  // (dot >> 8) = s dot for either sign. It costs a vpshufb per column and one
-  // per row group, on port 5, instead of the vpmulld's two uops on port 0.
+  // (VQ3_64's 8 * 128 * 127 times 2..9; Q6_K's 16 * 32 * 127 times -128..127)
+  // meets it in one vpdpwssd as the int16 pair (dot & 255, dot >> 8), the
+  // dot's bytes (0, none) and (1, 2), times (s, 256 s), the scale's bytes
+  // (0, 1) and (none, 0): s (dot & 255) + 256 s (dot >> 8) = s dot for either
+  // sign (256 * -128 is int16's -32768). It costs a vpshufb per column and
+  // one per row group, on port 5, instead of the vpmulld's two uops on
+  // port 0.
   Value emitScaledAdd(OpBuilder &b, Location loc, Value acc, Value dot,
                       Value scale, int64_t dotBound,
                       int64_t scaleBound) const override {
@@ -79,7 +81,7 @@ public:
           emitSplat(b, loc, cast<VectorType>(scale.getType()), 0xffff));
       return dpwssd(dot, lowScale);
     }
-    if (dotBound < (int64_t(1) << 23) && scaleBound <= 127)
+    if (dotBound < (int64_t(1) << 23) && scaleBound <= 128)
       return dpwssd(emitWordBytes(b, loc, dot, {0, -1, 1, 2}),
                     emitWordBytes(b, loc, scale, {0, 1, -1, 0}));
     return DotEmitter::emitScaledAdd(b, loc, acc, dot, scale, dotBound,

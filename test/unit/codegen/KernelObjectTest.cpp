@@ -103,6 +103,18 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_EQ(count(*text, "prefetch"), 0u);
 
+  // Q6_K's sub-block dots meet their int8 scales split in bytes (a vpdpwssd)
+  // in 8-column tiles only, by a vpmulld in the narrower ones.
+  MatmulKernelSpec vnniQ6k{Format::Q6_K, KernelIsa::Avx512Vnni, 16, 256, 64, 8};
+  text = emitAssembly(vnniQ6k, testTarget("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_GT(count(*text, "vpdpwssd"), 0u);
+  EXPECT_GT(count(*text, "vpmulld"), 0u);
+  vnniQ6k.maxCols = 4;
+  text = emitAssembly(vnniQ6k, testTarget("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_EQ(count(*text, "vpdpwssd"), 0u);
+
   MatmulKernelSpec avx2{Format::Q8_0, KernelIsa::Avx2, 8, 256, 64, 8};
   text = emitAssembly(avx2, testTarget("x86-64-v3"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());

@@ -554,14 +554,17 @@ TEST(MatmulKernel, KQuantExtremeWeights) {
       if (!q6)
         std::memcpy(block + 2, &dmin, 2);
     }
-    const int64_t m = 5;
+    // Twice over, so that an 8-column tile (Q6_K's dots split in bytes on
+    // AVX-512) meets every kind of column, and a 2-column one (whole) too.
+    const int64_t m = 10;
     std::vector<float> x = gaussian(m * k, 31, 1.0f);
-    for (int64_t i = 0; i < k; ++i) {
-      x[k + i] *= 1e-6f;
-      x[2 * k + i] *= 1e4f;
-      x[3 * k + i] = 1.0f;
-      x[4 * k + i] = -1.0f;
-    }
+    for (int64_t c = 0; c < m; c += 5)
+      for (int64_t i = 0; i < k; ++i) {
+        x[(c + 1) * k + i] *= 1e-6f;
+        x[(c + 2) * k + i] *= 1e4f;
+        x[(c + 3) * k + i] = 1.0f;
+        x[(c + 4) * k + i] = -1.0f;
+      }
     expectKernelsEqualDot(format, w, n, k, x, m, /*cacheBlocks=*/true);
   }
 }

@@ -56,9 +56,9 @@ struct WeightPrefetch {
 
 /// What a tile of `width` columns prefetches of weights in `format`, as
 /// measured best (docs/codegen.md, "Weight prefetch"): far into L2 and near
-/// into L1 for single-column tiles and for the K-quants whose decode makes
-/// wide tiles compute-bound (Q5_K, Q6_K); near into L1 alone for the other
-/// wide tiles.
+/// into L1 for single-column tiles and for Q5_K's wide tiles, whose decode
+/// makes them compute-bound; into L1 alone for the other wide tiles (Q6_K's
+/// 4 KiB ahead, Q4_0's 1.5 KiB, the others' 2 KiB).
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 
 /// The weight coding kernels of `format` read best: IQ1_S's and IQ1_M's
