@@ -7,10 +7,10 @@
 //
 // A sub-block's integer scale meets its dot in one vpdpwssd when the dot fits
 // int16 (FRACTAL64's; Q4_K's and Q5_K's in parts that fit: emitScaledAdd,
-// getCheapScaledAddBound) or, split into a low byte and a high part, when the
-// scale fits a byte (VQ3_64's), and a K-quant's min meets the activation's
-// sum in one (emitSumPairTimes); the kernels keep LLVM from splitting them
-// (getTuningFeatures).
+// getCheapScaledAddBound), a larger one (VQ3_64's) in fp32 where that is exact
+// (prefersFloatSubBlockScales), and a K-quant's min meets the activation's
+// sum in one vpdpwssd (emitSumPairTimes); the kernels keep LLVM from
+// splitting them (getTuningFeatures).
 //
 // Table lookups of up to 16 bytes are one vpshufb (AVX-512BW). Up to 64
 // bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
@@ -26,7 +26,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
-#include <array>
 #include <cassert>
 
 using namespace mlir;
@@ -56,33 +55,20 @@ public:
   // One vpdpwssd when the dot fits int16: its low half times the scale, its
   // high half (the sign extension) times 0 (the scale as (s & 0xffff, 0)),
   // instead of a vpmulld (two uops on port 0, where vpdpbusd runs too) and
-  // an add. A larger dot, below 2^23, whose scale fits a signed byte
-  // (VQ3_64's 8 * 128 * 127 times 2..9) meets it in one vpdpwssd as the int16
-  // pair (dot & 255, dot >> 8), the dot's bytes (0, none) and (1, 2), times
-  // (s, 256 s), the scale's bytes (0, 1) and (none, 0): s (dot & 255) + 256 s
-  // (dot >> 8) = s dot for either sign. It costs a vpshufb per column and one
-  // per row group, on port 5, instead of the vpmulld's two uops on port 0.
+  // an add.
   Value emitScaledAdd(OpBuilder &b, Location loc, Value acc, Value dot,
                       Value scale, int64_t dotBound,
                       int64_t scaleBound) const override {
+    if (dotBound > getCheapScaledAddBound())
+      return DotEmitter::emitScaledAdd(b, loc, acc, dot, scale, dotBound,
+                                       scaleBound);
     auto pairs = VectorType::get({32}, b.getI16Type());
-    auto dpwssd = [&](Value x, Value y) {
-      return emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpwssd.512",
-                           acc.getType(),
-                           {acc, vector::BitCastOp::create(b, loc, pairs, x),
-                            vector::BitCastOp::create(b, loc, pairs, y)});
-    };
-    if (dotBound <= getCheapScaledAddBound()) {
-      Value lowScale = arith::AndIOp::create(
-          b, loc, scale,
-          emitSplat(b, loc, cast<VectorType>(scale.getType()), 0xffff));
-      return dpwssd(dot, lowScale);
-    }
-    if (dotBound < (int64_t(1) << 23) && scaleBound <= 127)
-      return dpwssd(emitWordBytes(b, loc, dot, {0, -1, 1, 2}),
-                    emitWordBytes(b, loc, scale, {0, 1, -1, 0}));
-    return DotEmitter::emitScaledAdd(b, loc, acc, dot, scale, dotBound,
-                                     scaleBound);
+    Value lowScale = arith::AndIOp::create(
+        b, loc, scale,
+        emitSplat(b, loc, cast<VectorType>(scale.getType()), 0xffff));
+    return emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpwssd.512", acc.getType(),
+                         {acc, vector::BitCastOp::create(b, loc, pairs, dot),
+                          vector::BitCastOp::create(b, loc, pairs, lowScale)});
   }
 
   // (f, f): one vpdpwssd against the column's two int16 sums loaded as one
@@ -105,6 +91,11 @@ public:
   }
 
   int64_t getCheapScaledAddBound() const override { return 32767; }
+
+  // A dot beyond int16 (VQ3_64's) meets its scale as an fp32 FMA, which runs
+  // on port 0 or 5, instead of a vpshufb of its bytes (port 5) and a vpdpwssd
+  // (port 0, where every vpdpbusd runs) or a vpmulld (two port-0 uops).
+  bool prefersFloatSubBlockScales() const override { return true; }
 
   // On Intel CPUs LLVM splits a vpdpwssd that adds to a chain into vpmaddwd
   // and vpaddd (a MachineCombiner pattern shortening the chain's latency):
@@ -133,24 +124,6 @@ public:
   }
 
 private:
-  /// Each i32 lane of `words` with byte i taken from its byte bytes[i], or 0
-  /// where that is -1: one vpshufb.
-  static Value emitWordBytes(OpBuilder &b, Location loc, Value words,
-                             std::array<int8_t, 4> bytes) {
-    auto type = VectorType::get({int64_t(kVectorBytes)}, b.getI8Type());
-    SmallVector<int8_t, kVectorBytes> indices(kVectorBytes);
-    for (size_t i = 0; i < kVectorBytes; ++i)
-      indices[i] = bytes[i % 4] < 0
-                       ? int8_t(0x80)
-                       : static_cast<int8_t>(i % 16 / 4 * 4 + bytes[i % 4]);
-    Value shuffled = emitIntrinsic(
-        b, loc, "llvm.x86.avx512.pshuf.b.512", type,
-        {vector::BitCastOp::create(b, loc, type, words),
-         arith::ConstantOp::create(
-             b, loc, type, DenseElementsAttr::get(type, ArrayRef(indices)))});
-    return vector::BitCastOp::create(b, loc, words.getType(), shuffled);
-  }
-
   bool vbmi;
 };
 
