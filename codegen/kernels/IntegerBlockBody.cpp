@@ -19,8 +19,9 @@
 // integer sub-scales per 8 weights; each half's integer sum meets its own
 // activation scale, as kf::dot adds the halves. A sub-block's dot meets its
 // scale through the dot emitter (emitScaledAdd: one vpdpwssd on AVX-512 when
-// the dot fits int16, FRACTAL64's, or the scale a byte, VQ3_64's; Q4_K's and
-// Q5_K's sub-blocks are kept in parts whose dots fit, getCheapScaledAddBound).
+// the dot fits int16, FRACTAL64's; Q4_K's and Q5_K's sub-blocks are kept in
+// parts whose dots fit, getCheapScaledAddBound) or, where the emitter prefers
+// it and it is exact, in fp32 (VQ3_64's on AVX-512: choosePartsAndScaling).
 // Where the dot instruction takes the scale for free (AVX2: vpmaddwd's
 // multiplier) and each decode step yields whole sub-blocks, the dots are
 // scaled as they are computed, with no correction in them, and the
@@ -47,6 +48,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/ADT/bit.h"
 
 #include <algorithm>
 #include <cassert>
@@ -77,6 +80,7 @@ public:
     assert(blockElems % act.block_elems == 0 &&
            (act.block_elems % subElems == 0 || actBlocks == 1) &&
            "a sub-block lies in one activation block");
+    choosePartsAndScaling();
   }
 
   int64_t getBlockElems() const override { return blockElems; }
@@ -108,6 +112,16 @@ private:
     return VectorType::get({spec.rows}, element);
   }
   bool isCacheBlocked() const { return spec.l1K != 0 || spec.l2Rows != 0; }
+  /// Sets partElems, dotBound and floatBias (emitSubBlockChains).
+  void choosePartsAndScaling();
+  /// The scalar correction `start` (i32) plus floatBias.
+  Value withFloatBias(Value start) {
+    if (!floatBias)
+      return start;
+    return arith::AddIOp::create(
+        b, loc, start,
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), floatBias));
+  }
   /// Independent int32 accumulators per column and block. A dot instruction
   /// waits for the previous one on the same accumulator (vpdpbusd: about 5
   /// cycles), so a narrow tile with one accumulator per column would run at
@@ -168,7 +182,56 @@ private:
   /// When set, emitScaledSubBlocks rather than emitSubBlockChains.
   const ScaledSubBlockDot *scaledDot;
   Block *entry;
+  /// emitSubBlockChains' unit of scaling: a sub-block or a part of it, and
+  /// the bound of its signed dot.
+  int64_t partElems = 0, dotBound = 0;
+  /// The bits of the fp32 B = 1.5 * 2^23 when the parts' dots meet their
+  /// scales in fp32 (DotEmitter::prefersFloatSubBlockScales), 0 otherwise.
+  int32_t floatBias = 0;
 };
+
+// A sub-block's signed dot is at most subElems * max|w| * 127, which decides
+// how the dot emitter may scale it (FRACTAL64's 8 * 17 * 127 fits int16).
+// Where the emitter scales a smaller dot without a multiply and the lanes
+// carry no offset (Q4_K's, Q5_K's codes), the sub-block's dot is kept in parts
+// of half, a quarter... of it, down to that bound (Q4_K 16 * 15 * 127, Q5_K 8
+// * 31 * 127 fit int16), each scaled on its own: on AVX-512 a vpdpwssd per
+// part instead of a vpmulld (two uops on port 0) and an add per sub-block.
+// With an offset, the correction is one sum over the sub-block and no part's
+// dot is bounded by the weights.
+//
+// A part's dot beyond that bound meets its scale in fp32, where the dot
+// emitter prefers it, when that is exact: each chain starts from the bits of
+// B = 1.5 * 2^23 (0x4b400000) besides its correction, so the int32 it ends
+// with, read as a float, is exactly B + dot while |dot| < 2^22 (the exponent
+// stays 2^23's, the dot in the mantissa's low bits). The first part of an
+// activation block is fma(B + dot, s, -s * B) = s * dot, each next fma(B +
+// dot - B, s, sum), the scales s and -s * B converted once per row group and
+// block for every column; every product and sum is an integer below 2^24,
+// exact in fp32, so the activation block's sum is the integer one kf::dot
+// converts (VQ3_64: 4 * 8 * 128 * 127 * 9 < 2^23). A dot within the bound
+// costs one instruction already (FRACTAL64's vpdpwssd), fewer than the two
+// float ones.
+void IntegerBlockBody::choosePartsAndScaling() {
+  const int64_t maxLane = (int64_t(1) << range.bits) - 1;
+  const int64_t maxWeight = range.isSigned
+                                ? int64_t(1) << (range.bits - 1)
+                                : std::max(correction, maxLane - correction);
+  const int64_t cheapBound = dot.getCheapScaledAddBound();
+  partElems = subElems;
+  if (correction == 0)
+    while (partElems * maxWeight * 127 > cheapBound && partElems % 8 == 0)
+      partElems /= 2;
+  if (partElems * maxWeight * 127 > cheapBound)
+    partElems = subElems;
+  dotBound = partElems * maxWeight * 127;
+  const int64_t partsPerSum = std::min(blockElems, act.block_elems) / partElems;
+  if (dot.prefersFloatSubBlockScales() && subElems < blockElems && !scaledDot &&
+      dotBound > cheapBound && dotBound < (int64_t(1) << 22) &&
+      partsPerSum * dotBound * decode.getSubBlockScaleBound() <
+          (int64_t(1) << 24))
+    floatBias = 0x4b400000;
+}
 
 // The block's lanes, prepared for the dot, in K order: lane vector i holds
 // elements 4i .. 4i + 3 of the R rows. Stored as the dot takes them, the
@@ -242,10 +305,10 @@ Value IntegerBlockBody::prepareTile(OpBuilder &, Location,
                     arith::MulIOp::create(b, loc, column, i64(columnBytes))),
                 xOffset);
             for (int64_t sub = 0; sub < numSubs; ++sub) {
-              Value init = arith::MulIOp::create(
+              Value init = withFloatBias(arith::MulIOp::create(
                   b, loc, emitSubBlockSum(xBlock, sub),
                   arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                               -correction));
+                                               -correction)));
               LLVM::StoreOp::create(
                   b, loc, init, emitCorrectionSlot(corrections, j, blk, sub),
                   4);
@@ -309,7 +372,8 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
   for (int64_t h = 0; h < actBlocks; ++h)
     for (auto [acc, isum, msum, xScale] :
          llvm::zip_equal(accs, isums[h], msums, xScales[h])) {
-      Value sum = arith::SIToFPOp::create(b, loc, f32Rows, isum);
+      Value sum =
+          floatBias ? isum : arith::SIToFPOp::create(b, loc, f32Rows, isum);
       Value contribution = decode.scaleBlock(b, loc, sum, wScales, xScale);
       if (msum)
         contribution =
@@ -330,27 +394,6 @@ void IntegerBlockBody::emitSubBlockChains(
   VectorType i32Rows = rowsOf(b.getI32Type());
   SmallVector<DecodedLanes, 2> decoded;
   SmallVector<Value, 2> lanes, acts;
-  // A sub-block's signed dot is at most subElems * max|w| * 127, which
-  // decides how the dot emitter may scale it (FRACTAL64's 8 * 17 * 127 fits
-  // int16). Where the emitter scales a smaller dot without a multiply and the
-  // lanes carry no offset (Q4_K's, Q5_K's codes), the sub-block's dot is kept
-  // in parts of half, a quarter... of it, down to that bound (Q4_K 16 * 15 *
-  // 127, Q5_K 8 * 31 * 127 fit int16), each scaled on its own: on AVX-512 a
-  // vpdpwssd per part instead of a vpmulld (two uops on port 0) and an add
-  // per sub-block. With an offset, the correction is one sum over the
-  // sub-block and no part's dot is bounded by the weights.
-  const int64_t maxLane = (int64_t(1) << range.bits) - 1;
-  const int64_t maxWeight = range.isSigned
-                                ? int64_t(1) << (range.bits - 1)
-                                : std::max(correction, maxLane - correction);
-  const int64_t cheapBound = dot.getCheapScaledAddBound();
-  int64_t partElems = subElems;
-  if (correction == 0)
-    while (partElems * maxWeight * 127 > cheapBound && partElems % 8 == 0)
-      partElems /= 2;
-  if (partElems * maxWeight * 127 > cheapBound)
-    partElems = subElems;
-  const int64_t dotBound = partElems * maxWeight * 127;
   // The scales' bound as the decoder lets a tile this wide use it.
   const int64_t scaleBound = width >= decode.getScaleBoundMinColumns()
                                  ? decode.getSubBlockScaleBound()
@@ -368,22 +411,26 @@ void IntegerBlockBody::emitSubBlockChains(
   };
   SmallVector<Part, 32> parts(numParts);
   SmallVector<Value, 16> scales(blockElems / subElems);
+  // With floatBias: the sub-blocks' scales s and -s * B as fp32.
+  SmallVector<std::pair<Value, Value>, 16> floatScales(blockElems / subElems);
+  VectorType f32Rows = rowsOf(b.getF32Type());
   auto startPart = [&](Part &part, int64_t index) {
     const int64_t sub = index * partElems / subElems;
     part.chains.resize(width);
     for (auto [j, xBlock, columnChains] :
          llvm::enumerate(xBlocks, part.chains)) {
-      Value start = emitSplat(b, loc, i32Rows, 0);
+      // The correction (computed before the tile's row groups when cache
+      // blocked, prepareTile) has floatBias in it.
+      Value start = emitSplat(b, loc, i32Rows, floatBias);
       if (corrections) {
-        // Computed before the tile's row groups (emitTile).
         Value init = LLVM::LoadOp::create(
             b, loc, b.getI32Type(),
             emitCorrectionSlot(corrections, j, blk, sub), 4);
         start = vector::BroadcastOp::create(b, loc, i32Rows, init);
       } else if (correction != 0) {
-        Value init = arith::MulIOp::create(
+        Value init = withFloatBias(arith::MulIOp::create(
             b, loc, emitSubBlockSum(xBlock, sub),
-            arith::ConstantIntOp::create(b, loc, b.getI32Type(), -correction));
+            arith::ConstantIntOp::create(b, loc, b.getI32Type(), -correction)));
         start = vector::BroadcastOp::create(b, loc, i32Rows, init);
       }
       columnChains.push_back(start);
@@ -403,7 +450,23 @@ void IntegerBlockBody::emitSubBlockChains(
       Value iacc = columnChains.front();
       for (Value chain : ArrayRef(columnChains).drop_front())
         iacc = arith::AddIOp::create(b, loc, iacc, chain);
-      if (scale)
+      if (floatBias) {
+        assert(scale && "formats with sub-blocks have sub-block scales");
+        Value bias = arith::ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(f32Rows, llvm::bit_cast<float>(floatBias)));
+        auto &[s, negBias] = floatScales[sub];
+        if (!s) {
+          s = arith::SIToFPOp::create(b, loc, f32Rows, scale);
+          negBias = arith::MulFOp::create(b, loc, s,
+                                          arith::NegFOp::create(b, loc, bias));
+        }
+        Value biased = vector::BitCastOp::create(b, loc, f32Rows, iacc);
+        isum = isum ? LLVM::FMAOp::create(
+                          b, loc, arith::SubFOp::create(b, loc, biased, bias),
+                          s, isum)
+                    : LLVM::FMAOp::create(b, loc, biased, s, negBias);
+      } else if (scale)
         isum = dot.emitScaledAdd(b, loc,
                                  isum ? isum : emitSplat(b, loc, i32Rows, 0),
                                  iacc, scale, dotBound, scaleBound);

@@ -7,10 +7,11 @@
 //
 // A sub-block's integer scale meets its dot in one vpdpwssd when the dot fits
 // int16 (FRACTAL64's; Q4_K's and Q5_K's in parts that fit: emitScaledAdd,
-// getCheapScaledAddBound) or, split into a low byte and a high part, when the
-// scale fits a byte (VQ3_64's), and a K-quant's min meets the activation's
-// sum in one (emitSumPairTimes); the kernels keep LLVM from splitting them
-// (getTuningFeatures).
+// getCheapScaledAddBound), a larger one in fp32 where that is exact (VQ3_64's:
+// prefersFloatSubBlockScales) or, split into a low byte and a high part, when
+// the scale fits a byte (Q6_K's in 8-column tiles), and a K-quant's min meets
+// the activation's sum in one vpdpwssd (emitSumPairTimes); the kernels keep
+// LLVM from splitting them (getTuningFeatures).
 //
 // Table lookups of up to 16 bytes are one vpshufb (AVX-512BW). Up to 64
 // bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
@@ -58,7 +59,7 @@ public:
   // high half (the sign extension) times 0 (the scale as (s & 0xffff, 0)),
   // instead of a vpmulld (two uops on port 0, where vpdpbusd runs too) and
   // an add. A larger dot, below 2^23, whose scale fits a signed byte
-  // (VQ3_64's 8 * 128 * 127 times 2..9; Q6_K's 16 * 32 * 127 times -128..127)
+  // (Q6_K's 16 * 32 * 127 times -128..127, in the tiles its decoder allows)
   // meets it in one vpdpwssd as the int16 pair (dot & 255, dot >> 8), the
   // dot's bytes (0, none) and (1, 2), times (s, 256 s), the scale's bytes
   // (0, 1) and (none, 0): s (dot & 255) + 256 s (dot >> 8) = s dot for either
@@ -108,6 +109,11 @@ public:
   }
 
   int64_t getCheapScaledAddBound() const override { return 32767; }
+
+  // A dot beyond int16 (VQ3_64's) meets its scale as an fp32 FMA, which runs
+  // on port 0 or 5, instead of a vpshufb of its bytes (port 5) and a vpdpwssd
+  // (port 0, where every vpdpbusd runs) or a vpmulld (two port-0 uops).
+  bool prefersFloatSubBlockScales() const override { return true; }
 
   // On Intel CPUs LLVM splits a vpdpwssd that adds to a chain into vpmaddwd
   // and vpaddd (a MachineCombiner pattern shortening the chain's latency):

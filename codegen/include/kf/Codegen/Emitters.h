@@ -178,6 +178,12 @@ public:
   /// lanes carry no offset). 0, the default, when a dot is best summed whole
   /// and multiplied once.
   virtual int64_t getCheapScaledAddBound() const { return 0; }
+  /// Whether sub-block dots best meet their integer scales in fp32 where that
+  /// is exact (the loop nest decides by the bounds): the dot's int32 chain
+  /// read as a float and one FMA with the row's float scale, shared by the
+  /// columns, instead of emitScaledAdd. False, the default, keeps the
+  /// integer multiply.
+  virtual bool prefersFloatSubBlockScales() const { return false; }
   /// The row operand emitSumPairTimes takes for the integer factors `factor`
   /// (vector<R x i32>, each fitting int16: a K-quant's sub-block mins);
   /// computed once per row group and block and shared by the tile's columns.
