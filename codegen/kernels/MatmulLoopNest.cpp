@@ -373,9 +373,8 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
         for (Value column : xColumns)
           xBlocks.push_back(emitByteOffset(b, loc, column, xOffset));
         SmallVector<Value, 32> next(accs.begin(), accs.end());
-        body.emitBlock(b, loc,
-                       {block, blk, xBlocks, tileState, decoded, prefetch},
-                       next);
+        body.emitBlock(
+            b, loc, {block, blk, xBlocks, tileState, decoded, prefetch}, next);
         scf::YieldOp::create(b, loc, next);
       });
 
