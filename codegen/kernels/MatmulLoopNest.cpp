@@ -362,9 +362,8 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
           decoded = stream = emitDecodedSlot(range, g, blk);
           streamBytes = body.getDecodedBlockBytes();
         }
-        // A single-column tile prefetches the block in shares as its body
-        // decodes it; a wider one all at the block's start (in shares, Q5_K
-        // at M = 4 was 2-4 % slower).
+        // In shares as the body decodes the block (emitPrefetch's comment
+        // says why only in single-column tiles).
         auto prefetchShare = [&](int64_t step, int64_t steps) {
           emitPrefetch(stream, streamBytes, plan, step, steps);
         };
@@ -430,16 +429,19 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
 // block, prefetched the same way, and the decode's the packed weights, as a
 // one-column tile's.
 //
-// A tile's body issues a block's prefetches in shares, one per decode step
-// (BlockOperands::prefetch), each share's far lines and then its near ones.
-// All of a block's far prefetches first, then all of its near ones, left
-// Q4_K's one-column tile at 80 % of the roofline whatever the distances,
-// with or without prefetches: its block is 36 lines, so the near lines the
-// block was about to load queued behind 36 prefetches to DRAM (most likely
-// for the L1's miss buffers; no counters to confirm). In shares, cold M = 1
-// on two threads went from 174 to 155 µs (Q4_0 150 -> 140, MXFP4 150 ->
-// 135). The scheduler still gathers most of them at the block's start, in
-// their order. The decode pass prefetches a whole block at its start.
+// A single-column tile's body issues a block's prefetches in shares, one per
+// decode step (BlockOperands::prefetch), each share's far lines and then its
+// near ones. All of a block's far prefetches first, then all of its near
+// ones, held Q4_K's one-column tile at 80 % of the roofline whatever the
+// distances, and no better than without prefetches: its block is 36 lines,
+// so the near lines it was about to load queued behind 36 prefetches to
+// DRAM (most likely for the L1's miss buffers; no counters to confirm). In
+// shares, cold M = 1 on two threads went from 171-180 to 152-159 µs (Q4_0
+// 149-154 -> 139-147, MXFP4 148-151 -> 134-135, BF16 552-559 -> 495-519). The
+// scheduler still gathers them at the block's start, but keeps their order.
+// Wider tiles and the decode pass prefetch a whole block at its start: in
+// shares, Q5_K at M = 4 was 2-4 % slower (Q4_0 and MXFP4 at M = 4 and 8
+// faster).
 void MatmulLoopNest::emitPrefetch(Value block, int64_t bytes,
                                   const WeightPrefetch &plan, int64_t step,
                                   int64_t steps) {
