@@ -59,6 +59,8 @@ public:
     const int64_t chains = getAccumulators(width);
     auto lanesType = VectorType::get({spec.rows}, b.getI32Type());
     for (int64_t g = 0; g < kGroups; ++g) {
+      if (block.prefetch)
+        block.prefetch(g, kGroups);
       Value lanes = emitLoad(b, loc, lanesType, block.weights,
                              kf::packed_kgroup_offset(layout, g));
       SmallVector<Value, 2> weights = dot->prepareWeights(b, loc, lanes);

@@ -259,6 +259,8 @@ void IntegerBlockBody::emitStepLanes(const BlockOperands &operands,
                                      int64_t step,
                                      SmallVectorImpl<DecodedLanes> &out) {
   out.clear();
+  if (operands.prefetch)
+    operands.prefetch(step, decode.getStepsPerBlock());
   if (!operands.decoded) {
     decode.decodeStep(b, loc, operands.weights, spec.rows, step, dot, out);
     for (DecodedLanes &d : out)

@@ -118,8 +118,10 @@ private:
                 const TileRange &range);
   void emitTileGroup(const KernelArgs &args, int64_t width, Value col, Value g,
                      const TileRange &range, Value tileState);
-  /// Prefetches the `bytes` at `block` `plan`'s distances ahead.
-  void emitPrefetch(Value block, int64_t bytes, const WeightPrefetch &plan);
+  /// Prefetches share `step` of `steps` of the `bytes` at `block` `plan`'s
+  /// distances ahead (by default all of them).
+  void emitPrefetch(Value block, int64_t bytes, const WeightPrefetch &plan,
+                    int64_t step = 0, int64_t steps = 1);
   Value emitRowMask(Value rowBase);
   Value emitLoadY(Value yPtr, Value rowBase);
   void emitStore(Value acc, Value yPtr, Value rowBase);
@@ -354,13 +356,22 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
         // The tile's stream: the packed weights, or the decoded ones.
         WeightPrefetch plan = spec.prefetch.value_or(
             getDefaultWeightPrefetch(spec.format, width));
-        Value decoded;
+        Value decoded, stream = block;
+        int64_t streamBytes = blockBytes;
         if (range.decoded) {
-          decoded = emitDecodedSlot(range, g, blk);
-          emitPrefetch(decoded, body.getDecodedBlockBytes(), plan);
-        } else {
-          emitPrefetch(block, blockBytes, plan);
+          decoded = stream = emitDecodedSlot(range, g, blk);
+          streamBytes = body.getDecodedBlockBytes();
         }
+        // In shares as the body decodes the block (emitPrefetch's comment
+        // says why only in single-column tiles).
+        auto prefetchShare = [&](int64_t step, int64_t steps) {
+          emitPrefetch(stream, streamBytes, plan, step, steps);
+        };
+        llvm::function_ref<void(int64_t, int64_t)> prefetch;
+        if (width == 1)
+          prefetch = prefetchShare;
+        else
+          emitPrefetch(stream, streamBytes, plan);
         // A weight block may span several activation blocks (FRACTAL64's
         // and VQ3_64's 64 weights, two Q8_0 blocks); xBlocks is the first.
         Value xOffset = arith::MulIOp::create(
@@ -369,7 +380,8 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
         for (Value column : xColumns)
           xBlocks.push_back(emitByteOffset(b, loc, column, xOffset));
         SmallVector<Value, 32> next(accs.begin(), accs.end());
-        body.emitBlock(b, loc, {block, blk, xBlocks, tileState, decoded}, next);
+        body.emitBlock(
+            b, loc, {block, blk, xBlocks, tileState, decoded, prefetch}, next);
         scf::YieldOp::create(b, loc, next);
       });
 
@@ -416,16 +428,34 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
 // and still run ahead; decoding once, the tiles' stream is the decoded row
 // block, prefetched the same way, and the decode's the packed weights, as a
 // one-column tile's.
+//
+// A single-column tile's body issues a block's prefetches in shares, one per
+// decode step (BlockOperands::prefetch), each share's far lines and then its
+// near ones. All of a block's far prefetches first, then all of its near
+// ones, held Q4_K's one-column tile at 80 % of the roofline whatever the
+// distances, and no better than without prefetches: its block is 36 lines,
+// so the near lines it was about to load queued behind 36 prefetches to
+// DRAM (most likely for the L1's miss buffers; no counters to confirm). In
+// shares, cold M = 1 on two threads went from 171-180 to 152-159 µs (Q4_0
+// 149-154 -> 139-147, MXFP4 148-151 -> 134-135, BF16 552-559 -> 495-519). The
+// scheduler still gathers them at the block's start, but keeps their order.
+// Wider tiles and the decode pass prefetch a whole block at its start: in
+// shares, Q5_K at M = 4 was 2-4 % slower (Q4_0 and MXFP4 at M = 4 and 8
+// faster).
 void MatmulLoopNest::emitPrefetch(Value block, int64_t bytes,
-                                  const WeightPrefetch &plan) {
+                                  const WeightPrefetch &plan, int64_t step,
+                                  int64_t steps) {
+  const int64_t lines = llvm::divideCeil(bytes, 64);
+  const int64_t first = llvm::divideCeil(step * lines, steps);
+  const int64_t end = llvm::divideCeil((step + 1) * lines, steps);
   for (auto [distance, locality] :
        {std::pair{plan.l2Bytes, 2}, std::pair{plan.l1Bytes, 3}}) {
     if (distance == 0)
       continue;
-    for (int64_t offset = 0; offset < bytes; offset += 64)
-      LLVM::Prefetch::create(b, loc,
-                             emitByteOffset(b, loc, block, distance + offset),
-                             /*rw=*/0, /*hint=*/locality, /*cache=*/1);
+    for (int64_t line = first; line < end; ++line)
+      LLVM::Prefetch::create(
+          b, loc, emitByteOffset(b, loc, block, distance + 64 * line),
+          /*rw=*/0, /*hint=*/locality, /*cache=*/1);
   }
 }
 

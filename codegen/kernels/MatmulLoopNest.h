@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <memory>
@@ -41,6 +42,12 @@ struct BlockOperands {
   /// !llvm.ptr: the block as emitDecode wrote it, when the nest decodes each
   /// block once (MatmulKernelSpec::decodeOnce); null: decode `weights`.
   mlir::Value decoded;
+  /// When set, emits share `step` of `steps` of the block's prefetches (the
+  /// tile's stream ahead of it): the body calls it for step 0 .. steps - 1
+  /// in order, each with the loads of its own step, rather than the block's
+  /// loads meeting all of its prefetches at once. Null: the nest prefetched
+  /// the block before the body.
+  llvm::function_ref<void(int64_t step, int64_t steps)> prefetch;
 };
 
 /// One kernel family's K block: it updates the fp32 accumulators a column

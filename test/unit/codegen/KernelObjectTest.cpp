@@ -102,6 +102,16 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   text = emitAssembly(unprefetched, testTarget("znver5"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_EQ(count(*text, "prefetch"), 0u);
+  // A single-column tile issues a block's prefetches in shares, each share's
+  // far (L2) lines, then its near (L1) ones: Q4_K's block of 36 lines no
+  // longer puts all of its far prefetches before its near ones.
+  MatmulKernelSpec oneColumn{
+      Format::Q4_K, KernelIsa::Avx512Vnni, 16, 256, 64, 1};
+  text = emitAssembly(oneColumn, testTarget("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  ASSERT_EQ(count(*text, "prefetcht0"), 36u);
+  ASSERT_EQ(count(*text, "prefetcht1"), 36u);
+  EXPECT_LT(text->find("prefetcht0"), text->rfind("prefetcht1"));
 
   // Q6_K's sub-block dots meet their int8 scales split in bytes (a vpdpwssd)
   // in 8-column tiles only, by a vpmulld in the narrower ones.
