@@ -363,12 +363,12 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
           streamBytes = body.getDecodedBlockBytes();
         }
         // In shares as the body decodes the block (emitPrefetch's comment
-        // says why only in single-column tiles).
+        // says why); a tile reading decoded lanes prefetches them at once.
         auto prefetchShare = [&](int64_t step, int64_t steps) {
           emitPrefetch(stream, streamBytes, plan, step, steps);
         };
         llvm::function_ref<void(int64_t, int64_t)> prefetch;
-        if (width == 1)
+        if (!range.decoded)
           prefetch = prefetchShare;
         else
           emitPrefetch(stream, streamBytes, plan);
@@ -429,19 +429,21 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
 // block, prefetched the same way, and the decode's the packed weights, as a
 // one-column tile's.
 //
-// A single-column tile's body issues a block's prefetches in shares, one per
-// decode step (BlockOperands::prefetch), each share's far lines and then its
-// near ones. All of a block's far prefetches first, then all of its near
+// A tile that decodes its weights issues a block's prefetches in shares, one
+// per decode step (BlockOperands::prefetch), each share's far lines and then
+// its near ones. All of a block's far prefetches first, then all of its near
 // ones, held Q4_K's one-column tile at 80 % of the roofline whatever the
 // distances, and no better than without prefetches: its block is 36 lines,
 // so the near lines it was about to load queued behind 36 prefetches to
 // DRAM (most likely for the L1's miss buffers; no counters to confirm). In
 // shares, cold M = 1 on two threads went from 171-180 to 152-159 µs (Q4_0
-// 149-154 -> 139-147, MXFP4 148-151 -> 134-135, BF16 552-559 -> 495-519). The
-// scheduler still gathers them at the block's start, but keeps their order.
-// Wider tiles and the decode pass prefetch a whole block at its start: in
-// shares, Q5_K at M = 4 was 2-4 % slower (Q4_0 and MXFP4 at M = 4 and 8
-// faster).
+// 149-154 -> 139-147, MXFP4 148-151 -> 134-135, BF16 552-559 -> 495-519), and
+// in the wider tiles M = 4 / 8 from 187-211 / 222-300 to 175-188 / 209-223
+// µs (Q4_0; Q8_0 and MXFP4 3-8 % faster at M = 4, Q5_K at M = 8 9 %, Q5_K's
+// M = 4 within its noise, 250-254 against 233-262). The scheduler still
+// gathers them at the block's start, but keeps their order. The tiles that
+// read the decode-once scratch, and the decode pass, prefetch a whole block
+// at its start.
 void MatmulLoopNest::emitPrefetch(Value block, int64_t bytes,
                                   const WeightPrefetch &plan, int64_t step,
                                   int64_t steps) {

@@ -10,6 +10,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -82,6 +83,20 @@ size_t count(const std::string &text, llvm::StringRef what) {
   return n;
 }
 
+// The most consecutive instruction lines of `text` that hold `what`.
+size_t longestRun(const std::string &text, llvm::StringRef what) {
+  size_t longest = 0, run = 0;
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  llvm::StringRef(text).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.starts_with("\t"))
+      continue; // labels and blank lines
+    run = line.contains(what) ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return longest;
+}
+
 // The AVX-512 kernel's dot products are vpdpbusd on zmm with the activation
 // bytes broadcast from memory; the AVX2 kernel's are vpmaddubsw + vpmaddwd
 // and touch no zmm register; the portable one uses no dot instruction.
@@ -102,9 +117,9 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   text = emitAssembly(unprefetched, testTarget("znver5"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_EQ(count(*text, "prefetch"), 0u);
-  // A single-column tile issues a block's prefetches in shares, each share's
-  // far (L2) lines, then its near (L1) ones: Q4_K's block of 36 lines no
-  // longer puts all of its far prefetches before its near ones.
+  // A tile issues a block's prefetches in shares, each share's far (L2)
+  // lines, then its near (L1) ones: Q4_K's block of 36 lines no longer puts
+  // all of its far prefetches before its near ones.
   MatmulKernelSpec oneColumn{
       Format::Q4_K, KernelIsa::Avx512Vnni, 16, 256, 64, 1};
   text = emitAssembly(oneColumn, testTarget("znver5"));
@@ -112,6 +127,14 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   ASSERT_EQ(count(*text, "prefetcht0"), 36u);
   ASSERT_EQ(count(*text, "prefetcht1"), 36u);
   EXPECT_LT(text->find("prefetcht0"), text->rfind("prefetcht1"));
+  // So does a wider one: Q5_K's 4-column tile prefetches its 44 lines per
+  // block into L2 and L1, in shares of at most 2 far lines.
+  MatmulKernelSpec fourColumns{
+      Format::Q5_K, KernelIsa::Avx512Vnni, 16, 4096, 64, 4};
+  text = emitAssembly(fourColumns, testTarget("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  ASSERT_GT(count(*text, "prefetcht1"), 0u);
+  EXPECT_LE(longestRun(*text, "prefetcht1"), 4u);
 
   // Q6_K's sub-block dots meet their int8 scales split in bytes (a vpdpwssd)
   // in 8-column tiles only, by a vpmulld in the narrower ones.
