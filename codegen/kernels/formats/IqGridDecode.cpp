@@ -239,15 +239,14 @@ private:
     Value indices = vector::ShuffleOp::create(b, loc, both, both, indexMask);
     Value signs = vector::ShuffleOp::create(b, loc, both, both, signMask);
     static const std::array<uint16_t, 256> book = iq2xxsCodeBook();
-    std::array<int8_t, 8> values;
-    for (int64_t c = 0; c < 4; ++c) {
-      // Code 3 does not occur.
-      const int64_t magnitude = c < 3 ? kIq2xxsMagnitudes[c] : 0;
-      values[c] = static_cast<int8_t>(kIq2xxsOffset + magnitude);
-      values[4 + c] = static_cast<int8_t>(kIq2xxsOffset - magnitude);
-    }
+    std::array<int8_t, 4> values;
+    for (int64_t c = 0; c < 3; ++c)
+      values[c] = static_cast<int8_t>(kIq2xxsOffset + kIq2xxsMagnitudes[c]);
+    // Code 3 does not occur; its value keeps the map affine over GF(2).
+    values[3] = values[0] ^ values[1] ^ values[2];
     SmallVector<Value, 8> lanes;
-    isa.emitCodeBookLanes(b, loc, indices, signs, book, values, lanes);
+    isa.emitCodeBookLanes(b, loc, indices, signs, book, values,
+                          2 * kIq2xxsOffset, lanes);
     assert(static_cast<int64_t>(lanes.size()) == 2 * slotsPerStep &&
            "two K-groups per slot");
     for (auto [i, l] : llvm::enumerate(lanes))

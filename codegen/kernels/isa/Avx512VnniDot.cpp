@@ -18,13 +18,16 @@
 // vector's 64 bytes by the index's low 6 bits; without VBMI (Cascade Lake)
 // one vpshufb per 16 bytes of the table and masked moves by index bits 4
 // and 5 (emitSplitPshufbLookup). With VBMI it also looks up IQ2_XXS's code
-// book (emitCodeBookLanes): vpermi2b, vpmultishiftqb and vpermb, no gather.
+// book (emitCodeBookLanes): vpermi2b, vpmultishiftqb and vpermb, no gather;
+// with GFNI and BMI2 the lanes are vgf2p8affineqb of the codes, and the
+// signs a mask made by pext, instead of a vpermb and a vpmultishiftqb.
 //
 //===----------------------------------------------------------------------===//
 
 #include "isa/DotEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -40,7 +43,7 @@ constexpr size_t kVectorBytes = 64;
 
 class Avx512VnniDot : public DotEmitter {
 public:
-  explicit Avx512VnniDot(bool vbmi) : vbmi(vbmi) {}
+  Avx512VnniDot(bool vbmi, bool gfniBmi2) : vbmi(vbmi), gfniBmi2(gfniBmi2) {}
 
   int64_t getCorrectionOffset(LaneRange range) const override {
     assert(!range.isSigned && "reads the unsigned layouts");
@@ -145,24 +148,37 @@ public:
     return vbmi ? kVectorBytes : 0;
   }
 
-  // 4 slots of 16 rows, their indices and sign bytes first permuted alike so
-  // that qword q holds rows 2q and 2q + 1 of every slot (byte 2s + rr: slot
-  // s, row 2q + rr). The book's low and high bytes, codes 0..3 and 4..7 of an
-  // entry, are looked up in that order by two vpermi2b each (index bits
-  // 0..6) and a blend by bit 7, so that per slot and K-group one
-  // vpmultishiftqb brings each lane's code to bits 0..1 and one its sign bit
-  // to bit 2 (the other bits are the neighbours'), a vpternlogq joins them and
-  // a vpermb of `values` repeated every 8 bytes maps the 3 bits to the lane.
-  // On the development CPU, where every shuffle (vpmultishiftqb and vpermb
-  // included) issues on port 5 and a vpermi2b takes it for 2 cycles, that is
-  // 3 of those cycles per 64 lanes, plus 12 per 4 slots, where the gather
-  // path's vpgatherdq of 8 grid entries takes 4.
+  // 4 slots of 16 rows, their indices first permuted so that qword q holds
+  // rows 2q and 2q + 1 of every slot (byte 2s + rr: slot s, row 2q + rr). The
+  // book's low and high bytes, codes 0..3 and 4..7 of an entry, are looked up
+  // in that order by two vpermi2b each (index bits 0..6) and a blend by bit 7,
+  // so that per slot and K-group one vpmultishiftqb brings each lane's code to
+  // bits 0..1 (the other bits are the neighbours').
+  //
+  // With GFNI and BMI2 a vgf2p8affineqb (port 0) maps the code to its lane,
+  // an affine map over GF(2) of bits 0..1, and the sign is a masked subtract
+  // from `negatedFrom`; the mask is nibble h of the slot's 16 sign bytes, two
+  // pext of the bytes as they are in memory (port 1) and a kmovq. Without, the
+  // sign bytes are permuted as the indices, one more vpmultishiftqb brings
+  // each lane's sign bit to bit 2, a vpternlogq joins it to the code and a
+  // vpermb of the 8 lanes repeated every 8 bytes maps the 3 bits to the lane.
+  // On the development CPU every shuffle (vpmultishiftqb and vpermb; a
+  // vpermi2b or vpermt2w takes two cycles) and kmovq issue on port 5 and the
+  // other 512-bit ALU instructions on ports 0 and 5: with GFNI 2 port-5
+  // cycles per 64 lanes and 10 per 4 slots, about 14.5 uops on the two ports
+  // per slot; without, 3 and 12, port 5 alone the bound (9 cycles per slot).
+  // BITALG's vpshufbitqmb would make the mask from the permuted sign bytes,
+  // but it takes ports 0 and 5 (measured: 1.2 per cycle beside vpdpbusd),
+  // no fewer uops than the shuffles it replaces.
   void emitCodeBookLanes(OpBuilder &b, Location loc, Value indices, Value signs,
                          ArrayRef<uint16_t> book, ArrayRef<int8_t> values,
+                         int64_t negatedFrom,
                          SmallVectorImpl<Value> &out) const override {
     constexpr int64_t kRows = kVectorBytes / 4, kSlots = 4;
-    assert(vbmi && book.size() == 256 && values.size() == 8 &&
-           "a book of 256 entries, 8 lane values");
+    assert(vbmi && book.size() == 256 && values.size() == 4 &&
+           "a book of 256 entries, 4 lane values");
+    assert(values[3] == (values[0] ^ values[1] ^ values[2]) &&
+           "a lane map affine over GF(2)");
     auto type = VectorType::get({int64_t(kVectorBytes)}, b.getI8Type());
     auto constant = [&](auto &&byteAt) {
       SmallVector<int8_t, kVectorBytes> bytes(kVectorBytes);
@@ -177,7 +193,6 @@ public:
       byRowPair.push_back(i % 8 / 2 * kRows + 2 * (i / 8) + i % 2);
     Value index =
         vector::ShuffleOp::create(b, loc, indices, indices, byRowPair);
-    Value sign = vector::ShuffleOp::create(b, loc, signs, signs, byRowPair);
     // Byte `half` (0: low, 1: high) of book[index] for each index byte.
     Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
                                        emitSplat(b, loc, type, 0));
@@ -193,26 +208,39 @@ public:
           .getResult();
     };
     const Value codes[2] = {lookUp(0), lookUp(1)};
-    Value codeBits = emitSplat(b, loc, type, 3);
-    Value table = constant([&](size_t i) { return values[i % 8]; });
     auto multishift = [&](Value data, auto &&offsetAt) {
       return emitIntrinsic(b, loc, "llvm.x86.avx512.pmultishift.qb.512", type,
                            {constant(offsetAt), data});
     };
+    // Without GFNI: the sign bytes in the indices' order and the lanes by code
+    // c and sign bit n in byte c + 4 n.
+    Value sign, table;
+    if (!gfniBmi2) {
+      sign = vector::ShuffleOp::create(b, loc, signs, signs, byRowPair);
+      table = constant([&](size_t i) {
+        return i % 8 < 4 ? values[i % 4] : negatedFrom - values[i % 4];
+      });
+    }
     for (int64_t s = 0; s < kSlots; ++s)
       for (int64_t h = 0; h < 2; ++h) {
         // Byte i is lane 4 rr + t of rows 2 (i / 8) + rr, rr = i % 8 / 4.
         auto byteOf = [&](size_t i) { return 8 * (2 * s + i % 8 / 4); };
         Value code = multishift(
             codes[h], [&](size_t i) { return byteOf(i) + 2 * (i % 4); });
+        if (gfniBmi2) {
+          out.push_back(
+              emitAffineLanes(b, loc, code, signs, s, h, values, negatedFrom));
+          continue;
+        }
         Value signBit = multishift(sign, [&](size_t i) {
           return (byteOf(i) + 4 * h + i % 4 - 2) & 63;
         });
         // ((code ^ sign) & 3) ^ sign: the code's bits 0..1, the sign's others.
         Value joined = arith::XOrIOp::create(
             b, loc,
-            arith::AndIOp::create(
-                b, loc, arith::XOrIOp::create(b, loc, code, signBit), codeBits),
+            arith::AndIOp::create(b, loc,
+                                  arith::XOrIOp::create(b, loc, code, signBit),
+                                  emitSplat(b, loc, type, 3)),
             signBit);
         out.push_back(emitIntrinsic(b, loc, "llvm.x86.avx512.permvar.qi.512",
                                     type, {table, joined}));
@@ -220,6 +248,56 @@ public:
   }
 
 private:
+  /// Slot s's K-group h from its codes at bits 0..1 of each byte: values[c]
+  /// by vgf2p8affineqb, negatedFrom - values[c] where the lane's sign bit (bit
+  /// 4h + t of the row's byte in `signs`, slot s's row r in byte 16 s + r) is
+  /// set. Lane bit i is the parity of the code byte and the matrix's byte 7 -
+  /// i, plus bit i of values[0]: code bit j flips the bits of values[1 << j]
+  /// ^ values[0].
+  static Value emitAffineLanes(OpBuilder &b, Location loc, Value code,
+                               Value signs, int64_t s, int64_t h,
+                               ArrayRef<int8_t> values, int64_t negatedFrom) {
+    auto type = cast<VectorType>(code.getType());
+    uint64_t matrix = 0;
+    for (int64_t i = 0; i < 8; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        matrix |= static_cast<uint64_t>((values[1 << j] ^ values[0]) >> i & 1)
+                  << (8 * (7 - i) + j);
+    auto i64 = b.getI64Type();
+    auto word = [&](uint64_t v) {
+      return arith::ConstantOp::create(
+                 b, loc, b.getI64IntegerAttr(static_cast<int64_t>(v)))
+          .getResult();
+    };
+    Value lane = emitIntrinsic(
+        b, loc, "llvm.x86.vgf2p8affineqb.512", type,
+        {code,
+         vector::BitCastOp::create(
+             b, loc, type,
+             vector::BroadcastOp::create(b, loc, VectorType::get({8}, i64),
+                                         word(matrix))),
+         arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(values[0]))
+             .getResult()});
+    // Lane 4r + t's sign is bit 4r + t of the mask: nibble h of the 8 bytes of
+    // rows 0..7 (low half) and of rows 8..15 (high half).
+    Value words =
+        vector::BitCastOp::create(b, loc, VectorType::get({8}, i64), signs);
+    auto nibbles = [&](int64_t w) {
+      return emitIntrinsic(
+          b, loc, "llvm.x86.bmi.pext.64", i64,
+          {vector::ExtractOp::create(b, loc, words, w).getResult(),
+           word(0x0f0f0f0f0f0f0f0fULL << 4 * h)});
+    };
+    Value mask = arith::OrIOp::create(
+        b, loc, nibbles(2 * s),
+        arith::ShLIOp::create(b, loc, nibbles(2 * s + 1), word(32)));
+    Value negate = LLVM::BitcastOp::create(
+        b, loc, VectorType::get({type.getNumElements()}, b.getI1Type()), mask);
+    Value negated = arith::SubIOp::create(
+        b, loc, emitSplat(b, loc, type, negatedFrom), lane);
+    return arith::SelectOp::create(b, loc, negate, negated, lane);
+  }
+
   /// Each i32 lane of `words` with byte i taken from its byte bytes[i], or 0
   /// where that is -1: one vpshufb.
   static Value emitWordBytes(OpBuilder &b, Location loc, Value words,
@@ -239,12 +317,16 @@ private:
   }
 
   bool vbmi;
+  /// GFNI and BMI2: the code book's lanes by vgf2p8affineqb, the signs by
+  /// pext.
+  bool gfniBmi2;
 };
 
 } // namespace
 
-std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi) {
-  return std::make_unique<Avx512VnniDot>(vbmi);
+std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi,
+                                                       bool gfniBmi2) {
+  return std::make_unique<Avx512VnniDot>(vbmi, gfniBmi2);
 }
 
 } // namespace kf::codegen

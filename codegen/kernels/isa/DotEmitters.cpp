@@ -21,7 +21,7 @@ Value DotEmitter::emitTableLookup(OpBuilder &b, Location loc, Value indices,
 
 void DotEmitter::emitCodeBookLanes(OpBuilder &, Location, Value, Value,
                                    ArrayRef<uint16_t>, ArrayRef<int8_t>,
-                                   SmallVectorImpl<Value> &) const {
+                                   int64_t, SmallVectorImpl<Value> &) const {
   llvm_unreachable("only where getCodeBookIndices() is not 0");
 }
 
@@ -101,7 +101,9 @@ std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa,
     return createAvx2DotEmitter();
   case KernelIsa::Avx512Vnni:
     return createAvx512VnniDotEmitter(
-        /*vbmi=*/target.has(target::Feature::AVX512VBMI));
+        /*vbmi=*/target.has(target::Feature::AVX512VBMI),
+        /*gfniBmi2=*/target.has(target::Feature::GFNI) &&
+            target.has(target::Feature::BMI2));
   case KernelIsa::NeonDotprod:
     return createNeonDotprodDotEmitter();
   case KernelIsa::Avx512:

@@ -10,7 +10,8 @@ namespace kf::codegen {
 std::unique_ptr<DotEmitter> createScalarDotEmitter();
 std::unique_ptr<DotEmitter> createAvx2DotEmitter();
 /// `vbmi`: the target has AVX512_VBMI (vpermb).
-std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi);
+std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi,
+                                                       bool gfniBmi2);
 std::unique_ptr<DotEmitter> createNeonDotprodDotEmitter();
 
 /// F32, or BF16 widened to fp32, by FMA (`fused`) or by a multiply and an

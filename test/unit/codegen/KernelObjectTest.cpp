@@ -170,14 +170,24 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   EXPECT_EQ(count(*text, "zmm"), 0u);
 
   // IQ2_XXS's slots: looked up as codes by byte permutes where the target
-  // has VBMI, gathered where it has not.
+  // has VBMI, their lanes by vgf2p8affineqb and their sign masks by pext where
+  // it has GFNI and BMI2 too, by vpermb where not; gathered without VBMI.
   MatmulKernelSpec vnniIq2{
       Format::IQ2_XXS, KernelIsa::Avx512Vnni, 16, 256, 64, 8};
   text = emitAssembly(vnniIq2, testTarget("znver5"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   EXPECT_GT(count(*text, "vpmultishiftqb"), 0u);
   EXPECT_GT(count(*text, "vpermi2b") + count(*text, "vpermt2b"), 0u);
+  EXPECT_GT(count(*text, "vgf2p8affineqb"), 0u);
+  EXPECT_GT(count(*text, "pext"), 0u);
+  EXPECT_EQ(count(*text, "vpermb"), 0u);
   EXPECT_EQ(count(*text, "gather"), 0u);
+  target::TargetInfo noGfni = testTarget("znver5");
+  noGfni.features.reset(static_cast<size_t>(target::Feature::GFNI));
+  text = emitAssembly(vnniIq2, noGfni);
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  EXPECT_GT(count(*text, "vpermb"), 0u);
+  EXPECT_EQ(count(*text, "pext"), 0u);
   target::TargetInfo noVbmi = testTarget("x86-64-v4");
   noVbmi.features.set(static_cast<size_t>(target::Feature::AVX512VNNI));
   text = emitAssembly(vnniIq2, noVbmi);

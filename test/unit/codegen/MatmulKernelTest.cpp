@@ -399,11 +399,12 @@ TEST(MatmulKernel, FloatCacheBlocksStayWithinTheBound) {
     checkKernel(kernel, seed += 10);
 }
 
-// The kernels available on this machine, one per ISA, for (format, k, n).
+// The kernels available on this machine (or `target`, a subset of it), one
+// per ISA, for (format, k, n).
 std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n,
                                    bool roundToBf16 = false,
-                                   bool cacheBlocks = false) {
-  const TargetInfo &target = host();
+                                   bool cacheBlocks = false,
+                                   const TargetInfo &target = host()) {
   std::vector<MatmulKernelSpec> specs = {
       {format, KernelIsa::Scalar, 4, k, n, 8, roundToBf16}};
   if (target.has(target::Feature::AVX2))
@@ -480,7 +481,8 @@ TEST(MatmulKernel, ExtremeWeights) {
 // bit.
 void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
                            int64_t n, int64_t k, const std::vector<float> &x,
-                           int64_t m, bool cacheBlocks = false) {
+                           int64_t m, bool cacheBlocks = false,
+                           const TargetInfo &target = host()) {
   const Format act = format_info(format).dot_format;
   std::vector<uint8_t> packedX(m * *packed_activation_bytes(act, k));
   ASSERT_TRUE(pack_activations(act, x, m, k, k, packedX).ok());
@@ -491,7 +493,7 @@ void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
                                     std::span(xq).subspan(j * xRow, xRow))
                     .ok());
   for (const JitKernel &kernel :
-       hostKernels(format, k, n, /*roundToBf16=*/false, cacheBlocks)) {
+       hostKernels(format, k, n, /*roundToBf16=*/false, cacheBlocks, target)) {
     SCOPED_TRACE(kernel.spec.describe());
     std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
     std::vector<float> y(m * n);
@@ -640,7 +642,8 @@ TEST(MatmulKernel, Iq2XxsExtremeWeights) {
 // within a sub-block (the AVX-512 VBMI kernel looks up a sub-block's 4 slots
 // of 16 rows at once, as 2-bit codes, and spreads them to the lanes) and
 // every row of the group, under random signs and scales and d = 1, so that
-// any wrong code, spread or sign changes a sum.
+// any wrong code, spread, lane map or sign changes a sum; on a host with GFNI
+// also without it (the lanes by vpermb instead of vgf2p8affineqb).
 TEST(MatmulKernel, Iq2XxsEveryIndexAtEveryPosition) {
   const int64_t n = 16, k = 8192, blocks = k / 256, blockBytes = 66;
   std::vector<uint8_t> w(n * blocks * blockBytes);
@@ -664,7 +667,14 @@ TEST(MatmulKernel, Iq2XxsEveryIndexAtEveryPosition) {
       }
     }
   const int64_t m = 2;
-  expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, gaussian(m * k, 47, 1.0f), m);
+  const std::vector<float> x = gaussian(m * k, 47, 1.0f);
+  expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, x, m);
+  if (host().has(target::Feature::GFNI)) {
+    TargetInfo noGfni = host();
+    noGfni.features.reset(static_cast<size_t>(target::Feature::GFNI));
+    expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, x, m,
+                          /*cacheBlocks=*/false, noGfni);
+  }
 }
 
 // IQ1_S and IQ1_M blocks reaching every grid index (all 2048 of the 11-bit

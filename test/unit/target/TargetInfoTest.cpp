@@ -40,6 +40,8 @@ TEST(TargetInfo, RequiredTargetsHaveTheirIsa) {
   TargetInfo zen5 = llvm::cantFail(lookupTarget("znver5"));
   EXPECT_TRUE(zen5.has(Feature::AVX512VNNI));
   EXPECT_TRUE(zen5.has(Feature::AVX512VBMI));
+  EXPECT_TRUE(zen5.has(Feature::GFNI));
+  EXPECT_TRUE(zen5.has(Feature::BMI2));
   EXPECT_EQ(zen5.l1dBytes, 48u * 1024);
   TargetInfo v1 = llvm::cantFail(lookupTarget("neoverse-v1"));
   EXPECT_TRUE(v1.has(Feature::SVE));

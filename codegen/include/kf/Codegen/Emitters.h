@@ -227,12 +227,15 @@ public:
   /// `signs` (vector<getCodeBookIndices() x i8>, slot s's row r in byte sR +
   /// r) give each slot's and row's entry and a sign bit per weight (bit t).
   /// Appends per slot its two K-groups of lanes (vector<4R x i8>, weights 0..3
-  /// then 4..7), lane 4r + t of K-group h being values[c + 4 sign], c the
-  /// code of weight 4h + t of the row's entry and sign its sign bit.
+  /// then 4..7), lane 4r + t of K-group h being values[c], or negatedFrom -
+  /// values[c] where its sign bit is set, c the code of weight 4h + t of the
+  /// row's entry. The 4 values are affine over GF(2) in c (values[3] =
+  /// values[0] ^ values[1] ^ values[2]), for GFNI's vgf2p8affineqb.
   virtual void emitCodeBookLanes(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::Value indices, mlir::Value signs,
                                  llvm::ArrayRef<uint16_t> book,
                                  llvm::ArrayRef<int8_t> values,
+                                 int64_t negatedFrom,
                                  llvm::SmallVectorImpl<mlir::Value> &out) const;
 };
 
