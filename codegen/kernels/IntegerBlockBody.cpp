@@ -416,6 +416,16 @@ void IntegerBlockBody::emitSubBlockChains(
   // With floatBias: the sub-blocks' scales s and -s * B as fp32.
   SmallVector<std::pair<Value, Value>, 16> floatScales(blockElems / subElems);
   VectorType f32Rows = rowsOf(b.getF32Type());
+  auto floatConstant = [&](float value) -> Value {
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(f32Rows, value));
+  };
+  // B and -B, with floatBias.
+  Value bias, negBias;
+  if (floatBias) {
+    bias = floatConstant(llvm::bit_cast<float>(floatBias));
+    negBias = floatConstant(-llvm::bit_cast<float>(floatBias));
+  }
   auto startPart = [&](Part &part, int64_t index) {
     const int64_t sub = index * partElems / subElems;
     part.chains.resize(width);
@@ -454,20 +464,16 @@ void IntegerBlockBody::emitSubBlockChains(
         iacc = arith::AddIOp::create(b, loc, iacc, chain);
       if (floatBias) {
         assert(scale && "formats with sub-blocks have sub-block scales");
-        Value bias = arith::ConstantOp::create(
-            b, loc,
-            DenseElementsAttr::get(f32Rows, llvm::bit_cast<float>(floatBias)));
-        auto &[s, negBias] = floatScales[sub];
+        auto &[s, sNegBias] = floatScales[sub];
         if (!s) {
           s = arith::SIToFPOp::create(b, loc, f32Rows, scale);
-          negBias = arith::MulFOp::create(b, loc, s,
-                                          arith::NegFOp::create(b, loc, bias));
+          sNegBias = arith::MulFOp::create(b, loc, s, negBias);
         }
         Value biased = vector::BitCastOp::create(b, loc, f32Rows, iacc);
         isum = isum ? LLVM::FMAOp::create(
                           b, loc, arith::SubFOp::create(b, loc, biased, bias),
                           s, isum)
-                    : LLVM::FMAOp::create(b, loc, biased, s, negBias);
+                    : LLVM::FMAOp::create(b, loc, biased, s, sNegBias);
       } else if (scale)
         isum = dot.emitScaledAdd(b, loc,
                                  isum ? isum : emitSplat(b, loc, i32Rows, 0),

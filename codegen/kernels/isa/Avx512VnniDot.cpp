@@ -72,22 +72,15 @@ public:
   Value emitScaledAdd(OpBuilder &b, Location loc, Value acc, Value dot,
                       Value scale, int64_t dotBound,
                       int64_t scaleBound) const override {
-    auto pairs = VectorType::get({32}, b.getI16Type());
-    auto dpwssd = [&](Value x, Value y) {
-      return emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpwssd.512",
-                           acc.getType(),
-                           {acc, vector::BitCastOp::create(b, loc, pairs, x),
-                            vector::BitCastOp::create(b, loc, pairs, y)});
-    };
     if (dotBound <= getCheapScaledAddBound()) {
       Value lowScale = arith::AndIOp::create(
           b, loc, scale,
           emitSplat(b, loc, cast<VectorType>(scale.getType()), 0xffff));
-      return dpwssd(dot, lowScale);
+      return emitDpwssd(b, loc, acc, dot, lowScale);
     }
     if (dotBound < (int64_t(1) << 23) && scaleBound <= 128)
-      return dpwssd(emitWordBytes(b, loc, dot, {0, -1, 1, 2}),
-                    emitWordBytes(b, loc, scale, {0, 1, -1, 0}));
+      return emitDpwssd(b, loc, acc, emitWordBytes(b, loc, dot, {0, -1, 1, 2}),
+                        emitWordBytes(b, loc, scale, {0, 1, -1, 0}));
     return DotEmitter::emitScaledAdd(b, loc, acc, dot, scale, dotBound,
                                      scaleBound);
   }
@@ -103,12 +96,9 @@ public:
 
   Value emitSumPairTimes(OpBuilder &b, Location loc, Value acc, Value factor,
                          Value sums) const override {
-    auto pairs = VectorType::get({32}, b.getI16Type());
     Value sumPair = vector::BroadcastOp::create(
         b, loc, acc.getType(), emitLoad(b, loc, b.getI32Type(), sums, 0));
-    return emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpwssd.512", acc.getType(),
-                         {acc, vector::BitCastOp::create(b, loc, pairs, factor),
-                          vector::BitCastOp::create(b, loc, pairs, sumPair)});
+    return emitDpwssd(b, loc, acc, factor, sumPair);
   }
 
   int64_t getCheapScaledAddBound() const override { return 32767; }
@@ -296,6 +286,16 @@ private:
     Value negated = arith::SubIOp::create(
         b, loc, emitSplat(b, loc, type, negatedFrom), lane);
     return arith::SelectOp::create(b, loc, negate, negated, lane);
+  }
+
+  /// `acc` plus, per i32 lane, the dot of the int16 pairs of `x` and `y`
+  /// (vector<16 x i32> each): one vpdpwssd.
+  static Value emitDpwssd(OpBuilder &b, Location loc, Value acc, Value x,
+                          Value y) {
+    auto pairs = VectorType::get({32}, b.getI16Type());
+    return emitIntrinsic(b, loc, "llvm.x86.avx512.vpdpwssd.512", acc.getType(),
+                         {acc, vector::BitCastOp::create(b, loc, pairs, x),
+                          vector::BitCastOp::create(b, loc, pairs, y)});
   }
 
   /// Each i32 lane of `words` with byte i taken from its byte bytes[i], or 0
