@@ -96,6 +96,20 @@ KF_LOOP(z_q8_column, KF_AVX512, KF_ZMM_SETUP,
         KF_X8(KF_ZDPBUSD) KF_ZCVT(8) KF_ZMULPS(9) KF_ZMULPS(10)
             KF_Z3("vaddps", 11),
         KF_ZMM_CLOBBERS)
+// The dots' latency (one accumulator) and the 8-column tile's dots: 8
+// accumulators, each the previous iteration's, from registers or, as the
+// kernels take the activations, from an embedded broadcast of 4 bytes in L1;
+// and the same with 12 accumulators.
+#define KF_ZDPCHAIN(n) "vpdpbusd %%zmm30, %%zmm31, %%zmm0\n\t"
+#define KF_ZDPBCST(n)                                                          \
+  "vpdpbusd " #n "*4(%[table])%{1to16%}, %%zmm31, %%zmm" #n "\n\t"
+KF_LOOP(z_dpbusd_chain, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPCHAIN),
+        KF_ZMM_CLOBBERS)
+KF_LOOP(z_dpbusd_8, KF_AVX512, KF_ZMM_SETUP, KF_X8(KF_ZDPBUSD), KF_ZMM_CLOBBERS)
+KF_LOOP(z_dpbusd_8_bcst, KF_AVX512, KF_ZMM_SETUP, KF_X8(KF_ZDPBCST),
+        KF_ZMM_CLOBBERS, "memory")
+KF_LOOP(z_dpbusd_12_bcst, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPBCST),
+        KF_ZMM_CLOBBERS, "memory")
 // A K-quant sub-block's column: 8 dots and two vpmulld (its scale and min).
 KF_LOOP(z_kquant_sub, KF_AVX512, KF_ZMM_SETUP,
         KF_X8(KF_ZDPBUSD) KF_ZMULLD(8) KF_ZMULLD(9), KF_ZMM_CLOBBERS)
@@ -170,6 +184,10 @@ const Case kAvx512Cases[] = {
     {"vcvtdq2ps zmm", 12, z_cvt},
     {"vmulps zmm", 12, z_mulps},
     {"vfmadd231ps zmm", 12, z_fma},
+    {"vpdpbusd zmm, one accumulator (1 / latency)", 12, z_dpbusd_chain},
+    {"vpdpbusd zmm, 8 accumulators", 8, z_dpbusd_8},
+    {"vpdpbusd zmm, 8 accumulators, m32 broadcast", 8, z_dpbusd_8_bcst},
+    {"vpdpbusd zmm, 12 accumulators, m32 broadcast", 12, z_dpbusd_12_bcst},
     {"8 vpdpbusd + vcvtdq2ps, 2 vmulps, vaddps", 12, z_q8_column},
     {"8 vpdpbusd + 2 vpmulld", 10, z_kquant_sub},
     {"8 vpdpbusd + 2 vpdpwssd", 10, z_kquant_sub_wssd},
