@@ -113,18 +113,23 @@ public:
     }
   }
 
-  // s = 4 + u, u nibble j of the row's sub-scale word.
+  // s = 4 + u, u nibble j of the row's sub-scale word: the word's even
+  // (odd) nibbles in its bytes, each + 4 (shared by the sub-blocks), and
+  // byte j / 2 of them, one vpshufb per sub-block on AVX-512 instead of a
+  // shift, a mask and an add (13 instructions per block instead of 22).
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
-                         int64_t j, const DotEmitter &) const override {
+                         int64_t j, const DotEmitter &isa) const override {
     kf::PackedLayout layout{kf::Format::FRACTAL64, static_cast<int>(rows)};
     auto type = VectorType::get({rows}, b.getI32Type());
+    auto splat = [&](int64_t v) { return emitSplat(b, loc, type, v); };
     Value words =
         emitLoad(b, loc, type, block, kf::fractal64_scales_offset(layout, 0));
-    Value nibble = arith::AndIOp::create(
-        b, loc,
-        arith::ShRUIOp::create(b, loc, words, emitSplat(b, loc, type, 4 * j)),
-        emitSplat(b, loc, type, 15));
-    return arith::AddIOp::create(b, loc, nibble, emitSplat(b, loc, type, 4));
+    if (j % 2)
+      words = arith::ShRUIOp::create(b, loc, words, splat(4));
+    Value nibbles = arith::AndIOp::create(b, loc, words, splat(0x0f0f0f0f));
+    return isa.emitWordByte(
+        b, loc, arith::AddIOp::create(b, loc, nibbles, splat(0x04040404)),
+        j / 2);
   }
 
   // kf::dot's FRACTAL64, per 32 weights: sumi * d * d_x, left to right.

@@ -134,6 +134,11 @@ public:
                                  table);
   }
 
+  Value emitWordByte(OpBuilder &b, Location loc, Value words,
+                     int64_t index) const override {
+    return emitWordBytes(b, loc, words, {int8_t(index), -1, -1, -1});
+  }
+
   Value emitByteBitMap(OpBuilder &b, Location loc, Value bytes,
                        ArrayRef<int8_t> from) const override {
     if (!gfniBmi2)

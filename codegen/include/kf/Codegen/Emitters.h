@@ -217,6 +217,10 @@ public:
   virtual mlir::Value emitTableLookup(mlir::OpBuilder &b, mlir::Location loc,
                                       mlir::Value indices,
                                       llvm::ArrayRef<int8_t> table) const;
+  /// Byte `index` (0..3) of each i32 lane of `words` (vector<R x i32>),
+  /// zero-extended. The default shifts and masks; AVX-512: one vpshufb.
+  virtual mlir::Value emitWordByte(mlir::OpBuilder &b, mlir::Location loc,
+                                   mlir::Value words, int64_t index) const;
   /// Each byte of `bytes` (a vector of i8) with its bit i taken from bit
   /// from[i] of the same byte, or 0 where from[i] < 0, in one instruction;
   /// null where the ISA has none (the default: a decoder shifts and masks).
