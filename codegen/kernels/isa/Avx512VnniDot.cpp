@@ -21,6 +21,9 @@
 // book (emitCodeBookLanes): vpermi2b, vpmultishiftqb and vpermb, no gather;
 // with GFNI and BMI2 the lanes are vgf2p8affineqb of the codes, and the
 // signs a mask made by pext, instead of a vpermb and a vpmultishiftqb.
+// GFNI's vgf2p8affineqb also moves and masks any bits of a byte at once
+// (emitByteBitMap: FRACTAL64's index bits), and one vpshufb picks a byte of
+// each i32 lane (emitWordByte: FRACTAL64's sub-scales).
 //
 //===----------------------------------------------------------------------===//
 
