@@ -64,6 +64,36 @@ public:
         emitLoad(b, loc, type, block, kf::fractal64_low_offset(layout, t, 0));
     Value high = emitLoad(b, loc, type, block,
                           kf::fractal64_high_offset(layout, t / 2, 0));
+    if (Value swapped =
+            isa.emitByteBitMap(b, loc, high, {4, 5, 6, 7, 0, 1, 2, 3})) {
+      // With a byte bit map in one instruction (vgf2p8affineqb): per step two
+      // bytes each holding the bits of two indices, the low K-group's nibble
+      // 0 (j = 0, 1) or 1 (j = 2, 3) joined with the other nibble of the high
+      // K-group or of its nibbles swapped (one bit map, shared by steps 2q and
+      // 2q + 1), so that each index's high bit 4 (t % 2) + j is at bit 4 + j
+      // (j = 0, 1) or j (j = 2, 3); then one bit map per index gathers its 3
+      // bits into bits 0..2. Per block 18 bit maps, 8 vpternlogd and the 16
+      // vpshufb instead of 26 shifts, 28 masks and ors and the lookups: 42
+      // port-0/5 uops instead of 70.
+      Value lowNibbles = splat(0x0f), highNibbles = splat(0xf0);
+      auto join = [&](Value lowPart, Value highPart) {
+        return arith::OrIOp::create(
+            b, loc, arith::AndIOp::create(b, loc, lowPart, lowNibbles),
+            arith::AndIOp::create(b, loc, highPart, highNibbles));
+      };
+      bool odd = t % 2;
+      const Value pairs[2] = {join(low, odd ? high : swapped),
+                              join(odd ? swapped : high, low)};
+      for (int64_t j = 0; j < 4; ++j) {
+        int8_t highBit = j < 2 ? 4 + j : j;
+        Value index = isa.emitByteBitMap(
+            b, loc, pairs[j / 2],
+            {int8_t(2 * j), int8_t(2 * j + 1), highBit, -1, -1, -1, -1, -1});
+        out.push_back({isa.emitTableLookup(b, loc, index, kBiasedLevels),
+                       16 * t + 4 * j});
+      }
+      return;
+    }
     for (int64_t j = 0; j < 4; ++j) {
       // (low >> 2j) & 3 | ((high >> (4(t % 2) + j)) & 1) << 2
       Value lowBits = low;
@@ -83,18 +113,23 @@ public:
     }
   }
 
-  // s = 4 + u, u nibble j of the row's sub-scale word.
+  // s = 4 + u, u nibble j of the row's sub-scale word: the word's even
+  // (odd) nibbles in its bytes, each + 4 (shared by the sub-blocks), and
+  // byte j / 2 of them, one vpshufb per sub-block on AVX-512 instead of a
+  // shift, a mask and an add (13 instructions per block instead of 22).
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
-                         int64_t j, const DotEmitter &) const override {
+                         int64_t j, const DotEmitter &isa) const override {
     kf::PackedLayout layout{kf::Format::FRACTAL64, static_cast<int>(rows)};
     auto type = VectorType::get({rows}, b.getI32Type());
+    auto splat = [&](int64_t v) { return emitSplat(b, loc, type, v); };
     Value words =
         emitLoad(b, loc, type, block, kf::fractal64_scales_offset(layout, 0));
-    Value nibble = arith::AndIOp::create(
-        b, loc,
-        arith::ShRUIOp::create(b, loc, words, emitSplat(b, loc, type, 4 * j)),
-        emitSplat(b, loc, type, 15));
-    return arith::AddIOp::create(b, loc, nibble, emitSplat(b, loc, type, 4));
+    if (j % 2)
+      words = arith::ShRUIOp::create(b, loc, words, splat(4));
+    Value nibbles = arith::AndIOp::create(b, loc, words, splat(0x0f0f0f0f));
+    return isa.emitWordByte(
+        b, loc, arith::AddIOp::create(b, loc, nibbles, splat(0x04040404)),
+        j / 2);
   }
 
   // kf::dot's FRACTAL64, per 32 weights: sumi * d * d_x, left to right.

@@ -21,6 +21,9 @@
 // book (emitCodeBookLanes): vpermi2b, vpmultishiftqb and vpermb, no gather;
 // with GFNI and BMI2 the lanes are vgf2p8affineqb of the codes, and the
 // signs a mask made by pext, instead of a vpermb and a vpmultishiftqb.
+// GFNI's vgf2p8affineqb also moves and masks any bits of a byte at once
+// (emitByteBitMap: FRACTAL64's index bits), and one vpshufb picks a byte of
+// each i32 lane (emitWordByte: FRACTAL64's sub-scales).
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,6 +135,23 @@ public:
     }
     return emitSplitPshufbLookup(b, loc, "llvm.x86.avx512.pshuf.b.512", indices,
                                  table);
+  }
+
+  Value emitWordByte(OpBuilder &b, Location loc, Value words,
+                     int64_t index) const override {
+    return emitWordBytes(b, loc, words, {int8_t(index), -1, -1, -1});
+  }
+
+  Value emitByteBitMap(OpBuilder &b, Location loc, Value bytes,
+                       ArrayRef<int8_t> from) const override {
+    if (!gfniBmi2)
+      return nullptr;
+    assert(from.size() == 8 && "a source bit (or none) per bit of a byte");
+    uint64_t matrix = 0;
+    for (int64_t i = 0; i < 8; ++i)
+      if (from[i] >= 0)
+        matrix |= uint64_t(1) << (8 * (7 - i) + from[i]);
+    return emitAffine(b, loc, bytes, matrix, 0);
   }
 
   int64_t getCodeBookIndices() const override {
@@ -259,15 +279,7 @@ private:
                  b, loc, b.getI64IntegerAttr(static_cast<int64_t>(v)))
           .getResult();
     };
-    Value lane = emitIntrinsic(
-        b, loc, "llvm.x86.vgf2p8affineqb.512", type,
-        {code,
-         vector::BitCastOp::create(
-             b, loc, type,
-             vector::BroadcastOp::create(b, loc, VectorType::get({8}, i64),
-                                         word(matrix))),
-         arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(values[0]))
-             .getResult()});
+    Value lane = emitAffine(b, loc, code, matrix, values[0]);
     // Lane 4r + t's sign is bit 4r + t of the mask: nibble h of the 8 bytes of
     // rows 0..7 (low half) and of rows 8..15 (high half).
     Value words =
@@ -286,6 +298,24 @@ private:
     Value negated = arith::SubIOp::create(
         b, loc, emitSplat(b, loc, type, negatedFrom), lane);
     return arith::SelectOp::create(b, loc, negate, negated, lane);
+  }
+
+  /// vgf2p8affineqb of `bytes` (vector<64 x i8>): bit i of each result byte is
+  /// the parity of the byte and `matrix`'s byte 7 - i, xor bit i of `add`.
+  static Value emitAffine(OpBuilder &b, Location loc, Value bytes,
+                          uint64_t matrix, int8_t add) {
+    auto type = cast<VectorType>(bytes.getType());
+    Value word = arith::ConstantOp::create(
+        b, loc, b.getI64IntegerAttr(static_cast<int64_t>(matrix)));
+    return emitIntrinsic(
+        b, loc, "llvm.x86.vgf2p8affineqb.512", type,
+        {bytes,
+         vector::BitCastOp::create(
+             b, loc, type,
+             vector::BroadcastOp::create(
+                 b, loc, VectorType::get({8}, b.getI64Type()), word)),
+         arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(add))
+             .getResult()});
   }
 
   /// `acc` plus, per i32 lane, the dot of the int16 pairs of `x` and `y`

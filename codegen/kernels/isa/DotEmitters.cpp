@@ -32,6 +32,20 @@ Value DotEmitter::emitScaledAdd(OpBuilder &b, Location loc, Value acc,
                                arith::MulIOp::create(b, loc, dot, scale));
 }
 
+Value DotEmitter::emitWordByte(OpBuilder &b, Location loc, Value words,
+                               int64_t index) const {
+  auto type = cast<VectorType>(words.getType());
+  Value shifted =
+      index == 0 ? words
+                 : arith::ShRUIOp::create(b, loc, words,
+                                          emitSplat(b, loc, type, 8 * index))
+                       .getResult();
+  return index == 3 ? shifted
+                    : arith::AndIOp::create(b, loc, shifted,
+                                            emitSplat(b, loc, type, 255))
+                          .getResult();
+}
+
 Value DotEmitter::emitSumPairTimes(OpBuilder &b, Location loc, Value acc,
                                    Value factor, Value sums) const {
   Type i16 = b.getI16Type(), i32 = b.getI32Type();

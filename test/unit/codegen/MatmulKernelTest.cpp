@@ -738,7 +738,8 @@ TEST(MatmulKernel, Iq1ExtremeWeights) {
 // The private formats' blocks as random bytes (every index, sign and
 // sub-scale bit pattern) with d 0 (and -0), negative, subnormal and the
 // largest fp16, against ordinary, tiny, large and huge columns (inf and NaN
-// sums).
+// sums); on a host with GFNI also without it (FRACTAL64's indices by byte
+// shifts and masks instead of vgf2p8affineqb's bit maps).
 TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
   const int64_t n = 21, k = 64 * 12;
   const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
@@ -754,6 +755,12 @@ TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
       std::memcpy(w.data() + blk * blockBytes, &halves[blk % 8], 2);
     expectKernelsEqualDot(format, w, n, k, wideRangeColumns(k, 47),
                           kWideRangeColumns);
+    if (host().has(target::Feature::GFNI)) {
+      TargetInfo noGfni = host();
+      noGfni.features.reset(static_cast<size_t>(target::Feature::GFNI));
+      expectKernelsEqualDot(format, w, n, k, wideRangeColumns(k, 47),
+                            kWideRangeColumns, /*cacheBlocks=*/false, noGfni);
+    }
   }
 }
 

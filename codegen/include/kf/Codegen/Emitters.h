@@ -217,6 +217,20 @@ public:
   virtual mlir::Value emitTableLookup(mlir::OpBuilder &b, mlir::Location loc,
                                       mlir::Value indices,
                                       llvm::ArrayRef<int8_t> table) const;
+  /// Byte `index` (0..3) of each i32 lane of `words` (vector<R x i32>),
+  /// zero-extended. The default shifts and masks; AVX-512: one vpshufb.
+  virtual mlir::Value emitWordByte(mlir::OpBuilder &b, mlir::Location loc,
+                                   mlir::Value words, int64_t index) const;
+  /// Each byte of `bytes` (a vector of i8) with its bit i taken from bit
+  /// from[i] of the same byte, or 0 where from[i] < 0, in one instruction;
+  /// null where the ISA has none (the default: a decoder shifts and masks).
+  /// AVX-512 with GFNI: vgf2p8affineqb, whose bit matrix moves and masks the
+  /// bits at the cost of one byte shift.
+  virtual mlir::Value emitByteBitMap(mlir::OpBuilder &b, mlir::Location loc,
+                                     mlir::Value bytes,
+                                     llvm::ArrayRef<int8_t> from) const {
+    return nullptr;
+  }
   /// How many indices emitCodeBookLanes looks up at once, or 0 (the default)
   /// when the ISA has no lookup of a code book cheaper than gathering the
   /// grid's 8-byte entries (AVX-512 with VBMI: 64).
