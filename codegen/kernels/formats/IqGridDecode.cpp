@@ -9,7 +9,9 @@
 // values, so that the lanes need no arithmetic beyond the signs (IQ2_XXS)
 // or the delta (IQ1_S, IQ1_M; at Iq1Decode). Where the dot emitter has a
 // code book lookup (AVX-512 with VBMI), IQ2_XXS's steps are a sub-block's
-// slots looked up as 2-bit codes by byte permutes instead, with no gather.
+// slots looked up as 2-bit codes by byte permutes instead, with no gather;
+// with GFNI and BMI2 from the code book layout, whose indices and sign masks
+// the lookup takes as they lie.
 //
 // IQ2_XXS (kf/runtime/packed_layout.h): grid bytes are magnitudes |w| in
 // {8, 25, 43} and a sign mask per slot negates some; the table holds 43 +
