@@ -211,8 +211,8 @@ public:
 
   // emitCodeBookLanes's GFNI path on indices already in row-pair order and
   // masks already made: per 4 slots 8 vpermi2b-cycles on port 5, and per 64
-  // lanes a vpmultishiftqb, a vgf2p8affineqb, a kmovq from memory (a load,
-  // no port-5 uop) and a masked vpsubb.
+  // lanes a vpmultishiftqb, a vgf2p8affineqb, a kmovq from memory and a
+  // masked vpsubb: no vpermt2w, pext or kmovq from a general register.
   void emitCodeBookMaskedLanes(OpBuilder &b, Location loc, Value indices,
                                ArrayRef<Value> masks, ArrayRef<uint16_t> book,
                                ArrayRef<int8_t> values, int64_t negatedFrom,
