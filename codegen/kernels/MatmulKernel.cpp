@@ -2,6 +2,8 @@
 
 #include "kf/Codegen/MatmulKernel.h"
 
+#include "kf/Codegen/Emitters.h"
+
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -164,17 +166,36 @@ WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
 
 namespace {
 
-/// Whether the spec's weights are in a ternary layout.
-bool isTernary(const MatmulKernelSpec &spec) {
-  return spec.coding == kf::WeightCoding::Ternary;
+/// The suffix of the spec's coding in its symbol ("_ternary") or description
+/// (" ternary"), after `separator`.
+std::string codingSuffix(const MatmulKernelSpec &spec, char separator) {
+  switch (spec.coding) {
+  case kf::WeightCoding::File:
+    return "";
+  case kf::WeightCoding::Ternary:
+    return separator + std::string("ternary");
+  case kf::WeightCoding::CodeBook:
+    return separator + std::string("codebook");
+  }
+  return "";
 }
 
 } // namespace
 
-kf::WeightCoding getDefaultWeightCoding(kf::Format format) {
-  return kf::has_weight_coding(format, kf::WeightCoding::Ternary)
-             ? kf::WeightCoding::Ternary
-             : kf::WeightCoding::File;
+bool hasCodeBookLayout(KernelIsa isa, const target::TargetInfo &target) {
+  std::unique_ptr<DotEmitter> dot = createDotEmitter(isa, target);
+  return dot && dot->hasCodeBookMaskedLanes();
+}
+
+kf::WeightCoding getDefaultWeightCoding(kf::Format format, KernelIsa isa,
+                                        const target::TargetInfo &target) {
+  if (kf::has_weight_coding(format, kf::WeightCoding::Ternary))
+    return kf::WeightCoding::Ternary;
+  // Measured: docs/codegen.md, "IQ grid formats".
+  if (kf::has_weight_coding(format, kf::WeightCoding::CodeBook) &&
+      hasCodeBookLayout(isa, target))
+    return kf::WeightCoding::CodeBook;
+  return kf::WeightCoding::File;
 }
 
 std::optional<int64_t> getDecodeOnceMinColumns(kf::Format format,
@@ -213,9 +234,8 @@ bool decodesOnceByDefault(kf::Format format, kf::WeightCoding coding,
 
 std::string MatmulKernelSpec::getSymbolName() const {
   return llvm::formatv("kf_matmul_{0}{1}_{2}_r{3}_c{4}_k{5}_n{6}",
-                       format_info(format).name,
-                       isTernary(*this) ? "_ternary" : "", getIsaName(isa),
-                       rows, maxCols, k, n)
+                       format_info(format).name, codingSuffix(*this, '_'),
+                       getIsaName(isa), rows, maxCols, k, n)
              .str() +
          (roundToBf16 ? "_bf16" : "") +
          (l1K || l2Rows ? llvm::formatv("_l1k{0}_l2r{1}", l1K, l2Rows).str()
@@ -262,9 +282,8 @@ int64_t MatmulKernelSpec::getDecodeScratchBytes() const {
 
 std::string MatmulKernelSpec::describe() const {
   return llvm::formatv("{0}{1}/{2} r{3} c{4} [{5} x {6}]",
-                       format_info(format).name,
-                       isTernary(*this) ? " ternary" : "", getIsaName(isa),
-                       rows, maxCols, n, k)
+                       format_info(format).name, codingSuffix(*this, ' '),
+                       getIsaName(isa), rows, maxCols, n, k)
              .str() +
          (roundToBf16 ? " bf16" : "") +
          (l1K || l2Rows
@@ -313,8 +332,11 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                       "mxfp4, q4_k, q5_k, q6_k, iq2_xxs, iq1_s, iq1_m, "
                       "fractal64, vq3_64, bf16 or f32");
   if (!kf::has_weight_coding(spec.format, spec.coding))
-    return fail(spec, "a ternary layout is IQ1_S's or IQ1_M's, expected "
-                      "iq1_s or iq1_m weights");
+    return fail(spec, spec.coding == kf::WeightCoding::Ternary
+                          ? "a ternary layout is IQ1_S's or IQ1_M's, expected "
+                            "iq1_s or iq1_m weights"
+                          : "a code book layout is IQ2_XXS's, expected "
+                            "iq2_xxs weights");
   if (!isaSupportsFormat(spec.isa, spec.format))
     return fail(spec, llvm::formatv("{0} has no kernels for {1} weights",
                                     getIsaName(spec.isa),
@@ -377,6 +399,13 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                                       "target '{2}' lacks",
                                       getIsaName(spec.isa),
                                       target::getFeatureName(f), target.name));
+  if (spec.coding == kf::WeightCoding::CodeBook &&
+      !hasCodeBookLayout(spec.isa, target))
+    return fail(spec, llvm::formatv("a code book layout is read by "
+                                    "avx512vnni kernels on targets with "
+                                    "avx512vbmi, gfni and bmi2, not by {0} "
+                                    "on target '{1}'",
+                                    getIsaName(spec.isa), target.name));
   return llvm::Error::success();
 }
 

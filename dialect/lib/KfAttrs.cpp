@@ -125,12 +125,17 @@ llvm::hash_code mlir::kf::hash_value(const PackedLayout &layout) {
   return llvm::hash_combine(layout.format, layout.rows, layout.coding);
 }
 
-/// The suffix of a ternary layout's name.
+/// The suffixes of the transcoding layouts' names.
 static constexpr llvm::StringLiteral kTernarySuffix = "_ternary";
+static constexpr llvm::StringLiteral kCodeBookSuffix = "_codebook";
 
 std::string mlir::kf::stringifyPackedLayout(const PackedLayout &layout) {
-  return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows) +
-          (layout.coding == ::kf::WeightCoding::Ternary ? kTernarySuffix : ""))
+  llvm::StringRef suffix;
+  if (layout.coding == ::kf::WeightCoding::Ternary)
+    suffix = kTernarySuffix;
+  else if (layout.coding == ::kf::WeightCoding::CodeBook)
+    suffix = kCodeBookSuffix;
+  return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows) + suffix)
       .str();
 }
 
@@ -140,9 +145,11 @@ FailureOr<PackedLayout> mlir::kf::parsePackedLayout(AsmParser &parser) {
   if (failed(parser.parseKeyword(&name)))
     return failure();
   StringRef keyword = name;
-  ::kf::WeightCoding coding = keyword.consume_back(kTernarySuffix)
-                                  ? ::kf::WeightCoding::Ternary
-                                  : ::kf::WeightCoding::File;
+  ::kf::WeightCoding coding = ::kf::WeightCoding::File;
+  if (keyword.consume_back(kTernarySuffix))
+    coding = ::kf::WeightCoding::Ternary;
+  else if (keyword.consume_back(kCodeBookSuffix))
+    coding = ::kf::WeightCoding::CodeBook;
   // The format's own name may contain '_' (iq2_xxs), so split at the last
   // "_r".
   size_t split = keyword.rfind("_r");
@@ -266,8 +273,11 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " is not a weight format a matmul multiplies by";
   if (!::kf::has_weight_coding(format.format, layout.coding))
     return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)
-                       << ": ternary codes are IQ1_S's and IQ1_M's, not "
-                       << format.name << "'s";
+                       << ": "
+                       << (layout.coding == ::kf::WeightCoding::Ternary
+                               ? "ternary codes are IQ1_S's and IQ1_M's"
+                               : "a code book layout is IQ2_XXS's")
+                       << ", not " << format.name << "'s";
   int64_t lanes = getLaneRows(kernelIsa);
   if (layout.rows <= 0 || layout.rows % lanes != 0)
     return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)

@@ -194,6 +194,12 @@ private:
     return diag;
   }
 
+  /// The weight coding kernels of `isa` read best for weights of `format`.
+  ::kf::WeightCoding defaultCoding(Format format, KernelIsa isa) const {
+    return codegen::getDefaultWeightCoding(static_cast<::kf::Format>(format),
+                                           toCodegen(isa), target);
+  }
+
   /// The decision for `matmul`: the defaults, then every matching tuning
   /// rule in file order. Null after an error.
   KernelAttr decide(Operation *op, const Matmul &matmul) {
@@ -206,15 +212,8 @@ private:
     }
     Format format = matmul.weight.getFormat();
     KernelIsa isa = selectIsa(target, format);
-    Decision d{
-        isa,
-        KernelAttr::getLaneRows(isa),
-        8,
-        available,
-        {},
-        {},
-        {},
-        codegen::getDefaultWeightCoding(static_cast<::kf::Format>(format))};
+    Decision d{isa, KernelAttr::getLaneRows(isa), 8, available, {}, {},
+               {},  defaultCoding(format, isa)};
     const ActivationQuantize defaultQuantize =
         fusesQuantizeByDefault(op, matmul) ? ActivationQuantize::fused
                                            : ActivationQuantize::separate;
@@ -255,6 +254,7 @@ private:
           }
           d.isa = *rule.setIsa;
           d.rows = KernelAttr::getLaneRows(d.isa);
+          d.coding = defaultCoding(format, d.isa);
         }
         d.rows = rule.setRows.value_or(d.rows);
         d.maxCols = rule.setMaxCols.value_or(d.maxCols);

@@ -5,6 +5,8 @@
 // 7), which ksigns_iq2xs derives from the other seven. Decoding goes back to
 // the file's block and through the reference decoder, so a packed tensor
 // decodes as the file does by construction and the checks test the moves.
+// IQ2_XXS's code book layout moves the indices and the masks' bits elsewhere
+// (iq2_xxs_codebook_index_offset, iq2_xxs_codebook_sign_bit), the same way.
 #include "pack/grid_packing.h"
 #include "pack/ternary_packing.h"
 
@@ -29,6 +31,41 @@ constexpr int kMaxFileBlock = 66;
 // 4-bit scale (bits 28..31).
 constexpr int kIq2xxsGroupOffset = 2;
 
+// Where slot s's grid index and sign mask of row r lie: the grid layout's
+// bytes, or the code book layout's index byte and the mask's 8 scattered
+// bits.
+int64_t iq2_xxs_index_at(const PackedLayout &layout, int s, int r) {
+  return layout.coding == WeightCoding::CodeBook
+             ? iq2_xxs_codebook_index_offset(layout, s, r)
+             : iq2_xxs_index_offset(layout, s, r);
+}
+
+void store_iq2_xxs_signs(const PackedLayout &layout, uint8_t *block, int s,
+                         int r, uint8_t mask) {
+  if (layout.coding != WeightCoding::CodeBook) {
+    block[iq2_xxs_signs_offset(layout, s, r)] = mask;
+    return;
+  }
+  for (int j = 0; j < 8; ++j) {
+    const int64_t bit = iq2_xxs_codebook_sign_bit(layout, s, r, j);
+    const auto at = static_cast<uint8_t>(1u << bit % 8);
+    block[bit / 8] = static_cast<uint8_t>(
+        (mask >> j & 1) ? block[bit / 8] | at : block[bit / 8] & ~at);
+  }
+}
+
+uint8_t load_iq2_xxs_signs(const PackedLayout &layout, const uint8_t *block,
+                           int s, int r) {
+  if (layout.coding != WeightCoding::CodeBook)
+    return block[iq2_xxs_signs_offset(layout, s, r)];
+  uint8_t mask = 0;
+  for (int j = 0; j < 8; ++j) {
+    const int64_t bit = iq2_xxs_codebook_sign_bit(layout, s, r, j);
+    mask |= static_cast<uint8_t>((block[bit / 8] >> bit % 8 & 1) << j);
+  }
+  return mask;
+}
+
 void pack_iq2_xxs(const PackedLayout &layout, const uint8_t *in, uint8_t *block,
                   int r) {
   std::memcpy(block + iq2_xxs_d_offset(r), in, 2);
@@ -38,9 +75,9 @@ void pack_iq2_xxs(const PackedLayout &layout, const uint8_t *in, uint8_t *block,
     uint32_t signs_scale = quant::load_u32(q + 4);
     scales[g / 2] |= static_cast<uint8_t>((signs_scale >> 28) << 4 * (g % 2));
     for (int l = 0; l < 4; ++l) {
-      block[iq2_xxs_index_offset(layout, 4 * g + l, r)] = q[l];
-      block[iq2_xxs_signs_offset(layout, 4 * g + l, r)] =
-          ksigns_iq2xs[(signs_scale >> 7 * l) & 127];
+      block[iq2_xxs_index_at(layout, 4 * g + l, r)] = q[l];
+      store_iq2_xxs_signs(layout, block, 4 * g + l, r,
+                          ksigns_iq2xs[(signs_scale >> 7 * l) & 127]);
     }
   }
   for (int p = 0; p < 4; ++p)
@@ -56,11 +93,10 @@ void unpack_iq2_xxs(const PackedLayout &layout, const uint8_t *block, int r,
         block[iq2_xxs_scale_offset(layout, g / 2, r)] >> 4 * (g % 2) & 15;
     uint32_t signs_scale = scale << 28;
     for (int l = 0; l < 4; ++l) {
-      q[l] = block[iq2_xxs_index_offset(layout, 4 * g + l, r)];
-      signs_scale |=
-          static_cast<uint32_t>(
-              block[iq2_xxs_signs_offset(layout, 4 * g + l, r)] & 127)
-          << 7 * l;
+      q[l] = block[iq2_xxs_index_at(layout, 4 * g + l, r)];
+      signs_scale |= static_cast<uint32_t>(
+                         load_iq2_xxs_signs(layout, block, 4 * g + l, r) & 127)
+                     << 7 * l;
     }
     quant::store_u32(q + 4, signs_scale);
   }

@@ -224,8 +224,11 @@ void dequantize_kquant(const PackedLayout &layout, const uint8_t *block, int r,
 absl::Status check_layout(const PackedLayout &layout) {
   if (!has_weight_coding(layout.format, layout.coding))
     return absl::InvalidArgumentError(absl::StrCat(
-        "no ternary layout for format ",
-        to_absl(format_info(layout.format).name), ": expected iq1_s or iq1_m"));
+        layout.coding == WeightCoding::Ternary ? "no ternary layout"
+                                               : "no code book layout",
+        " for format ", to_absl(format_info(layout.format).name),
+        layout.coding == WeightCoding::Ternary ? ": expected iq1_s or iq1_m"
+                                               : ": expected iq2_xxs"));
   if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0 &&
       layout.format != Format::MXFP4 && !is_kquant(layout.format) &&
       !is_iq_grid_format(layout.format) && !is_private_format(layout.format) &&

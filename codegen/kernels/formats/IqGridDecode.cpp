@@ -9,7 +9,9 @@
 // values, so that the lanes need no arithmetic beyond the signs (IQ2_XXS)
 // or the delta (IQ1_S, IQ1_M; at Iq1Decode). Where the dot emitter has a
 // code book lookup (AVX-512 with VBMI), IQ2_XXS's steps are a sub-block's
-// slots looked up as 2-bit codes by byte permutes instead, with no gather.
+// slots looked up as 2-bit codes by byte permutes instead, with no gather;
+// with GFNI and BMI2 from the code book layout, whose indices and sign masks
+// the lookup takes as they lie.
 //
 // IQ2_XXS (kf/runtime/packed_layout.h): grid bytes are magnitudes |w| in
 // {8, 25, 43} and a sign mask per slot negates some; the table holds 43 +
@@ -119,14 +121,22 @@ Value extractBits(OpBuilder &b, Location loc, Value value, int64_t shift,
 
 /// Where the dot emitter has a code book lookup (getCodeBookIndices), a step
 /// is the slots of as many indices (AVX-512 VBMI: 4 slots of 16 rows, a
-/// sub-block), looked up as 2-bit codes; elsewhere one slot, gathered.
+/// sub-block), looked up as 2-bit codes; elsewhere one slot, gathered. The
+/// code book layout is read only where the lookup takes its indices and
+/// masks as they lie (DotEmitter::hasCodeBookMaskedLanes; the kernel's
+/// verification requires it).
 class Iq2XxsDecode : public WeightDecodeEmitter {
 public:
-  Iq2XxsDecode(int64_t rows, bool hardwareHalf, const DotEmitter &isa)
-      : slotsPerStep(1), hardwareHalf(hardwareHalf) {
+  Iq2XxsDecode(const kf::PackedLayout &layout, bool hardwareHalf,
+               const DotEmitter &isa)
+      : packed(layout), slotsPerStep(1), hardwareHalf(hardwareHalf) {
+    const int64_t rows = layout.rows;
     const int64_t indices = isa.getCodeBookIndices();
     if (indices != 0 && indices % rows == 0 && 32 % (indices / rows) == 0)
       slotsPerStep = indices / rows;
+    assert((!isCodeBook() ||
+            (isa.hasCodeBookMaskedLanes() && slotsPerStep == 4)) &&
+           "the code book layout needs the masked code book lookup");
   }
 
   LaneRange getLaneRange() const override { return {7, kIq2xxsOffset}; }
@@ -144,14 +154,14 @@ public:
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
                          int64_t j, const DotEmitter &) const override {
     auto bytes = VectorType::get({rows}, b.getI8Type());
-    Value packed = emitLoad(b, loc, bytes, block,
-                            iq2_xxs_scale_offset(layout(rows), j / 2, 0));
-    Value ls = j % 2 == 0 ? arith::AndIOp::create(b, loc, packed,
-                                                  emitSplat(b, loc, bytes, 15))
-                                .getResult()
-                          : arith::ShRUIOp::create(b, loc, packed,
-                                                   emitSplat(b, loc, bytes, 4))
-                                .getResult();
+    Value pair =
+        emitLoad(b, loc, bytes, block, iq2_xxs_scale_offset(packed, j / 2, 0));
+    Value ls =
+        j % 2 == 0
+            ? arith::AndIOp::create(b, loc, pair, emitSplat(b, loc, bytes, 15))
+                  .getResult()
+            : arith::ShRUIOp::create(b, loc, pair, emitSplat(b, loc, bytes, 4))
+                  .getResult();
     auto words = VectorType::get({rows}, b.getI32Type());
     Value wide = arith::ExtUIOp::create(b, loc, words, ls);
     Value twice =
@@ -164,6 +174,8 @@ public:
                   llvm::SmallVectorImpl<DecodedLanes> &out) const override {
     if (slotsPerStep == 1)
       decodeGatheredSlot(b, loc, block, rows, step, out);
+    else if (isCodeBook())
+      decodeMaskedSlots(b, loc, block, step, isa, out);
     else
       decodeCodedSlots(b, loc, block, rows, step, isa, out);
   }
@@ -190,8 +202,25 @@ public:
   }
 
 private:
-  static kf::PackedLayout layout(int64_t rows) {
-    return {kf::Format::IQ2_XXS, static_cast<int>(rows)};
+  bool isCodeBook() const {
+    return packed.coding == kf::WeightCoding::CodeBook;
+  }
+
+  /// The lane values of codes 0..3: 43 + |w|; code 3 does not occur, and its
+  /// value keeps the map affine over GF(2).
+  static std::array<int8_t, 4> codeValues() {
+    std::array<int8_t, 4> values;
+    for (int64_t c = 0; c < 3; ++c)
+      values[c] = static_cast<int8_t>(kIq2xxsOffset + kIq2xxsMagnitudes[c]);
+    values[3] = values[0] ^ values[1] ^ values[2];
+    return values;
+  }
+
+  /// The lanes of slots 4 * step .. + 3 in order, two K-groups each.
+  static void appendSlotLanes(ArrayRef<Value> lanes, int64_t first,
+                              llvm::SmallVectorImpl<DecodedLanes> &out) {
+    for (auto [i, l] : llvm::enumerate(lanes))
+      out.push_back({l, 8 * first + 4 * static_cast<int64_t>(i)});
   }
 
   // Slot `step`: its R entries gathered from the lane table, negated by the
@@ -199,7 +228,6 @@ private:
   void decodeGatheredSlot(OpBuilder &b, Location loc, Value block, int64_t rows,
                           int64_t step,
                           llvm::SmallVectorImpl<DecodedLanes> &out) const {
-    kf::PackedLayout packed = layout(rows);
     auto rowBytes = VectorType::get({rows}, b.getI8Type());
     Value indices =
         arith::ExtUIOp::create(b, loc, VectorType::get({rows}, b.getI32Type()),
@@ -225,7 +253,6 @@ private:
   void decodeCodedSlots(OpBuilder &b, Location loc, Value block, int64_t rows,
                         int64_t step, const DotEmitter &isa,
                         llvm::SmallVectorImpl<DecodedLanes> &out) const {
-    kf::PackedLayout packed = layout(rows);
     const int64_t first = slotsPerStep * step;
     auto pairs = VectorType::get({2 * slotsPerStep * rows}, b.getI8Type());
     Value both =
@@ -239,20 +266,37 @@ private:
     Value indices = vector::ShuffleOp::create(b, loc, both, both, indexMask);
     Value signs = vector::ShuffleOp::create(b, loc, both, both, signMask);
     static const std::array<uint16_t, 256> book = iq2xxsCodeBook();
-    std::array<int8_t, 4> values;
-    for (int64_t c = 0; c < 3; ++c)
-      values[c] = static_cast<int8_t>(kIq2xxsOffset + kIq2xxsMagnitudes[c]);
-    // Code 3 does not occur; its value keeps the map affine over GF(2).
-    values[3] = values[0] ^ values[1] ^ values[2];
     SmallVector<Value, 8> lanes;
-    isa.emitCodeBookLanes(b, loc, indices, signs, book, values,
+    isa.emitCodeBookLanes(b, loc, indices, signs, book, codeValues(),
                           2 * kIq2xxsOffset, lanes);
     assert(static_cast<int64_t>(lanes.size()) == 2 * slotsPerStep &&
            "two K-groups per slot");
-    for (auto [i, l] : llvm::enumerate(lanes))
-      out.push_back({l, 8 * first + 4 * static_cast<int64_t>(i)});
+    appendSlotLanes(lanes, first, out);
   }
 
+  // Sub-block `step` of the code book layout: its 64 indices in the lookup's
+  // order (one load) and per slot and K-group the 64-bit mask of its lanes
+  // (a kmovq from memory each).
+  void decodeMaskedSlots(OpBuilder &b, Location loc, Value block, int64_t step,
+                         const DotEmitter &isa,
+                         llvm::SmallVectorImpl<DecodedLanes> &out) const {
+    const int64_t first = slotsPerStep * step;
+    Value indices = emitLoad(b, loc, VectorType::get({64}, b.getI8Type()),
+                             block, iq2_xxs_codebook_step_offset(packed, step));
+    SmallVector<Value, 8> masks;
+    for (int64_t s = first; s < first + slotsPerStep; ++s)
+      for (int j : {0, 4})
+        masks.push_back(
+            emitLoad(b, loc, b.getI64Type(), block,
+                     iq2_xxs_codebook_sign_bit(packed, s, /*r=*/0, j) / 8));
+    static const std::array<uint16_t, 256> book = iq2xxsCodeBook();
+    SmallVector<Value, 8> lanes;
+    isa.emitCodeBookMaskedLanes(b, loc, indices, masks, book, codeValues(),
+                                2 * kIq2xxsOffset, lanes);
+    appendSlotLanes(lanes, first, out);
+  }
+
+  kf::PackedLayout packed;
   int64_t slotsPerStep;
   bool hardwareHalf;
 };
@@ -484,7 +528,7 @@ std::unique_ptr<WeightDecodeEmitter>
 createIqGridDecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf,
                           const DotEmitter &isa) {
   if (layout.format == kf::Format::IQ2_XXS)
-    return std::make_unique<Iq2XxsDecode>(layout.rows, hardwareHalf, isa);
+    return std::make_unique<Iq2XxsDecode>(layout, hardwareHalf, isa);
   assert((layout.format == kf::Format::IQ1_S ||
           layout.format == kf::Format::IQ1_M) &&
          "an IQ grid format");

@@ -20,7 +20,9 @@
 // and 5 (emitSplitPshufbLookup). With VBMI it also looks up IQ2_XXS's code
 // book (emitCodeBookLanes): vpermi2b, vpmultishiftqb and vpermb, no gather;
 // with GFNI and BMI2 the lanes are vgf2p8affineqb of the codes, and the
-// signs a mask made by pext, instead of a vpermb and a vpmultishiftqb.
+// signs a mask made by pext, instead of a vpermb and a vpmultishiftqb, or
+// loaded as they are from IQ2_XXS's code book layout, whose indices are
+// stored in the lookup's order (emitCodeBookMaskedLanes).
 // GFNI's vgf2p8affineqb also moves and masks any bits of a byte at once
 // (emitByteBitMap: FRACTAL64's index bits), and one vpshufb picks a byte of
 // each i32 lane (emitWordByte: FRACTAL64's sub-scales).
@@ -179,73 +181,41 @@ public:
   // per slot; without, 3 and 12, port 5 alone the bound (9 cycles per slot).
   // BITALG's vpshufbitqmb would make the mask from the permuted sign bytes,
   // but it takes ports 0 and 5 (measured: 1.2 per cycle beside vpdpbusd),
-  // no fewer uops than the shuffles it replaces.
+  // no fewer uops than the shuffles it replaces. The code book layout
+  // (emitCodeBookMaskedLanes) stores the indices permuted and the masks made.
   void emitCodeBookLanes(OpBuilder &b, Location loc, Value indices, Value signs,
                          ArrayRef<uint16_t> book, ArrayRef<int8_t> values,
                          int64_t negatedFrom,
                          SmallVectorImpl<Value> &out) const override {
-    constexpr int64_t kRows = kVectorBytes / 4, kSlots = 4;
-    assert(vbmi && book.size() == 256 && values.size() == 4 &&
-           "a book of 256 entries, 4 lane values");
-    assert(values[3] == (values[0] ^ values[1] ^ values[2]) &&
-           "a lane map affine over GF(2)");
-    auto type = VectorType::get({int64_t(kVectorBytes)}, b.getI8Type());
-    auto constant = [&](auto &&byteAt) {
-      SmallVector<int8_t, kVectorBytes> bytes(kVectorBytes);
-      for (size_t i = 0; i < kVectorBytes; ++i)
-        bytes[i] = static_cast<int8_t>(byteAt(i));
-      return arith::ConstantOp::create(
-                 b, loc, type, DenseElementsAttr::get(type, ArrayRef(bytes)))
-          .getResult();
-    };
+    assert(vbmi && "a code book lookup needs VBMI");
     SmallVector<int64_t, kVectorBytes> byRowPair;
     for (size_t i = 0; i < kVectorBytes; ++i)
       byRowPair.push_back(i % 8 / 2 * kRows + 2 * (i / 8) + i % 2);
     Value index =
         vector::ShuffleOp::create(b, loc, indices, indices, byRowPair);
-    // Byte `half` (0: low, 1: high) of book[index] for each index byte.
-    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
-                                       emitSplat(b, loc, type, 0));
-    auto lookUp = [&](int64_t half) {
-      auto part = [&](int64_t first) {
-        return constant([&](size_t i) { return book[first + i] >> 8 * half; });
-      };
-      auto permute2 = [&](int64_t first) {
-        return emitIntrinsic(b, loc, "llvm.x86.avx512.vpermi2var.qi.512", type,
-                             {part(first), index, part(first + 64)});
-      };
-      return arith::SelectOp::create(b, loc, high, permute2(128), permute2(0))
-          .getResult();
-    };
-    const Value codes[2] = {lookUp(0), lookUp(1)};
-    auto multishift = [&](Value data, auto &&offsetAt) {
-      return emitIntrinsic(b, loc, "llvm.x86.avx512.pmultishift.qb.512", type,
-                           {constant(offsetAt), data});
-    };
-    // Without GFNI: the sign bytes in the indices' order and the lanes by code
-    // c and sign bit n in byte c + 4 n.
-    Value sign, table;
-    if (!gfniBmi2) {
-      sign = vector::ShuffleOp::create(b, loc, signs, signs, byRowPair);
-      table = constant([&](size_t i) {
-        return i % 8 < 4 ? values[i % 4] : negatedFrom - values[i % 4];
-      });
+    const std::array<Value, 2> codes = emitBookCodes(b, loc, index, book);
+    if (gfniBmi2) {
+      for (int64_t s = 0; s < kSlots; ++s)
+        for (int64_t h = 0; h < 2; ++h)
+          out.push_back(emitAffineLanes(
+              b, loc, emitSlotCodes(b, loc, codes, s, h),
+              emitSignMask(b, loc, signs, s, h), values, negatedFrom));
+      return;
     }
+    // The sign bytes in the indices' order and the lanes by code c and sign
+    // bit n in byte c + 4 n.
+    Value sign = vector::ShuffleOp::create(b, loc, signs, signs, byRowPair);
+    Value table = emitBytes(b, loc, [&](size_t i) {
+      return i % 8 < 4 ? values[i % 4] : negatedFrom - values[i % 4];
+    });
     for (int64_t s = 0; s < kSlots; ++s)
       for (int64_t h = 0; h < 2; ++h) {
-        // Byte i is lane 4 rr + t of rows 2 (i / 8) + rr, rr = i % 8 / 4.
-        auto byteOf = [&](size_t i) { return 8 * (2 * s + i % 8 / 4); };
-        Value code = multishift(
-            codes[h], [&](size_t i) { return byteOf(i) + 2 * (i % 4); });
-        if (gfniBmi2) {
-          out.push_back(
-              emitAffineLanes(b, loc, code, signs, s, h, values, negatedFrom));
-          continue;
-        }
-        Value signBit = multishift(sign, [&](size_t i) {
-          return (byteOf(i) + 4 * h + i % 4 - 2) & 63;
+        Value code = emitSlotCodes(b, loc, codes, s, h);
+        Value signBit = emitMultishift(b, loc, sign, [&](size_t i) {
+          return (slotByte(s, i) + 4 * h + i % 4 - 2) & 63;
         });
         // ((code ^ sign) & 3) ^ sign: the code's bits 0..1, the sign's others.
+        auto type = cast<VectorType>(code.getType());
         Value joined = arith::XOrIOp::create(
             b, loc,
             arith::AndIOp::create(b, loc,
@@ -257,42 +227,135 @@ public:
       }
   }
 
+  bool hasCodeBookMaskedLanes() const override { return vbmi && gfniBmi2; }
+
+  // emitCodeBookLanes's GFNI path on indices already in row-pair order and
+  // masks already made: per 4 slots 8 vpermi2b-cycles on port 5, and per 64
+  // lanes a vpmultishiftqb, a vgf2p8affineqb, a kmovq from memory and a
+  // masked vpsubb: no vpermt2w, pext or kmovq from a general register.
+  void emitCodeBookMaskedLanes(OpBuilder &b, Location loc, Value indices,
+                               ArrayRef<Value> masks, ArrayRef<uint16_t> book,
+                               ArrayRef<int8_t> values, int64_t negatedFrom,
+                               SmallVectorImpl<Value> &out) const override {
+    assert(hasCodeBookMaskedLanes() && masks.size() == 2 * kSlots &&
+           "a mask per slot and K-group");
+    const std::array<Value, 2> codes = emitBookCodes(b, loc, indices, book);
+    for (int64_t s = 0; s < kSlots; ++s)
+      for (int64_t h = 0; h < 2; ++h)
+        out.push_back(emitAffineLanes(b, loc,
+                                      emitSlotCodes(b, loc, codes, s, h),
+                                      masks[2 * s + h], values, negatedFrom));
+  }
+
 private:
-  /// Slot s's K-group h from its codes at bits 0..1 of each byte: values[c]
-  /// by vgf2p8affineqb, negatedFrom - values[c] where the lane's sign bit (bit
-  /// 4h + t of the row's byte in `signs`, slot s's row r in byte 16 s + r) is
-  /// set. Lane bit i is the parity of the code byte and the matrix's byte 7 -
-  /// i, plus bit i of values[0]: code bit j flips the bits of values[1 << j]
-  /// ^ values[0].
-  static Value emitAffineLanes(OpBuilder &b, Location loc, Value code,
-                               Value signs, int64_t s, int64_t h,
-                               ArrayRef<int8_t> values, int64_t negatedFrom) {
-    auto type = cast<VectorType>(code.getType());
-    uint64_t matrix = 0;
-    for (int64_t i = 0; i < 8; ++i)
-      for (int64_t j = 0; j < 2; ++j)
-        matrix |= static_cast<uint64_t>((values[1 << j] ^ values[0]) >> i & 1)
-                  << (8 * (7 - i) + j);
-    auto i64 = b.getI64Type();
-    auto word = [&](uint64_t v) {
-      return arith::ConstantOp::create(
-                 b, loc, b.getI64IntegerAttr(static_cast<int64_t>(v)))
+  static constexpr int64_t kRows = kVectorBytes / 4, kSlots = 4;
+
+  /// A constant byte vector, byte i byteAt(i).
+  template <typename ByteAt>
+  static Value emitBytes(OpBuilder &b, Location loc, ByteAt &&byteAt) {
+    auto type = VectorType::get({int64_t(kVectorBytes)}, b.getI8Type());
+    SmallVector<int8_t, kVectorBytes> bytes(kVectorBytes);
+    for (size_t i = 0; i < kVectorBytes; ++i)
+      bytes[i] = static_cast<int8_t>(byteAt(i));
+    return arith::ConstantOp::create(
+               b, loc, type, DenseElementsAttr::get(type, ArrayRef(bytes)))
+        .getResult();
+  }
+
+  /// vpmultishiftqb: byte i of each qword of `data` from bit offsetAt(i).
+  template <typename OffsetAt>
+  static Value emitMultishift(OpBuilder &b, Location loc, Value data,
+                              OffsetAt &&offsetAt) {
+    return emitIntrinsic(b, loc, "llvm.x86.avx512.pmultishift.qb.512",
+                         data.getType(), {emitBytes(b, loc, offsetAt), data});
+  }
+
+  /// The bit offset, within its qword, of the byte of slot s's entries that
+  /// output byte i reads: byte i is lane 4 rr + t of row 2 (i / 8) + rr, rr =
+  /// i % 8 / 4.
+  static int64_t slotByte(int64_t s, size_t i) {
+    return 8 * (2 * s + i % 8 / 4);
+  }
+
+  /// The book's low and high bytes (codes 0..3 and 4..7) of each entry
+  /// `index` names: two vpermi2b each and a blend by the index's bit 7.
+  static std::array<Value, 2> emitBookCodes(OpBuilder &b, Location loc,
+                                            Value index,
+                                            ArrayRef<uint16_t> book) {
+    assert(book.size() == 256 && "a book of 256 entries");
+    auto type = cast<VectorType>(index.getType());
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                                       emitSplat(b, loc, type, 0));
+    auto lookUp = [&](int64_t half) {
+      auto part = [&](int64_t first) {
+        return emitBytes(b, loc,
+                         [&](size_t i) { return book[first + i] >> 8 * half; });
+      };
+      auto permute2 = [&](int64_t first) {
+        return emitIntrinsic(b, loc, "llvm.x86.avx512.vpermi2var.qi.512", type,
+                             {part(first), index, part(first + 64)});
+      };
+      return arith::SelectOp::create(b, loc, high, permute2(128), permute2(0))
           .getResult();
     };
-    Value lane = emitAffine(b, loc, code, matrix, values[0]);
-    // Lane 4r + t's sign is bit 4r + t of the mask: nibble h of the 8 bytes of
-    // rows 0..7 (low half) and of rows 8..15 (high half).
+    return {lookUp(0), lookUp(1)};
+  }
+
+  /// Slot s's K-group h's codes at bits 0..1 of each lane: one
+  /// vpmultishiftqb.
+  static Value emitSlotCodes(OpBuilder &b, Location loc,
+                             const std::array<Value, 2> &codes, int64_t s,
+                             int64_t h) {
+    return emitMultishift(b, loc, codes[h], [&](size_t i) {
+      return slotByte(s, i) + 2 * (i % 4);
+    });
+  }
+
+  /// Slot s's K-group h's sign mask from its sign bytes as they lie (`signs`,
+  /// slot s's row r in byte 16 s + r), lane 4r + t's sign (bit 4h + t of row
+  /// r's byte) at bit 4r + t: nibble h of the 8 bytes of rows 0..7 (low half)
+  /// and of rows 8..15 (high half), two pext.
+  static Value emitSignMask(OpBuilder &b, Location loc, Value signs, int64_t s,
+                            int64_t h) {
+    auto i64 = b.getI64Type();
     Value words =
         vector::BitCastOp::create(b, loc, VectorType::get({8}, i64), signs);
     auto nibbles = [&](int64_t w) {
       return emitIntrinsic(
           b, loc, "llvm.x86.bmi.pext.64", i64,
           {vector::ExtractOp::create(b, loc, words, w).getResult(),
-           word(0x0f0f0f0f0f0f0f0fULL << 4 * h)});
+           emitWord(b, loc, 0x0f0f0f0f0f0f0f0fULL << 4 * h)});
     };
-    Value mask = arith::OrIOp::create(
-        b, loc, nibbles(2 * s),
-        arith::ShLIOp::create(b, loc, nibbles(2 * s + 1), word(32)));
+    return arith::OrIOp::create(b, loc, nibbles(2 * s),
+                                arith::ShLIOp::create(b, loc,
+                                                      nibbles(2 * s + 1),
+                                                      emitWord(b, loc, 32)));
+  }
+
+  static Value emitWord(OpBuilder &b, Location loc, uint64_t v) {
+    return arith::ConstantOp::create(
+               b, loc, b.getI64IntegerAttr(static_cast<int64_t>(v)))
+        .getResult();
+  }
+
+  /// The lanes of `code` (at bits 0..1 of each byte): values[c] by
+  /// vgf2p8affineqb, negatedFrom - values[c] where bit i of `mask` (an i64)
+  /// is set for lane i. Lane bit i is the parity of the code byte and the
+  /// matrix's byte 7 - i, plus bit i of values[0]: code bit j flips the bits
+  /// of values[1 << j] ^ values[0].
+  static Value emitAffineLanes(OpBuilder &b, Location loc, Value code,
+                               Value mask, ArrayRef<int8_t> values,
+                               int64_t negatedFrom) {
+    assert(values.size() == 4 &&
+           values[3] == (values[0] ^ values[1] ^ values[2]) &&
+           "a lane map affine over GF(2)");
+    auto type = cast<VectorType>(code.getType());
+    uint64_t matrix = 0;
+    for (int64_t i = 0; i < 8; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        matrix |= static_cast<uint64_t>((values[1 << j] ^ values[0]) >> i & 1)
+                  << (8 * (7 - i) + j);
+    Value lane = emitAffine(b, loc, code, matrix, values[0]);
     Value negate = LLVM::BitcastOp::create(
         b, loc, VectorType::get({type.getNumElements()}, b.getI1Type()), mask);
     Value negated = arith::SubIOp::create(
@@ -305,15 +368,14 @@ private:
   static Value emitAffine(OpBuilder &b, Location loc, Value bytes,
                           uint64_t matrix, int8_t add) {
     auto type = cast<VectorType>(bytes.getType());
-    Value word = arith::ConstantOp::create(
-        b, loc, b.getI64IntegerAttr(static_cast<int64_t>(matrix)));
     return emitIntrinsic(
         b, loc, "llvm.x86.vgf2p8affineqb.512", type,
         {bytes,
          vector::BitCastOp::create(
              b, loc, type,
-             vector::BroadcastOp::create(
-                 b, loc, VectorType::get({8}, b.getI64Type()), word)),
+             vector::BroadcastOp::create(b, loc,
+                                         VectorType::get({8}, b.getI64Type()),
+                                         emitWord(b, loc, matrix))),
          arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(add))
              .getResult()});
   }

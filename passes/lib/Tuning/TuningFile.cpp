@@ -104,11 +104,16 @@ private:
     if (key == "decode")
       return parseEnum(key, value, column, "once or per_tile", rule.setDecode);
     if (key == "coding") {
-      if (value != "file" && value != "ternary")
-        return error(column)
-               << "unknown coding '" << value << "' (expected file or ternary)";
-      rule.setCoding = value == "file" ? ::kf::WeightCoding::File
-                                       : ::kf::WeightCoding::Ternary;
+      std::optional<::kf::WeightCoding> coding =
+          llvm::StringSwitch<std::optional<::kf::WeightCoding>>(value)
+              .Case("file", ::kf::WeightCoding::File)
+              .Case("ternary", ::kf::WeightCoding::Ternary)
+              .Case("codebook", ::kf::WeightCoding::CodeBook)
+              .Default(std::nullopt);
+      if (!coding)
+        return error(column) << "unknown coding '" << value
+                             << "' (expected file, ternary or codebook)";
+      rule.setCoding = *coding;
       return success();
     }
     std::optional<int64_t> *field =

@@ -1683,6 +1683,11 @@ func.func @kernel_ternary_format() attributes {k = #kf.kernel<isa = avx512vnni, 
 
 // -----
 
+// expected-error @+1 {{#kf.kernel: layout iq1_s_r16_codebook: a code book layout is IQ2_XXS's, not iq1_s's}}
+func.func @kernel_codebook_format() attributes {k = #kf.kernel<isa = avx512vnni, layout = iq1_s_r16_codebook, max_cols = 8, threads = 1>}
+
+// -----
+
 // expected-error @+2 {{expected a packed layout <format>_r<rows> such as q8_0_r16, got 'iq1_s_ternary'}}
 // expected-error @+1 {{failed to parse Kf_KernelAttr parameter 'layout'}}
 func.func @kernel_ternary_rows() attributes {k = #kf.kernel<isa = avx512vnni, layout = iq1_s_ternary, max_cols = 8, threads = 1>}

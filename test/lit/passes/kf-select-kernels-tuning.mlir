@@ -53,7 +53,7 @@
 // SELECTOR: selector.tune:2:13: error: unknown selector 'row' (expected format, target, isa, m, n or k)
 // OVERRIDE: override.tune:1:16: error: unknown override 'cols' (expected isa, rows, max_cols, threads, l2_rows, l1_k, quantize, decode or coding)
 // QUANTIZE: quantize.tune:1:25: error: unknown quantize 'inline' (expected fused or separate)
-// CODING: coding.tune:1:24: error: unknown coding 'trits' (expected file or ternary)
+// CODING: coding.tune:1:24: error: unknown coding 'trits' (expected file, ternary or codebook)
 // TERNARY: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}ternary.tune:1: #kf.kernel: layout q8_0_r16_ternary: ternary codes are IQ1_S's and IQ1_M's, not q8_0's
 // DECODE: decode.tune:1:23: error: unknown decode 'twice' (expected once or per_tile)
 // FUSED: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}fused.tune:1: #kf.kernel: decode = once needs calls of more columns than one tile, which quantize = fused never makes

@@ -266,3 +266,22 @@ module attributes {kf.target = #kf.target<name = "apple-m1", triple = "aarch64-u
     return %a : tensor<?x64xf32>
   }
 }
+
+// -----
+
+// znver5 as kf-set-target writes it, with gfni and bmi2: IQ2_XXS takes its
+// code book layout, which these kernels read without permuting the indices
+// or building the sign masks; the other formats are unchanged.
+module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+bmi2,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+gfni,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
+  // CHECK-LABEL: func.func @code_book
+  func.func @code_book(%x1: tensor<1x256xf32>, %xd: tensor<?x256xf32>, %iq: !kf.qweight<iq2_xxs, [64, 256]>,
+                       %q4: !kf.qweight<q4_0, [64, 256]>) -> (tensor<1x64xf32>, tensor<?x64xf32>, tensor<1x64xf32>) {
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq2_xxs_r16_codebook, max_cols = 8, threads = 16, quantize = fused>} : tensor<1x256xf32>
+    %a = kf.linear %x1, %iq : tensor<1x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<1x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = iq2_xxs_r16_codebook, max_cols = 8, threads = 16, decode = once>} : tensor<?x256xf32>
+    %b = kf.linear %xd, %iq : tensor<?x256xf32>, !kf.qweight<iq2_xxs, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_0_r16, max_cols = 8, threads = 16, quantize = fused>} : tensor<1x256xf32>
+    %c = kf.linear %x1, %q4 : tensor<1x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<1x64xf32>
+    return %a, %b, %c : tensor<1x64xf32>, tensor<?x64xf32>, tensor<1x64xf32>
+  }
+}

@@ -171,6 +171,12 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
           specs.push_back(specs.back());
           specs.back().coding = WeightCoding::Ternary;
         }
+        // IQ2_XXS's code book layout, where the kernels read it.
+        if (has_weight_coding(format, WeightCoding::CodeBook) &&
+            hasCodeBookLayout(isa, target)) {
+          specs.push_back(specs.back());
+          specs.back().coding = WeightCoding::CodeBook;
+        }
         if (r != rows.front())
           break;
       }
@@ -419,12 +425,16 @@ std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n,
       specs.back().l1K = k / 2;
       specs.back().l2Rows = specs[i].rows;
     }
-  // IQ1's ternary layouts too.
-  if (has_weight_coding(format, WeightCoding::Ternary))
-    for (size_t i = 0, e = specs.size(); i < e; ++i) {
-      specs.push_back(specs[i]);
-      specs.back().coding = WeightCoding::Ternary;
-    }
+  // IQ1's ternary layouts too, and IQ2_XXS's code book layout where the
+  // kernels read it.
+  for (size_t i = 0, e = specs.size(); i < e; ++i)
+    for (WeightCoding coding : {WeightCoding::Ternary, WeightCoding::CodeBook})
+      if (has_weight_coding(format, coding) &&
+          (coding != WeightCoding::CodeBook ||
+           hasCodeBookLayout(specs[i].isa, target))) {
+        specs.push_back(specs[i]);
+        specs.back().coding = coding;
+      }
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
   EXPECT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
@@ -1006,6 +1016,31 @@ TEST(MatmulKernel, RefusesMissingFeatures) {
             "matmul kernel bf16/neon_bf16 r4 c8 [32 x 64]: neon_bf16 needs "
             "target feature 'bf16', which target 'apple-m1' lacks");
   EXPECT_EQ(errorOf(verifyMatmulKernel(bfdot, testTarget("neoverse-v1"))), "");
+}
+
+// IQ2_XXS's code book layout is read by the AVX-512 VNNI kernels of targets
+// with VBMI, GFNI and BMI2 alone, and chosen by default there alone.
+TEST(MatmulKernel, CodeBookLayoutNeedsItsLookup) {
+  MatmulKernelSpec spec{Format::IQ2_XXS, KernelIsa::Avx512Vnni, 16, 256, 32, 8};
+  spec.coding = WeightCoding::CodeBook;
+  const TargetInfo znver5 = testTarget("znver5");
+  EXPECT_EQ(errorOf(verifyMatmulKernel(spec, znver5)), "");
+  EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, spec.isa, znver5),
+            WeightCoding::CodeBook);
+  TargetInfo noGfni = znver5;
+  noGfni.features.reset(static_cast<size_t>(target::Feature::GFNI));
+  EXPECT_EQ(errorOf(verifyMatmulKernel(spec, noGfni)),
+            "matmul kernel iq2_xxs codebook/avx512vnni r16 c8 [32 x 256]: a "
+            "code book layout is read by avx512vnni kernels on targets with "
+            "avx512vbmi, gfni and bmi2, not by avx512vnni on target 'znver5'");
+  EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, spec.isa, noGfni),
+            WeightCoding::File);
+  EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, KernelIsa::Avx2, znver5),
+            WeightCoding::File);
+  spec.format = Format::IQ1_S;
+  EXPECT_EQ(errorOf(verifyMatmulKernel(spec, znver5)),
+            "matmul kernel iq1_s codebook/avx512vnni r16 c8 [32 x 256]: a code "
+            "book layout is IQ2_XXS's, expected iq2_xxs weights");
 }
 
 // Each ISA builds the kernels of its family only.

@@ -88,6 +88,9 @@ TEST(Packing, Names) {
   EXPECT_EQ(layout_name({Format::IQ1_M, 4, LaneEncoding::Signed,
                          WeightCoding::Ternary}),
             "iq1_m_r4_ternary");
+  EXPECT_EQ(layout_name({Format::IQ2_XXS, 16, LaneEncoding::Unsigned,
+                         WeightCoding::CodeBook}),
+            "iq2_xxs_r16_codebook");
 }
 
 TEST(Packing, SizesPadTheLastGroup) {
@@ -120,6 +123,10 @@ TEST(Packing, SizesPadTheLastGroup) {
   EXPECT_EQ(packed_block_bytes({Format::IQ1_M, 4, LaneEncoding::Unsigned,
                                 WeightCoding::Ternary}),
             4 * 76);
+  // IQ2_XXS's code book layout: the grid layout's 70, rearranged.
+  EXPECT_EQ(packed_block_bytes({Format::IQ2_XXS, 16, LaneEncoding::Unsigned,
+                                WeightCoding::CodeBook}),
+            16 * 70);
 }
 
 TEST(Packing, RefusesWhatItCannotPack) {
@@ -144,6 +151,10 @@ TEST(Packing, RefusesWhatItCannotPack) {
       {Format::Q8_0, 16, LaneEncoding::Unsigned, WeightCoding::Ternary});
   EXPECT_EQ(s.message(),
             "no ternary layout for format q8_0: expected iq1_s or iq1_m");
+  s = check_layout(
+      {Format::IQ1_S, 16, LaneEncoding::Unsigned, WeightCoding::CodeBook});
+  EXPECT_EQ(s.message(),
+            "no code book layout for format iq1_s: expected iq2_xxs");
 }
 
 // Every layout: the packed tensor dequantizes bit for bit like the file rows,
@@ -361,7 +372,8 @@ TEST(Packing, ActivationsRefuseShortBuffers) {
 TEST(Packing, SuperBlocksDecodeAsTheReferenceAndRoundTrip) {
   for (Format f : {Format::Q4_K, Format::Q5_K, Format::Q6_K, Format::IQ2_XXS,
                    Format::IQ1_S, Format::IQ1_M})
-    for (WeightCoding coding : {WeightCoding::File, WeightCoding::Ternary})
+    for (WeightCoding coding :
+         {WeightCoding::File, WeightCoding::Ternary, WeightCoding::CodeBook})
       for (int rows : {1, 4, 8, 16})
         for (int64_t n : {1, 5, 16, 19})
           for (int64_t k : {256, 768}) {
@@ -585,6 +597,55 @@ TEST(Packing, Iq1TernaryLayouts) {
                            "]: row 1, super-block 1: a slot's 2-bit codes "
                            "are no entry of iq1s_grid"));
   }
+}
+
+// IQ2_XXS's code book layout for 16 rows: per sub-block g, 64 index bytes
+// with qword q holding rows 2q, 2q + 1 of each slot (slot 4g + l's at bytes
+// 2l, 2l + 1), then per slot l and K-group h the 64-bit mask whose bit 4r + t
+// negates weight 4h + t of row r. Every index and sign pattern is reached, each
+// mask bit checked at its place.
+TEST(Packing, Iq2XxsCodeBookLayout) {
+  const int rows = 16;
+  const int64_t blocks = 8, k = 256 * blocks;
+  std::mt19937 rng(5);
+  std::vector<uint8_t> file(rows * blocks * 66);
+  for (uint8_t &b : file)
+    b = static_cast<uint8_t>(rng());
+  for (size_t blk = 0; blk < file.size() / 66; ++blk)
+    file[blk * 66 + 1] &= 0xbf; // a finite d
+  const PackedLayout layout{Format::IQ2_XXS, rows, LaneEncoding::Unsigned,
+                            WeightCoding::CodeBook};
+  std::vector<uint8_t> packed = *pack_weights(layout, file, rows, k);
+  const int64_t block_bytes = packed_block_bytes(layout);
+  ASSERT_EQ(block_bytes, rows * 70);
+  for (int r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t *row = file.data() + (r * blocks + b) * 66;
+      const uint8_t *pb = packed.data() + b * block_bytes;
+      EXPECT_EQ(std::memcmp(pb + 2 * r, row, 2), 0);
+      for (int g = 0; g < 8; ++g) {
+        const uint8_t *q = row + 2 + 8 * g;
+        uint32_t signs_scale;
+        std::memcpy(&signs_scale, q + 4, 4);
+        EXPECT_EQ(pb[(2 + g / 2) * rows + r] >> 4 * (g % 2) & 15,
+                  signs_scale >> 28);
+        const uint8_t *step = pb + 96 + 128 * g;
+        for (int l = 0; l < 4; ++l) {
+          EXPECT_EQ(step[8 * (r / 2) + 2 * l + r % 2], q[l])
+              << "row " << r << ", block " << b << ", slot " << 4 * g + l;
+          const uint8_t signs =
+              quant::grids::ksigns_iq2xs[signs_scale >> 7 * l & 127];
+          for (int h = 0; h < 2; ++h) {
+            uint64_t mask;
+            std::memcpy(&mask, step + 64 + 8 * (2 * l + h), 8);
+            for (int t = 0; t < 4; ++t)
+              EXPECT_EQ(mask >> (4 * r + t) & 1, signs >> (4 * h + t) & 1u)
+                  << "row " << r << ", block " << b << ", slot " << 4 * g + l
+                  << ", weight " << 4 * h + t;
+          }
+        }
+      }
+    }
 }
 
 // Random file blocks of FRACTAL64 or VQ3_64 (every bit pattern the quantizer

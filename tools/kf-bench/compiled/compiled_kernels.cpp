@@ -24,21 +24,30 @@ namespace {
 
 using codegen::KernelIsa;
 
-// The weight coding --kf-select-kernels decides for `format`; for
-// comparisons, KF_BENCH_CODING=file or ternary sets it where the format has
-// both.
-absl::StatusOr<WeightCoding> codingOf(Format format) {
+// The weight coding --kf-select-kernels decides for `format` on `isa` and
+// `host`; for comparisons, KF_BENCH_CODING=file, ternary or codebook sets it
+// where the format has it (else the file's).
+absl::StatusOr<WeightCoding> codingOf(Format format, KernelIsa isa,
+                                      const target::TargetInfo &host) {
   const char *env = std::getenv("KF_BENCH_CODING");
   if (!env)
-    return codegen::getDefaultWeightCoding(format);
-  std::string_view coding(env);
-  if (coding != "file" && coding != "ternary")
+    return codegen::getDefaultWeightCoding(format, isa, host);
+  std::string_view name(env);
+  WeightCoding coding;
+  if (name == "file")
+    coding = WeightCoding::File;
+  else if (name == "ternary")
+    coding = WeightCoding::Ternary;
+  else if (name == "codebook")
+    coding = WeightCoding::CodeBook;
+  else
     return absl::InvalidArgumentError(absl::StrCat(
-        "KF_BENCH_CODING is '", env, "', expected file or ternary"));
-  if (coding == "ternary" &&
-      !kf::has_weight_coding(format, WeightCoding::Ternary))
+        "KF_BENCH_CODING is '", env, "', expected file, ternary or codebook"));
+  if (!kf::has_weight_coding(format, coding) ||
+      (coding == WeightCoding::CodeBook &&
+       !codegen::hasCodeBookLayout(isa, host)))
     return WeightCoding::File;
-  return coding == "file" ? WeightCoding::File : WeightCoding::Ternary;
+  return coding;
 }
 
 // KF_BENCH_DECODE=once or per_tile: every call of more columns than one tile
@@ -72,7 +81,7 @@ public:
     absl::StatusOr<std::optional<bool>> override = decodeOnceOverride();
     if (!override.ok())
       return override.status();
-    absl::StatusOr<WeightCoding> coding = codingOf(format);
+    absl::StatusOr<WeightCoding> coding = codingOf(format, isa_, host_);
     if (!coding.ok())
       return coding.status();
     const bool mayDecodeOnce =
@@ -98,7 +107,7 @@ public:
     absl::StatusOr<std::optional<bool>> override = decodeOnceOverride();
     if (override.ok() && override->has_value())
       return **override;
-    absl::StatusOr<WeightCoding> coding = codingOf(format);
+    absl::StatusOr<WeightCoding> coding = codingOf(format, isa_, host_);
     return coding.ok() &&
            codegen::decodesOnceByDefault(format, *coding, m, kMaxCols);
   }
@@ -111,7 +120,7 @@ public:
       return &it->second;
     codegen::MatmulKernelSpec spec{format, isa_, rows_, k, n, kMaxCols};
     spec.fuseQuantize = fuseQuantize_;
-    absl::StatusOr<WeightCoding> coding = codingOf(format);
+    absl::StatusOr<WeightCoding> coding = codingOf(format, isa_, host_);
     if (!coding.ok())
       return coding.status();
     spec.coding = *coding;

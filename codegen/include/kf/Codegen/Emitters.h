@@ -251,6 +251,20 @@ public:
                                  llvm::ArrayRef<int8_t> values,
                                  int64_t negatedFrom,
                                  llvm::SmallVectorImpl<mlir::Value> &out) const;
+  /// Whether emitCodeBookMaskedLanes reads a layout stored for it (AVX-512
+  /// with VBMI, GFNI and BMI2), which makes the lanes with neither an index
+  /// permute nor a sign mask to build.
+  virtual bool hasCodeBookMaskedLanes() const { return false; }
+  /// emitCodeBookLanes's lanes for R = 16 rows and 4 slots from IQ2_XXS's
+  /// code book layout (kf/runtime/packed_layout.h): `indices` in row-pair
+  /// order (qword q holds rows 2q, 2q + 1 of every slot, slot s's at bytes
+  /// 2s, 2s + 1) and, per slot s and K-group h, masks[2s + h], an i64 whose
+  /// bit 4r + t is lane 4r + t's sign.
+  virtual void emitCodeBookMaskedLanes(
+      mlir::OpBuilder &b, mlir::Location loc, mlir::Value indices,
+      llvm::ArrayRef<mlir::Value> masks, llvm::ArrayRef<uint16_t> book,
+      llvm::ArrayRef<int8_t> values, int64_t negatedFrom,
+      llvm::SmallVectorImpl<mlir::Value> &out) const;
 };
 
 /// Dots of whole sub-blocks scaled as they are computed, for decoders of whole

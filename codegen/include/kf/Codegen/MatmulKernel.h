@@ -64,8 +64,13 @@ WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 /// The weight coding kernels of `format` read best: IQ1_S's and IQ1_M's
 /// ternary layouts, whose shifts beat the grid gathers on AVX-512 and AVX2
 /// alike despite 40 % more bytes (docs/benchmarks.md, run 12; NEON reads the
-/// grid with scalar loads), the file's codes for the other formats.
-kf::WeightCoding getDefaultWeightCoding(kf::Format format);
+/// grid with scalar loads); IQ2_XXS's code book layout where `isa` on
+/// `target` reads it (hasCodeBookLayout); the file's codes otherwise.
+kf::WeightCoding getDefaultWeightCoding(kf::Format format, KernelIsa isa,
+                                        const target::TargetInfo &target);
+/// Whether kernels of `isa` on `target` read IQ2_XXS's code book layout: the
+/// AVX-512 VNNI kernels where the target has VBMI, GFNI and BMI2.
+bool hasCodeBookLayout(KernelIsa isa, const target::TargetInfo &target);
 /// The fewest columns from which a kernel for weights of `format` in `coding`
 /// gains by decoding each block once (MatmulKernelSpec::decodeOnce), as
 /// measured on AVX-512 VNNI for K = 4096, N = 2048 (docs/benchmarks.md, run
@@ -158,9 +163,10 @@ struct MatmulKernelSpec {
   /// Every tile's weight prefetch, instead of getDefaultWeightPrefetch's:
   /// for measurements (kf-bench's KF_BENCH_PREFETCH).
   std::optional<WeightPrefetch> prefetch;
-  /// The weights' coding in the packed layout: the file's, or IQ1_S's and
+  /// The weights' coding in the packed layout: the file's, IQ1_S's and
   /// IQ1_M's 2-bit ternary codes (kf/runtime/packed_layout.h), which decode
-  /// with shifts where the file's grid indices need a gather.
+  /// with shifts where the file's grid indices need a gather, or IQ2_XXS's
+  /// code book layout, stored in the order its code book lookup reads.
   kf::WeightCoding coding = kf::WeightCoding::File;
 
   /// The function's symbol, e.g.
@@ -168,7 +174,8 @@ struct MatmulKernelSpec {
   /// rounds to bf16; "..._l1k2048_l2r352" with cache blocks;
   /// "..._pf4096x1024" with a prefetch given; "..._fq" when it quantizes
   /// its activations; "..._do" when it decodes once;
-  /// "kf_matmul_iq1_s_ternary_..." for a ternary layout).
+  /// "kf_matmul_iq1_s_ternary_..." for a ternary layout,
+  /// "kf_matmul_iq2_xxs_codebook_..." for a code book one).
   std::string getSymbolName() const;
   /// The packed weight layout the kernel reads: signed lanes for
   /// NeonDotprod (sdot multiplies signed by signed), unsigned for the others;

@@ -16,8 +16,10 @@
 // selects on the ISA the target would get, `m` is a static M or `dynamic`.
 // Every matching rule applies, in file order. Overrides: isa, rows,
 // max_cols, threads, l2_rows, l1_k, quantize (fused or separate), decode
-// (once or per_tile), coding (the weights' coding in the layout: file or
-// ternary, IQ1_S's and IQ1_M's).
+// (once or per_tile), coding (the weights' coding in the layout: file,
+// ternary, IQ1_S's and IQ1_M's, or codebook, IQ2_XXS's on AVX-512 VNNI
+// targets with VBMI, GFNI and BMI2). A rule that sets isa also resets the
+// coding to that ISA's default.
 //
 //===----------------------------------------------------------------------===//
 

@@ -64,9 +64,12 @@ enum class LaneEncoding : uint8_t {
 // decodes with shifts instead of table lookups (WeightCoding; "IQ1 ternary
 // layouts" below): the values stay the file's exactly, the bytes differ.
 enum class WeightCoding : uint8_t {
-  File,    // the file's codes (grid indices, nibbles, ...) as stored
-  Ternary, // IQ1_S, IQ1_M: each weight's grid value in {-1, 0, 1} as a
-           // 2-bit code instead of an 11-bit grid index per 8 weights
+  File,     // the file's codes (grid indices, nibbles, ...) as stored
+  Ternary,  // IQ1_S, IQ1_M: each weight's grid value in {-1, 0, 1} as a
+            // 2-bit code instead of an 11-bit grid index per 8 weights
+  CodeBook, // IQ2_XXS: the grid indices in the order a code book lookup
+            // reads them and the signs as its lanes' masks ("IQ2_XXS code
+            // book layouts" below)
 };
 
 struct PackedLayout {
@@ -81,8 +84,15 @@ struct PackedLayout {
 
 // Whether `format` has a layout of `coding` (every format has File's).
 constexpr bool has_weight_coding(Format format, WeightCoding coding) {
-  return coding == WeightCoding::File || format == Format::IQ1_S ||
-         format == Format::IQ1_M;
+  switch (coding) {
+  case WeightCoding::File:
+    return true;
+  case WeightCoding::Ternary:
+    return format == Format::IQ1_S || format == Format::IQ1_M;
+  case WeightCoding::CodeBook:
+    return format == Format::IQ2_XXS;
+  }
+  return false;
 }
 
 // The float formats, whose kernels multiply and add in fp32 (no int8 lanes,
@@ -118,8 +128,9 @@ constexpr bool is_iq_grid_format(Format format) {
 }
 
 // Bytes of one row's block in its packed layout: the file's, but for IQ2_XXS,
-// whose sign indices are expanded to masks, the IQ1 ternary layouts (70 and
-// 76 bytes against the file's 50 and 56) and the float formats' 64.
+// whose sign indices are expanded to masks (in either coding), the IQ1 ternary
+// layouts (70 and 76 bytes against the file's 50 and 56) and the float
+// formats' 64.
 constexpr int64_t packed_row_block_bytes(const PackedLayout &layout) {
   if (is_float_format(layout.format))
     return kFloatBlockRowBytes;
@@ -144,6 +155,40 @@ constexpr int64_t iq2_xxs_index_offset(const PackedLayout &layout, int64_t s,
 constexpr int64_t iq2_xxs_signs_offset(const PackedLayout &layout, int64_t s,
                                        int r) {
   return (7 + 2 * s) * layout.rows + r;
+}
+
+// --- IQ2_XXS code book layouts ----------------------------------------------
+//
+// The same 70 bytes per super-block and row, the same header (fp16 d [R], the
+// scales [4][R] at iq2_xxs_d_offset and iq2_xxs_scale_offset), but the slots'
+// fields rearranged for the code book lookup of AVX-512 VBMI kernels
+// (docs/codegen.md, "IQ grid formats"), which decodes a sub-block's 4 slots of
+// 16 rows at once. Per sub-block g, 8R bytes:
+//  * the 4R grid indices in row-pair order: byte 8(r / 2) + 2l + r % 2 holds
+//    slot 4g + l's index of row r (R = 1: byte l), so that for R = 16 qword
+//    q of the 64 holds rows 2q and 2q + 1 of every slot, the order the lookup
+//    reads them in, with no permute;
+//  * the 32R sign bits as the lanes' masks: bit (2l + h) 4R + 4r + t (of the
+//    4R bytes, little-endian) negates weight 4h + t of slot 4g + l of row r,
+//    so that for R = 16 each slot's K-group h has its 64-bit mask, lane 4r + t
+//    at bit 4r + t, which one kmovq loads from memory.
+// The signs are ksigns_iq2xs's masks as in the grid layout, transposed.
+constexpr int64_t iq2_xxs_codebook_step_offset(const PackedLayout &layout,
+                                               int64_t g) {
+  return (6 + 8 * g) * layout.rows;
+}
+constexpr int64_t iq2_xxs_codebook_index_offset(const PackedLayout &layout,
+                                                int64_t s, int r) {
+  const int64_t l = s % 4;
+  return iq2_xxs_codebook_step_offset(layout, s / 4) +
+         (layout.rows == 1 ? l : 8 * (r / 2) + 2 * l + r % 2);
+}
+// The bit, counted from the block's first byte, that negates weight j (0..7)
+// of slot s of row r.
+constexpr int64_t iq2_xxs_codebook_sign_bit(const PackedLayout &layout,
+                                            int64_t s, int r, int j) {
+  return 8 * (iq2_xxs_codebook_step_offset(layout, s / 4) + 4 * layout.rows) +
+         (2 * (s % 4) + j / 4) * 4 * layout.rows + 4 * r + j % 4;
 }
 
 // IQ1_S: per super-block and row 50 bytes, the file's, fields side by side:
@@ -401,7 +446,7 @@ constexpr float mxfp4_scale(uint8_t e) {
 // "q8_0_r16"; a signed Q8_0 layout ends in "s" ("q8_0_r4s"). The other
 // formats have one byte layout for both encodings (their lanes are unsigned
 // and below 2^7), so their names carry no suffix. A ternary layout ends in
-// "_ternary" ("iq1_s_r16_ternary").
+// "_ternary" ("iq1_s_r16_ternary"), a code book layout in "_codebook".
 inline std::string layout_name(const PackedLayout &layout) {
   std::string name(format_info(layout.format).name);
   name += "_r" + std::to_string(layout.rows);
@@ -409,6 +454,8 @@ inline std::string layout_name(const PackedLayout &layout) {
     name += "s";
   if (layout.coding == WeightCoding::Ternary)
     name += "_ternary";
+  if (layout.coding == WeightCoding::CodeBook)
+    name += "_codebook";
   return name;
 }
 
