@@ -74,9 +74,13 @@ public:
 
   // K-group s of nibble pairs: the low nibbles are elements 64c + 4t + i (c =
   // s / 8, t = s % 8), sub-block 2c, the high ones 32 further, sub-block
-  // 2c + 1. Q5_K's fifth bits are bits 2c and 2c + 1 of qh K-group t.
+  // 2c + 1. Q5_K's fifth bits are bits 2c and 2c + 1 of qh K-group t; where
+  // the ISA moves bits within bytes in one instruction (emitByteBitMap) the
+  // bit comes out at bit 4 with the others clear, and the low nibbles' lane
+  // is one vpternlogq of the nibble bytes, the bit and a mask (5 instructions
+  // per step instead of 6).
   void decodeStep(OpBuilder &b, Location loc, Value block, int64_t rows,
-                  int64_t step, const DotEmitter &,
+                  int64_t step, const DotEmitter &isa,
                   llvm::SmallVectorImpl<DecodedLanes> &out) const override {
     const int64_t c = step / 8, t = step % 8;
     const bool q5 = format == kf::Format::Q5_K;
@@ -87,6 +91,9 @@ public:
       auto type = cast<VectorType>(qh.getType());
       auto fifth = [&](Value nibbles, int64_t bit) -> Value {
         // ((qh >> bit) & 1) << 4
+        if (Value moved = isa.emitByteBitMap(
+                b, loc, qh, {-1, -1, -1, -1, int8_t(bit), -1, -1, -1}))
+          return arith::OrIOp::create(b, loc, nibbles, moved);
         Value shifted = qh;
         if (bit < 4)
           shifted = arith::ShLIOp::create(b, loc, qh,
