@@ -292,7 +292,12 @@ public:
         ternary(layout.coding == kf::WeightCoding::Ternary),
         hardwareHalf(hardwareHalf) {}
 
-  LaneRange getLaneRange() const override { return {5, kIq1Offset}; }
+  // 8 w = 8 v + delta is at most 9 in magnitude: a sub-block's dot, at most
+  // 16 * 9 * 127 for IQ1_M, fits int16 (one vpdpwssd meets its scale on
+  // AVX-512; IQ1_S's 32 * 9 * 127 does not).
+  LaneRange getLaneRange() const override {
+    return {5, kIq1Offset, false, kIq1Offset};
+  }
   int64_t getBlockElems() const override { return 256; }
   /// IQ1_M has a scale per 16 weights, IQ1_S per 32.
   int64_t getSubBlockElems() const override { return isM() ? 16 : 32; }
