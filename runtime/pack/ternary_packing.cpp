@@ -1,8 +1,9 @@
 // The IQ1 ternary layouts: each slot's 11-bit grid index becomes the 2-bit
 // codes v + 1 of its eight grid values, and the scales and delta signs move
-// into per-row words. Going back looks the codes up among iq1s_grid's 2048
-// entries (all distinct), so a packed tensor returns the file's bytes, and
-// it decodes through the reference decoder of the file's block (packing.cpp).
+// into per-row words (IQ1_M's delta signs into per-slot row masks). Going back
+// looks the codes up among iq1s_grid's 2048 entries (all distinct), so a packed
+// tensor returns the file's bytes, and it decodes through the reference decoder
+// of the file's block (packing.cpp).
 #include "pack/ternary_packing.h"
 
 #include <array>
