@@ -191,7 +191,9 @@ private:
 };
 
 // A sub-block's signed dot is at most subElems * max|w| * 127, which decides
-// how the dot emitter may scale it (FRACTAL64's 8 * 17 * 127 fits int16).
+// how the dot emitter may scale it (FRACTAL64's 8 * 17 * 127 fits int16, and
+// IQ1_M's 16 * 9 * 127, its lanes' offset notwithstanding: max|w| is
+// LaneRange::maxWeight where the format sets it).
 // Where the emitter scales a smaller dot without a multiply and the lanes
 // carry no offset (Q4_K's, Q5_K's codes), the sub-block's dot is kept in parts
 // of half, a quarter... of it, down to that bound (Q4_K 16 * 15 * 127, Q5_K 8
@@ -214,7 +216,8 @@ private:
 // float ones.
 void IntegerBlockBody::choosePartsAndScaling() {
   const int64_t maxLane = (int64_t(1) << range.bits) - 1;
-  const int64_t maxWeight = range.isSigned
+  const int64_t maxWeight = range.maxWeight != 0 ? range.maxWeight
+                            : range.isSigned
                                 ? int64_t(1) << (range.bits - 1)
                                 : std::max(correction, maxLane - correction);
   const int64_t cheapBound = dot.getCheapScaledAddBound();

@@ -1,8 +1,9 @@
 // The IQ1 ternary layouts: each slot's 11-bit grid index becomes the 2-bit
 // codes v + 1 of its eight grid values, and the scales and delta signs move
-// into per-row words. Going back looks the codes up among iq1s_grid's 2048
-// entries (all distinct), so a packed tensor returns the file's bytes, and
-// it decodes through the reference decoder of the file's block (packing.cpp).
+// into per-row words (IQ1_M's delta signs into per-slot row masks). Going back
+// looks the codes up among iq1s_grid's 2048 entries (all distinct), so a packed
+// tensor returns the file's bytes, and it decodes through the reference decoder
+// of the file's block (packing.cpp).
 #include "pack/ternary_packing.h"
 
 #include <array>
@@ -120,14 +121,27 @@ const std::array<uint16_t, 1 << 16> &code_indices() {
   return *table;
 }
 
-// Where byte i of row r's header lies: IQ1_S's d [R] and word [R], IQ1_M's
-// scale words [4][R] and sign word [R].
-int64_t header_byte(const PackedLayout &layout, int64_t i, int r) {
-  if (layout.format == Format::IQ1_M)
-    return i < 8 ? iq1_m_scales_offset(layout, i / 2, r) + i % 2
-                 : iq1_m_ternary_signs_offset(layout, r) + (i - 8);
-  return i < 2 ? iq1_s_ternary_d_offset(r) + i
-               : iq1_s_ternary_scales_offset(layout, r) + (i - 2);
+// Row r's IQ1_M delta bits, as Iq1Block's `negative` (bit s: slot s's delta
+// is -1/8; the layout's bits are set where it is +1/8).
+void store_iq1_m_negative(const PackedLayout &layout, uint8_t *block, int r,
+                          uint32_t negative) {
+  uint8_t *deltas = block + iq1_m_ternary_deltas_offset(layout);
+  for (int s = 0; s < 32; ++s) {
+    const int64_t bit = iq1_m_ternary_delta_bit(layout, s, r);
+    const uint8_t mask = static_cast<uint8_t>(1 << bit % 8);
+    deltas[bit / 8] = static_cast<uint8_t>(
+        negative >> s & 1 ? deltas[bit / 8] & ~mask : deltas[bit / 8] | mask);
+  }
+}
+uint32_t load_iq1_m_negative(const PackedLayout &layout, const uint8_t *block,
+                             int r) {
+  const uint8_t *deltas = block + iq1_m_ternary_deltas_offset(layout);
+  uint32_t negative = 0;
+  for (int s = 0; s < 32; ++s) {
+    const int64_t bit = iq1_m_ternary_delta_bit(layout, s, r);
+    negative |= static_cast<uint32_t>(~deltas[bit / 8] >> bit % 8 & 1) << s;
+  }
+  return negative;
 }
 
 // Where weight w's code lies: byte and bit offset of its 2 bits.
@@ -141,8 +155,14 @@ int code_shift(int w) { return 2 * (w % 16 / 4); }
 void pack_ternary_row(const PackedLayout &layout, const uint8_t *in,
                       uint8_t *block, int r) {
   if (!in) { // a zero row: scales 0, every value 0 (code 1)
-    for (int64_t i = 0; i < iq1_ternary_header_bytes(layout.format); ++i)
-      block[header_byte(layout, i, r)] = 0;
+    if (layout.format == Format::IQ1_M) {
+      for (int p = 0; p < 4; ++p)
+        store_u16(block + iq1_m_scales_offset(layout, p, r), 0);
+      store_iq1_m_negative(layout, block, r, 0);
+    } else {
+      store_u16(block + iq1_s_ternary_d_offset(r), 0);
+      store_u32(block + iq1_s_ternary_scales_offset(layout, r), 0);
+    }
     for (int t = 0; t < 16; ++t)
       std::memset(block + iq1_ternary_codes_offset(layout, t, r), 0x55, 4);
     return;
@@ -151,7 +171,7 @@ void pack_ternary_row(const PackedLayout &layout, const uint8_t *in,
   if (layout.format == Format::IQ1_M) {
     for (int p = 0; p < 4; ++p)
       store_u16(block + iq1_m_scales_offset(layout, p, r), fields.words[p]);
-    store_u32(block + iq1_m_ternary_signs_offset(layout, r), fields.negative);
+    store_iq1_m_negative(layout, block, r, fields.negative);
   } else {
     store_u16(block + iq1_s_ternary_d_offset(r), fields.d);
     uint32_t word = 0;
@@ -178,7 +198,7 @@ bool unpack_ternary_row(const PackedLayout &layout, const uint8_t *block, int r,
   if (layout.format == Format::IQ1_M) {
     for (int p = 0; p < 4; ++p)
       fields.words[p] = load_u16(block + iq1_m_scales_offset(layout, p, r));
-    fields.negative = load_u32(block + iq1_m_ternary_signs_offset(layout, r));
+    fields.negative = load_iq1_m_negative(layout, block, r);
   } else {
     fields.d = load_u16(block + iq1_s_ternary_d_offset(r));
     const uint32_t word =

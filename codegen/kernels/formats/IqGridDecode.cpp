@@ -29,9 +29,11 @@
 #include "quant/grids.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <algorithm>
 #include <array>
 
 using namespace mlir;
@@ -336,7 +338,12 @@ public:
         ternary(layout.coding == kf::WeightCoding::Ternary),
         hardwareHalf(hardwareHalf) {}
 
-  LaneRange getLaneRange() const override { return {5, kIq1Offset}; }
+  // 8 w = 8 v + delta is at most 9 in magnitude: a sub-block's dot, at most
+  // 16 * 9 * 127 for IQ1_M, fits int16 (one vpdpwssd meets its scale on
+  // AVX-512; IQ1_S's 32 * 9 * 127 does not).
+  LaneRange getLaneRange() const override {
+    return {5, kIq1Offset, false, kIq1Offset};
+  }
   int64_t getBlockElems() const override { return 256; }
   /// IQ1_M has a scale per 16 weights, IQ1_S per 32.
   int64_t getSubBlockElems() const override { return isM() ? 16 : 32; }
@@ -478,6 +485,25 @@ private:
         rows, 8 * step, out);
   }
 
+  // IQ1_M's slot `s`: its R rows' delta bits (set where the delta is
+  // +1/8) as a vector<R x i1>, loaded as they lie.
+  Value loadPositiveDeltas(OpBuilder &b, Location loc, Value block,
+                           int64_t rows, int64_t s) const {
+    const int64_t bit = iq1_m_ternary_delta_bit(layout(rows), s, 0);
+    Type bits = b.getIntegerType(rows);
+    Value mask =
+        emitLoad(b, loc, b.getIntegerType(std::max<int64_t>(8, rows)), block,
+                 iq1_m_ternary_deltas_offset(layout(rows)) + bit / 8);
+    if (rows < 8) {
+      mask = arith::ShRUIOp::create(
+          b, loc, mask,
+          arith::ConstantIntOp::create(b, loc, mask.getType(), bit % 8));
+      mask = arith::TruncIOp::create(b, loc, bits, mask);
+    }
+    return LLVM::BitcastOp::create(
+        b, loc, VectorType::get({rows}, b.getI1Type()), mask);
+  }
+
   // K-group `step` of codes: weights 16 step + 4 j .. + 3 of every row, for
   // j = 0..3, in bits 2j.. of their bytes. Lane = 8 c + 2 (delta +1/8) or
   // 8 c (delta -1/8): the codes shifted to bits 3..4, masked, and or'ed with
@@ -490,19 +516,22 @@ private:
     auto splat = [&](int64_t v) { return emitSplat(b, loc, words, v); };
     Value codes = emitLoad(b, loc, words, block,
                            iq1_ternary_codes_offset(packed, step, 0));
-    // IQ1_S's sign per group of 32 (bit 24 + g of the scale word), IQ1_M's
-    // per slot of 8 (bit s of the sign word).
-    Value signs = emitLoad(b, loc, words, block,
-                           isM() ? iq1_m_ternary_signs_offset(packed, 0)
-                                 : iq1_s_ternary_scales_offset(packed, 0));
+    // IQ1_S's sign per group of 32 (bit 24 + g of the scale word); IQ1_M's
+    // delta bits per slot of 8, the rows' as one mask.
+    Value signs;
+    if (!isM())
+      signs = emitLoad(b, loc, words, block,
+                       iq1_s_ternary_scales_offset(packed, 0));
     for (int64_t j = 0; j < 4; ++j) {
       const int64_t weight = 16 * step + 4 * j;
-      const int64_t signBit = isM() ? weight / 8 : 24 + weight / 32;
-      Value negative = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne,
-          extractBits(b, loc, signs, signBit, 1), splat(0));
-      Value delta = arith::SelectOp::create(b, loc, negative, splat(0),
-                                            splat(0x02020202));
+      Value positive =
+          isM() ? loadPositiveDeltas(b, loc, block, rows, weight / 8)
+                : arith::CmpIOp::create(
+                      b, loc, arith::CmpIPredicate::eq,
+                      extractBits(b, loc, signs, 24 + weight / 32, 1), splat(0))
+                      .getResult();
+      Value delta = arith::SelectOp::create(b, loc, positive, splat(0x02020202),
+                                            splat(0));
       const int64_t shift = 2 * j - 3;
       Value atBit3 =
           shift < 0

@@ -745,6 +745,51 @@ TEST(MatmulKernel, Iq1ExtremeWeights) {
   }
 }
 
+// IQ1_S and IQ1_M rows whose sub-blocks' dots are the largest: every slot
+// all +1 with a positive delta (8 w = 9) or all -1 with a negative one (-9),
+// the largest scale, against columns of +127 and -127 quants: IQ1_M's dots
+// reach 16 * 9 * 127, which must fit int16 (one vpdpwssd meets the scale on
+// AVX-512), IQ1_S's 32 * 9 * 127, which does not.
+TEST(MatmulKernel, Iq1LargestSubBlockDots) {
+  const int64_t n = 16, k = 512, blocks = k / 256;
+  for (Format format : {Format::IQ1_S, Format::IQ1_M}) {
+    SCOPED_TRACE(format_info(format).name);
+    const bool m1 = format == Format::IQ1_M;
+    const int64_t blockBytes = format_info(format).block_bytes;
+    std::vector<uint8_t> w(n * blocks * blockBytes, 0);
+    const uint16_t d = 0x3c00;
+    for (int64_t blk = 0; blk < n * blocks; ++blk) {
+      uint8_t *block = w.data() + blk * blockBytes;
+      // Index 2047 is all +1, index 0 all -1.
+      const bool positive = blk / blocks % 2 == 0;
+      const uint8_t low = positive ? 0xff : 0x00;
+      const uint8_t high = positive ? 7 : 8; // 3 high bits, or the sign
+      if (m1) {
+        std::memset(block, low, 32);
+        std::memset(block + 32, high | high << 4, 16);
+        for (int p = 0; p < 4; ++p) {
+          const uint16_t word =
+              static_cast<uint16_t>(0x0fff | (d >> 4 * p & 15) << 12);
+          std::memcpy(block + 48 + 2 * p, &word, 2);
+        }
+      } else {
+        std::memcpy(block, &d, 2);
+        std::memset(block + 2, low, 32);
+        const uint16_t qh = static_cast<uint16_t>(positive ? 0x7fff : 0xf000);
+        for (int64_t g = 0; g < 8; ++g)
+          std::memcpy(block + 34 + 2 * g, &qh, 2);
+      }
+    }
+    const int64_t m = 3;
+    std::vector<float> x = gaussian(m * k, 53, 1.0f);
+    for (int64_t i = 0; i < k; ++i) {
+      x[i] = 1.0f;
+      x[k + i] = -1.0f;
+    }
+    expectKernelsEqualDot(format, w, n, k, x, m);
+  }
+}
+
 // The private formats' blocks as random bytes (every index, sign and
 // sub-scale bit pattern) with d 0 (and -0), negative, subnormal and the
 // largest fp16, against ordinary, tiny, large and huge columns (inf and NaN

@@ -519,8 +519,8 @@ TEST(Packing, Iq1Layouts) {
 // weight 16t + 4j + i's in bits 2j.. of byte i of K-group t, and the scales
 // and delta signs in per-row words: IQ1_S its d, then group g's 3-bit scale
 // in bits 3g.. and its delta sign in bit 24 + g; IQ1_M the file's scale
-// words, then slot s's delta sign in bit s. Blocks reach every grid index,
-// scale and sign.
+// words, then slot s of row r's delta in bit sR + r of the delta bits (set:
+// positive). Blocks reach every grid index, scale and sign.
 TEST(Packing, Iq1TernaryLayouts) {
   const int rows = 4;
   for (Format f : {Format::IQ1_S, Format::IQ1_M}) {
@@ -566,9 +566,11 @@ TEST(Packing, Iq1TernaryLayouts) {
           for (int p = 0; p < 4; ++p)
             EXPECT_EQ(std::memcmp(pb + 2 * (p * rows + r), row + 48 + 2 * p, 2),
                       0);
-          std::memcpy(&word, pb + 8 * rows + 4 * r, 4);
-          for (int s = 0; s < 32; ++s)
-            EXPECT_EQ(word >> s & 1, row[32 + s / 2] >> (4 * (s % 2) + 3) & 1u);
+          for (int s = 0; s < 32; ++s) {
+            const int bit = s * rows + r;
+            EXPECT_EQ(pb[8 * rows + bit / 8] >> bit % 8 & 1,
+                      ~row[32 + s / 2] >> (4 * (s % 2) + 3) & 1u);
+          }
         } else {
           EXPECT_EQ(std::memcmp(pb + 2 * r, row, 2), 0);
           std::memcpy(&word, pb + 2 * rows + 4 * r, 4);

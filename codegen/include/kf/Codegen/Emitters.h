@@ -35,6 +35,10 @@ struct LaneRange {
   unsigned bits = 8;
   int64_t offset = 128;
   bool isSigned = false;
+  /// The largest |w| where the format bounds it closer than the range does
+  /// (IQ1's 8 w in -9..9, lanes 0..18 of 5 bits), which bounds the dots a
+  /// sub-block's scale meets; 0: the range's bound.
+  int64_t maxWeight = 0;
 };
 
 /// Lanes for the 4 weights at elements kOffset .. kOffset + 3 of a block.

@@ -236,8 +236,10 @@ constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
 //    3g..3g + 2 and its delta's sign in bit 24 + g (set: the delta is
 //    negative); then the codes;
 //  * IQ1_M: the file's four u16 scale words as [4][R] (as in its grid
-//    layout); a u32 per row [R], slot s's delta sign in bit s; then the
-//    codes.
+//    layout); the delta bits, 4R bytes, slot s of row r's in bit sR + r
+//    (set: the delta is positive), so that a slot's R bits are the mask of
+//    its rows' lanes (on AVX-512 one kmovw, where a per-row word needs a
+//    test per slot); then the codes.
 // The codes are 16 K-groups [t][r][4] (after the header): bits 2j..2j + 1 of
 // byte i of K-group t hold the code of weight 16t + 4j + i, so that one
 // shift and mask of a K-group gives 4 consecutive weights of every row (as
@@ -246,16 +248,19 @@ constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
 constexpr int64_t iq1_ternary_header_bytes(Format format) {
   return format == Format::IQ1_M ? 12 : 6;
 }
-// IQ1_S's fp16 d and scale-and-sign word; IQ1_M's delta-sign word (its scale
-// words are at iq1_m_scales_offset).
+// IQ1_S's fp16 d and scale-and-sign word; IQ1_M's delta bits (its scale
+// words are at iq1_m_scales_offset), and the bit of slot s of row r in them.
 constexpr int64_t iq1_s_ternary_d_offset(int r) { return 2 * r; }
 constexpr int64_t iq1_s_ternary_scales_offset(const PackedLayout &layout,
                                               int r) {
   return 2 * layout.rows + 4 * r;
 }
-constexpr int64_t iq1_m_ternary_signs_offset(const PackedLayout &layout,
-                                             int r) {
-  return 8 * layout.rows + 4 * r;
+constexpr int64_t iq1_m_ternary_deltas_offset(const PackedLayout &layout) {
+  return 8 * layout.rows;
+}
+constexpr int64_t iq1_m_ternary_delta_bit(const PackedLayout &layout, int64_t s,
+                                          int r) {
+  return s * layout.rows + r;
 }
 // K-group t (0..15) of row r.
 constexpr int64_t iq1_ternary_codes_offset(const PackedLayout &layout,
