@@ -9,7 +9,11 @@
 // Step t decodes weights 16t .. 16t + 15, sub-blocks 2t and 2t + 1 whole, so
 // each sub-block's dot closes within the step: per 4 weights a shift and
 // mask of the low bits, one of the high bits, an or, and the 8-entry level
-// lookup (vpshufb, tbl) giving L + 14, unsigned below 32. The loop nest keeps
+// lookup (vpshufb, tbl) giving L + 14, unsigned below 32; where the ISA
+// moves bits within bytes in one instruction (DotEmitter::emitByteBitMap), a
+// low and a high byte joined per two indices and one bit map per index
+// instead, and the sub-scales picked from the word's nibble bytes by one
+// DotEmitter::emitWordByte per sub-block (decodeStep). The loop nest keeps
 // one exact integer dot per sub-block of 8, multiplies it by s = 4 + u and
 // adds up per 32 weights; scaleBlock then does kf::dot's float work per half,
 // sumi * d * d_x.

@@ -305,6 +305,8 @@ private:
 
 /// IQ1_S's and IQ1_M's lane offset: 8 w + 9 for w = v + delta / 8.
 constexpr int64_t kIq1Offset = 9;
+/// The largest |8 w| = |8 v + delta| of IQ1_S and IQ1_M (LaneRange::maxWeight).
+constexpr int64_t kIq1MaxEighths = 9;
 
 /// The module's symbol of IQ1_S's and IQ1_M's lane table.
 constexpr llvm::StringLiteral kIq1sTable = "kf_iq1s_lanes";
@@ -342,7 +344,7 @@ public:
   // 16 * 9 * 127 for IQ1_M, fits int16 (one vpdpwssd meets its scale on
   // AVX-512; IQ1_S's 32 * 9 * 127 does not).
   LaneRange getLaneRange() const override {
-    return {5, kIq1Offset, false, kIq1Offset};
+    return {5, kIq1Offset, false, kIq1MaxEighths};
   }
   int64_t getBlockElems() const override { return 256; }
   /// IQ1_M has a scale per 16 weights, IQ1_S per 32.

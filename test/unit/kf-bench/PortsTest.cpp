@@ -56,7 +56,7 @@ TEST(KfBenchPorts, BadOptionsOneLineError) {
 // Every x86-64 machine this project builds on runs AVX2. Cores issue one
 // to four of these instructions per cycle; short runs on a shared machine
 // are noisy (a preempted clock run inflates every rate), so the bounds are
-// wide: a rate outside (0.02, 10) is a broken loop or clock, not a CPU.
+// wide: a rate outside (0.1, 10) is a broken loop or clock, not a CPU.
 TEST(KfBenchPorts, MeasuresEveryCase) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "x86-64 instructions";
@@ -71,10 +71,11 @@ TEST(KfBenchPorts, MeasuresEveryCase) {
     EXPECT_GT(report->vector_ghz, 0.2);
     EXPECT_LT(report->vector_ghz, 10);
     ASSERT_GE(report->rates.size(), 9u);
-    // The slowest case, one vpdpbusd chain, runs at 1 / latency: about 0.17
-    // per cycle quiet, 0.07 under ctest.
+    // One vpdpbusd chain runs at 1 / latency: about 0.17 per cycle quiet,
+    // 0.07 under ctest; every other case issues at least one per 5 cycles.
     for (const PortRate &r : report->rates) {
-      EXPECT_GT(r.per_cycle, 0.02) << r.name;
+      const bool latency = r.name.find("latency") != std::string::npos;
+      EXPECT_GT(r.per_cycle, latency ? 0.02 : 0.1) << r.name;
       EXPECT_LT(r.per_cycle, 10) << r.name;
     }
     std::ostringstream out;

@@ -231,7 +231,8 @@ constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
 // store instead each weight's code c = v + 1 in 2 bits, which a kernel turns
 // into lanes with a shift and a mask: 40 % more bytes than the file (IQ1_S
 // 70 per super-block and row against 50, IQ1_M 76 against 56), and decode
-// work like Q4_0's. The scales and delta signs stay the file's values:
+// work like Q4_0's. The scales stay the file's values, the delta signs too
+// but for IQ1_M's, which are stored as its slots' row masks:
 //  * IQ1_S: R fp16 d; a u32 per row [R], group g's 3-bit scale in bits
 //    3g..3g + 2 and its delta's sign in bit 24 + g (set: the delta is
 //    negative); then the codes;
