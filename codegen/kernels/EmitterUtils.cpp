@@ -15,6 +15,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <array>
+#include <cassert>
 #include <limits>
 
 using namespace mlir;
@@ -53,6 +55,30 @@ Value emitInt16Pairs(OpBuilder &b, Location loc, Value low, Value high) {
   Value highHalf =
       arith::ShLIOp::create(b, loc, high, emitSplat(b, loc, type, 16));
   return arith::OrIOp::create(b, loc, lowHalf, highHalf);
+}
+
+Value emitBitsAt(OpBuilder &b, Location loc, const DotEmitter &isa, Value bytes,
+                 int64_t from, int64_t count, int64_t to) {
+  assert(count > 0 && from >= 0 && to >= 0 && from + count <= 8 &&
+         to + count <= 8 && "bits of a byte");
+  auto type = cast<VectorType>(bytes.getType());
+  if (from != to) {
+    std::array<int8_t, 8> map;
+    map.fill(-1);
+    for (int64_t i = 0; i < count; ++i)
+      map[to + i] = static_cast<int8_t>(from + i);
+    if (Value moved = isa.emitByteBitMap(b, loc, bytes, map))
+      return moved;
+    bytes = from < to
+                ? arith::ShLIOp::create(b, loc, bytes,
+                                        emitSplat(b, loc, type, to - from))
+                      .getResult()
+                : arith::ShRUIOp::create(b, loc, bytes,
+                                         emitSplat(b, loc, type, from - to))
+                      .getResult();
+  }
+  return arith::AndIOp::create(
+      b, loc, bytes, emitSplat(b, loc, type, ((1 << count) - 1) << to));
 }
 
 // Level by level from the lowest index bit, entries 2t and 2t + 1 merge into

@@ -1,9 +1,10 @@
 // The packed layouts of FRACTAL64 and VQ3_64 (kf/runtime/packed_layout.h).
-// VQ3_64 only moves the file's bytes, so it decodes by moving them back and
-// running the reference decoder: the checks test the moves. FRACTAL64 moves
-// its index bits, so it decodes straight from the packed K-groups as a kernel
-// reads them (one shift and mask per 4 weights), in the reference decoder's
-// arithmetic d * float(s * L): the checks test the layout's description too.
+// VQ3_64 only moves the file's bytes (and two bits of most), so it decodes by
+// moving them back and running the reference decoder: the checks test the
+// moves. FRACTAL64 moves its index bits, so it decodes straight from the
+// packed K-groups as a kernel reads them (one shift and mask per 4 weights),
+// in the reference decoder's arithmetic d * float(s * L): the checks test the
+// layout's description too.
 #include "pack/private_packing.h"
 
 #include <array>
@@ -79,14 +80,20 @@ void dequantize_fractal64(const PackedLayout &layout, const uint8_t *block,
   }
 }
 
-// Calls fn(file_byte, packed_byte) for every byte of a VQ3_64 row block: the
-// format only moves bytes.
-template <typename Fn>
-void for_each_vq3_64_byte(const PackedLayout &layout, int r, Fn fn) {
-  for (int i = 0; i < 2; ++i)
-    fn(i, vq3_64_d_offset(layout, r) + i);
-  for (int t = 0; t < 22; ++t)
-    fn(2 + t, vq3_64_slot_offset(layout, t, r));
+// Copies a VQ3_64 row block between the file's bytes and the packed ones,
+// either way (vq3_64_slot_byte is its own inverse): the format only moves
+// bytes and, in book3 slots, two bits.
+void copy_vq3_64_row(const PackedLayout &layout, int r, const uint8_t *from,
+                     uint8_t *to, bool packing) {
+  for (int i = 0; i < 2; ++i) {
+    const int64_t packed = vq3_64_d_offset(layout, r) + i;
+    to[packing ? packed : i] = from[packing ? i : packed];
+  }
+  for (int t = 0; t < 22; ++t) {
+    const int64_t packed = vq3_64_slot_offset(layout, t, r);
+    to[packing ? packed : 2 + t] =
+        vq3_64_slot_byte(t, from[packing ? 2 + t : packed]);
+  }
 }
 
 } // namespace
@@ -101,8 +108,7 @@ void pack_private_row(const PackedLayout &layout, const uint8_t *in,
     pack_fractal64(layout, in, block, r);
     return;
   }
-  for_each_vq3_64_byte(
-      layout, r, [&](int file, int64_t packed) { block[packed] = in[file]; });
+  copy_vq3_64_row(layout, r, in, block, /*packing=*/true);
 }
 
 void unpack_private_row(const PackedLayout &layout, const uint8_t *block, int r,
@@ -111,8 +117,7 @@ void unpack_private_row(const PackedLayout &layout, const uint8_t *block, int r,
     unpack_fractal64(layout, block, r, out);
     return;
   }
-  for_each_vq3_64_byte(
-      layout, r, [&](int file, int64_t packed) { out[file] = block[packed]; });
+  copy_vq3_64_row(layout, r, block, out, /*packing=*/false);
 }
 
 void dequantize_private_row(const PackedLayout &layout, const uint8_t *block,

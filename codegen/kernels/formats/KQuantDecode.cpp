@@ -88,22 +88,10 @@ public:
         b, loc, loadKGroup(b, loc, format, block, rows, q5 ? 8 + step : step));
     if (q5) {
       Value qh = loadKGroup(b, loc, format, block, rows, t);
-      auto type = cast<VectorType>(qh.getType());
+      // ((qh >> bit) & 1) << 4
       auto fifth = [&](Value nibbles, int64_t bit) -> Value {
-        // ((qh >> bit) & 1) << 4
-        if (Value moved = isa.emitByteBitMap(
-                b, loc, qh, {-1, -1, -1, -1, int8_t(bit), -1, -1, -1}))
-          return arith::OrIOp::create(b, loc, nibbles, moved);
-        Value shifted = qh;
-        if (bit < 4)
-          shifted = arith::ShLIOp::create(b, loc, qh,
-                                          emitSplat(b, loc, type, 4 - bit));
-        else if (bit > 4)
-          shifted = arith::ShRUIOp::create(b, loc, qh,
-                                           emitSplat(b, loc, type, bit - 4));
-        Value masked = arith::AndIOp::create(b, loc, shifted,
-                                             emitSplat(b, loc, type, 0x10));
-        return arith::OrIOp::create(b, loc, nibbles, masked);
+        return arith::OrIOp::create(b, loc, nibbles,
+                                    emitBitsAt(b, loc, isa, qh, bit, 1, 4));
       };
       low = fifth(low, 2 * c);
       high = fifth(high, 2 * c + 1);
@@ -181,8 +169,6 @@ public:
                   llvm::SmallVectorImpl<DecodedLanes> &out) const override {
     const int64_t h = step / 8, t = step % 8;
     Value qh = loadKGroup(b, loc, format, block, rows, 32 + 8 * h + t);
-    auto type = cast<VectorType>(qh.getType());
-    auto splat = [&](int64_t v) { return emitSplat(b, loc, type, v); };
     std::pair<Value, Value> ql[2];
     for (int64_t half = 0; half < 2; ++half)
       ql[half] = splitNibbles(
@@ -191,19 +177,7 @@ public:
     for (int64_t j = 0; j < 4; ++j) {
       Value low = j < 2 ? ql[j % 2].first : ql[j % 2].second;
       // ((qh >> 2j) & 3) << 4
-      Value high;
-      if (j != 2)
-        high = isa.emitByteBitMap(
-            b, loc, qh,
-            {-1, -1, -1, -1, int8_t(2 * j), int8_t(2 * j + 1), -1, -1});
-      if (!high) {
-        Value shifted = qh;
-        if (j < 2)
-          shifted = arith::ShLIOp::create(b, loc, qh, splat(4 - 2 * j));
-        else if (j > 2)
-          shifted = arith::ShRUIOp::create(b, loc, qh, splat(2 * j - 4));
-        high = arith::AndIOp::create(b, loc, shifted, splat(0x30));
-      }
+      Value high = emitBitsAt(b, loc, isa, qh, 2 * j, 2, 4);
       out.push_back(
           {arith::OrIOp::create(b, loc, low, high), 128 * h + 32 * j + 4 * t});
     }

@@ -1,29 +1,35 @@
 //===- Vq3Decode.cpp - The decode emitter of VQ3_64 -----------------------===//
 //
 // The packed layout of kf/runtime/packed_layout.h: per block of 64 weights
-// six K-groups [q][r][4] holding each row's slot bytes as the file has them,
-// slots 4q .. 4q + 3 (K-group 5: slots 20 and 21, then the fp16 d).
+// six K-groups [q][r][4] holding each row's slot bytes, slots 4q .. 4q + 3
+// (K-group 5: slots 20 and 21, then the fp16 d), a book3 slot's sign at bit 6
+// and its stream bit at bit 7 (vq3_64_slot_byte).
 //
 // Weight i = t + 22c is component c of slot t's codeword, so the 4 weights
 // of K-group g of the lanes are 4 slots of one component (two components
 // only where g straddles weight 22): the slot bytes of one packed K-group,
 // or the upper half of one and the lower half of the next (weights 24..43
-// are slots 2..21). A lookup of the component's stored half book (64 int8
-// entries of book3, looked up with the low 6 index bits: vpermb, tbl4, or
-// 4 vpshufb; 32 of book2 for slots 20 and 21) gives C, negated where the
-// sign bit (bit 7; book2's bit 5) is set. The lanes hold C + 128 on x86 (the
-// offset that negating modulo 256 keeps: 0 - (C + 128) = -C + 128) and C
-// itself for NEON's signed dot.
+// are slots 2..21). Where the ISA looks up 128 entries by the bytes' low 7
+// bits in one instruction (emitLowBitsTableLookup: vpermi2b), each
+// component's book3 followed by its negation is one lookup of the slot bytes
+// as they lie, sign included, and book2's 32 entries followed by their
+// negation one vpermb (sign at bit 5): no mask, no negation. Elsewhere a
+// lookup of the component's stored half book (64 int8 entries of book3,
+// looked up with the low 6 index bits: tbl4 or 4 vpshufb; 32 of book2 for
+// slots 20 and 21) gives C, negated where the sign bit (bit 6; book2's bit 5)
+// is set. The lanes hold C + 128 on x86 (the offset that negating modulo 256
+// keeps: 0 - (C + 128) = -C + 128) and C itself for NEON's signed dot.
 //
 // The sub-scales m = 2 + u come from the 24-bit stream in the slot bytes'
-// spare bits (bit 6 of slot t is stream bit t; bit 7 of slots 20 and 21,
-// bits 22 and 23): each u is gathered on its own by the ISA's byte dot
-// (vpdpbusd, sdot) of its bits, moved to bit 0 of their bytes, with the
-// weights 1, 2, 4, one dot per K-group word it lies in (one or two), rather
-// than the whole stream by vpmulld (two uops each) and shifted out per
-// sub-block. The loop nest keeps one exact integer dot per sub-block of 8,
-// multiplies it by m and adds up per 32 weights; scaleBlock does kf::dot's
-// float work per half: sumi * (d * G) * d_x.
+// spare bits (bit 7 of slot t < 20 is stream bit t, bit 6 of slots 20 and 21
+// bits 20 and 21, their bit 7 bits 22 and 23): each u is gathered on its own
+// by the ISA's byte dot (vpdpbusd, sdot) of its bits, moved to bit 0 of their
+// bytes (one byte bit map, or a shift and a mask), with the weights 1, 2, 4,
+// one dot per K-group word it lies in (one or two), rather than the whole
+// stream by vpmulld (two uops each) and shifted out per sub-block. The loop
+// nest keeps one exact integer dot per sub-block of 8, multiplies it by m and
+// adds up per 32 weights; scaleBlock does kf::dot's float work per half:
+// sumi * (d * G) * d_x.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,13 +59,19 @@ public:
       : hardwareHalf(hardwareHalf),
         isSigned(layout.encoding == kf::LaneEncoding::Signed) {
     // The stored half books, per component, with the lanes' offset.
+    // The signed books: entry i + size is entry i negated (modulo 256, the
+    // offset kept).
     const int bias = isSigned ? 0 : 128;
+    auto entry = [&](int value, bool negated) {
+      return static_cast<int8_t>(
+          static_cast<uint8_t>((negated ? bias - value : value + bias) & 255));
+    };
     for (int c = 0; c < 3; ++c)
-      for (int i = 0; i < 64; ++i)
-        book3[c][i] = static_cast<int8_t>(kVq3Book3[i][c] + bias);
+      for (int i = 0; i < 128; ++i)
+        book3[c][i] = entry(kVq3Book3[i % 64][c], i >= 64);
     for (int c = 0; c < 2; ++c)
-      for (int i = 0; i < 32; ++i)
-        book2[c][i] = static_cast<int8_t>(kVq3Book2[i][c] + bias);
+      for (int i = 0; i < 64; ++i)
+        book2[c][i] = entry(kVq3Book2[i % 32][c], i >= 32);
   }
 
   LaneRange getLaneRange() const override {
@@ -107,18 +119,20 @@ public:
                          int64_t k, const DotEmitter &isa) const override {
     auto words = VectorType::get({rows}, b.getI32Type());
     auto bytes = VectorType::get({4 * rows}, b.getI8Type());
-    auto bitsAt = [&](int64_t q, int64_t bit) {
+    // Bit `bit` of each byte of K-group q at bit 0, the byte's other bits
+    // clear (d's bytes in K-group 5 too, which the dot weighs by 0).
+    auto bitsAt = [&](int64_t q, int64_t bit) -> Value {
       Value w = loadSlotWords(b, loc, block, rows, q);
-      return arith::AndIOp::create(
-          b, loc,
-          arith::ShRUIOp::create(b, loc, w, emitSplat(b, loc, words, bit)),
-          emitSplat(b, loc, words, q < 5 ? 0x01010101 : 0x0101));
+      return emitBitsAt(b, loc, isa,
+                        vector::BitCastOp::create(b, loc, bytes, w), bit, 1, 0);
     };
-    // Stream bit t: bit 6 of slot t (t < 22; slot t is byte t % 4 of
-    // K-group t / 4), then bit 7 of slots 20 and 21.
+    // Stream bit t: bit 7 of slot t (t < 20; slot t is byte t % 4 of K-group
+    // t / 4), bit 6 of slots 20 and 21, then their bit 7.
     auto streamBit = [](int64_t t) -> std::pair<int64_t, int64_t> {
+      if (t < 20)
+        return {t / 4 * 8 + 7, t % 4}; // (word q, bit) as 8q + bit, byte
       if (t < kSlots)
-        return {t / 4 * 8 + 6, t % 4}; // (word q, bit) as 8q + bit, byte
+        return {5 * 8 + 6, t - 20};
       return {5 * 8 + 7, t - kSlots};
     };
     SmallVector<std::pair<int64_t, std::array<int8_t, 4>>, 2> terms;
@@ -130,8 +144,7 @@ public:
     }
     SmallVector<Value, 2> lanes, weights;
     for (auto &[source, weight] : terms) {
-      lanes.push_back(vector::BitCastOp::create(
-          b, loc, bytes, bitsAt(source / 8, source % 8)));
+      lanes.push_back(bitsAt(source / 8, source % 8));
       SmallVector<int8_t, 64> repeated(4 * rows);
       for (int64_t l = 0; l < 4 * rows; ++l)
         repeated[l] = weight[l % 4];
@@ -206,11 +219,19 @@ private:
       return arith::ConstantOp::create(
           b, loc, bytes, DenseElementsAttr::get(bytes, ArrayRef(lanes)));
     };
+    // The signed lookup, or the unsigned half's (the sign applied below).
+    bool signedLookups = false;
     auto lookup = [&](bool two, int c) -> Value {
+      ArrayRef<int8_t> book =
+          two ? ArrayRef<int8_t>(book2[c]) : ArrayRef<int8_t>(book3[c]);
+      if (Value looked = isa.emitLowBitsTableLookup(b, loc, slots, book)) {
+        signedLookups = true;
+        return looked;
+      }
       Value index = arith::AndIOp::create(
           b, loc, slots, emitSplat(b, loc, bytes, two ? 31 : 63));
-      return two ? isa.emitTableLookup(b, loc, index, book2[c])
-                 : isa.emitTableLookup(b, loc, index, book3[c]);
+      return isa.emitTableLookup(b, loc, index,
+                                 book.take_front(book.size() / 2));
     };
     // One lookup per (book, component) the K-group's lanes use, merged by
     // lane.
@@ -233,9 +254,11 @@ private:
           emitSplat(b, loc, bytes, 0));
       lanes = arith::SelectOp::create(b, loc, mine, looked, lanes);
     }
-    // The sign: bit 7 (book3), bit 5 (book2).
+    if (signedLookups)
+      return lanes;
+    // The sign: bit 6 (book3), bit 5 (book2).
     Value signBits =
-        laneConstant([&](int64_t l) { return fromBook2[l] ? 0x20 : 0x80; });
+        laneConstant([&](int64_t l) { return fromBook2[l] ? 0x20 : 0x40; });
     Value negative =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                               arith::AndIOp::create(b, loc, slots, signBits),
@@ -247,8 +270,8 @@ private:
 
   bool hardwareHalf;
   bool isSigned;
-  std::array<std::array<int8_t, 64>, 3> book3;
-  std::array<std::array<int8_t, 32>, 2> book2;
+  std::array<std::array<int8_t, 128>, 3> book3;
+  std::array<std::array<int8_t, 64>, 2> book2;
 };
 
 } // namespace

@@ -139,6 +139,25 @@ public:
                                  table);
   }
 
+  Value emitLowBitsTableLookup(OpBuilder &b, Location loc, Value indices,
+                               ArrayRef<int8_t> table) const override {
+    auto type = cast<VectorType>(indices.getType());
+    if (!vbmi || type.getNumElements() != static_cast<int64_t>(kVectorBytes))
+      return nullptr;
+    auto part = [&](size_t first) {
+      return arith::ConstantOp::create(
+          b, loc, type,
+          DenseElementsAttr::get(type, table.slice(first, kVectorBytes)));
+    };
+    if (table.size() == kVectorBytes) // vpermb: index bits 0..5
+      return emitIntrinsic(b, loc, "llvm.x86.avx512.permvar.qi.512", type,
+                           {part(0), indices});
+    assert(table.size() == 2 * kVectorBytes && "a table of 64 or 128 bytes");
+    // vpermi2b: index bits 0..5 pick the byte, bit 6 the half.
+    return emitIntrinsic(b, loc, "llvm.x86.avx512.vpermi2var.qi.512", type,
+                         {part(0), indices, part(kVectorBytes)});
+  }
+
   Value emitWordByte(OpBuilder &b, Location loc, Value words,
                      int64_t index) const override {
     return emitWordBytes(b, loc, words, {int8_t(index), -1, -1, -1});

@@ -793,8 +793,10 @@ TEST(MatmulKernel, Iq1LargestSubBlockDots) {
 // The private formats' blocks as random bytes (every index, sign and
 // sub-scale bit pattern) with d 0 (and -0), negative, subnormal and the
 // largest fp16, against ordinary, tiny, large and huge columns (inf and NaN
-// sums); on a host with GFNI also without it (FRACTAL64's indices by byte
-// shifts and masks instead of vgf2p8affineqb's bit maps).
+// sums); on a host with GFNI also without it (FRACTAL64's indices and VQ3_64's
+// stream bits by byte shifts and masks instead of vgf2p8affineqb's bit maps)
+// and on a host with VBMI without it (VQ3_64's books by masked lookups and its
+// signs apart instead of the signed books' vpermi2b).
 TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
   const int64_t n = 21, k = 64 * 12;
   const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
@@ -810,11 +812,15 @@ TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
       std::memcpy(w.data() + blk * blockBytes, &halves[blk % 8], 2);
     expectKernelsEqualDot(format, w, n, k, wideRangeColumns(k, 47),
                           kWideRangeColumns);
-    if (host().has(target::Feature::GFNI)) {
-      TargetInfo noGfni = host();
-      noGfni.features.reset(static_cast<size_t>(target::Feature::GFNI));
+    for (target::Feature without :
+         {target::Feature::GFNI, target::Feature::AVX512VBMI}) {
+      if (!host().has(without))
+        continue;
+      TargetInfo restricted = host();
+      restricted.features.reset(static_cast<size_t>(without));
       expectKernelsEqualDot(format, w, n, k, wideRangeColumns(k, 47),
-                            kWideRangeColumns, /*cacheBlocks=*/false, noGfni);
+                            kWideRangeColumns, /*cacheBlocks=*/false,
+                            restricted);
     }
   }
 }

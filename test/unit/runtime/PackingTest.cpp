@@ -751,9 +751,14 @@ TEST(Packing, Fractal64Layout) {
     }
 }
 
-// VQ3_64: K-group q < 5 holds slots 4q..4q + 3 (the file's bytes 2 + 4q..),
-// K-group 5 slots 20 and 21, then the file's d; every byte as stored.
+// VQ3_64: K-group q < 5 holds slots 4q..4q + 3 (the file's bytes 2 + 4q..)
+// with bits 6 and 7 swapped (the sign at bit 6, the stream bit at 7), K-group
+// 5 slots 20 and 21 as stored, then the file's d.
 TEST(Packing, Vq3_64Layout) {
+  auto signAtBit6 = [](uint8_t byte) {
+    return static_cast<uint8_t>((byte & 0x3f) | (byte >> 7) << 6 |
+                                (byte >> 6 & 1) << 7);
+  };
   const int rows = 4;
   for (bool quantizer : {true, false}) {
     SCOPED_TRACE(quantizer ? "quantized rows" : "random bytes");
@@ -769,7 +774,8 @@ TEST(Packing, Vq3_64Layout) {
         const uint8_t *block = packed.data() + b * rows * 24;
         for (int q = 0; q < 5; ++q)
           for (int i = 0; i < 4; ++i)
-            EXPECT_EQ(block[(q * rows + r) * 4 + i], row[2 + 4 * q + i]);
+            EXPECT_EQ(block[(q * rows + r) * 4 + i],
+                      signAtBit6(row[2 + 4 * q + i]));
         const uint8_t *last = block + (5 * rows + r) * 4;
         EXPECT_EQ(last[0], row[22]);
         EXPECT_EQ(last[1], row[23]);

@@ -221,6 +221,17 @@ public:
   virtual mlir::Value emitTableLookup(mlir::OpBuilder &b, mlir::Location loc,
                                       mlir::Value indices,
                                       llvm::ArrayRef<int8_t> table) const;
+  /// table[i mod table.size()] for each byte i of `indices`, a table of 64 or
+  /// 128 entries looked up by the indices' low 6 or 7 bits whatever their
+  /// high bits, in one instruction; null where the ISA has none for the
+  /// vector (the default: a decoder masks the indices and calls
+  /// emitTableLookup). AVX-512 with VBMI, 64 bytes: vpermb, vpermi2b.
+  virtual mlir::Value
+  emitLowBitsTableLookup(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value indices,
+                         llvm::ArrayRef<int8_t> table) const {
+    return nullptr;
+  }
   /// Byte `index` (0..3) of each i32 lane of `words` (vector<R x i32>),
   /// zero-extended. The default shifts and masks; AVX-512: one vpshufb.
   virtual mlir::Value emitWordByte(mlir::OpBuilder &b, mlir::Location loc,
@@ -361,6 +372,13 @@ mlir::Value emitSplat(mlir::OpBuilder &b, mlir::Location loc,
 /// each), the operand form of the int16 pair dots (vpmaddwd, vpdpwssd).
 mlir::Value emitInt16Pairs(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value low, mlir::Value high);
+/// Bits from .. from + count - 1 of each byte of `bytes` (a vector of i8) at
+/// bits to .. to + count - 1, the byte's other bits clear: a mask where from
+/// == to, else the ISA's byte bit map where it has one (emitByteBitMap), else
+/// a shift and a mask.
+mlir::Value emitBitsAt(mlir::OpBuilder &b, mlir::Location loc,
+                       const DotEmitter &isa, mlir::Value bytes, int64_t from,
+                       int64_t count, int64_t to);
 /// DotEmitter::emitTableLookup's portable form: the table's entries selected
 /// by the index bits, one bit per level (size - 1 selects, no intrinsic).
 mlir::Value emitSelectTableLookup(mlir::OpBuilder &b, mlir::Location loc,

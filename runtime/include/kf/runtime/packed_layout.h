@@ -317,16 +317,28 @@ constexpr int fractal64_high_bit(int w) {
 inline constexpr int8_t kFractal64Levels[8] = {-14, -8, -4, -1, 1, 4, 8, 14};
 
 // VQ3_64: 6 K-groups [q][r][4] (packed_kgroup_offset's, no header). Byte i of
-// K-group q = 0..4 is the file's byte of slot 4q + i (file byte 2 + 4q + i,
-// all 8 bits as stored); K-group 5 holds the bytes of slots 20 and 21 (bytes
-// 0, 1) and the fp16 d (bytes 2, 3, little-endian). One K-group load holds
-// four slots' bytes of every row of the group; d rides in the spare half of
-// the last one, so that a row's block stays the file's 24 bytes.
+// K-group q = 0..4 is slot 4q + i's byte (the file's byte 2 + 4q + i as
+// vq3_64_slot_byte stores it); K-group 5 holds the bytes of slots 20 and 21
+// (bytes 0, 1) and the fp16 d (bytes 2, 3, little-endian). One K-group load
+// holds four slots' bytes of every row of the group; d rides in the spare half
+// of the last one, so that a row's block stays the file's 24 bytes.
 constexpr int64_t vq3_64_slot_offset(const PackedLayout &layout, int t, int r) {
   return (t / 4 * layout.rows + r) * 4 + t % 4;
 }
 constexpr int64_t vq3_64_d_offset(const PackedLayout &layout, int r) {
   return (5 * layout.rows + r) * 4 + 2;
+}
+// Slot t's packed byte from the file's, and back (the map is its own
+// inverse). A book3 slot (t < 20) stores its sign at bit 6 and its bit of the
+// sub-scale stream at bit 7, the file's bits 7 and 6 swapped, so that its low
+// 7 bits index the book followed by its negation (one 128-entry lookup,
+// vpermi2b, gives the signed value). A book2 slot keeps the file's bits: its
+// sign (bit 5) already sits above its 5-bit index, its stream bits at 6 and 7.
+constexpr uint8_t vq3_64_slot_byte(int t, uint8_t byte) {
+  if (t >= 20)
+    return byte;
+  return static_cast<uint8_t>((byte & 0x3f) | (byte & 0x40) << 1 |
+                              (byte & 0x80) >> 1);
 }
 
 // The formats of this section (the private formats with a packed layout).
