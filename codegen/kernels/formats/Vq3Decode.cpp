@@ -58,9 +58,9 @@ public:
   Vq3Decode(const kf::PackedLayout &layout, bool hardwareHalf)
       : hardwareHalf(hardwareHalf),
         isSigned(layout.encoding == kf::LaneEncoding::Signed) {
-    // The stored half books, per component, with the lanes' offset.
-    // The signed books: entry i + size is entry i negated (modulo 256, the
-    // offset kept).
+    // The signed books per component, with the lanes' offset: entry i +
+    // size is entry i negated (modulo 256, which keeps the offset); the
+    // masked lookups read the first half.
     const int bias = isSigned ? 0 : 128;
     auto entry = [&](int value, bool negated) {
       return static_cast<int8_t>(

@@ -119,9 +119,9 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
   // columns than one tile decodes each weight block once (decode = once):
   // IQ2_XXS and Q5_K from the first such call, a dynamic M included (and
   // IQ1 in its grid layouts, not in the ternary ones, which decode cheaply); Q6_K from 24 columns, FRACTAL64 from 48, Q4_K and VQ3_64 from
-  // 64, and not for a dynamic M (mostly an expert's few columns); never
-  // Q8_0, Q4_0, MXFP4 or the float formats, nor one tile, nor a fused
-  // quantization.
+  // 64, Q4_0 and MXFP4 from 128, and not for a dynamic M (mostly an
+  // expert's few columns); never Q8_0 or the float formats, nor one tile,
+  // nor a fused quantization.
   // CHECK-LABEL: func.func @decode_once
   func.func @decode_once(%x1: tensor<1x256xf32>, %x8: tensor<8x256xf32>, %x9: tensor<9x256xf32>,
                          %x17: tensor<17x256xf32>, %x24: tensor<24x256xf32>, %x48: tensor<48x256xf32>,
@@ -158,9 +158,13 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     %l = kf.linear %x64, %vq3 : tensor<64x256xf32>, !kf.qweight<vq3_64, [64, 256]> -> tensor<64x64xf32>
     // CHECK: layout = q8_0_r16, max_cols = 8, threads = 16>} : tensor<512x256xf32>
     %m = kf.linear %x512, %q8 : tensor<512x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<512x64xf32>
-    // CHECK: layout = q4_0_r16, max_cols = 8, threads = 16>} : tensor<512x256xf32>
+    // CHECK: layout = q4_0_r16, max_cols = 8, threads = 16>} : tensor<64x256xf32>
+    %q = kf.linear %x64, %q4 : tensor<64x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<64x64xf32>
+    // CHECK: layout = q4_0_r16, max_cols = 8, threads = 16, decode = once>} : tensor<512x256xf32>
     %n = kf.linear %x512, %q4 : tensor<512x256xf32>, !kf.qweight<q4_0, [64, 256]> -> tensor<512x64xf32>
-    // CHECK: layout = mxfp4_r16, max_cols = 8, threads = 16>} : tensor<512x256xf32>
+    // CHECK: layout = mxfp4_r16, max_cols = 8, threads = 16>} : tensor<?x256xf32>
+    %r = kf.linear %xd, %mx : tensor<?x256xf32>, !kf.qweight<mxfp4, [64, 256]> -> tensor<?x64xf32>
+    // CHECK: layout = mxfp4_r16, max_cols = 8, threads = 16, decode = once>} : tensor<512x256xf32>
     %o = kf.linear %x512, %mx : tensor<512x256xf32>, !kf.qweight<mxfp4, [64, 256]> -> tensor<512x64xf32>
     // CHECK: layout = bf16_r16, max_cols = 8, threads = 16>} : tensor<512x256xf32>
     %p = kf.linear %x512, %bf : tensor<512x256xf32>, !kf.qweight<bf16, [64, 256]> -> tensor<512x64xf32>

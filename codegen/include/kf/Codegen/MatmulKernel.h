@@ -74,12 +74,12 @@ bool hasCodeBookLayout(KernelIsa isa, const target::TargetInfo &target);
 /// The fewest columns from which a kernel for weights of `format` in `coding`
 /// gains by decoding each block once (MatmulKernelSpec::decodeOnce), as
 /// measured on AVX-512 VNNI for K = 4096, N = 2048 (docs/benchmarks.md, run
-/// 13): 1, from the first call of more than one tile, where decoding costs most
-/// (the IQ grid formats' gathers, Q5_K's fifth bits); more where storing and
-/// reloading the lanes costs what a few tiles' decoding saves (Q6_K,
-/// FRACTAL64, Q4_K, VQ3_64); none where decoding costs about what reloading
-/// does (Q8_0, Q4_0, MXFP4, IQ1's ternary layouts: a shift and a mask) or
-/// there is no decoding (BF16, F32).
+/// 13 and 18): 1, from the first call of more than one tile, where decoding
+/// costs most (the IQ grid formats' gathers, Q5_K's fifth bits); more where
+/// storing and reloading the lanes costs what a few tiles' decoding saves
+/// (Q6_K, FRACTAL64, Q4_K, VQ3_64; Q4_0 and MXFP4 from 128); none where
+/// decoding costs about what reloading does (Q8_0, IQ1's ternary layouts: a
+/// shift and a mask) or there is no decoding (BF16, F32).
 std::optional<int64_t> getDecodeOnceMinColumns(kf::Format format,
                                                kf::WeightCoding coding);
 
