@@ -161,20 +161,25 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
       // The other row counts change only the loop nest's row arithmetic,
       // which the 32-element formats cover; a K-quant kernel is large (its
       // 256-element super-block unrolled per column tile) and slow to
-      // compile.
-      if (r != rows.front() && packed_block_elems(format) != 32)
+      // compile. IQ1's ternary layouts load their delta masks by row count
+      // (a byte and a shift for one row), so they have the others too.
+      const bool ternaryOnly =
+          r != rows.front() && packed_block_elems(format) != 32;
+      if (ternaryOnly && !has_weight_coding(format, WeightCoding::Ternary))
         continue;
       for (Shape shape : shapesOf(format, isa)) {
-        specs.push_back({format, isa, r, shape.k, shape.n, 8});
+        MatmulKernelSpec spec{format, isa, r, shape.k, shape.n, 8};
+        if (!ternaryOnly)
+          specs.push_back(spec);
         // IQ1's ternary layouts, which decode without the grid.
         if (has_weight_coding(format, WeightCoding::Ternary)) {
-          specs.push_back(specs.back());
+          specs.push_back(spec);
           specs.back().coding = WeightCoding::Ternary;
         }
         // IQ2_XXS's code book layout, where the kernels read it.
         if (has_weight_coding(format, WeightCoding::CodeBook) &&
             hasCodeBookLayout(isa, target)) {
-          specs.push_back(specs.back());
+          specs.push_back(spec);
           specs.back().coding = WeightCoding::CodeBook;
         }
         if (r != rows.front())
