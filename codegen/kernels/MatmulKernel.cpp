@@ -169,15 +169,11 @@ namespace {
 /// The suffix of the spec's coding in its symbol ("_ternary") or description
 /// (" ternary"), after `separator`.
 std::string codingSuffix(const MatmulKernelSpec &spec, char separator) {
-  switch (spec.coding) {
-  case kf::WeightCoding::File:
+  if (spec.coding == kf::WeightCoding::File)
     return "";
-  case kf::WeightCoding::Ternary:
-    return separator + std::string("ternary");
-  case kf::WeightCoding::CodeBook:
-    return separator + std::string("codebook");
-  }
-  return "";
+  std::string suffix(1, separator);
+  suffix += kf::weight_coding_name(spec.coding);
+  return suffix;
 }
 
 } // namespace

@@ -125,17 +125,18 @@ llvm::hash_code mlir::kf::hash_value(const PackedLayout &layout) {
   return llvm::hash_combine(layout.format, layout.rows, layout.coding);
 }
 
-/// The suffixes of the transcoding layouts' names.
-static constexpr llvm::StringLiteral kTernarySuffix = "_ternary";
-static constexpr llvm::StringLiteral kCodeBookSuffix = "_codebook";
+/// The suffix of a transcoding layout's name ("_ternary"), after its rows.
+static std::string codingSuffix(::kf::WeightCoding coding) {
+  if (coding == ::kf::WeightCoding::File)
+    return "";
+  std::string suffix = "_";
+  suffix += ::kf::weight_coding_name(coding);
+  return suffix;
+}
 
 std::string mlir::kf::stringifyPackedLayout(const PackedLayout &layout) {
-  llvm::StringRef suffix;
-  if (layout.coding == ::kf::WeightCoding::Ternary)
-    suffix = kTernarySuffix;
-  else if (layout.coding == ::kf::WeightCoding::CodeBook)
-    suffix = kCodeBookSuffix;
-  return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows) + suffix)
+  return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows) +
+          codingSuffix(layout.coding))
       .str();
 }
 
@@ -146,10 +147,12 @@ FailureOr<PackedLayout> mlir::kf::parsePackedLayout(AsmParser &parser) {
     return failure();
   StringRef keyword = name;
   ::kf::WeightCoding coding = ::kf::WeightCoding::File;
-  if (keyword.consume_back(kTernarySuffix))
-    coding = ::kf::WeightCoding::Ternary;
-  else if (keyword.consume_back(kCodeBookSuffix))
-    coding = ::kf::WeightCoding::CodeBook;
+  for (::kf::WeightCoding c : ::kf::kWeightCodings)
+    if (c != ::kf::WeightCoding::File &&
+        keyword.consume_back(codingSuffix(c))) {
+      coding = c;
+      break;
+    }
   // The format's own name may contain '_' (iq2_xxs), so split at the last
   // "_r".
   size_t split = keyword.rfind("_r");

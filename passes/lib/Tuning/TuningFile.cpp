@@ -105,14 +105,10 @@ private:
       return parseEnum(key, value, column, "once or per_tile", rule.setDecode);
     if (key == "coding") {
       std::optional<::kf::WeightCoding> coding =
-          llvm::StringSwitch<std::optional<::kf::WeightCoding>>(value)
-              .Case("file", ::kf::WeightCoding::File)
-              .Case("ternary", ::kf::WeightCoding::Ternary)
-              .Case("codebook", ::kf::WeightCoding::CodeBook)
-              .Default(std::nullopt);
+          ::kf::weight_coding_named(value);
       if (!coding)
-        return error(column) << "unknown coding '" << value
-                             << "' (expected file, ternary or codebook)";
+        return error(column) << "unknown coding '" << value << "' (expected "
+                             << ::kf::kWeightCodingNames << ")";
       rule.setCoding = *coding;
       return success();
     }

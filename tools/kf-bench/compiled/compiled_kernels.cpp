@@ -16,6 +16,7 @@
 #include "kf/Codegen/MatmulKernel.h"
 #include "kf/Target/TargetInfo.h"
 #include "kf/Tiling/CacheBlocks.h"
+#include "kf/runtime/absl_compat.h"
 #include "kf/runtime/packing.h"
 
 namespace kf::bench {
@@ -32,22 +33,16 @@ absl::StatusOr<WeightCoding> codingOf(Format format, KernelIsa isa,
   const char *env = std::getenv("KF_BENCH_CODING");
   if (!env)
     return codegen::getDefaultWeightCoding(format, isa, host);
-  std::string_view name(env);
-  WeightCoding coding;
-  if (name == "file")
-    coding = WeightCoding::File;
-  else if (name == "ternary")
-    coding = WeightCoding::Ternary;
-  else if (name == "codebook")
-    coding = WeightCoding::CodeBook;
-  else
-    return absl::InvalidArgumentError(absl::StrCat(
-        "KF_BENCH_CODING is '", env, "', expected file, ternary or codebook"));
-  if (!kf::has_weight_coding(format, coding) ||
+  std::optional<WeightCoding> coding = kf::weight_coding_named(env);
+  if (!coding)
+    return absl::InvalidArgumentError(
+        absl::StrCat("KF_BENCH_CODING is '", env, "', expected ",
+                     kf::to_absl(kf::kWeightCodingNames)));
+  if (!kf::has_weight_coding(format, *coding) ||
       (coding == WeightCoding::CodeBook &&
        !codegen::hasCodeBookLayout(isa, host)))
     return WeightCoding::File;
-  return coding;
+  return *coding;
 }
 
 // KF_BENCH_DECODE=once or per_tile: every call of more columns than one tile

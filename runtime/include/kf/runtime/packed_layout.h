@@ -6,7 +6,9 @@
 
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "kf/runtime/format.h"
 
@@ -93,6 +95,32 @@ constexpr bool has_weight_coding(Format format, WeightCoding coding) {
     return format == Format::IQ2_XXS;
   }
   return false;
+}
+
+inline constexpr WeightCoding kWeightCodings[] = {
+    WeightCoding::File, WeightCoding::Ternary, WeightCoding::CodeBook};
+// A coding's name in layout and kernel names, tuning files (coding=...) and
+// tools, and the list of them for messages.
+constexpr std::string_view weight_coding_name(WeightCoding coding) {
+  switch (coding) {
+  case WeightCoding::File:
+    return "file";
+  case WeightCoding::Ternary:
+    return "ternary";
+  case WeightCoding::CodeBook:
+    return "codebook";
+  }
+  return "";
+}
+inline constexpr std::string_view kWeightCodingNames =
+    "file, ternary or codebook";
+// The coding named `name`, if one is.
+constexpr std::optional<WeightCoding>
+weight_coding_named(std::string_view name) {
+  for (WeightCoding coding : kWeightCodings)
+    if (weight_coding_name(coding) == name)
+      return coding;
+  return std::nullopt;
 }
 
 // The float formats, whose kernels multiply and add in fp32 (no int8 lanes,
@@ -470,10 +498,8 @@ inline std::string layout_name(const PackedLayout &layout) {
   name += "_r" + std::to_string(layout.rows);
   if (layout.format == Format::Q8_0 && layout.encoding == LaneEncoding::Signed)
     name += "s";
-  if (layout.coding == WeightCoding::Ternary)
-    name += "_ternary";
-  if (layout.coding == WeightCoding::CodeBook)
-    name += "_codebook";
+  if (layout.coding != WeightCoding::File)
+    (name += '_') += weight_coding_name(layout.coding);
   return name;
 }
 
