@@ -8,6 +8,7 @@
 // IQ2_XXS's code book layout moves the indices and the masks' bits elsewhere
 // (iq2_xxs_codebook_index_offset, iq2_xxs_codebook_sign_bit), the same way.
 #include "pack/grid_packing.h"
+#include "pack/bit_array.h"
 #include "pack/ternary_packing.h"
 
 #include <array>
@@ -46,12 +47,8 @@ void store_iq2_xxs_signs(const PackedLayout &layout, uint8_t *block, int s,
     block[iq2_xxs_signs_offset(layout, s, r)] = mask;
     return;
   }
-  for (int j = 0; j < 8; ++j) {
-    const int64_t bit = iq2_xxs_codebook_sign_bit(layout, s, r, j);
-    const auto at = static_cast<uint8_t>(1u << bit % 8);
-    block[bit / 8] = static_cast<uint8_t>(
-        (mask >> j & 1) ? block[bit / 8] | at : block[bit / 8] & ~at);
-  }
+  for (int j = 0; j < 8; ++j)
+    set_bit(block, iq2_xxs_codebook_sign_bit(layout, s, r, j), mask >> j & 1);
 }
 
 uint8_t load_iq2_xxs_signs(const PackedLayout &layout, const uint8_t *block,
@@ -59,10 +56,9 @@ uint8_t load_iq2_xxs_signs(const PackedLayout &layout, const uint8_t *block,
   if (layout.coding != WeightCoding::CodeBook)
     return block[iq2_xxs_signs_offset(layout, s, r)];
   uint8_t mask = 0;
-  for (int j = 0; j < 8; ++j) {
-    const int64_t bit = iq2_xxs_codebook_sign_bit(layout, s, r, j);
-    mask |= static_cast<uint8_t>((block[bit / 8] >> bit % 8 & 1) << j);
-  }
+  for (int j = 0; j < 8; ++j)
+    mask |= static_cast<uint8_t>(
+        get_bit(block, iq2_xxs_codebook_sign_bit(layout, s, r, j)) << j);
   return mask;
 }
 

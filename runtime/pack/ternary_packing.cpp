@@ -5,6 +5,7 @@
 // tensor returns the file's bytes, and it decodes through the reference decoder
 // of the file's block (packing.cpp).
 #include "pack/ternary_packing.h"
+#include "pack/bit_array.h"
 
 #include <array>
 #include <cstring>
@@ -126,21 +127,18 @@ const std::array<uint16_t, 1 << 16> &code_indices() {
 void store_iq1_m_negative(const PackedLayout &layout, uint8_t *block, int r,
                           uint32_t negative) {
   uint8_t *deltas = block + iq1_m_ternary_deltas_offset(layout);
-  for (int s = 0; s < 32; ++s) {
-    const int64_t bit = iq1_m_ternary_delta_bit(layout, s, r);
-    const uint8_t mask = static_cast<uint8_t>(1 << bit % 8);
-    deltas[bit / 8] = static_cast<uint8_t>(
-        negative >> s & 1 ? deltas[bit / 8] & ~mask : deltas[bit / 8] | mask);
-  }
+  for (int s = 0; s < 32; ++s)
+    set_bit(deltas, iq1_m_ternary_delta_bit(layout, s, r),
+            !(negative >> s & 1));
 }
 uint32_t load_iq1_m_negative(const PackedLayout &layout, const uint8_t *block,
                              int r) {
   const uint8_t *deltas = block + iq1_m_ternary_deltas_offset(layout);
   uint32_t negative = 0;
-  for (int s = 0; s < 32; ++s) {
-    const int64_t bit = iq1_m_ternary_delta_bit(layout, s, r);
-    negative |= static_cast<uint32_t>(~deltas[bit / 8] >> bit % 8 & 1) << s;
-  }
+  for (int s = 0; s < 32; ++s)
+    negative |= static_cast<uint32_t>(
+                    !get_bit(deltas, iq1_m_ternary_delta_bit(layout, s, r)))
+                << s;
   return negative;
 }
 
