@@ -48,7 +48,8 @@ constexpr size_t kVectorBytes = 64;
 
 class Avx512VnniDot : public DotEmitter {
 public:
-  Avx512VnniDot(bool vbmi, bool gfniBmi2) : vbmi(vbmi), gfniBmi2(gfniBmi2) {}
+  Avx512VnniDot(bool vbmi, bool gfni, bool bmi2)
+      : vbmi(vbmi), gfni(gfni), bmi2(bmi2) {}
 
   int64_t getCorrectionOffset(LaneRange range) const override {
     assert(!range.isSigned && "reads the unsigned layouts");
@@ -165,7 +166,7 @@ public:
 
   Value emitByteBitMap(OpBuilder &b, Location loc, Value bytes,
                        ArrayRef<int8_t> from) const override {
-    if (!gfniBmi2)
+    if (!gfni)
       return nullptr;
     assert(from.size() == 8 && "a source bit (or none) per bit of a byte");
     uint64_t matrix = 0;
@@ -213,7 +214,7 @@ public:
     Value index =
         vector::ShuffleOp::create(b, loc, indices, indices, byRowPair);
     const std::array<Value, 2> codes = emitBookCodes(b, loc, index, book);
-    if (gfniBmi2) {
+    if (gfni && bmi2) {
       for (int64_t s = 0; s < kSlots; ++s)
         for (int64_t h = 0; h < 2; ++h)
           out.push_back(emitAffineLanes(
@@ -246,7 +247,7 @@ public:
       }
   }
 
-  bool hasCodeBookMaskedLanes() const override { return vbmi && gfniBmi2; }
+  bool hasCodeBookMaskedLanes() const override { return vbmi && gfni && bmi2; }
 
   // emitCodeBookLanes's GFNI path on indices already in row-pair order and
   // masks already made: per 4 slots 8 vpermi2b-cycles on port 5, and per 64
@@ -428,16 +429,16 @@ private:
   }
 
   bool vbmi;
-  /// GFNI and BMI2: the code book's lanes by vgf2p8affineqb, the signs by
-  /// pext.
-  bool gfniBmi2;
+  /// GFNI: byte bit maps and the code book's lanes by vgf2p8affineqb; with
+  /// BMI2 too, the code book's signs by pext.
+  bool gfni, bmi2;
 };
 
 } // namespace
 
-std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi,
-                                                       bool gfniBmi2) {
-  return std::make_unique<Avx512VnniDot>(vbmi, gfniBmi2);
+std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi, bool gfni,
+                                                       bool bmi2) {
+  return std::make_unique<Avx512VnniDot>(vbmi, gfni, bmi2);
 }
 
 } // namespace kf::codegen

@@ -123,8 +123,8 @@ std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa,
   case KernelIsa::Avx512Vnni:
     return createAvx512VnniDotEmitter(
         /*vbmi=*/target.has(target::Feature::AVX512VBMI),
-        /*gfniBmi2=*/target.has(target::Feature::GFNI) &&
-            target.has(target::Feature::BMI2));
+        /*gfni=*/target.has(target::Feature::GFNI),
+        /*bmi2=*/target.has(target::Feature::BMI2));
   case KernelIsa::NeonDotprod:
     return createNeonDotprodDotEmitter();
   case KernelIsa::Avx512:

@@ -9,9 +9,10 @@ namespace kf::codegen {
 
 std::unique_ptr<DotEmitter> createScalarDotEmitter();
 std::unique_ptr<DotEmitter> createAvx2DotEmitter();
-/// `vbmi`: the target has AVX512_VBMI (vpermb).
-std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi,
-                                                       bool gfniBmi2);
+/// Whether the target has AVX512_VBMI (vpermb), GFNI (vgf2p8affineqb) and
+/// BMI2 (pext).
+std::unique_ptr<DotEmitter> createAvx512VnniDotEmitter(bool vbmi, bool gfni,
+                                                       bool bmi2);
 std::unique_ptr<DotEmitter> createNeonDotprodDotEmitter();
 
 /// F32, or BF16 widened to fp32, by FMA (`fused`) or by a multiply and an
