@@ -4,6 +4,7 @@
 
 #include "kf/Codegen/Emitters.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -181,6 +182,23 @@ std::string codingSuffix(const MatmulKernelSpec &spec, char separator) {
 bool hasCodeBookLayout(KernelIsa isa, const target::TargetInfo &target) {
   std::unique_ptr<DotEmitter> dot = createDotEmitter(isa, target);
   return dot && dot->hasCodeBookMaskedLanes();
+}
+
+std::string whyNoCodeBookLayout(KernelIsa isa,
+                                const target::TargetInfo &target) {
+  if (hasCodeBookLayout(isa, target))
+    return "";
+  if (isa != KernelIsa::Avx512Vnni)
+    return llvm::formatv("needs avx512vnni kernels, not {0} ones",
+                         getIsaName(isa));
+  llvm::SmallVector<llvm::StringRef, 3> lacks;
+  for (Feature f : {Feature::AVX512VBMI, Feature::GFNI, Feature::BMI2})
+    if (!target.has(f))
+      lacks.push_back(target::getFeatureName(f));
+  assert(!lacks.empty() && "avx512vnni kernels read it with these three");
+  return llvm::formatv("needs avx512vbmi, gfni and bmi2, of which target "
+                       "'{0}' lacks {1}",
+                       target.name, llvm::join(lacks, ", "));
 }
 
 kf::WeightCoding getDefaultWeightCoding(kf::Format format, KernelIsa isa,
@@ -399,13 +417,9 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                                       "target '{2}' lacks",
                                       getIsaName(spec.isa),
                                       target::getFeatureName(f), target.name));
-  if (spec.coding == kf::WeightCoding::CodeBook &&
-      !hasCodeBookLayout(spec.isa, target))
-    return fail(spec, llvm::formatv("a code book layout is read by "
-                                    "avx512vnni kernels on targets with "
-                                    "avx512vbmi, gfni and bmi2, not by {0} "
-                                    "on target '{1}'",
-                                    getIsaName(spec.isa), target.name));
+  if (spec.coding == kf::WeightCoding::CodeBook)
+    if (std::string why = whyNoCodeBookLayout(spec.isa, target); !why.empty())
+      return fail(spec, "a code book layout " + why);
   return llvm::Error::success();
 }
 

@@ -270,15 +270,13 @@ private:
           d.coding = *rule.setCoding;
         // The layout is checked against the format by the attribute; whether
         // the kernels can read it depends on the target too.
-        if (d.coding == ::kf::WeightCoding::CodeBook &&
-            !codegen::hasCodeBookLayout(toCodegen(d.isa), target)) {
-          emitRuleError()
-              << "coding = codebook is read by avx512vnni kernels "
-                 "on targets with avx512vbmi, gfni and bmi2, not by "
-              << stringifyKernelIsa(d.isa) << " kernels on target '"
-              << target.name << "'";
-          return {};
-        }
+        if (d.coding == ::kf::WeightCoding::CodeBook)
+          if (std::string why =
+                  codegen::whyNoCodeBookLayout(toCodegen(d.isa), target);
+              !why.empty()) {
+            emitRuleError() << "coding = codebook " << why;
+            return {};
+          }
         if (rule.setDecode)
           d.decode = rule.setDecode;
         if (!build(emitRuleError))

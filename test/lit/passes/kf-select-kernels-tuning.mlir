@@ -56,7 +56,7 @@
 // QUANTIZE: quantize.tune:1:25: error: unknown quantize 'inline' (expected fused or separate)
 // CODING: coding.tune:1:24: error: unknown coding 'trits' (expected file, ternary or codebook)
 // TERNARY: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}ternary.tune:1: #kf.kernel: layout q8_0_r16_ternary: ternary codes are IQ1_S's and IQ1_M's, not q8_0's
-// CODEBOOK: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}codebook.tune:1: coding = codebook is read by avx512vnni kernels on targets with avx512vbmi, gfni and bmi2, not by avx512vnni kernels on target 'znver5'
+// CODEBOOK: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}codebook.tune:1: coding = codebook needs avx512vbmi, gfni and bmi2, of which target 'znver5' lacks gfni, bmi2
 // DECODE: decode.tune:1:23: error: unknown decode 'twice' (expected once or per_tile)
 // FUSED: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}fused.tune:1: #kf.kernel: decode = once needs calls of more columns than one tile, which quantize = fused never makes
 // ARROW: arrow.tune:3:1: error: expected a rule '<selectors> -> <overrides>', such as 'format=q8_0 n=2048 -> l1_k=1024'

@@ -1087,12 +1087,18 @@ TEST(MatmulKernel, CodeBookLayoutNeedsItsLookup) {
   noGfni.features.reset(static_cast<size_t>(target::Feature::GFNI));
   EXPECT_EQ(errorOf(verifyMatmulKernel(spec, noGfni)),
             "matmul kernel iq2_xxs codebook/avx512vnni r16 c8 [32 x 256]: a "
-            "code book layout is read by avx512vnni kernels on targets with "
-            "avx512vbmi, gfni and bmi2, not by avx512vnni on target 'znver5'");
+            "code book layout needs avx512vbmi, gfni and bmi2, of which "
+            "target 'znver5' lacks gfni");
   EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, spec.isa, noGfni),
             WeightCoding::File);
   EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, KernelIsa::Avx2, znver5),
             WeightCoding::File);
+  MatmulKernelSpec avx2 = spec;
+  avx2.isa = KernelIsa::Avx2;
+  avx2.rows = 8;
+  EXPECT_EQ(errorOf(verifyMatmulKernel(avx2, znver5)),
+            "matmul kernel iq2_xxs codebook/avx2 r8 c8 [32 x 256]: a code "
+            "book layout needs avx512vnni kernels, not avx2 ones");
   spec.format = Format::IQ1_S;
   EXPECT_EQ(errorOf(verifyMatmulKernel(spec, znver5)),
             "matmul kernel iq1_s codebook/avx512vnni r16 c8 [32 x 256]: a code "

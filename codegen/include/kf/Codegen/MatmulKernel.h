@@ -71,6 +71,11 @@ kf::WeightCoding getDefaultWeightCoding(kf::Format format, KernelIsa isa,
 /// Whether kernels of `isa` on `target` read IQ2_XXS's code book layout: the
 /// AVX-512 VNNI kernels where the target has VBMI, GFNI and BMI2.
 bool hasCodeBookLayout(KernelIsa isa, const target::TargetInfo &target);
+/// Why kernels of `isa` on `target` cannot read the code book layout, as what
+/// it "needs ...", naming what the ISA or the target lacks; empty when they
+/// can.
+std::string whyNoCodeBookLayout(KernelIsa isa,
+                                const target::TargetInfo &target);
 /// The fewest columns from which a kernel for weights of `format` in `coding`
 /// gains by decoding each block once (MatmulKernelSpec::decodeOnce), as
 /// measured on AVX-512 VNNI for K = 4096, N = 2048 (docs/benchmarks.md, run
