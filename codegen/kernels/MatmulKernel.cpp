@@ -165,20 +165,6 @@ WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
   }
 }
 
-namespace {
-
-/// The suffix of the spec's coding in its symbol ("_ternary") or description
-/// (" ternary"), after `separator`.
-std::string codingSuffix(const MatmulKernelSpec &spec, char separator) {
-  if (spec.coding == kf::WeightCoding::File)
-    return "";
-  std::string suffix(1, separator);
-  suffix += kf::weight_coding_name(spec.coding);
-  return suffix;
-}
-
-} // namespace
-
 bool hasCodeBookLayout(KernelIsa isa, const target::TargetInfo &target) {
   std::unique_ptr<DotEmitter> dot = createDotEmitter(isa, target);
   return dot && dot->hasCodeBookMaskedLanes();
@@ -252,8 +238,9 @@ bool decodesOnceByDefault(kf::Format format, kf::WeightCoding coding,
 
 std::string MatmulKernelSpec::getSymbolName() const {
   return llvm::formatv("kf_matmul_{0}{1}_{2}_r{3}_c{4}_k{5}_n{6}",
-                       format_info(format).name, codingSuffix(*this, '_'),
-                       getIsaName(isa), rows, maxCols, k, n)
+                       format_info(format).name,
+                       kf::weight_coding_suffix(coding, '_'), getIsaName(isa),
+                       rows, maxCols, k, n)
              .str() +
          (roundToBf16 ? "_bf16" : "") +
          (l1K || l2Rows ? llvm::formatv("_l1k{0}_l2r{1}", l1K, l2Rows).str()
@@ -300,8 +287,9 @@ int64_t MatmulKernelSpec::getDecodeScratchBytes() const {
 
 std::string MatmulKernelSpec::describe() const {
   return llvm::formatv("{0}{1}/{2} r{3} c{4} [{5} x {6}]",
-                       format_info(format).name, codingSuffix(*this, ' '),
-                       getIsaName(isa), rows, maxCols, n, k)
+                       format_info(format).name,
+                       kf::weight_coding_suffix(coding, ' '), getIsaName(isa),
+                       rows, maxCols, n, k)
              .str() +
          (roundToBf16 ? " bf16" : "") +
          (l1K || l2Rows

@@ -125,18 +125,9 @@ llvm::hash_code mlir::kf::hash_value(const PackedLayout &layout) {
   return llvm::hash_combine(layout.format, layout.rows, layout.coding);
 }
 
-/// The suffix of a transcoding layout's name ("_ternary"), after its rows.
-static std::string codingSuffix(::kf::WeightCoding coding) {
-  if (coding == ::kf::WeightCoding::File)
-    return "";
-  std::string suffix = "_";
-  suffix += ::kf::weight_coding_name(coding);
-  return suffix;
-}
-
 std::string mlir::kf::stringifyPackedLayout(const PackedLayout &layout) {
   return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows) +
-          codingSuffix(layout.coding))
+          ::kf::weight_coding_suffix(layout.coding))
       .str();
 }
 
@@ -149,7 +140,7 @@ FailureOr<PackedLayout> mlir::kf::parsePackedLayout(AsmParser &parser) {
   ::kf::WeightCoding coding = ::kf::WeightCoding::File;
   for (::kf::WeightCoding c : ::kf::kWeightCodings)
     if (c != ::kf::WeightCoding::File &&
-        keyword.consume_back(codingSuffix(c))) {
+        keyword.consume_back(::kf::weight_coding_suffix(c))) {
       coding = c;
       break;
     }

@@ -114,6 +114,16 @@ constexpr std::string_view weight_coding_name(WeightCoding coding) {
 }
 inline constexpr std::string_view kWeightCodingNames =
     "file, ternary or codebook";
+// `separator` and the coding's name ("_ternary"), or nothing for the file's
+// codes: the suffix of layout and kernel names.
+inline std::string weight_coding_suffix(WeightCoding coding,
+                                        char separator = '_') {
+  if (coding == WeightCoding::File)
+    return "";
+  std::string suffix(1, separator);
+  suffix += weight_coding_name(coding);
+  return suffix;
+}
 // The coding named `name`, if one is.
 constexpr std::optional<WeightCoding>
 weight_coding_named(std::string_view name) {
@@ -498,9 +508,7 @@ inline std::string layout_name(const PackedLayout &layout) {
   name += "_r" + std::to_string(layout.rows);
   if (layout.format == Format::Q8_0 && layout.encoding == LaneEncoding::Signed)
     name += "s";
-  if (layout.coding != WeightCoding::File)
-    (name += '_') += weight_coding_name(layout.coding);
-  return name;
+  return name + weight_coding_suffix(layout.coding);
 }
 
 // --- Activations ------------------------------------------------------------
