@@ -152,20 +152,8 @@ int code_shift(int w) { return 2 * (w % 16 / 4); }
 
 void pack_ternary_row(const PackedLayout &layout, const uint8_t *in,
                       uint8_t *block, int r) {
-  if (!in) { // a zero row: scales 0, every value 0 (code 1)
-    if (layout.format == Format::IQ1_M) {
-      for (int p = 0; p < 4; ++p)
-        store_u16(block + iq1_m_scales_offset(layout, p, r), 0);
-      store_iq1_m_negative(layout, block, r, 0);
-    } else {
-      store_u16(block + iq1_s_ternary_d_offset(r), 0);
-      store_u32(block + iq1_s_ternary_scales_offset(layout, r), 0);
-    }
-    for (int t = 0; t < 16; ++t)
-      std::memset(block + iq1_ternary_codes_offset(layout, t, r), 0x55, 4);
-    return;
-  }
-  const Iq1Block fields = read_block(layout.format, in);
+  // A zero row (no `in`): every field 0, every value 0 (code 1).
+  const Iq1Block fields = in ? read_block(layout.format, in) : Iq1Block{};
   if (layout.format == Format::IQ1_M) {
     for (int p = 0; p < 4; ++p)
       store_u16(block + iq1_m_scales_offset(layout, p, r), fields.words[p]);
@@ -179,7 +167,10 @@ void pack_ternary_row(const PackedLayout &layout, const uint8_t *in,
     store_u32(block + iq1_s_ternary_scales_offset(layout, r), word);
   }
   for (int t = 0; t < 16; ++t)
-    std::memset(block + iq1_ternary_codes_offset(layout, t, r), 0, 4);
+    std::memset(block + iq1_ternary_codes_offset(layout, t, r), in ? 0 : 0x55,
+                4);
+  if (!in)
+    return;
   for (int s = 0; s < 32; ++s) {
     const uint16_t codes = entry_codes(iq1s_grid[fields.index[s]]);
     for (int j = 0; j < 8; ++j) {
