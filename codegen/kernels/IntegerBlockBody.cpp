@@ -43,6 +43,7 @@
 #include "MatmulLoopNest.h"
 
 #include "kf/Codegen/Emitters.h"
+#include "kf/Tiling/CacheBlocks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -53,6 +54,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -81,12 +83,18 @@ public:
            (act.block_elems % subElems == 0 || actBlocks == 1) &&
            "a sub-block lies in one activation block");
     choosePartsAndScaling();
+    assert(getDecodedBlockBytes() ==
+               spec.rows * (blockElems + (decode.hasSubBlockMins()
+                                              ? blockElems / subElems / 2 * 4
+                                              : 0)) &&
+           "decodedRowBlockBytes is emitDecode's layout");
   }
 
   int64_t getBlockElems() const override { return blockElems; }
   int64_t getBlockBytes() const override { return blockBytes; }
+  // The lanes, then for formats with mins their int16 pairs (emitDecode).
   int64_t getDecodedBlockBytes() const override {
-    return blockElems * spec.rows;
+    return spec.rows * tiling::decodedRowBlockBytes(spec.format);
   }
   void emitDecode(OpBuilder &, Location, Value weights, Value decoded) override;
   Value prepareTile(OpBuilder &, Location, const KernelArgs &args,
@@ -140,6 +148,9 @@ private:
                           kOffset / act.block_elems * act.block_bytes);
   }
   Value emitActivation(Value xBlock, int64_t kOffset);
+  /// The mins' integer sums msums[j] per column (emitBlock's comment says
+  /// where), for formats with mins; nothing for the others.
+  void emitMinSums(const BlockOperands &operands, MutableArrayRef<Value> msums);
   /// The block's integer sums isums[h][j] (activation block h, column j),
   /// from int32 chains per sub-block: the general case.
   void emitSubBlockChains(const BlockOperands &operands,
@@ -152,17 +163,28 @@ private:
   /// step's share of the block loaded from where emitDecode stored it.
   void emitStepLanes(const BlockOperands &operands, int64_t step,
                      SmallVectorImpl<DecodedLanes> &out);
+  /// Sub-blocks 2 * pair and 2 * pair + 1's mins of the R rows as int16
+  /// pairs (vector<R x i32>), the row operand of the mins' pair dots.
+  Value emitMinPairs(Value block, int64_t pair) {
+    return emitInt16Pairs(
+        b, loc, decode.getSubBlockMin(b, loc, block, spec.rows, 2 * pair),
+        decode.getSubBlockMin(b, loc, block, spec.rows, 2 * pair + 1));
+  }
+  /// Where a decoded block keeps pair `pair` of emitMinPairs, after its
+  /// lanes.
+  int64_t getDecodedMinPairsOffset(int64_t pair) const {
+    return blockElems * spec.rows + pair * spec.rows * 4;
+  }
   /// The activations' integer sum over sub-block `sub` (i32).
   Value emitSubBlockSum(Value xBlock, int64_t sub);
-  /// Where sub-block `sub` of column j's block `blk` keeps its correction
-  /// in prepareTile's buffer.
-  Value emitCorrectionSlot(Value corrections, int64_t j, Value blk,
-                           int64_t sub) {
-    const int64_t numSubs = blockElems / subElems;
+  /// Where entry `index` (of perBlock) of column j's block `blk` is in
+  /// prepareTile's buffer: buffer[j][blk][index].
+  Value emitTileSlot(Value buffer, int64_t j, Value blk, int64_t index,
+                     int64_t perBlock) {
     Value slot = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, blk, i64(numSubs)),
-        i64((j * (spec.k / blockElems)) * numSubs + sub));
-    return emitByteOffset(b, loc, corrections,
+        b, loc, arith::MulIOp::create(b, loc, blk, i64(perBlock)),
+        i64((j * (spec.k / blockElems)) * perBlock + index));
+    return emitByteOffset(b, loc, buffer,
                           arith::MulIOp::create(b, loc, slot, i64(4)));
   }
 
@@ -237,7 +259,8 @@ void IntegerBlockBody::choosePartsAndScaling() {
 }
 
 // The block's lanes, prepared for the dot, in K order: lane vector i holds
-// elements 4i .. 4i + 3 of the R rows. Stored as the dot takes them, the
+// elements 4i .. 4i + 3 of the R rows; then the mins' pairs, where the format
+// has mins. Stored as the dot takes them, the
 // tiles that read them back do no more per lane vector than Q8_0's tiles: one
 // load.
 void IntegerBlockBody::emitDecode(OpBuilder &, Location, Value weights,
@@ -251,6 +274,13 @@ void IntegerBlockBody::emitDecode(OpBuilder &, Location, Value weights,
           b, loc, dot.prepareLanes(b, loc, d.lanes, range),
           emitByteOffset(b, loc, decoded, d.kOffset * spec.rows), 1);
   }
+  // The mins' pairs too: unpacking them (Q4_K's 6-bit fields) took some 40
+  // of the 850 vector uops of an 8-column tile's block at M = 512.
+  if (decode.hasSubBlockMins())
+    for (int64_t pair = 0; pair < blockElems / subElems / 2; ++pair)
+      LLVM::StoreOp::create(
+          b, loc, emitMinPairs(weights, pair),
+          emitByteOffset(b, loc, decoded, getDecodedMinPairsOffset(pair)), 4);
 }
 
 // Decoded once, step `step` reads the step's share of the block in K order,
@@ -283,46 +313,70 @@ void IntegerBlockBody::emitStepLanes(const BlockOperands &operands,
 Value IntegerBlockBody::prepareTile(OpBuilder &, Location,
                                     const KernelArgs &args, int64_t width,
                                     Value col, Value kBegin, Value kEnd) {
-  // With cache blocks a tile runs over many row groups: its columns'
-  // corrections -offset * sum(q) per block and sub-block are computed once
-  // into a stack buffer (corrections[j][block][sub]), and each group's int32
-  // chains start from a broadcast load of them (a load-port uop) rather than
-  // a scalar multiply and a broadcast from a general register (a port-5 uop
-  // per column and sub-block, of the 104 port-0/5 uops an 8-column Q8_0
-  // block issues).
-  Value corrections;
-  if (isCacheBlocked() && correction != 0 && !scaledDot) {
-    const int64_t numSubs = blockElems / subElems;
-    corrections = emitEntryAlloca(b, loc, entry, b.getI32Type(),
-                                  width * (spec.k / blockElems) * numSubs);
-    int64_t columnBytes = spec.getActivationColumnBytes();
-    scf::ForOp::create(
-        b, loc, kBegin, kEnd, i64(1), ValueRange{},
-        [&](OpBuilder &, Location, Value blk, ValueRange) {
-          Value xOffset = arith::MulIOp::create(
-              b, loc, blk, i64(actBlocks * act.block_bytes));
-          for (int64_t j = 0; j < width; ++j) {
-            Value column = arith::AddIOp::create(b, loc, col, i64(j));
-            Value xBlock = emitByteOffset(
-                b, loc,
-                emitByteOffset(
-                    b, loc, args.x,
-                    arith::MulIOp::create(b, loc, column, i64(columnBytes))),
-                xOffset);
-            for (int64_t sub = 0; sub < numSubs; ++sub) {
-              Value init = withFloatBias(arith::MulIOp::create(
-                  b, loc, emitSubBlockSum(xBlock, sub),
-                  arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                               -correction)));
-              LLVM::StoreOp::create(
-                  b, loc, init, emitCorrectionSlot(corrections, j, blk, sub),
-                  4);
-            }
-          }
-          scf::YieldOp::create(b, loc);
-        });
+  if (!isCacheBlocked())
+    return {};
+  // With cache blocks a tile runs over many row groups: what its columns
+  // need per block from the activations alone is computed once into a stack
+  // buffer (emitTileSlot), and each group loads it back.
+  //  * The corrections -offset * sum(q) per sub-block: each group's int32
+  //    chains start from a broadcast load of them (a load-port uop) rather
+  //    than a scalar multiply and a broadcast from a general register (a
+  //    port-5 uop per column and sub-block, of the 104 port-0/5 uops an
+  //    8-column Q8_0 block issues).
+  //  * For formats with mins, the activation sums over two sub-blocks as an
+  //    int16 pair (each at most 32 * 128 in magnitude), so that the mins'
+  //    term takes one pair dot per two sub-blocks (emitBlock).
+  std::function<Value(Value xBlock, int64_t index)> value;
+  const int64_t numSubs = blockElems / subElems;
+  int64_t perBlock = 0;
+  if (correction != 0 && !scaledDot) {
+    perBlock = numSubs;
+    value = [&](Value xBlock, int64_t sub) {
+      return withFloatBias(arith::MulIOp::create(
+          b, loc, emitSubBlockSum(xBlock, sub),
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), -correction)));
+    };
+  } else if (decode.hasSubBlockMins()) {
+    assert(correction == 0 && numSubs % 2 == 0 &&
+           "the mins' formats have unsigned codes, sub-blocks in pairs");
+    perBlock = numSubs / 2;
+    value = [&](Value xBlock, int64_t pair) {
+      Value lo = emitSubBlockSum(xBlock, 2 * pair);
+      Value hi = emitSubBlockSum(xBlock, 2 * pair + 1);
+      auto i32 = [&](int64_t v) {
+        return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+      };
+      return arith::OrIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, lo, i32(0xffff)),
+          arith::ShLIOp::create(b, loc, hi, i32(16)));
+    };
+  } else {
+    return {};
   }
-  return corrections;
+  Value buffer = emitEntryAlloca(b, loc, entry, b.getI32Type(),
+                                 width * (spec.k / blockElems) * perBlock);
+  int64_t columnBytes = spec.getActivationColumnBytes();
+  scf::ForOp::create(
+      b, loc, kBegin, kEnd, i64(1), ValueRange{},
+      [&](OpBuilder &, Location, Value blk, ValueRange) {
+        Value xOffset = arith::MulIOp::create(b, loc, blk,
+                                              i64(actBlocks * act.block_bytes));
+        for (int64_t j = 0; j < width; ++j) {
+          Value column = arith::AddIOp::create(b, loc, col, i64(j));
+          Value xBlock = emitByteOffset(
+              b, loc,
+              emitByteOffset(
+                  b, loc, args.x,
+                  arith::MulIOp::create(b, loc, column, i64(columnBytes))),
+              xOffset);
+          for (int64_t index = 0; index < perBlock; ++index)
+            LLVM::StoreOp::create(b, loc, value(xBlock, index),
+                                  emitTileSlot(buffer, j, blk, index, perBlock),
+                                  4);
+        }
+        scf::YieldOp::create(b, loc);
+      });
+  return buffer;
 }
 
 void IntegerBlockBody::emitBlock(OpBuilder &, Location,
@@ -332,7 +386,6 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
   Value block = operands.weights;
   ArrayRef<Value> xBlocks = operands.activations;
   VectorType f32Rows = rowsOf(b.getF32Type());
-  VectorType i32Rows = rowsOf(b.getI32Type());
   Value wScales = decode.decodeScales(b, loc, block, spec.rows);
   // xScales[h][j]: activation block h of column j's scale.
   SmallVector<SmallVector<Value, 8>, 2> xScales(actBlocks);
@@ -343,6 +396,16 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
       scales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
     }
 
+  // The mins' integer sums (formats with mins). A one-column tile adds them
+  // after the block's dots: it is bound by the weights' stream, and its
+  // loads and prefetches stay in the decode's order (first, Q4_K's cold M =
+  // 1 was 3-4 % slower). A wider tile, bound by its ports and registers,
+  // adds them first, so that they are done before the chains take the
+  // registers (after, Q5_K's 8-column tile spilled 175 vector moves per
+  // block instead of 102, and ran 6-10 % slower).
+  SmallVector<Value, 8> msums(width);
+  if (width > 1)
+    emitMinSums(operands, msums);
   // isums[h][j]: the integer sum over activation block h, column j.
   SmallVector<SmallVector<Value, 8>, 2> isums(actBlocks,
                                               SmallVector<Value, 8>(width));
@@ -350,28 +413,8 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
     emitScaledSubBlocks(operands, isums);
   else
     emitSubBlockChains(operands, isums);
-
-  // The mins' integer sum, sum_j min_j * asum_j, for formats with mins (the
-  // K-quants, whose block is one activation block and whose sub-block's
-  // activation sum is two int16 sums of 16): each term as the dot emitter
-  // multiplies a sum pair (emitSumPairTimes).
-  const int64_t numSubs = blockElems / subElems;
-  SmallVector<Value, 8> msums(width);
-  for (int64_t index = 0; index < numSubs; ++index) {
-    Value mins = decode.getSubBlockMin(b, loc, block, spec.rows, index);
-    if (!mins)
-      break;
-    const kf::ActivationSums &sums = act.fine_sums;
-    assert(actBlocks == 1 && sums.bytes == 2 && subElems == 2 * sums.elems &&
-           "mins over one activation block, a sub-block's sum two int16");
-    Value factor = dot.prepareSumFactor(b, loc, mins);
-    for (auto [xBlock, msum] : llvm::zip_equal(xBlocks, msums))
-      msum = dot.emitSumPairTimes(
-          b, loc, msum ? msum : emitSplat(b, loc, i32Rows, 0), factor,
-          emitByteOffset(b, loc, xBlock,
-                         sums.offset +
-                             index * subElems / sums.elems * sums.bytes));
-  }
+  if (width == 1)
+    emitMinSums(operands, msums);
 
   // Each activation block's contribution added in K order, as kf::dot does.
   for (int64_t h = 0; h < actBlocks; ++h)
@@ -389,11 +432,66 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
     }
 }
 
+// The mins' integer sum, sum_j min_j * asum_j, for formats with mins (the
+// K-quants, whose block is one activation block and whose sub-block's
+// activation sum is two int16 sums of 16): with cache blocks two sub-blocks
+// at a time, the rows' mins as int16 pairs (decoded once, or unpacked from the
+// block) against the column's sums pair from prepareTile (emitPairDot: one
+// vpdpwssd on AVX-512), else each term as the dot emitter multiplies a sum
+// pair (emitSumPairTimes).
+void IntegerBlockBody::emitMinSums(const BlockOperands &operands,
+                                   MutableArrayRef<Value> msums) {
+  if (!decode.hasSubBlockMins())
+    return;
+  Value block = operands.weights;
+  VectorType i32Rows = rowsOf(b.getI32Type());
+  const int64_t numSubs = blockElems / subElems;
+  const kf::ActivationSums &sums = act.fine_sums;
+  assert(actBlocks == 1 && sums.bytes == 2 && subElems == 2 * sums.elems &&
+         "mins over one activation block, a sub-block's sum two int16");
+  auto addTo = [&](Value &msum, auto term) {
+    msum = term(msum ? msum : emitSplat(b, loc, i32Rows, 0));
+  };
+  if (Value pairSums = operands.tileState) {
+    for (int64_t pair = 0; pair < numSubs / 2; ++pair) {
+      Value factors = operands.decoded
+                          ? emitLoad(b, loc, i32Rows, operands.decoded,
+                                     getDecodedMinPairsOffset(pair))
+                          : emitMinPairs(block, pair);
+      for (auto [j, msum] : llvm::enumerate(msums)) {
+        Value columnPair = vector::BroadcastOp::create(
+            b, loc, i32Rows,
+            LLVM::LoadOp::create(
+                b, loc, b.getI32Type(),
+                emitTileSlot(pairSums, j, operands.index, pair, numSubs / 2),
+                4));
+        addTo(msum, [&](Value acc) {
+          return dot.emitPairDot(b, loc, acc, factors, columnPair);
+        });
+      }
+    }
+    return;
+  }
+  for (int64_t index = 0; index < numSubs; ++index) {
+    Value factor = dot.prepareSumFactor(
+        b, loc, decode.getSubBlockMin(b, loc, block, spec.rows, index));
+    for (auto [xBlock, msum] : llvm::zip_equal(operands.activations, msums))
+      addTo(msum, [&](Value acc) {
+        return dot.emitSumPairTimes(
+            b, loc, acc, factor,
+            emitByteOffset(b, loc, xBlock,
+                           sums.offset +
+                               index * subElems / sums.elems * sums.bytes));
+      });
+  }
+}
+
 void IntegerBlockBody::emitSubBlockChains(
     const BlockOperands &operands,
     MutableArrayRef<SmallVector<Value, 8>> isums) {
   Value block = operands.weights, blk = operands.index;
-  Value corrections = operands.tileState;
+  // prepareTile's buffer holds the corrections where there are any.
+  Value corrections = correction != 0 ? operands.tileState : Value();
   ArrayRef<Value> xBlocks = operands.activations;
   const int64_t width = xBlocks.size();
   VectorType i32Rows = rowsOf(b.getI32Type());
@@ -440,7 +538,7 @@ void IntegerBlockBody::emitSubBlockChains(
       if (corrections) {
         Value init = LLVM::LoadOp::create(
             b, loc, b.getI32Type(),
-            emitCorrectionSlot(corrections, j, blk, sub), 4);
+            emitTileSlot(corrections, j, blk, sub, blockElems / subElems), 4);
         start = vector::BroadcastOp::create(b, loc, i32Rows, init);
       } else if (correction != 0) {
         Value init = withFloatBias(arith::MulIOp::create(
@@ -571,7 +669,7 @@ void IntegerBlockBody::emitScaledSubBlocks(
         Value columnPair =
             vector::BroadcastOp::create(b, loc, i32Rows, sumPair);
         addTo(isum, [&](Value acc) {
-          return scaledDot->emitPairDot(b, loc, acc, rowPair, columnPair);
+          return dot.emitPairDot(b, loc, acc, rowPair, columnPair);
         });
       }
     }

@@ -3,6 +3,7 @@
 #include "kf/Codegen/MatmulKernel.h"
 
 #include "kf/Codegen/Emitters.h"
+#include "kf/Tiling/CacheBlocks.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -280,9 +281,10 @@ int64_t MatmulKernelSpec::getPrologueBytes() const {
 int64_t MatmulKernelSpec::getDecodeScratchBytes() const {
   if (!decodeOnce)
     return 0;
-  const int64_t blockElems = kf::packed_block_elems(format);
-  const int64_t blocks = llvm::divideCeil(l1K != 0 ? l1K : k, blockElems);
-  return (l2Rows != 0 ? l2Rows : rows) * blocks * blockElems;
+  const int64_t blocks =
+      llvm::divideCeil(l1K != 0 ? l1K : k, kf::packed_block_elems(format));
+  return (l2Rows != 0 ? l2Rows : rows) * blocks *
+         tiling::decodedRowBlockBytes(format);
 }
 
 std::string MatmulKernelSpec::describe() const {

@@ -45,6 +45,13 @@ int64_t activationBytes(const FormatInfo &format, int64_t elems) {
 
 } // namespace
 
+int64_t decodedRowBlockBytes(Format format) {
+  const int64_t lanes = packed_block_elems(format);
+  if (format == Format::Q4_K || format == Format::Q5_K)
+    return lanes + 4 * 4;
+  return lanes;
+}
+
 int64_t getKGranule(Format format) {
   const FormatInfo &weight = format_info(format);
   const FormatInfo &activation = format_info(weight.dot_format);
@@ -83,9 +90,9 @@ CacheBlocks blockCaches(const CacheBlockProblem &problem) {
                                                        problem.coding});
   int64_t rowsFit = static_cast<int64_t>(problem.l2Bytes / 2) / rowBytes;
   if (problem.decodeScratchBytes) {
-    // One byte per weight of whole packed blocks (l1K is a number of them,
-    // or K).
-    int64_t decodedBytes = roundUp(l1K, packed_block_elems(problem.format));
+    // Whole packed blocks decoded (l1K is a number of them, or K).
+    int64_t decodedBytes = ceilDiv(l1K, packed_block_elems(problem.format)) *
+                           decodedRowBlockBytes(problem.format);
     rowsFit = std::min(static_cast<int64_t>(problem.l2Bytes / 2) /
                            (rowBytes + decodedBytes),
                        *problem.decodeScratchBytes / decodedBytes);

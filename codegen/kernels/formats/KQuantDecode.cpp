@@ -112,6 +112,8 @@ public:
     return unpack6(b, loc, block, rows, j, /*mins=*/true);
   }
 
+  bool hasSubBlockMins() const override { return true; }
+
   // kf::dot: ... - s.dmin * d_x * msum, after the scales' term.
   Value subtractMins(OpBuilder &b, Location loc, Value scaled, Value minDot,
                      Value block, int64_t rows, Value xScale) const override {

@@ -104,7 +104,12 @@ public:
                          Value sums) const override {
     Value sumPair = vector::BroadcastOp::create(
         b, loc, acc.getType(), emitLoad(b, loc, b.getI32Type(), sums, 0));
-    return emitDpwssd(b, loc, acc, factor, sumPair);
+    return emitPairDot(b, loc, acc, factor, sumPair);
+  }
+
+  Value emitPairDot(OpBuilder &b, Location loc, Value acc, Value x,
+                    Value y) const override {
+    return emitDpwssd(b, loc, acc, x, y);
   }
 
   int64_t getCheapScaledAddBound() const override { return 32767; }

@@ -53,6 +53,23 @@ Value DotEmitter::emitWordByte(OpBuilder &b, Location loc, Value words,
                           .getResult();
 }
 
+Value DotEmitter::emitPairDot(OpBuilder &b, Location loc, Value acc, Value x,
+                              Value y) const {
+  auto type = cast<VectorType>(acc.getType());
+  Value sixteen = emitSplat(b, loc, type, 16);
+  auto low = [&](Value v) {
+    return arith::ShRSIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, v, sixteen), sixteen);
+  };
+  auto high = [&](Value v) {
+    return arith::ShRSIOp::create(b, loc, v, sixteen);
+  };
+  Value sum = arith::AddIOp::create(
+      b, loc, acc, arith::MulIOp::create(b, loc, low(x), low(y)));
+  return arith::AddIOp::create(b, loc, sum,
+                               arith::MulIOp::create(b, loc, high(x), high(y)));
+}
+
 Value DotEmitter::emitSumPairTimes(OpBuilder &b, Location loc, Value acc,
                                    Value factor, Value sums) const {
   Type i16 = b.getI16Type(), i32 = b.getI32Type();

@@ -66,10 +66,13 @@ void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
           : b.l1K / weight.block_elems *
                 packed_row_block_bytes(
                     {p.format, 1, LaneEncoding::Unsigned, p.coding});
-  // Decoding once, a row's decoded bytes (one per weight) join its packed
-  // ones in L2, and the decoded block stays within its scratch.
+  // Decoding once, a row's decoded bytes join its packed ones in L2, and the
+  // decoded block stays within its scratch.
   const int64_t decodedBytes =
-      p.decodeScratchBytes ? roundUp(b.l1K, packed_block_elems(p.format)) : 0;
+      p.decodeScratchBytes
+          ? roundUp(b.l1K, packed_block_elems(p.format)) /
+                packed_block_elems(p.format) * decodedRowBlockBytes(p.format)
+          : 0;
   auto rowsFit = [&](int64_t rows) {
     return rows * (rowBytes + decodedBytes) <= l2Half &&
            rows * decodedBytes <= p.decodeScratchBytes.value_or(0);

@@ -89,6 +89,8 @@ public:
                                      int64_t j) const {
     return {};
   }
+  /// Whether getSubBlockMin gives mins (Q4_K's and Q5_K's).
+  virtual bool hasSubBlockMins() const { return false; }
   /// Whether each decodeStep yields whole sub-blocks (every lane of a
   /// sub-block in one step), so that the dot emitter can scale a sub-block's
   /// dot as it computes it (ScaledSubBlockDot).
@@ -203,6 +205,14 @@ public:
   virtual mlir::Value emitSumPairTimes(mlir::OpBuilder &b, mlir::Location loc,
                                        mlir::Value acc, mlir::Value factor,
                                        mlir::Value sums) const;
+  /// `acc` (vector<R x i32>) plus, in each i32 lane, lo(x) * lo(y) + hi(x) *
+  /// hi(y) of the lane's two signed int16 halves (x, y: vector<R x i32>; the
+  /// caller bounds the sum to int32). The default takes the halves apart
+  /// with shifts and multiplies each; AVX-512: one vpdpwssd, AVX2: vpmaddwd
+  /// and an add.
+  virtual mlir::Value emitPairDot(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value acc, mlir::Value x,
+                                  mlir::Value y) const;
   /// The ISA's scaled sub-block dots, when its dot instruction takes a
   /// sub-block's integer scale for free (AVX2: vpmaddwd's multiplier); null
   /// when a dot is best scaled after it is summed (emitScaledAdd).
@@ -305,12 +315,6 @@ public:
                                     llvm::ArrayRef<mlir::Value> acts,
                                     mlir::Value scale,
                                     LaneRange range) const = 0;
-  /// `acc` (vector<R x i32>) plus, in each i32 lane, lo(x) * lo(y) + hi(x) *
-  /// hi(y) of the lane's two signed int16 halves (x, y: vector<R x i32>; the
-  /// caller bounds the sum to int32).
-  virtual mlir::Value emitPairDot(mlir::OpBuilder &b, mlir::Location loc,
-                                  mlir::Value acc, mlir::Value x,
-                                  mlir::Value y) const = 0;
 };
 
 /// The dot emitter of the int8 ISA `isa` (null for the float ISAs) for

@@ -38,9 +38,9 @@ struct CacheBlockProblem {
   std::optional<int64_t> l1K;
   /// Set when the kernel decodes each row block once (MatmulKernelSpec::
   /// decodeOnce), to the most bytes it may decode a row block into
-  /// (codegen::kMaxDecodeScratchBytes): the decoded row block, one byte per
-  /// weight, then stays within it and shares the L2 block with the packed
-  /// weights it is decoded from.
+  /// (codegen::kMaxDecodeScratchBytes): the decoded row block
+  /// (decodedRowBlockBytes per row and block) then stays within it and shares
+  /// the L2 block with the packed weights it is decoded from.
   std::optional<int64_t> decodeScratchBytes;
 };
 
@@ -48,6 +48,12 @@ struct CacheBlocks {
   int64_t l2Rows; ///< a multiple of `rows`, at most a thread's share of N
   int64_t l1K;    ///< K, or a multiple of the K granule below K
 };
+
+/// Bytes one row's weight block takes decoded once (codegen::
+/// MatmulKernelSpec::decodeOnce): its int8 lanes, one byte per weight, and
+/// for the formats with mins (Q4_K, Q5_K) the mins of its 8 sub-blocks as 4
+/// int16 pairs (the decode's layout: IntegerBlockBody's emitDecode).
+int64_t decodedRowBlockBytes(Format format);
 
 /// K elements a K block is a multiple of (unless it is all of K): the least
 /// common multiple of the weight's block, its activation format's block and
