@@ -55,7 +55,6 @@
 #include <algorithm>
 #include <cassert>
 #include <functional>
-#include <limits>
 
 using namespace mlir;
 
@@ -497,10 +496,6 @@ void IntegerBlockBody::emitSubBlockChains(
   VectorType i32Rows = rowsOf(b.getI32Type());
   SmallVector<DecodedLanes, 2> decoded;
   SmallVector<Value, 2> lanes, acts;
-  // The scales' bound as the decoder lets a tile this wide use it.
-  const int64_t scaleBound = width >= decode.getScaleBoundMinColumns()
-                                 ? decode.getSubBlockScaleBound()
-                                 : std::numeric_limits<int16_t>::max();
   // Per part and column, independent int32 partial sums (see getIntChains),
   // chain 0 starting from the correction: -offset * sum(q), what the lanes'
   // offset adds to the dot. A part is folded into the block's integer sum
@@ -576,9 +571,9 @@ void IntegerBlockBody::emitSubBlockChains(
                           s, isum)
                     : LLVM::FMAOp::create(b, loc, biased, s, sNegBias);
       } else if (scale)
-        isum = dot.emitScaledAdd(b, loc,
-                                 isum ? isum : emitSplat(b, loc, i32Rows, 0),
-                                 iacc, scale, dotBound, scaleBound);
+        isum = dot.emitScaledAdd(
+            b, loc, isum ? isum : emitSplat(b, loc, i32Rows, 0), iacc, scale,
+            dotBound, decode.getSubBlockScaleBound());
       else
         isum = isum ? arith::AddIOp::create(b, loc, isum, iacc) : iacc;
     }

@@ -194,11 +194,8 @@ public:
 
   // The int8 scales let the AVX-512 emitter meet a sub-block's dot (up to
   // 16 * 32 * 127) in bytes, one vpshufb per column and a vpdpwssd instead of
-  // a vpmulld and an add: faster in 8-column tiles (cold M = 8, hot M = 16
-  // and 512), slower in narrower ones (M = 1 by 13 %, M = 4 by 7 %; the
-  // 4-column tile then spills), so only there.
+  // a vpmulld and an add (docs/codegen.md, "Super-blocks").
   int64_t getSubBlockScaleBound() const override { return 128; }
-  int64_t getScaleBoundMinColumns() const override { return 8; }
 
   // Q6_K's d is header byte 16 (the file puts it after the scales).
   Value decodeScales(OpBuilder &b, Location loc, Value block,

@@ -136,17 +136,16 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   ASSERT_GT(count(*text, "prefetcht1"), 0u);
   EXPECT_LE(longestRun(*text, "prefetcht1"), 4u);
 
-  // Q6_K's sub-block dots meet their int8 scales split in bytes (a vpdpwssd)
-  // in 8-column tiles only, by a vpmulld in the narrower ones.
-  MatmulKernelSpec vnniQ6k{Format::Q6_K, KernelIsa::Avx512Vnni, 16, 256, 64, 8};
-  text = emitAssembly(vnniQ6k, testTarget("znver5"));
-  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
-  EXPECT_GT(count(*text, "vpdpwssd"), 0u);
-  EXPECT_GT(count(*text, "vpmulld"), 0u);
-  vnniQ6k.maxCols = 4;
-  text = emitAssembly(vnniQ6k, testTarget("znver5"));
-  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
-  EXPECT_EQ(count(*text, "vpdpwssd"), 0u);
+  // Q6_K's sub-block dots meet their int8 scales split in bytes (a vpshufb
+  // and a vpdpwssd) in every tile, never by a vpmulld.
+  for (int64_t maxCols : {8, 4, 1}) {
+    MatmulKernelSpec vnniQ6k{Format::Q6_K, KernelIsa::Avx512Vnni, 16, 256, 64,
+                             maxCols};
+    text = emitAssembly(vnniQ6k, testTarget("znver5"));
+    ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+    EXPECT_GT(count(*text, "vpdpwssd"), 0u) << maxCols;
+    EXPECT_EQ(count(*text, "vpmulld"), 0u) << maxCols;
+  }
 
   MatmulKernelSpec avx2{Format::Q8_0, KernelIsa::Avx2, 8, 256, 64, 8};
   text = emitAssembly(avx2, testTarget("x86-64-v3"));

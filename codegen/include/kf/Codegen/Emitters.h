@@ -76,10 +76,6 @@ public:
   /// The largest |getSubBlockScale| for any block: int16's unless the format
   /// bounds it closer (DotEmitter::emitScaledAdd may use it).
   virtual int64_t getSubBlockScaleBound() const { return 32767; }
-  /// The narrowest column tile that tells emitScaledAdd the closer bound;
-  /// narrower tiles tell it int16's, for a format whose cheaper scaled add
-  /// measured slower there (Q6_K's, docs/codegen.md "Super-blocks").
-  virtual int64_t getScaleBoundMinColumns() const { return 1; }
   /// For formats with mins (Q4_K, Q5_K): sub-block `j`'s integer min for the
   /// R rows (vector<R x i32>), which the loop nest multiplies by the
   /// activation's sum over the sub-block and adds up over the block, into the
