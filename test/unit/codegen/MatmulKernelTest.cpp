@@ -571,8 +571,8 @@ TEST(MatmulKernel, KQuantExtremeWeights) {
       if (!q6)
         std::memcpy(block + 2, &dmin, 2);
     }
-    // Twice over, so that an 8-column tile (Q6_K's dots split in bytes on
-    // AVX-512) meets every kind of column, and a 2-column one (whole) too.
+    // Twice over, so that an 8-column tile meets every kind of column, and a
+    // 2-column one too (Q6_K's dots split in bytes on AVX-512 in both).
     const int64_t m = 10;
     std::vector<float> x = gaussian(m * k, 31, 1.0f);
     for (int64_t c = 0; c < m; c += 5)
