@@ -31,7 +31,12 @@
 // A kernel that decodes once (MatmulKernelSpec::decodeOnce) stores each
 // block's lanes, prepared for the dot, where the loop nest says (emitDecode),
 // and its column tiles load them back step by step instead of decoding them;
-// the scales, sub-block scales and mins are still read from the packed block.
+// the K-quants' mins are stored after them as the int16 pairs the tiles' pair
+// dots take, the scales and sub-block scales still read from the packed block.
+//
+// With cache blocks, what a tile needs per block from its activations alone
+// (the corrections, the mins' activation sums over two sub-blocks) is
+// computed once before the tile's row groups (prepareTile).
 //
 // The int32 accumulator starts from -offset * sum(q) so it ends holding the
 // signed block dot exactly; the float work per block and row lane is then the

@@ -67,6 +67,18 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
     return %a : tensor<9x1000xf32>
   }
 
+  // Q4_K's decoded super-block also holds its 8 mins as 4 int16 pairs, 16
+  // bytes per row: rows of 4096 are 2304 + 16 * 272 bytes, 78 fit, 64 in
+  // row groups (one byte per weight would fit 81, 80 in row groups), so the
+  // thread's 160 rows are 3 blocks of 64 (not 2 of 80).
+  // CHECK-LABEL: func.func @decode_once_mins
+  func.func @decode_once_mins(%x9: tensor<9x4096xf32>, %w: !kf.qweight<q4_k, [160, 4096]>) -> tensor<9x160xf32> {
+    // CHECK: cols = [4, 3, 2], l2_rows = 64, l1_k = 4096, decode = once>}
+    %a = kf.linear %x9, %w {kf.kernel = #kf.kernel<isa = avx512vnni, layout = q4_k_r16, max_cols = 8, threads = 1, cols = [4, 3, 2], decode = once>}
+        : tensor<9x4096xf32>, !kf.qweight<q4_k, [160, 4096]> -> tensor<9x160xf32>
+    return %a : tensor<9x160xf32>
+  }
+
   // N is one expert's rows, or one group's; small K fits whole.
   // CHECK-LABEL: func.func @moe_and_grouped
   func.func @moe_and_grouped(%x: tensor<?x64xf32>, %ids: tensor<?x2xi32>, %w: tensor<?x2xf32>,
