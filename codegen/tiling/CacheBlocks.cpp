@@ -47,6 +47,7 @@ int64_t activationBytes(const FormatInfo &format, int64_t elems) {
 
 int64_t decodedRowBlockBytes(Format format) {
   const int64_t lanes = packed_block_elems(format);
+  // Q4_K's and Q5_K's 8 mins follow the lanes as 4 int16 pairs.
   if (format == Format::Q4_K || format == Format::Q5_K)
     return lanes + 4 * 4;
   return lanes;
