@@ -292,7 +292,7 @@ public:
 /// sub-blocks (WeightDecodeEmitter::decodesWholeSubBlocks): the loop nest adds
 /// each sub-block's scaled dot, with no correction in it, to its integer sum
 /// and the corrections -offset * s_k * asum_k two sub-blocks at a time, as
-/// one dot of int16 pairs.
+/// one dot of int16 pairs (DotEmitter::emitPairDot).
 class ScaledSubBlockDot {
 public:
   virtual ~ScaledSubBlockDot() = default;
