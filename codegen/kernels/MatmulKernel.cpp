@@ -146,23 +146,29 @@ int64_t getIsaRows(KernelIsa isa) {
 }
 
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
-  constexpr WeightPrefetch kFarAndNear{/*l2Bytes=*/4096, /*l1Bytes=*/1024};
-  constexpr WeightPrefetch kNear{/*l2Bytes=*/0, /*l1Bytes=*/2048};
+  // Cold, two threads, M = 1 to 8 (docs/codegen.md, "Weight prefetch"): the
+  // shares kept in order are as fast or faster for every format and width
+  // but FRACTAL64's single column (144 -> 153 us) and VQ3_64's wide tiles
+  // (M = 4 188 -> 204 us), where the order constrains the scheduler more
+  // than the burst costs.
+  const bool keepOrder = width == 1 ? format != kf::Format::FRACTAL64
+                                    : format != kf::Format::VQ3_64;
+  const WeightPrefetch farAndNear{/*l2Bytes=*/4096, /*l1Bytes=*/1024,
+                                  keepOrder};
   if (width == 1)
-    return kFarAndNear;
+    return farAndNear;
   switch (format) {
+  // With the order kept, Q8_0's and Q6_K's wide tiles gain by the far
+  // prefetches too (M = 4 342 -> 314 and 324 -> 294 us); Q4_0's 1.5 KiB
+  // ahead into L1 alone is 2-6 % faster than 2 KiB.
+  case kf::Format::Q8_0:
   case kf::Format::Q5_K:
-    return kFarAndNear;
-  // Measured best for the wide tiles of these two (cold, two threads, M = 2
-  // to 8; docs/codegen.md, "Weight prefetch"): Q6_K's L1 prefetches alone,
-  // 4 KiB ahead, 3-8 % faster than with the far L2 ones (3 or 6 KiB ahead
-  // lose); Q4_0's 1.5 KiB ahead, 2-6 % faster than 2 KiB.
   case kf::Format::Q6_K:
-    return {/*l2Bytes=*/0, /*l1Bytes=*/4096};
+    return farAndNear;
   case kf::Format::Q4_0:
-    return {/*l2Bytes=*/0, /*l1Bytes=*/1536};
+    return {/*l2Bytes=*/0, /*l1Bytes=*/1536, keepOrder};
   default:
-    return kNear;
+    return {/*l2Bytes=*/0, /*l1Bytes=*/2048, keepOrder};
   }
 }
 
@@ -246,10 +252,11 @@ std::string MatmulKernelSpec::getSymbolName() const {
          (roundToBf16 ? "_bf16" : "") +
          (l1K || l2Rows ? llvm::formatv("_l1k{0}_l2r{1}", l1K, l2Rows).str()
                         : "") +
-         (prefetch ? llvm::formatv("_pf{0}x{1}", prefetch->l2Bytes,
-                                   prefetch->l1Bytes)
-                         .str()
-                   : "") +
+         (prefetch
+              ? llvm::formatv("_pf{0}x{1}{2}", prefetch->l2Bytes,
+                              prefetch->l1Bytes, prefetch->keepOrder ? "o" : "")
+                    .str()
+              : "") +
          (fuseQuantize ? "_fq" : "") + (decodeOnce ? "_do" : "");
 }
 
@@ -297,8 +304,9 @@ std::string MatmulKernelSpec::describe() const {
          (l1K || l2Rows
               ? llvm::formatv(" l1_k {0} l2_rows {1}", l1K, l2Rows).str()
               : "") +
-         (prefetch ? llvm::formatv(" prefetch {0}/{1}", prefetch->l2Bytes,
-                                   prefetch->l1Bytes)
+         (prefetch ? llvm::formatv(" prefetch {0}/{1}{2}", prefetch->l2Bytes,
+                                   prefetch->l1Bytes,
+                                   prefetch->keepOrder ? " in order" : "")
                          .str()
                    : "") +
          (fuseQuantize ? " fused quantize" : "") +

@@ -440,10 +440,18 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
 // 149-154 -> 139-147, MXFP4 148-151 -> 134-135, BF16 552-559 -> 495-519), and
 // in the wider tiles M = 4 / 8 from 187-211 / 222-300 to 175-188 / 209-223
 // µs (Q4_0; Q8_0 and MXFP4 3-8 % faster at M = 4, Q5_K at M = 8 9 %, Q5_K's
-// M = 4 within its noise, 250-254 against 233-262). The scheduler still
-// gathers them at the block's start, but keeps their order. The tiles that
-// read the decode-once scratch, and the decode pass, prefetch a whole block
-// at its start.
+// M = 4 within its noise, 250-254 against 233-262). LLVM's machine
+// scheduler, though, gathered the shares again: nothing depends on a
+// prefetch, so it sank all of a block's into one burst of 36 to 53 at the
+// loop's end (Q6_K's 4-column tile). With the plan's keepOrder an empty
+// asm statement with side effects follows each share: it emits no
+// instruction, but no memory operation moves across it, so the share stays
+// between its step's loads. Cold on two threads, M = 1 / 4 / 8 went from
+// 174 / 216 / 253 to 160 / 193 / 221 us for Q4_K, Q6_K's M = 4 from 336 to
+// 295 with the far prefetches (which the burst had made slower than L1's
+// alone), VQ3_64's M = 1 from 141 to 130 (getDefaultWeightPrefetch says
+// where the order is not kept). The tiles that read the decode-once
+// scratch, and the decode pass, prefetch a whole block at its start.
 void MatmulLoopNest::emitPrefetch(Value block, int64_t bytes,
                                   const WeightPrefetch &plan, int64_t step,
                                   int64_t steps) {
@@ -459,6 +467,13 @@ void MatmulLoopNest::emitPrefetch(Value block, int64_t bytes,
           b, loc, emitByteOffset(b, loc, block, distance + 64 * line),
           /*rw=*/0, /*hint=*/locality, /*cache=*/1);
   }
+  if (plan.keepOrder && steps > 1)
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{},
+                              /*asm_string=*/"", /*constraints=*/"",
+                              /*has_side_effects=*/true,
+                              /*is_align_stack=*/false,
+                              LLVM::tailcallkind::TailCallKind::None,
+                              LLVM::AsmDialectAttr{}, ArrayAttr{});
 }
 
 // Which of the R rows from rowBase are rows of the matrix (< N).

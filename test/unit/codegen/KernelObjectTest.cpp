@@ -135,6 +135,15 @@ TEST(KernelObject, EachIsaUsesItsInstructions) {
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
   ASSERT_GT(count(*text, "prefetcht1"), 0u);
   EXPECT_LE(longestRun(*text, "prefetcht1"), 4u);
+  // And the shares stay at their decode steps: Q6_K's 4-column tile has 53
+  // lines per block in 16 shares, at most 4 far and 4 near prefetches in a
+  // row (LLVM's machine scheduler sank all 53 to the loop's end before the
+  // order was kept).
+  MatmulKernelSpec q6k{Format::Q6_K, KernelIsa::Avx512Vnni, 16, 4096, 64, 4};
+  text = emitAssembly(q6k, testTarget("znver5"));
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  ASSERT_GT(count(*text, "prefetcht1"), 0u);
+  EXPECT_LE(longestRun(*text, "prefetch"), 8u);
 
   // Q6_K's sub-block dots meet their int8 scales split in bytes (a vpshufb
   // and a vpdpwssd) in every tile, never by a vpmulld.

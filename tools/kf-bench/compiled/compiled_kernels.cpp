@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -145,18 +146,21 @@ public:
       spec.l1K = spec.l2Rows = 0;
       spec.decodeOnce = false;
     }
-    // For sweeps: KF_BENCH_PREFETCH=L2:L1 prefetches the weights L2 bytes
-    // ahead into L2 and L1 bytes ahead into L1 in every tile (0: none).
+    // For sweeps: KF_BENCH_PREFETCH=L2:L1[:free] prefetches the weights L2
+    // bytes ahead into L2 and L1 bytes ahead into L1 in every tile (0:
+    // none), each share kept at its decode step unless ":free" is given.
     if (const char *env = std::getenv("KF_BENCH_PREFETCH")) {
-      std::pair<absl::string_view, absl::string_view> parts =
-          absl::StrSplit(env, absl::MaxSplits(':', 1));
+      std::vector<absl::string_view> parts = absl::StrSplit(env, ':');
       codegen::WeightPrefetch prefetch;
-      if (!absl::SimpleAtoi(parts.first, &prefetch.l2Bytes) ||
-          !absl::SimpleAtoi(parts.second, &prefetch.l1Bytes) ||
+      prefetch.keepOrder = parts.size() == 2;
+      if ((parts.size() != 2 && (parts.size() != 3 || parts[2] != "free")) ||
+          !absl::SimpleAtoi(parts[0], &prefetch.l2Bytes) ||
+          !absl::SimpleAtoi(parts[1], &prefetch.l1Bytes) ||
           prefetch.l2Bytes < 0 || prefetch.l1Bytes < 0)
-        return absl::InvalidArgumentError(absl::StrCat(
-            "KF_BENCH_PREFETCH is '", env,
-            "', expected L2:L1, two byte distances such as 4096:1024"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("KF_BENCH_PREFETCH is '", env,
+                         "', expected L2:L1[:free], two byte distances such "
+                         "as 4096:1024"));
       spec.prefetch = prefetch;
     }
     llvm::Expected<codegen::JitKernel> kernel = codegen::jitMatmul(spec, host_);

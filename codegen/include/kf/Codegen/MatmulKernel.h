@@ -45,10 +45,14 @@ bool hasMatmulEmitter(kf::Format format);
 
 /// The software prefetch of a kernel's weight stream: how many bytes ahead of
 /// the K block being read a column tile prefetches into L2 (x86 prefetcht1,
-/// AArch64 PLDL2KEEP) and into L1 (prefetcht0, PLDL1KEEP); 0: none.
+/// AArch64 PLDL2KEEP) and into L1 (prefetcht0, PLDL1KEEP); 0: none. A tile
+/// that decodes its weights issues a block's prefetches in shares, one per
+/// decode step; `keepOrder` keeps each share at its step in the machine code,
+/// where LLVM's machine scheduler otherwise gathers them in one burst.
 struct WeightPrefetch {
   int64_t l2Bytes = 0;
   int64_t l1Bytes = 0;
+  bool keepOrder = false;
 
   friend bool operator==(const WeightPrefetch &,
                          const WeightPrefetch &) = default;
@@ -56,9 +60,10 @@ struct WeightPrefetch {
 
 /// What a tile of `width` columns prefetches of weights in `format`, as
 /// measured best (docs/codegen.md, "Weight prefetch"): far into L2 and near
-/// into L1 for single-column tiles and for Q5_K's wide tiles, whose decode
-/// makes them compute-bound; into L1 alone for the other wide tiles (Q6_K's
-/// 4 KiB ahead, Q4_0's 1.5 KiB, the others' 2 KiB).
+/// into L1 for single-column tiles and for the wide tiles of Q8_0, Q5_K and
+/// Q6_K; into L1 alone for the other wide tiles (Q4_0's 1.5 KiB ahead, the
+/// others' 2 KiB); each share kept at its decode step except in FRACTAL64's
+/// single-column tiles and VQ3_64's wide ones.
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 
 /// The weight coding kernels of `format` read best: IQ1_S's and IQ1_M's
@@ -177,8 +182,8 @@ struct MatmulKernelSpec {
   /// The function's symbol, e.g.
   /// "kf_matmul_q8_0_avx512vnni_r16_c8_k4096_n2048" ("..._bf16" when it
   /// rounds to bf16; "..._l1k2048_l2r352" with cache blocks;
-  /// "..._pf4096x1024" with a prefetch given; "..._fq" when it quantizes
-  /// its activations; "..._do" when it decodes once;
+  /// "..._pf4096x1024o" with a prefetch given (o: in order); "..._fq" when it
+  /// quantizes its activations; "..._do" when it decodes once;
   /// "kf_matmul_iq1_s_ternary_..." for a ternary layout,
   /// "kf_matmul_iq2_xxs_codebook_..." for a code book one).
   std::string getSymbolName() const;
