@@ -88,9 +88,8 @@ public:
            "a sub-block lies in one activation block");
     choosePartsAndScaling();
     assert(getDecodedBlockBytes() ==
-               spec.rows * (blockElems + (decode.hasSubBlockMins()
-                                              ? blockElems / subElems / 2 * 4
-                                              : 0)) &&
+               getDecodedMinPairsOffset(
+                   decode.hasSubBlockMins() ? blockElems / subElems / 2 : 0) &&
            "decodedRowBlockBytes is emitDecode's layout");
   }
 
