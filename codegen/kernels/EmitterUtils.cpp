@@ -41,6 +41,13 @@ Value emitLoad(OpBuilder &b, Location loc, Type type, Value ptr,
                               /*alignment=*/1);
 }
 
+Value emitWeightLoad(OpBuilder &b, Location loc, Type type, Value ptr,
+                     int64_t bytes) {
+  return LLVM::LoadOp::create(b, loc, type, emitByteOffset(b, loc, ptr, bytes),
+                              /*alignment=*/1, /*isVolatile=*/false,
+                              /*isNonTemporal=*/false, /*isInvariant=*/true);
+}
+
 Value emitSplat(OpBuilder &b, Location loc, VectorType type, int64_t value) {
   auto elementType = cast<IntegerType>(type.getElementType());
   APInt bits(elementType.getWidth(), value, /*isSigned=*/true);

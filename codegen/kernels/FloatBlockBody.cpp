@@ -61,8 +61,8 @@ public:
     for (int64_t g = 0; g < kGroups; ++g) {
       if (block.prefetch)
         block.prefetch(g, kGroups);
-      Value lanes = emitLoad(b, loc, lanesType, block.weights,
-                             kf::packed_kgroup_offset(layout, g));
+      Value lanes = emitWeightLoad(b, loc, lanesType, block.weights,
+                                   kf::packed_kgroup_offset(layout, g));
       SmallVector<Value, 2> weights = dot->prepareWeights(b, loc, lanes);
       for (auto [j, xBlock] : llvm::enumerate(block.activations)) {
         SmallVector<Value, 2> x = dot->loadActivation(

@@ -41,13 +41,14 @@ Value loadKGroup(OpBuilder &b, Location loc, kf::Format format, Value block,
                  int64_t rows, int64_t g) {
   auto type = VectorType::get({4 * rows}, b.getI8Type());
   kf::PackedLayout layout{format, static_cast<int>(rows)};
-  return emitLoad(b, loc, type, block, kf::packed_kgroup_offset(layout, g));
+  return emitWeightLoad(b, loc, type, block,
+                        kf::packed_kgroup_offset(layout, g));
 }
 
 Value loadHalfScales(OpBuilder &b, Location loc, Value block, int64_t rows,
                      int64_t offset, bool hardwareHalf) {
-  Value halves =
-      emitLoad(b, loc, VectorType::get({rows}, b.getI16Type()), block, offset);
+  Value halves = emitWeightLoad(b, loc, VectorType::get({rows}, b.getI16Type()),
+                                block, offset);
   return emitHalfToFloat(b, loc, halves, hardwareHalf);
 }
 

@@ -64,10 +64,10 @@ public:
     kf::PackedLayout layout{kf::Format::FRACTAL64, static_cast<int>(rows)};
     auto type = VectorType::get({4 * rows}, b.getI8Type());
     auto splat = [&](int64_t v) { return emitSplat(b, loc, type, v); };
-    Value low =
-        emitLoad(b, loc, type, block, kf::fractal64_low_offset(layout, t, 0));
-    Value high = emitLoad(b, loc, type, block,
-                          kf::fractal64_high_offset(layout, t / 2, 0));
+    Value low = emitWeightLoad(b, loc, type, block,
+                               kf::fractal64_low_offset(layout, t, 0));
+    Value high = emitWeightLoad(b, loc, type, block,
+                                kf::fractal64_high_offset(layout, t / 2, 0));
     if (Value swapped =
             isa.emitByteBitMap(b, loc, high, {4, 5, 6, 7, 0, 1, 2, 3})) {
       // With a byte bit map in one instruction (vgf2p8affineqb): per step two
@@ -126,8 +126,8 @@ public:
     kf::PackedLayout layout{kf::Format::FRACTAL64, static_cast<int>(rows)};
     auto type = VectorType::get({rows}, b.getI32Type());
     auto splat = [&](int64_t v) { return emitSplat(b, loc, type, v); };
-    Value words =
-        emitLoad(b, loc, type, block, kf::fractal64_scales_offset(layout, 0));
+    Value words = emitWeightLoad(b, loc, type, block,
+                                 kf::fractal64_scales_offset(layout, 0));
     if (j % 2)
       words = arith::ShRUIOp::create(b, loc, words, splat(4));
     Value nibbles = arith::AndIOp::create(b, loc, words, splat(0x0f0f0f0f));

@@ -156,8 +156,8 @@ public:
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
                          int64_t j, const DotEmitter &) const override {
     auto bytes = VectorType::get({rows}, b.getI8Type());
-    Value pair =
-        emitLoad(b, loc, bytes, block, iq2_xxs_scale_offset(packed, j / 2, 0));
+    Value pair = emitWeightLoad(b, loc, bytes, block,
+                                iq2_xxs_scale_offset(packed, j / 2, 0));
     Value ls =
         j % 2 == 0
             ? arith::AndIOp::create(b, loc, pair, emitSplat(b, loc, bytes, 15))
@@ -231,18 +231,18 @@ private:
                           int64_t step,
                           llvm::SmallVectorImpl<DecodedLanes> &out) const {
     auto rowBytes = VectorType::get({rows}, b.getI8Type());
-    Value indices =
-        arith::ExtUIOp::create(b, loc, VectorType::get({rows}, b.getI32Type()),
-                               emitLoad(b, loc, rowBytes, block,
-                                        iq2_xxs_index_offset(packed, step, 0)));
+    Value indices = arith::ExtUIOp::create(
+        b, loc, VectorType::get({rows}, b.getI32Type()),
+        emitWeightLoad(b, loc, rowBytes, block,
+                       iq2_xxs_index_offset(packed, step, 0)));
     Value table = emitConstantTableAddress(b, loc, kIq2xxsTable);
     auto bytes = VectorType::get({8 * rows}, b.getI8Type());
     Value plus = vector::BitCastOp::create(
         b, loc, bytes, emitTableGather(b, loc, table, indices));
     Value minus = arith::SubIOp::create(
         b, loc, emitSplat(b, loc, bytes, 2 * kIq2xxsOffset), plus);
-    Value signs = emitLoad(b, loc, rowBytes, block,
-                           iq2_xxs_signs_offset(packed, step, 0));
+    Value signs = emitWeightLoad(b, loc, rowBytes, block,
+                                 iq2_xxs_signs_offset(packed, step, 0));
     Value negate = vector::BitCastOp::create(
         b, loc, VectorType::get({8 * rows}, b.getI1Type()), signs);
     Value entries = arith::SelectOp::create(b, loc, negate, minus, plus);
@@ -257,8 +257,8 @@ private:
                         llvm::SmallVectorImpl<DecodedLanes> &out) const {
     const int64_t first = slotsPerStep * step;
     auto pairs = VectorType::get({2 * slotsPerStep * rows}, b.getI8Type());
-    Value both =
-        emitLoad(b, loc, pairs, block, iq2_xxs_index_offset(packed, first, 0));
+    Value both = emitWeightLoad(b, loc, pairs, block,
+                                iq2_xxs_index_offset(packed, first, 0));
     SmallVector<int64_t> indexMask, signMask;
     for (int64_t s = 0; s < slotsPerStep; ++s)
       for (int64_t r = 0; r < rows; ++r) {
@@ -283,14 +283,15 @@ private:
                          const DotEmitter &isa,
                          llvm::SmallVectorImpl<DecodedLanes> &out) const {
     const int64_t first = slotsPerStep * step;
-    Value indices = emitLoad(b, loc, VectorType::get({64}, b.getI8Type()),
-                             block, iq2_xxs_codebook_step_offset(packed, step));
+    Value indices =
+        emitWeightLoad(b, loc, VectorType::get({64}, b.getI8Type()), block,
+                       iq2_xxs_codebook_step_offset(packed, step));
     SmallVector<Value, 8> masks;
     for (int64_t s = first; s < first + slotsPerStep; ++s)
       for (int j : {0, 4})
-        masks.push_back(
-            emitLoad(b, loc, b.getI64Type(), block,
-                     iq2_xxs_codebook_sign_bit(packed, s, /*r=*/0, j) / 8));
+        masks.push_back(emitWeightLoad(
+            b, loc, b.getI64Type(), block,
+            iq2_xxs_codebook_sign_bit(packed, s, /*r=*/0, j) / 8));
     static const std::array<uint16_t, 256> book = iq2xxsCodeBook();
     SmallVector<Value, 8> lanes;
     isa.emitCodeBookMaskedLanes(b, loc, indices, masks, book, codeValues(),
@@ -363,8 +364,8 @@ public:
     auto splat = [&](int64_t v) { return emitSplat(b, loc, halves, v); };
     Value bits;
     for (int64_t p = 0; p < 4; ++p) {
-      Value word = emitLoad(b, loc, halves, block,
-                            iq1_m_scales_offset(layout(rows), p, 0));
+      Value word = emitWeightLoad(b, loc, halves, block,
+                                  iq1_m_scales_offset(layout(rows), p, 0));
       if (p < 3)
         word = arith::ShRUIOp::create(b, loc, word, splat(12 - 4 * p));
       Value nibble = arith::AndIOp::create(b, loc, word, splat(0xf << 4 * p));
@@ -383,16 +384,16 @@ public:
     Value word;
     int64_t shift;
     if (ternary && !isM()) {
-      word = emitLoad(b, loc, words, block,
-                      iq1_s_ternary_scales_offset(layout(rows), 0));
+      word = emitWeightLoad(b, loc, words, block,
+                            iq1_s_ternary_scales_offset(layout(rows), 0));
       shift = 3 * j;
     } else if (isM()) {
-      word = emitLoad(b, loc, halves, block,
-                      iq1_m_scales_offset(layout(rows), j / 4, 0));
+      word = emitWeightLoad(b, loc, halves, block,
+                            iq1_m_scales_offset(layout(rows), j / 4, 0));
       shift = 6 * (j / 2 % 2) + 3 * (j % 2);
     } else {
-      word =
-          emitLoad(b, loc, halves, block, iq1_s_qh_offset(layout(rows), j, 0));
+      word = emitWeightLoad(b, loc, halves, block,
+                            iq1_s_qh_offset(layout(rows), j, 0));
       shift = 12;
     }
     if (word.getType() != words)
@@ -447,7 +448,8 @@ private:
     auto widen = [&](Type element, int64_t offset) -> Value {
       return arith::ExtUIOp::create(
           b, loc, words,
-          emitLoad(b, loc, VectorType::get({rows}, element), block, offset));
+          emitWeightLoad(b, loc, VectorType::get({rows}, element), block,
+                         offset));
     };
     Value low =
         widen(b.getI8Type(), isM() ? iq1_m_index_offset(packed, step, 0)
@@ -493,9 +495,9 @@ private:
                            int64_t rows, int64_t s) const {
     const int64_t bit = iq1_m_ternary_delta_bit(layout(rows), s, 0);
     Type bits = b.getIntegerType(rows);
-    Value mask =
-        emitLoad(b, loc, b.getIntegerType(std::max<int64_t>(8, rows)), block,
-                 iq1_m_ternary_deltas_offset(layout(rows)) + bit / 8);
+    Value mask = emitWeightLoad(
+        b, loc, b.getIntegerType(std::max<int64_t>(8, rows)), block,
+        iq1_m_ternary_deltas_offset(layout(rows)) + bit / 8);
     if (rows < 8) {
       mask = arith::ShRUIOp::create(
           b, loc, mask,
@@ -516,14 +518,14 @@ private:
     kf::PackedLayout packed = layout(rows);
     auto words = VectorType::get({rows}, b.getI32Type());
     auto splat = [&](int64_t v) { return emitSplat(b, loc, words, v); };
-    Value codes = emitLoad(b, loc, words, block,
-                           iq1_ternary_codes_offset(packed, step, 0));
+    Value codes = emitWeightLoad(b, loc, words, block,
+                                 iq1_ternary_codes_offset(packed, step, 0));
     // IQ1_S's sign per group of 32 (bit 24 + g of the scale word); IQ1_M's
     // delta bits per slot of 8, the rows' as one mask.
     Value signs;
     if (!isM())
-      signs = emitLoad(b, loc, words, block,
-                       iq1_s_ternary_scales_offset(packed, 0));
+      signs = emitWeightLoad(b, loc, words, block,
+                             iq1_s_ternary_scales_offset(packed, 0));
     for (int64_t j = 0; j < 4; ++j) {
       const int64_t weight = 16 * step + 4 * j;
       Value positive =

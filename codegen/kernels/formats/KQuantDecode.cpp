@@ -53,8 +53,8 @@ protected:
   Value loadHeaderBytes(OpBuilder &b, Location loc, Value block, int64_t rows,
                         int64_t j) const {
     kf::PackedLayout layout{format, static_cast<int>(rows)};
-    return emitLoad(b, loc, VectorType::get({rows}, b.getI8Type()), block,
-                    kf::packed_scale_offset(layout, j, 0));
+    return emitWeightLoad(b, loc, VectorType::get({rows}, b.getI8Type()), block,
+                          kf::packed_scale_offset(layout, j, 0));
   }
 
   kf::Format format;

@@ -47,8 +47,8 @@ public:
                      int64_t rows) const override {
     auto i32Type = VectorType::get({rows}, b.getI32Type());
     auto splat = [&](int64_t v) { return emitSplat(b, loc, i32Type, v); };
-    Value bytes =
-        emitLoad(b, loc, VectorType::get({rows}, b.getI8Type()), block, 0);
+    Value bytes = emitWeightLoad(b, loc, VectorType::get({rows}, b.getI8Type()),
+                                 block, 0);
     Value e = arith::ExtUIOp::create(b, loc, i32Type, bytes);
     Value normal = arith::ShLIOp::create(
         b, loc, arith::SubIOp::create(b, loc, e, splat(1)), splat(23));

@@ -86,8 +86,9 @@ public:
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
     kf::PackedLayout layout = layoutOf(rows);
-    Value words = emitLoad(b, loc, VectorType::get({rows}, b.getI32Type()),
-                           block, kf::vq3_64_slot_offset(layout, 20, 0));
+    Value words =
+        emitWeightLoad(b, loc, VectorType::get({rows}, b.getI32Type()), block,
+                       kf::vq3_64_slot_offset(layout, 20, 0));
     Value halves = arith::TruncIOp::create(
         b, loc, VectorType::get({rows}, b.getI16Type()),
         arith::ShRUIOp::create(
@@ -172,8 +173,9 @@ private:
   /// Packed K-group q of slot bytes as R words (row r's 4 bytes in one).
   Value loadSlotWords(OpBuilder &b, Location loc, Value block, int64_t rows,
                       int64_t q) const {
-    return emitLoad(b, loc, VectorType::get({rows}, b.getI32Type()), block,
-                    kf::vq3_64_slot_offset(layoutOf(rows), 4 * q, 0));
+    return emitWeightLoad(b, loc, VectorType::get({rows}, b.getI32Type()),
+                          block,
+                          kf::vq3_64_slot_offset(layoutOf(rows), 4 * q, 0));
   }
 
   /// The lanes of weights 4g .. 4g + 3.

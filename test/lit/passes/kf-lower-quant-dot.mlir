@@ -19,6 +19,10 @@
 // CHECK:        func.func @kf_matmul_q8_0_avx512vnni_r16_c8_k64_n40_bf16(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK-SAME:     target_cpu = "znver5"
 // CHECK:          case 8 {
+// The weights' loads are invariant (no kernel writes its weights), the
+// activations' are not (a fused prologue writes them).
+// CHECK:          llvm.load %{{.*}} invariant {alignment = 1 : i64} : !llvm.ptr -> vector<16xi16>
+// CHECK:          llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr -> f32
 // CHECK:          "llvm.x86.avx512.vpdpbusd.512"
 // CHECK:          case 2 {
 // CHECK:          case 1 {

@@ -364,6 +364,16 @@ mlir::Value emitByteOffset(mlir::OpBuilder &b, mlir::Location loc,
 /// An unaligned load of `type` at `ptr` + `bytes`.
 mlir::Value emitLoad(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
                      mlir::Value ptr, int64_t bytes);
+/// An unaligned load of weight bytes, marked invariant: no kernel writes
+/// its weights, so LLVM may reuse a value loaded in an earlier decode step
+/// across the ordering points that keep the prefetch shares in place
+/// (`WeightPrefetch::keepOrder`), which otherwise forced each step to load
+/// its K-groups again and to repeat everything computed from them (VQ3_64's
+/// one-column block: 167 -> 152 instructions, 13 -> 7 byte bit maps).
+/// Never for the decode-once scratch or fused-quantize columns, which the
+/// kernel itself writes.
+mlir::Value emitWeightLoad(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Type type, mlir::Value ptr, int64_t bytes);
 /// A splat of the integer constant `value` to the integer vector `type`.
 mlir::Value emitSplat(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::VectorType type, int64_t value);
