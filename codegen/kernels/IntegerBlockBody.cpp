@@ -555,20 +555,28 @@ void IntegerBlockBody::emitSubBlockChains(
   auto foldPart = [&](Part &part, int64_t index) {
     const int64_t sub = index * partElems / subElems;
     Value &scale = scales[sub];
-    if (!scale)
+    if (floatBias) {
+      auto &[s, sNegBias] = floatScales[sub];
+      if (!s) {
+        s = decode.getFloatSubBlockScale(b, loc, block, spec.rows, sub, dot);
+        if (!s) {
+          Value integer =
+              decode.getSubBlockScale(b, loc, block, spec.rows, sub, dot);
+          assert(integer && "formats with sub-blocks have sub-block scales");
+          s = arith::SIToFPOp::create(b, loc, f32Rows, integer);
+        }
+        sNegBias = arith::MulFOp::create(b, loc, s, negBias);
+      }
+    } else if (!scale) {
       scale = decode.getSubBlockScale(b, loc, block, spec.rows, sub, dot);
+    }
     for (auto [columnChains, isum] : llvm::zip_equal(
              part.chains, isums[index * partElems / act.block_elems])) {
       Value iacc = columnChains.front();
       for (Value chain : ArrayRef(columnChains).drop_front())
         iacc = arith::AddIOp::create(b, loc, iacc, chain);
       if (floatBias) {
-        assert(scale && "formats with sub-blocks have sub-block scales");
         auto &[s, sNegBias] = floatScales[sub];
-        if (!s) {
-          s = arith::SIToFPOp::create(b, loc, f32Rows, scale);
-          sNegBias = arith::MulFOp::create(b, loc, s, negBias);
-        }
         Value biased = vector::BitCastOp::create(b, loc, f32Rows, iacc);
         isum = isum ? LLVM::FMAOp::create(
                           b, loc, arith::SubFOp::create(b, loc, biased, bias),

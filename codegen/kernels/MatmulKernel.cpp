@@ -148,11 +148,9 @@ int64_t getIsaRows(KernelIsa isa) {
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
   // Cold, two threads, M = 1 to 8 (docs/codegen.md, "Weight prefetch"): the
   // shares kept in order are as fast or faster for every format and width
-  // but FRACTAL64's single column (144 -> 153 us) and VQ3_64's wide tiles
-  // (M = 4 188 -> 204 us), where the order constrains the scheduler more
-  // than the burst costs.
-  const bool keepOrder = width == 1 ? format != kf::Format::FRACTAL64
-                                    : format != kf::Format::VQ3_64;
+  // but FRACTAL64's single column (142 -> 150 us), where the order
+  // constrains the scheduler more than the burst costs.
+  const bool keepOrder = width > 1 || format != kf::Format::FRACTAL64;
   const WeightPrefetch farAndNear{/*l2Bytes=*/4096, /*l1Bytes=*/1024,
                                   keepOrder};
   if (width == 1)

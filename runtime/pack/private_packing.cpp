@@ -1,5 +1,5 @@
 // The packed layouts of FRACTAL64 and VQ3_64 (kf/runtime/packed_layout.h).
-// VQ3_64 only moves the file's bytes (and two bits of most), so it decodes by
+// VQ3_64 only moves the file's bytes and bits within them, so it decodes by
 // moving them back and running the reference decoder: the checks test the
 // moves. FRACTAL64 moves its index bits, so it decodes straight from the
 // packed K-groups as a kernel reads them (one shift and mask per 4 weights),
@@ -80,19 +80,44 @@ void dequantize_fractal64(const PackedLayout &layout, const uint8_t *block,
   }
 }
 
-// Copies a VQ3_64 row block between the file's bytes and the packed ones,
-// either way (vq3_64_slot_byte is its own inverse): the format only moves
-// bytes and, in book3 slots, two bits.
-void copy_vq3_64_row(const PackedLayout &layout, int r, const uint8_t *from,
-                     uint8_t *to, bool packing) {
-  for (int i = 0; i < 2; ++i) {
-    const int64_t packed = vq3_64_d_offset(layout, r) + i;
-    to[packing ? packed : i] = from[packing ? i : packed];
+// The file's VQ3_64 stream bit s: bit 6 of slot s's byte (s < 22), bit 7 of
+// slot s - 2's (s = 22, 23: slots 20 and 21).
+constexpr int vq3_64_file_stream_byte(int s) {
+  return 2 + (s < 22 ? s : s - 2);
+}
+constexpr int vq3_64_file_stream_shift(int s) { return s < 22 ? 6 : 7; }
+
+// A VQ3_64 row block: the file's bytes into the packed layout, and back. The
+// format moves bytes, and the sign and stream bits within them.
+void pack_vq3_64(const PackedLayout &layout, const uint8_t *in, uint8_t *block,
+                 int r) {
+  std::memcpy(block + vq3_64_d_offset(layout, r), in, 2);
+  for (int t = 0; t < 22; ++t)
+    block[vq3_64_slot_offset(layout, t, r)] =
+        vq3_64_slot_index_bits(t, in[2 + t]);
+  for (int s = 0; s < 24; ++s) {
+    const int bit =
+        (in[vq3_64_file_stream_byte(s)] >> vq3_64_file_stream_shift(s)) & 1;
+    const Vq3StreamBit at = vq3_64_stream_bit(s);
+    block[vq3_64_slot_offset(layout, at.slot, r)] |=
+        static_cast<uint8_t>(bit << at.bit);
   }
+}
+
+void unpack_vq3_64(const PackedLayout &layout, const uint8_t *block, int r,
+                   uint8_t *out) {
+  std::memcpy(out, block + vq3_64_d_offset(layout, r), 2);
   for (int t = 0; t < 22; ++t) {
-    const int64_t packed = vq3_64_slot_offset(layout, t, r);
-    to[packing ? packed : 2 + t] =
-        vq3_64_slot_byte(t, from[packing ? 2 + t : packed]);
+    const uint8_t packed = block[vq3_64_slot_offset(layout, t, r)];
+    out[2 + t] = static_cast<uint8_t>(
+        t < 20 ? (packed & 0x3f) | (packed & 0x40) << 1 : packed & 0x3f);
+  }
+  for (int s = 0; s < 24; ++s) {
+    const Vq3StreamBit at = vq3_64_stream_bit(s);
+    const int bit =
+        (block[vq3_64_slot_offset(layout, at.slot, r)] >> at.bit) & 1;
+    out[vq3_64_file_stream_byte(s)] |=
+        static_cast<uint8_t>(bit << vq3_64_file_stream_shift(s));
   }
 }
 
@@ -108,7 +133,7 @@ void pack_private_row(const PackedLayout &layout, const uint8_t *in,
     pack_fractal64(layout, in, block, r);
     return;
   }
-  copy_vq3_64_row(layout, r, in, block, /*packing=*/true);
+  pack_vq3_64(layout, in, block, r);
 }
 
 void unpack_private_row(const PackedLayout &layout, const uint8_t *block, int r,
@@ -117,7 +142,7 @@ void unpack_private_row(const PackedLayout &layout, const uint8_t *block, int r,
     unpack_fractal64(layout, block, r, out);
     return;
   }
-  copy_vq3_64_row(layout, r, block, out, /*packing=*/false);
+  unpack_vq3_64(layout, block, r, out);
 }
 
 void dequantize_private_row(const PackedLayout &layout, const uint8_t *block,

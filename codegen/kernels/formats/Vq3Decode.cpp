@@ -3,7 +3,8 @@
 // The packed layout of kf/runtime/packed_layout.h: per block of 64 weights
 // six K-groups [q][r][4] holding each row's slot bytes, slots 4q .. 4q + 3
 // (K-group 5: slots 20 and 21, then the fp16 d), a book3 slot's sign at bit 6
-// and its stream bit at bit 7 (vq3_64_slot_byte).
+// (vq3_64_slot_index_bits) and the sub-scale stream in the bits above the
+// indices (vq3_64_stream_bit).
 //
 // Weight i = t + 22c is component c of slot t's codeword, so the 4 weights
 // of K-group g of the lanes are 4 slots of one component (two components
@@ -21,15 +22,19 @@
 // keeps: 0 - (C + 128) = -C + 128) and C itself for NEON's signed dot.
 //
 // The sub-scales m = 2 + u come from the 24-bit stream in the slot bytes'
-// spare bits (bit 7 of slot t < 20 is stream bit t, bit 6 of slots 20 and 21
-// bits 20 and 21, their bit 7 bits 22 and 23): each u is gathered on its own
-// by the ISA's byte dot (vpdpbusd, sdot) of its bits, moved to bit 0 of their
-// bytes (one byte bit map, or a shift and a mask), with the weights 1, 2, 4,
-// one dot per K-group word it lies in (one or two), rather than the whole
-// stream by vpmulld (two uops each) and shifted out per sub-block. The loop
-// nest keeps one exact integer dot per sub-block of 8, multiplies it by m and
-// adds up per 32 weights; scaleBlock does kf::dot's float work per half:
-// sumi * (d * G) * d_x.
+// spare bits, laid out so that bit i of u_k sits in byte k % 4 of one K-group
+// per i: each K-group's spare bits moved to bit i of its bytes (one byte bit
+// map, vgf2p8affineqb, or a shift and a mask) and or'ed give words whose byte
+// j is u_j (K-groups 0..2) or u_{4 + j} (K-groups 3, 4 and 5, whose two
+// bytes of spare bits are copied to its upper two first). A sub-scale is then
+// its byte shifted down: on AVX-512 one vpermps of a 16-entry table of m by
+// the byte's low 4 bits (DotEmitter::emitFloatTableLookup), the fp32 m the
+// loop nest scales by, with no mask, no add and no conversion; elsewhere a
+// mask and an add. This replaced a byte dot per sub-scale and K-group word
+// it lay in (13 vpdpbusd per block, on port 0 with the dots) and the
+// conversions. The loop nest keeps one exact integer dot per sub-block of 8,
+// multiplies it by m and adds up per 32 weights; scaleBlock does kf::dot's
+// float work per half: sumi * (d * G) * d_x.
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,47 +118,34 @@ public:
       out.push_back({emitKGroup(b, loc, block, rows, g, isa), 4 * g});
   }
 
-  // m = 2 + u, u = stream bits 3k .. 3k + 2: the stream bits (one per byte
-  // of a K-group's word, moved to bit 0) weighted 1, 2, 4 and summed into 2
-  // by one byte dot per word they lie in (one or two).
+  // m = 2 + u_k, u_k = byte k % 4 of subScaleWords(k / 4): its bits 0..2,
+  // or 0, 1 and 3 for u_6 and u_7.
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
                          int64_t k, const DotEmitter &isa) const override {
     auto words = VectorType::get({rows}, b.getI32Type());
-    auto bytes = VectorType::get({4 * rows}, b.getI8Type());
-    // Bit `bit` of each byte of K-group q at bit 0, the byte's other bits
-    // clear (d's bytes in K-group 5 too, which the dot weighs by 0).
-    auto bitsAt = [&](int64_t q, int64_t bit) -> Value {
-      Value w = loadSlotWords(b, loc, block, rows, q);
-      return emitBitsAt(b, loc, isa,
-                        vector::BitCastOp::create(b, loc, bytes, w), bit, 1, 0);
-    };
-    // Stream bit t: bit 7 of slot t (t < 20; slot t is byte t % 4 of K-group
-    // t / 4), bit 6 of slots 20 and 21, then their bit 7.
-    auto streamBit = [](int64_t t) -> std::pair<int64_t, int64_t> {
-      if (t < 20)
-        return {t / 4 * 8 + 7, t % 4}; // (word q, bit) as 8q + bit, byte
-      if (t < kSlots)
-        return {5 * 8 + 6, t - 20};
-      return {5 * 8 + 7, t - kSlots};
-    };
-    SmallVector<std::pair<int64_t, std::array<int8_t, 4>>, 2> terms;
-    for (int64_t j = 0; j < 3; ++j) {
-      auto [source, byte] = streamBit(3 * k + j);
-      if (terms.empty() || terms.back().first != source)
-        terms.push_back({source, {0, 0, 0, 0}});
-      terms.back().second[byte] = static_cast<int8_t>(1 << j);
-    }
-    SmallVector<Value, 2> lanes, weights;
-    for (auto &[source, weight] : terms) {
-      lanes.push_back(bitsAt(source / 8, source % 8));
-      SmallVector<int8_t, 64> repeated(4 * rows);
-      for (int64_t l = 0; l < 4 * rows; ++l)
-        repeated[l] = weight[l % 4];
-      weights.push_back(arith::ConstantOp::create(
-          b, loc, bytes, DenseElementsAttr::get(bytes, ArrayRef(repeated))));
-    }
-    return isa.emitDot(b, loc, emitSplat(b, loc, words, quant::kVq3MinSubScale),
-                       lanes, weights, LaneRange{1, 0, false});
+    auto splat = [&](int64_t value) { return emitSplat(b, loc, words, value); };
+    Value bits = subScaleByte(b, loc, block, rows, k, isa);
+    Value u = arith::AndIOp::create(b, loc, bits, splat(k < 6 ? 7 : 3));
+    if (k >= 6)
+      u = arith::OrIOp::create(
+          b, loc, u,
+          arith::AndIOp::create(b, loc,
+                                arith::ShRUIOp::create(b, loc, bits, splat(1)),
+                                splat(4)));
+    return arith::AddIOp::create(b, loc, u, splat(quant::kVq3MinSubScale));
+  }
+
+  // The same by one 16-entry lookup of the byte's low 4 bits (vpermps), with
+  // no mask and no conversion, where the ISA has it.
+  Value getFloatSubBlockScale(OpBuilder &b, Location loc, Value block,
+                              int64_t rows, int64_t k,
+                              const DotEmitter &isa) const override {
+    std::array<float, 16> table;
+    for (int i = 0; i < 16; ++i)
+      table[i] = static_cast<float>(quant::kVq3MinSubScale +
+                                    (k < 6 ? i & 7 : (i & 3) | (i >> 1 & 4)));
+    return isa.emitFloatTableLookup(
+        b, loc, subScaleByte(b, loc, block, rows, k, isa), table);
   }
 
   int64_t getSubBlockScaleBound() const override {
@@ -176,6 +168,49 @@ private:
     return emitWeightLoad(b, loc, VectorType::get({rows}, b.getI32Type()),
                           block,
                           kf::vq3_64_slot_offset(layoutOf(rows), 4 * q, 0));
+  }
+
+  /// Words whose byte j holds u_{4h + j}'s bits (vq3_64_stream_bit): bit i
+  /// of each byte of K-group 3h + i (i < 2, and i = 2 for h = 0) moved to bit
+  /// i, or'ed; for h = 1 K-group 5's bytes 0 and 1 (slots 20 and 21) copied
+  /// to bytes 2 and 3 as well, their bits 6 and 7 moved to bits 2 and 3: u_4
+  /// and u_5 take bit 2, u_6 and u_7 bit 3.
+  Value subScaleWords(OpBuilder &b, Location loc, Value block, int64_t rows,
+                      int64_t h, const DotEmitter &isa) const {
+    auto bytes = VectorType::get({4 * rows}, b.getI8Type());
+    auto slotBytes = [&](int64_t q) -> Value {
+      return vector::BitCastOp::create(b, loc, bytes,
+                                       loadSlotWords(b, loc, block, rows, q));
+    };
+    Value merged;
+    auto merge = [&](Value bits) {
+      merged = merged ? arith::OrIOp::create(b, loc, merged, bits).getResult()
+                      : bits;
+    };
+    for (int64_t i = 0; i < (h == 0 ? 3 : 2); ++i)
+      merge(emitBitsAt(b, loc, isa, slotBytes(3 * h + i), 7, 1, i));
+    if (h == 1) {
+      SmallVector<int64_t, 64> copy(4 * rows);
+      for (int64_t l = 0; l < 4 * rows; ++l)
+        copy[l] = l / 4 * 4 + l % 2;
+      Value k5 = slotBytes(5);
+      merge(emitBitsAt(b, loc, isa,
+                       vector::ShuffleOp::create(b, loc, k5, k5, copy), 6, 2,
+                       2));
+    }
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({rows}, b.getI32Type()), merged);
+  }
+  /// u_k's byte of subScaleWords moved to the bottom of each word; the bits
+  /// above it are other sub-scales'.
+  Value subScaleByte(OpBuilder &b, Location loc, Value block, int64_t rows,
+                     int64_t k, const DotEmitter &isa) const {
+    Value words = subScaleWords(b, loc, block, rows, k / 4, isa);
+    if (k % 4 == 0)
+      return words;
+    return arith::ShRUIOp::create(
+        b, loc, words,
+        emitSplat(b, loc, cast<VectorType>(words.getType()), 8 * (k % 4)));
   }
 
   /// The lanes of weights 4g .. 4g + 3.

@@ -164,6 +164,20 @@ public:
                          {part(0), indices, part(kVectorBytes)});
   }
 
+  Value emitFloatTableLookup(OpBuilder &b, Location loc, Value indices,
+                             ArrayRef<float> table) const override {
+    auto type = cast<VectorType>(indices.getType());
+    if (type.getNumElements() != 16)
+      return nullptr;
+    assert(table.size() == 16 && "a table of 16 floats");
+    auto floats = VectorType::get({16}, b.getF32Type());
+    return emitIntrinsic(
+        b, loc, "llvm.x86.avx512.permvar.sf.512", floats,
+        {arith::ConstantOp::create(b, loc, floats,
+                                   DenseElementsAttr::get(floats, table)),
+         indices});
+  }
+
   Value emitWordByte(OpBuilder &b, Location loc, Value words,
                      int64_t index) const override {
     return emitWordBytes(b, loc, words, {int8_t(index), -1, -1, -1});

@@ -309,7 +309,9 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
 
 // FRACTAL64 and VQ3_64 read Q8_0 activations (two blocks per 64 weights), so
 // a Q8_0 linear of the same input shares their quantizer; on AVX-512 VBMI
-// VQ3_64's 64-entry codebook lookups are vpermb, FRACTAL64's 8 levels vpshufb.
+// VQ3_64's 64-entry codebook lookups are vpermb, FRACTAL64's 8 levels vpshufb;
+// VQ3_64's sub-scales are one vpermps each, the fp32 m looked up by the low
+// bits of the sub-scale's byte.
 // CHECK-LABEL: func.func @private_formats
 // CHECK:      %[[X:.*]] = kf.quantize_activations @kernels::@kf_quantize_q8_0_k128(%arg0) : tensor<?x128xf32> -> tensor<?x192xi8>
 // CHECK-NEXT: kf.qmatmul @kernels::@kf_matmul_fractal64_avx512vnni_r16_c8_k128_n16_bf16(%[[X]],
@@ -321,6 +323,7 @@ module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unkn
 // CHECK:        func.func @kf_matmul_vq3_64_avx512vnni_r16_c8_k128_n16_bf16(
 // CHECK:          "llvm.x86.avx512.permvar.qi.512"
 // CHECK:          "llvm.x86.avx512.vpdpbusd.512"
+// CHECK:          "llvm.x86.avx512.permvar.sf.512"
 module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
   kf.weight @f : !kf.qweight<fractal64, [16, 128]>
   kf.weight @v : !kf.qweight<vq3_64, [16, 128]>

@@ -751,14 +751,14 @@ TEST(Packing, Fractal64Layout) {
     }
 }
 
-// VQ3_64: K-group q < 5 holds slots 4q..4q + 3 (the file's bytes 2 + 4q..)
-// with bits 6 and 7 swapped (the sign at bit 6, the stream bit at 7), K-group
-// 5 slots 20 and 21 as stored, then the file's d.
+// VQ3_64: K-group q < 5 holds slots 4q..4q + 3 (the file's bytes 2 + 4q..),
+// their low 6 bits as stored and the sign (the file's bit 7) at bit 6; K-group
+// 5 slots 20 and 21's low 6 bits, then the file's d. The 24 sub-scale stream
+// bits (the file's bit 6 of slots 0..21, then bit 7 of slots 20 and 21) fill
+// the bits above: bit i of u_k (stream bit 3k + i) at bit 7 of byte k of
+// K-group i for k < 4, of byte k - 4 of K-group 3 + i for k >= 4 and i < 2,
+// else at bit 6 (k = 4, 5) or 7 (k = 6, 7) of byte k % 2 of K-group 5.
 TEST(Packing, Vq3_64Layout) {
-  auto signAtBit6 = [](uint8_t byte) {
-    return static_cast<uint8_t>((byte & 0x3f) | (byte >> 7) << 6 |
-                                (byte >> 6 & 1) << 7);
-  };
   const int rows = 4;
   for (bool quantizer : {true, false}) {
     SCOPED_TRACE(quantizer ? "quantized rows" : "random bytes");
@@ -772,15 +772,24 @@ TEST(Packing, Vq3_64Layout) {
       for (int r = 0; r < rows; ++r) {
         const uint8_t *row = file.data() + (r * 2 + b) * 24;
         const uint8_t *block = packed.data() + b * rows * 24;
-        for (int q = 0; q < 5; ++q)
-          for (int i = 0; i < 4; ++i)
-            EXPECT_EQ(block[(q * rows + r) * 4 + i],
-                      signAtBit6(row[2 + 4 * q + i]));
-        const uint8_t *last = block + (5 * rows + r) * 4;
-        EXPECT_EQ(last[0], row[22]);
-        EXPECT_EQ(last[1], row[23]);
-        EXPECT_EQ(last[2], row[0]);
-        EXPECT_EQ(last[3], row[1]);
+        auto at = [&](int q, int i) { return block[(q * rows + r) * 4 + i]; };
+        for (int t = 0; t < 22; ++t) {
+          const uint8_t byte = at(t / 4, t % 4);
+          EXPECT_EQ(byte & 0x3f, row[2 + t] & 0x3f) << "slot " << t;
+          if (t < 20) {
+            EXPECT_EQ(byte >> 6 & 1, row[2 + t] >> 7) << "slot " << t;
+          }
+        }
+        for (int s = 0; s < 24; ++s) {
+          const int want = s < 22 ? row[2 + s] >> 6 & 1 : row[s] >> 7;
+          const int k = s / 3, i = s % 3;
+          const int got = k < 4   ? at(i, k) >> 7
+                          : i < 2 ? at(3 + i, k - 4) >> 7
+                                  : at(5, k % 2) >> (k < 6 ? 6 : 7) & 1;
+          EXPECT_EQ(got, want) << "stream bit " << s;
+        }
+        EXPECT_EQ(at(5, 2), row[0]);
+        EXPECT_EQ(at(5, 3), row[1]);
       }
   }
 }

@@ -73,6 +73,17 @@ public:
                                        int64_t j, const DotEmitter &isa) const {
     return {};
   }
+  /// getSubBlockScale's values as fp32 (vector<R x f32>), for a loop nest
+  /// that scales sub-block dots in fp32, where the decoder has a way cheaper
+  /// than converting the integers (VQ3_64: DotEmitter::emitFloatTableLookup);
+  /// null, the default, otherwise.
+  virtual mlir::Value getFloatSubBlockScale(mlir::OpBuilder &b,
+                                            mlir::Location loc,
+                                            mlir::Value block, int64_t rows,
+                                            int64_t j,
+                                            const DotEmitter &isa) const {
+    return {};
+  }
   /// The largest |getSubBlockScale| for any block: int16's unless the format
   /// bounds it closer (DotEmitter::emitScaledAdd may use it).
   virtual int64_t getSubBlockScaleBound() const { return 32767; }
@@ -236,6 +247,16 @@ public:
   emitLowBitsTableLookup(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value indices,
                          llvm::ArrayRef<int8_t> table) const {
+    return nullptr;
+  }
+  /// table[i mod 16] (vector<R x f32>) for each i32 lane i of `indices`
+  /// (vector<R x i32>), looked up by the lanes' low 4 bits whatever their high
+  /// bits, in one instruction; null where the ISA has none for the vector
+  /// (the default). AVX-512, 16 lanes: vpermps.
+  virtual mlir::Value emitFloatTableLookup(mlir::OpBuilder &b,
+                                           mlir::Location loc,
+                                           mlir::Value indices,
+                                           llvm::ArrayRef<float> table) const {
     return nullptr;
   }
   /// Byte `index` (0..3) of each i32 lane of `words` (vector<R x i32>),

@@ -355,28 +355,49 @@ constexpr int fractal64_high_bit(int w) {
 inline constexpr int8_t kFractal64Levels[8] = {-14, -8, -4, -1, 1, 4, 8, 14};
 
 // VQ3_64: 6 K-groups [q][r][4] (packed_kgroup_offset's, no header). Byte i of
-// K-group q = 0..4 is slot 4q + i's byte (the file's byte 2 + 4q + i as
-// vq3_64_slot_byte stores it); K-group 5 holds the bytes of slots 20 and 21
-// (bytes 0, 1) and the fp16 d (bytes 2, 3, little-endian). One K-group load
-// holds four slots' bytes of every row of the group; d rides in the spare half
-// of the last one, so that a row's block stays the file's 24 bytes.
+// K-group q = 0..4 is slot 4q + i's byte; K-group 5 holds the bytes of slots
+// 20 and 21 (bytes 0, 1) and the fp16 d (bytes 2, 3, little-endian). One
+// K-group load holds four slots' bytes of every row of the group; d rides in
+// the spare half of the last one, so that a row's block stays the file's 24
+// bytes. A slot's byte holds its index in its low bits
+// (vq3_64_slot_index_bits) and, in the bits above, sub-scale stream bits
+// (vq3_64_stream_bit).
 constexpr int64_t vq3_64_slot_offset(const PackedLayout &layout, int t, int r) {
   return (t / 4 * layout.rows + r) * 4 + t % 4;
 }
 constexpr int64_t vq3_64_d_offset(const PackedLayout &layout, int r) {
   return (5 * layout.rows + r) * 4 + 2;
 }
-// Slot t's packed byte from the file's, and back (the map is its own
-// inverse). A book3 slot (t < 20) stores its sign at bit 6 and its bit of the
-// sub-scale stream at bit 7, the file's bits 7 and 6 swapped, so that its low
-// 7 bits index the book followed by its negation (one 128-entry lookup,
-// vpermi2b, gives the signed value). A book2 slot keeps the file's bits: its
-// sign (bit 5) already sits above its 5-bit index, its stream bits at 6 and 7.
-constexpr uint8_t vq3_64_slot_byte(int t, uint8_t byte) {
+// Slot t's index bits in its packed byte, from the file's byte. A book3 slot
+// (t < 20) stores its sign (the file's bit 7) at bit 6, so that its low 7 bits
+// index the book followed by its negation (one 128-entry lookup, vpermi2b,
+// gives the signed value); a book2 slot keeps its 6 bits, its sign (bit 5)
+// already above its 5-bit index. Bit 7 (book3) or bits 6 and 7 (book2) are the
+// stream's.
+constexpr uint8_t vq3_64_slot_index_bits(int t, uint8_t file_byte) {
   if (t >= 20)
-    return byte;
-  return static_cast<uint8_t>((byte & 0x3f) | (byte & 0x40) << 1 |
-                              (byte & 0x80) >> 1);
+    return file_byte & 0x3f;
+  return static_cast<uint8_t>((file_byte & 0x3f) | (file_byte & 0x80) >> 1);
+}
+// Where the packed bytes keep bit s (0..23) of the sub-scale stream, whose
+// bits 3k .. 3k + 2 are u_k: bit i of u_k is in byte k % 4 of K-group i (k <
+// 4), of K-group 3 + i (k >= 4, i < 2), and in slot 20 + k % 2 (K-group 5,
+// bit 6 for u_4 and u_5, bit 7 for u_6 and u_7). Each u's bits sit in one byte
+// position of three K-groups, so that a kernel gathers four sub-scales at
+// once: each K-group's spare bits moved to bit i of its bytes and or'ed, byte
+// k % 4 of the result is u_k (K-group 5's bytes 0 and 1 copied to 2 and 3
+// first).
+struct Vq3StreamBit {
+  int slot; ///< 0..21
+  int bit;  ///< 6 or 7
+};
+constexpr Vq3StreamBit vq3_64_stream_bit(int s) {
+  const int k = s / 3, i = s % 3, j = k % 4;
+  if (k < 4)
+    return {4 * i + j, 7};
+  if (i < 2)
+    return {12 + 4 * i + j, 7};
+  return {20 + j % 2, j < 2 ? 6 : 7};
 }
 
 // The formats of this section (the private formats with a packed layout).
