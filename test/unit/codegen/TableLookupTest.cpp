@@ -1,11 +1,12 @@
 // The x86 dot emitters' byte-table lookups (DotEmitter::emitTableLookup), on
-// their own: a function that loads a vector of indices, looks them up and
-// stores the bytes, built with the emitter of an ISA for a target. Up to 16
-// entries they are one vpshufb; up to 64, one vpermb on AVX-512 with VBMI,
-// else one vpshufb per 16 entries and selects by index bits 4 and 5. The
-// assembly shows which instructions each target gets, and the functions run
-// here, JIT-compiled, for every x86 path this machine can run, against the
-// plain table for every index at every byte position.
+// their own (and AVX-512's fp32 one, emitFloatTableLookup, at the end): a
+// function that loads a vector of indices, looks them up and stores the bytes,
+// built with the emitter of an ISA for a target. Up to 16 entries they are one
+// vpshufb; up to 64, one vpermb on AVX-512 with VBMI, else one vpshufb per 16
+// entries and selects by index bits 4 and 5. The assembly shows which
+// instructions each target gets, and the functions run here, JIT-compiled, for
+// every x86 path this machine can run, against the plain table for every index
+// at every byte position.
 #include "TestTarget.h"
 #include "kf/Codegen/Emitters.h"
 #include "kf/Codegen/KernelCompiler.h"
@@ -20,6 +21,7 @@
 
 #include "gtest/gtest.h"
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -224,6 +226,83 @@ TEST(TableLookup, X86LookupsMatchTheTable) {
     }
   }
   EXPECT_GT(ran, 0);
+}
+
+// out[r] = table[in[r] & 15] for the R lanes of one vector of `isa`.
+using FloatLookupFn = void (*)(const int32_t *in, float *out);
+
+// A module of one function that looks up `isa`'s vector of i32 indices in
+// `table` by DotEmitter::emitFloatTableLookup and stores the floats; null
+// where the emitter has no such lookup.
+mlir::OwningOpRef<mlir::ModuleOp>
+buildFloatLookup(mlir::MLIRContext &context, KernelIsa isa,
+                 const TargetInfo &target, llvm::ArrayRef<float> table) {
+  loadKernelDialects(context);
+  mlir::OpBuilder b(&context);
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  std::unique_ptr<DotEmitter> emitter = createDotEmitter(isa, target);
+  EXPECT_TRUE(emitter) << getIsaName(isa).str();
+  if (!emitter)
+    return {};
+  auto ptr = mlir::LLVM::LLVMPointerType::get(&context);
+  mlir::func::FuncOp fn = createKernelFunction(
+      b, loc, *module, "kf_float_lookup", {ptr, ptr}, target);
+  mlir::Value indices =
+      emitLoad(b, loc, mlir::VectorType::get({getIsaRows(isa)}, b.getI32Type()),
+               fn.getArgument(0), 0);
+  mlir::Value floats = emitter->emitFloatTableLookup(b, loc, indices, table);
+  if (!floats)
+    return {};
+  mlir::LLVM::StoreOp::create(b, loc, floats, fn.getArgument(1),
+                              /*alignment=*/1);
+  mlir::func::ReturnOp::create(b, loc);
+  return module;
+}
+
+// The fp32 lookup by an i32 lane's low 4 bits (VQ3_64's sub-scales): one
+// vpermps on AVX-512 (LLVM may spell it vpermd), none elsewhere; run here,
+// where this machine has AVX-512, for every low-bit pattern under random
+// high bits.
+TEST(TableLookup, FloatLookupByLowFourBits) {
+  std::array<float, 16> table;
+  for (int i = 0; i < 16; ++i)
+    table[i] = 0.75f * static_cast<float>(i) - 5.0f;
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  EXPECT_FALSE(buildFloatLookup(context, KernelIsa::Avx2,
+                                testTarget("x86-64-v3"), table));
+  EXPECT_FALSE(buildFloatLookup(context, KernelIsa::Scalar,
+                                testTarget("x86-64-v2"), table));
+  mlir::OwningOpRef<mlir::ModuleOp> module = buildFloatLookup(
+      context, KernelIsa::Avx512Vnni, testTarget("znver5"), table);
+  ASSERT_TRUE(module);
+  std::string text = assemblyOf(*module, testTarget("znver5"));
+  EXPECT_EQ(count(text, "vpermps", "%zmm") + count(text, "vpermd", "%zmm"), 1u)
+      << text;
+
+  const TargetInfo host = testTarget("host");
+  if (host.arch != target::Arch::X86_64 ||
+      !canRunIsa(host, KernelIsa::Avx512Vnni))
+    GTEST_SKIP() << "runs AVX-512 code";
+  module = buildFloatLookup(context, KernelIsa::Avx512Vnni, host, table);
+  ASSERT_TRUE(module);
+  llvm::Expected<JitKernelModule> jit = jitKernelModule(*module, host);
+  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+  llvm::Expected<void *> address = jit->lookup("kf_float_lookup");
+  ASSERT_TRUE(static_cast<bool>(address))
+      << llvm::toString(address.takeError());
+  auto fn = reinterpret_cast<FloatLookupFn>(*address);
+  std::mt19937 rng(7);
+  for (int round = 0; round < 64; ++round) {
+    std::array<int32_t, 16> in;
+    std::array<float, 16> out{};
+    for (int r = 0; r < 16; ++r)
+      in[r] = static_cast<int32_t>((rng() & ~15u) | ((round + r) & 15));
+    fn(in.data(), out.data());
+    for (int r = 0; r < 16; ++r)
+      ASSERT_EQ(out[r], table[in[r] & 15])
+          << "lane " << r << ", index " << in[r];
+  }
 }
 
 } // namespace
