@@ -107,11 +107,9 @@ void pack_vq3_64(const PackedLayout &layout, const uint8_t *in, uint8_t *block,
 void unpack_vq3_64(const PackedLayout &layout, const uint8_t *block, int r,
                    uint8_t *out) {
   std::memcpy(out, block + vq3_64_d_offset(layout, r), 2);
-  for (int t = 0; t < 22; ++t) {
-    const uint8_t packed = block[vq3_64_slot_offset(layout, t, r)];
-    out[2 + t] = static_cast<uint8_t>(
-        t < 20 ? (packed & 0x3f) | (packed & 0x40) << 1 : packed & 0x3f);
-  }
+  for (int t = 0; t < 22; ++t)
+    out[2 + t] =
+        vq3_64_file_index_bits(t, block[vq3_64_slot_offset(layout, t, r)]);
   for (int s = 0; s < 24; ++s) {
     const Vq3StreamBit at = vq3_64_stream_bit(s);
     const int bit =

@@ -58,6 +58,24 @@ using quant::kVq3Book3;
 
 constexpr int64_t kSlots = 22;
 
+// Where subScaleWords reads bit i of u_k: bit 7 of byte k % 4 of K-group i
+// (k < 4) or 3 + i (k >= 4, i < 2), else bit 6 (k = 4, 5) or 7 (k = 6, 7) of
+// byte k % 2 of K-group 5; the runtime packs the stream there.
+constexpr bool readsThePackedStreamBits() {
+  for (int s = 0; s < 24; ++s) {
+    const int k = s / 3, i = s % 3;
+    const int kGroup = k < 4 ? i : 3 + i;
+    const int byte = kGroup == 5 ? k % 2 : k % 4;
+    const int bit = kGroup == 5 && k < 6 ? 6 : 7;
+    const kf::Vq3StreamBit at = kf::vq3_64_stream_bit(s);
+    if (at.slot != 4 * kGroup + byte || at.bit != bit)
+      return false;
+  }
+  return true;
+}
+static_assert(readsThePackedStreamBits(),
+              "subScaleWords reads the stream bits where the layout puts them");
+
 class Vq3Decode : public WeightDecodeEmitter {
 public:
   Vq3Decode(const kf::PackedLayout &layout, bool hardwareHalf)

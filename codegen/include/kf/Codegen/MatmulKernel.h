@@ -63,7 +63,7 @@ struct WeightPrefetch {
 /// into L1 for single-column tiles and for the wide tiles of Q8_0, Q5_K and
 /// Q6_K; into L1 alone for the other wide tiles (Q4_0's 1.5 KiB ahead, the
 /// others' 2 KiB); each share kept at its decode step except in FRACTAL64's
-/// single-column tiles and VQ3_64's wide ones.
+/// single-column tiles.
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 
 /// The weight coding kernels of `format` read best: IQ1_S's and IQ1_M's

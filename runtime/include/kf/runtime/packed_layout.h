@@ -379,6 +379,13 @@ constexpr uint8_t vq3_64_slot_index_bits(int t, uint8_t file_byte) {
     return file_byte & 0x3f;
   return static_cast<uint8_t>((file_byte & 0x3f) | (file_byte & 0x80) >> 1);
 }
+// The file's byte of slot t from its packed byte, stream bits left clear:
+// vq3_64_slot_index_bits undone.
+constexpr uint8_t vq3_64_file_index_bits(int t, uint8_t packed_byte) {
+  if (t >= 20)
+    return packed_byte & 0x3f;
+  return static_cast<uint8_t>((packed_byte & 0x3f) | (packed_byte & 0x40) << 1);
+}
 // Where the packed bytes keep bit s (0..23) of the sub-scale stream, whose
 // bits 3k .. 3k + 2 are u_k: bit i of u_k is in byte k % 4 of K-group i (k <
 // 4), of K-group 3 + i (k >= 4, i < 2), and in slot 20 + k % 2 (K-group 5,
