@@ -55,7 +55,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cassert>
@@ -87,6 +89,13 @@ public:
            (act.block_elems % subElems == 0 || actBlocks == 1) &&
            "a sub-block lies in one activation block");
     choosePartsAndScaling();
+    if (decode.hasPackedOrderSteps() && !scaledDot) {
+      SmallVector<ActivationWord, 32> words;
+      decode.getPackedOrderWords(words);
+      for (const ActivationWord &word : words)
+        if (!isWholeWord(word) && !llvm::is_contained(preparedWords, word))
+          preparedWords.push_back(word);
+    }
     assert(getDecodedBlockBytes() ==
                getDecodedMinPairsOffset(
                    decode.hasSubBlockMins() ? blockElems / subElems / 2 : 0) &&
@@ -123,6 +132,29 @@ private:
     return VectorType::get({spec.rows}, element);
   }
   bool isCacheBlocked() const { return spec.l1K != 0 || spec.l2Rows != 0; }
+  /// Whether a tile of `width` columns decodes in the packed order
+  /// (WeightDecodeEmitter::hasPackedOrderSteps): a one-column tile, whose
+  /// masked activation words prepareTile computes once.
+  bool usesPackedOrder(int64_t width) const {
+    return width == 1 && isCacheBlocked() && decode.hasPackedOrderSteps() &&
+           !scaledDot;
+  }
+  /// Whether `word` is 4 bytes of one activation block, loaded as they lie.
+  bool isWholeWord(const ActivationWord &word) const {
+    return word.mask == 0xf &&
+           word.kOffset % act.block_elems + 4 <= act.block_elems;
+  }
+  /// prepareTile's entries per column and block: the sub-blocks'
+  /// corrections, where the chains start from them, then the packed order's
+  /// prepared words.
+  int64_t getCorrectionEntries() const {
+    return correction != 0 && !scaledDot ? blockElems / subElems : 0;
+  }
+  int64_t getTileEntries(int64_t width) const {
+    return getCorrectionEntries() +
+           (usesPackedOrder(width) ? static_cast<int64_t>(preparedWords.size())
+                                   : 0);
+  }
   /// Sets partElems, dotBound and floatBias (emitSubBlockChains).
   void choosePartsAndScaling();
   /// The scalar correction `start` (i32) plus floatBias.
@@ -151,6 +183,15 @@ private:
                           kOffset / act.block_elems * act.block_bytes);
   }
   Value emitActivation(Value xBlock, int64_t kOffset);
+  /// The activation word `word` of column j broadcast to every row: loaded as
+  /// it lies where it is whole, else from prepareTile's buffer `prepared`.
+  Value emitActivation(Value xBlock, const ActivationWord &word, Value prepared,
+                       int64_t j, Value blk);
+  /// Element `e`'s activation byte of the weight block at xBlock (i8).
+  Value emitActivationByte(Value xBlock, int64_t e) {
+    return emitLoad(b, loc, b.getI8Type(), emitActivationBlock(xBlock, e),
+                    act.quants_offset + e % act.block_elems);
+  }
   /// The mins' integer sums msums[j] per column (emitBlock's comment says
   /// where), for formats with mins; nothing for the others.
   void emitMinSums(const BlockOperands &operands, MutableArrayRef<Value> msums);
@@ -165,7 +206,8 @@ private:
   /// (prepareLanes'): decoded from the packed block, or, decoded once, the
   /// step's share of the block loaded from where emitDecode stored it.
   void emitStepLanes(const BlockOperands &operands, int64_t step,
-                     SmallVectorImpl<DecodedLanes> &out);
+                     SmallVectorImpl<DecodedLanes> &out,
+                     bool packedOrder = false);
   /// Sub-blocks 2 * pair and 2 * pair + 1's mins of the R rows as int16
   /// pairs (vector<R x i32>), the row operand of the mins' pair dots.
   Value emitMinPairs(Value block, int64_t pair) {
@@ -213,6 +255,9 @@ private:
   /// The bits of the fp32 B = 1.5 * 2^23 when the parts' dots meet their
   /// scales in fp32 (DotEmitter::prefersFloatSubBlockScales), 0 otherwise.
   int32_t floatBias = 0;
+  /// The packed order's activation words that are not whole words
+  /// (isWholeWord), in prepareTile's order.
+  SmallVector<ActivationWord, 8> preparedWords;
 };
 
 // A sub-block's signed dot is at most subElems * max|w| * 127, which decides
@@ -293,10 +338,18 @@ void IntegerBlockBody::emitDecode(OpBuilder &, Location, Value weights,
 // steps feed two sub-blocks, 64 weights apart).
 void IntegerBlockBody::emitStepLanes(const BlockOperands &operands,
                                      int64_t step,
-                                     SmallVectorImpl<DecodedLanes> &out) {
+                                     SmallVectorImpl<DecodedLanes> &out,
+                                     bool packedOrder) {
   out.clear();
   if (operands.prefetch)
     operands.prefetch(step, decode.getStepsPerBlock());
+  if (packedOrder) {
+    decode.decodePackedOrderStep(b, loc, operands.weights, spec.rows, step, dot,
+                                 out);
+    for (DecodedLanes &d : out)
+      d.lanes = dot.prepareLanes(b, loc, d.lanes, range);
+    return;
+  }
   if (!operands.decoded) {
     decode.decodeStep(b, loc, operands.weights, spec.rows, step, dot, out);
     for (DecodedLanes &d : out)
@@ -329,15 +382,33 @@ Value IntegerBlockBody::prepareTile(OpBuilder &, Location,
   //  * For formats with mins, the activation sums over two sub-blocks as an
   //    int16 pair (each at most 32 * 128 in magnitude), so that the mins'
   //    term takes one pair dot per two sub-blocks (emitBlock).
+  //  * A one-column tile that decodes in the packed order, the activation
+  //    words its lanes meet that are not 4 bytes of one activation block:
+  //    the bytes of the word's elements, zeros for the others.
   std::function<Value(Value xBlock, int64_t index)> value;
   const int64_t numSubs = blockElems / subElems;
-  int64_t perBlock = 0;
-  if (correction != 0 && !scaledDot) {
-    perBlock = numSubs;
-    value = [&](Value xBlock, int64_t sub) {
-      return withFloatBias(arith::MulIOp::create(
-          b, loc, emitSubBlockSum(xBlock, sub),
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), -correction)));
+  int64_t perBlock = getTileEntries(width);
+  if (perBlock != 0) {
+    value = [&](Value xBlock, int64_t index) -> Value {
+      Type i32 = b.getI32Type();
+      const int64_t corrections = getCorrectionEntries();
+      if (index < corrections)
+        return withFloatBias(arith::MulIOp::create(
+            b, loc, emitSubBlockSum(xBlock, index),
+            arith::ConstantIntOp::create(b, loc, i32, -correction)));
+      const ActivationWord &word = preparedWords[index - corrections];
+      Value bytes = arith::ConstantIntOp::create(b, loc, i32, 0);
+      for (int64_t i = 0; i < 4; ++i)
+        if (word.mask >> i & 1)
+          bytes = arith::OrIOp::create(
+              b, loc, bytes,
+              arith::ShLIOp::create(
+                  b, loc,
+                  arith::ExtUIOp::create(
+                      b, loc, i32,
+                      emitActivationByte(xBlock, word.kOffset + i)),
+                  arith::ConstantIntOp::create(b, loc, i32, 8 * i)));
+      return bytes;
     };
   } else if (decode.hasSubBlockMins()) {
     assert(correction == 0 && numSubs % 2 == 0 &&
@@ -493,10 +564,15 @@ void IntegerBlockBody::emitSubBlockChains(
     const BlockOperands &operands,
     MutableArrayRef<SmallVector<Value, 8>> isums) {
   Value block = operands.weights, blk = operands.index;
-  // prepareTile's buffer holds the corrections where there are any.
-  Value corrections = correction != 0 ? operands.tileState : Value();
   ArrayRef<Value> xBlocks = operands.activations;
   const int64_t width = xBlocks.size();
+  // prepareTile's buffer holds the corrections where there are any, then
+  // the packed order's words.
+  Value corrections =
+      getCorrectionEntries() != 0 ? operands.tileState : Value();
+  const int64_t tileEntries = getTileEntries(width);
+  const bool packedOrder =
+      usesPackedOrder(width) && operands.tileState && !operands.decoded;
   VectorType i32Rows = rowsOf(b.getI32Type());
   SmallVector<DecodedLanes, 2> decoded;
   SmallVector<Value, 2> lanes, acts;
@@ -509,7 +585,7 @@ void IntegerBlockBody::emitSubBlockChains(
   const int64_t numParts = blockElems / partElems;
   struct Part {
     SmallVector<SmallVector<Value, 4>, 8> chains; // [column][chain]
-    int64_t steps = 0, kGroups = 0;
+    int64_t steps = 0, elems = 0;
   };
   SmallVector<Part, 32> parts(numParts);
   SmallVector<Value, 16> scales(blockElems / subElems);
@@ -537,7 +613,7 @@ void IntegerBlockBody::emitSubBlockChains(
       if (corrections) {
         Value init = LLVM::LoadOp::create(
             b, loc, b.getI32Type(),
-            emitTileSlot(corrections, j, blk, sub, blockElems / subElems), 4);
+            emitTileSlot(corrections, j, blk, sub, tileEntries), 4);
         start = vector::BroadcastOp::create(b, loc, i32Rows, init);
       } else if (correction != 0) {
         Value init = withFloatBias(arith::MulIOp::create(
@@ -592,11 +668,14 @@ void IntegerBlockBody::emitSubBlockChains(
   };
 
   for (int64_t step = 0; step < decode.getStepsPerBlock(); ++step) {
-    emitStepLanes(operands, step, decoded);
-    // The step's lanes by part, in the order decoded.
+    emitStepLanes(operands, step, decoded, packedOrder);
+    // The step's lanes by part (of their first element), in the order
+    // decoded.
     SmallVector<std::pair<int64_t, SmallVector<int64_t, 4>>, 4> byPart;
     for (auto [i, d] : llvm::enumerate(decoded)) {
-      int64_t index = d.kOffset / partElems;
+      int64_t index = (d.kOffset + llvm::countr_zero(d.mask)) / partElems;
+      assert((d.kOffset + llvm::Log2_32(d.mask)) / partElems == index &&
+             "a lane vector's elements lie in one part");
       if (byPart.empty() || byPart.back().first != index)
         byPart.push_back({index, {}});
       byPart.back().second.push_back(i);
@@ -608,17 +687,20 @@ void IntegerBlockBody::emitSubBlockChains(
       lanes.clear();
       for (int64_t i : members)
         lanes.push_back(decoded[i].lanes);
-      for (auto [xBlock, columnChains] :
-           llvm::zip_equal(xBlocks, part.chains)) {
+      for (auto [j, xBlock, columnChains] :
+           llvm::enumerate(xBlocks, part.chains)) {
         acts.clear();
         for (int64_t i : members)
-          acts.push_back(emitActivation(xBlock, decoded[i].kOffset));
+          acts.push_back(emitActivation(
+              xBlock, {decoded[i].kOffset, decoded[i].mask},
+              packedOrder ? operands.tileState : Value(), j, blk));
         Value &chain = columnChains[part.steps % numChains];
         chain = dot.emitDot(b, loc, chain, lanes, acts, range);
       }
       ++part.steps;
-      part.kGroups += members.size();
-      if (4 * part.kGroups == partElems)
+      for (int64_t i : members)
+        part.elems += llvm::popcount(decoded[i].mask);
+      if (part.elems == partElems)
         foldPart(part, index);
     }
   }
@@ -711,6 +793,21 @@ void IntegerBlockBody::emitScaledSubBlocks(
       first = end;
     }
   }
+}
+
+Value IntegerBlockBody::emitActivation(Value xBlock, const ActivationWord &word,
+                                       Value prepared, int64_t j, Value blk) {
+  if (isWholeWord(word))
+    return emitActivation(xBlock, word.kOffset);
+  assert(prepared && "prepareTile computed the packed order's words");
+  const int64_t index = getCorrectionEntries() +
+                        llvm::find(preparedWords, word) - preparedWords.begin();
+  Value loaded = LLVM::LoadOp::create(
+      b, loc, b.getI32Type(),
+      emitTileSlot(prepared, j, blk, index, getTileEntries(1)), 4);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()),
+      vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), loaded));
 }
 
 // The 4 activation bytes at element kOffset of the weight block, broadcast

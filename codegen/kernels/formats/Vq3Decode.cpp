@@ -2,9 +2,12 @@
 //
 // The packed layout of kf/runtime/packed_layout.h: per block of 64 weights
 // six K-groups [q][r][4] holding each row's slot bytes, slots 4q .. 4q + 3
-// (K-group 5: slots 20 and 21, then the fp16 d), a book3 slot's sign at bit 6
-// (vq3_64_slot_index_bits) and the sub-scale stream in the bits above the
-// indices (vq3_64_stream_bit).
+// (K-group 5: the rows' slots 20 and 21, two bytes each, then their fp16 d's:
+// one half-vector load, as vcvtph2ps takes them), a book3 slot's sign at bit
+// 6 (vq3_64_slot_index_bits) and the sub-scale stream in the bits above the
+// indices (vq3_64_stream_bit). Slots 20 and 21 widened to words, the pair in
+// both halves (one vpermw), stand for K-group 5's words: either half meets
+// the next or the previous K-group's slots in one funnel shift (vpshldd).
 //
 // Weight i = t + 22c is component c of slot t's codeword, so the 4 weights
 // of K-group g of the lanes are 4 slots of one component (two components
@@ -25,8 +28,8 @@
 // spare bits, laid out so that bit i of u_k sits in byte k % 4 of one K-group
 // per i: each K-group's spare bits moved to bit i of its bytes (one byte bit
 // map, vgf2p8affineqb, or a shift and a mask) and or'ed give words whose byte
-// j is u_j (K-groups 0..2) or u_{4 + j} (K-groups 3, 4 and 5, whose two
-// bytes of spare bits are copied to its upper two first). A sub-scale is then
+// j is u_j (K-groups 0..2) or u_{4 + j} (K-groups 3, 4 and the widened
+// slots 20 and 21, whose halves repeat their bytes). A sub-scale is then
 // its byte shifted down: on AVX-512 one vpermps of a 16-entry table of m by
 // the byte's low 4 bits (DotEmitter::emitFloatTableLookup), the fp32 m the
 // loop nest scales by, with no mask, no add and no conversion; elsewhere a
@@ -60,7 +63,7 @@ constexpr int64_t kSlots = 22;
 
 // Where subScaleWords reads bit i of u_k: bit 7 of byte k % 4 of K-group i
 // (k < 4) or 3 + i (k >= 4, i < 2), else bit 6 (k = 4, 5) or 7 (k = 6, 7) of
-// byte k % 2 of K-group 5; the runtime packs the stream there.
+// slot 20 + k % 2 (K-group 5); the runtime packs the stream there.
 constexpr bool readsThePackedStreamBits() {
   for (int s = 0; s < 24; ++s) {
     const int k = s / 3, i = s % 3;
@@ -108,19 +111,9 @@ public:
   // d * G, the reference's block scale.
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
-    kf::PackedLayout layout = layoutOf(rows);
-    Value words =
-        emitWeightLoad(b, loc, VectorType::get({rows}, b.getI32Type()), block,
-                       kf::vq3_64_slot_offset(layout, 20, 0));
-    Value halves = arith::TruncIOp::create(
-        b, loc, VectorType::get({rows}, b.getI16Type()),
-        arith::ShRUIOp::create(
-            b, loc, words,
-            emitSplat(b, loc, cast<VectorType>(words.getType()), 16)));
-    static_assert(kf::vq3_64_d_offset(kf::PackedLayout{}, 0) ==
-                      kf::vq3_64_slot_offset(kf::PackedLayout{}, 20, 0) + 2,
-                  "d is the upper half of the last K-group's words");
-    Value d = emitHalfToFloat(b, loc, halves, hardwareHalf);
+    Value d =
+        loadHalfScales(b, loc, block, rows,
+                       kf::vq3_64_d_offset(layoutOf(rows), 0), hardwareHalf);
     auto f32Rows = VectorType::get({rows}, b.getF32Type());
     Value g = arith::ConstantOp::create(
         b, loc, f32Rows,
@@ -134,6 +127,40 @@ public:
                   llvm::SmallVectorImpl<DecodedLanes> &out) const override {
     for (int64_t g = 2 * step; g < 2 * step + 2; ++g)
       out.push_back({emitKGroup(b, loc, block, rows, g, isa), 4 * g});
+  }
+
+  // In the packed order a component's lanes are a packed K-group's slots
+  // looked up as they lie: no funnel shifts for the K-groups of component 1
+  // (weights 22..43 lie 2 bytes off the slots' K-groups) and no merged
+  // lookups where a K-group straddles two books or components, for 4 more
+  // dots where a K-group straddles two sub-blocks (masked halves), 20 in
+  // all: 17 lookups and 20 dots instead of 18 lookups, 6 funnel shifts, 2
+  // merges and 16 dots.
+  bool hasPackedOrderSteps() const override { return true; }
+
+  void decodePackedOrderStep(
+      OpBuilder &b, Location loc, Value block, int64_t rows, int64_t step,
+      const DotEmitter &isa,
+      llvm::SmallVectorImpl<DecodedLanes> &out) const override {
+    auto bytes = VectorType::get({4 * rows}, b.getI8Type());
+    forEachPackedOrderWord(step, [&](int64_t q, int c, ActivationWord word) {
+      std::array<bool, 4> fromBook2;
+      std::array<int, 4> component;
+      fromBook2.fill(q == 5);
+      component.fill(c);
+      Value slots = vector::BitCastOp::create(
+          b, loc, bytes, loadSlotWords(b, loc, block, rows, q));
+      out.push_back({lookUpLanes(b, loc, slots, fromBook2, component, isa),
+                     word.kOffset, word.mask});
+    });
+  }
+
+  void getPackedOrderWords(
+      llvm::SmallVectorImpl<ActivationWord> &out) const override {
+    for (int64_t step = 0; step < getStepsPerBlock(); ++step)
+      forEachPackedOrderWord(step, [&](int64_t, int, ActivationWord word) {
+        out.push_back(word);
+      });
   }
 
   // m = 2 + u_k, u_k = byte k % 4 of subScaleWords(k / 4): its bits 0..2,
@@ -180,18 +207,28 @@ private:
   static kf::PackedLayout layoutOf(int64_t rows) {
     return {kf::Format::VQ3_64, static_cast<int>(rows)};
   }
-  /// Packed K-group q of slot bytes as R words (row r's 4 bytes in one).
+  /// Packed K-group q of slot bytes as R words (row r's 4 bytes in one); for
+  /// q = 5 the rows' bytes of slots 20 and 21 widened to words, the pair in
+  /// both halves.
   Value loadSlotWords(OpBuilder &b, Location loc, Value block, int64_t rows,
                       int64_t q) const {
-    return emitWeightLoad(b, loc, VectorType::get({rows}, b.getI32Type()),
-                          block,
-                          kf::vq3_64_slot_offset(layoutOf(rows), 4 * q, 0));
+    auto words = VectorType::get({rows}, b.getI32Type());
+    const int64_t offset = kf::vq3_64_slot_offset(layoutOf(rows), 4 * q, 0);
+    if (q < 5)
+      return emitWeightLoad(b, loc, words, block, offset);
+    Value pairs = emitWeightLoad(
+        b, loc, VectorType::get({rows}, b.getI16Type()), block, offset);
+    SmallVector<int64_t, 32> twice(2 * rows);
+    for (int64_t i = 0; i < 2 * rows; ++i)
+      twice[i] = i / 2;
+    return vector::BitCastOp::create(
+        b, loc, words, vector::ShuffleOp::create(b, loc, pairs, pairs, twice));
   }
 
   /// Words whose byte j holds u_{4h + j}'s bits (vq3_64_stream_bit): bit i
   /// of each byte of K-group 3h + i (i < 2, and i = 2 for h = 0) moved to bit
-  /// i, or'ed; for h = 1 K-group 5's bytes 0 and 1 (slots 20 and 21) copied
-  /// to bytes 2 and 3 as well, their bits 6 and 7 moved to bits 2 and 3: u_4
+  /// i, or'ed; for h = 1 slots 20 and 21 widened (loadSlotWords(5): bytes 0
+  /// and 1 again in 2 and 3), their bits 6 and 7 moved to bits 2 and 3: u_4
   /// and u_5 take bit 2, u_6 and u_7 bit 3.
   Value subScaleWords(OpBuilder &b, Location loc, Value block, int64_t rows,
                       int64_t h, const DotEmitter &isa) const {
@@ -207,15 +244,8 @@ private:
     };
     for (int64_t i = 0; i < (h == 0 ? 3 : 2); ++i)
       merge(emitBitsAt(b, loc, isa, slotBytes(3 * h + i), 7, 1, i));
-    if (h == 1) {
-      SmallVector<int64_t, 64> copy(4 * rows);
-      for (int64_t l = 0; l < 4 * rows; ++l)
-        copy[l] = l / 4 * 4 + l % 2;
-      Value k5 = slotBytes(5);
-      merge(emitBitsAt(b, loc, isa,
-                       vector::ShuffleOp::create(b, loc, k5, k5, copy), 6, 2,
-                       2));
-    }
+    if (h == 1)
+      merge(emitBitsAt(b, loc, isa, slotBytes(5), 6, 2, 2));
     return vector::BitCastOp::create(
         b, loc, VectorType::get({rows}, b.getI32Type()), merged);
   }
@@ -231,6 +261,24 @@ private:
         emitSplat(b, loc, cast<VectorType>(words.getType()), 8 * (k % 4)));
   }
 
+  /// The packed-order lane vectors with weights in sub-block s, in K order:
+  /// component c of packed K-group q (slots 4q .. 4q + 3, weights 22c + 4q +
+  /// i), or for q = 5 of slots 20 and 21 (weights 22c + 20 + i, i < 2, c <
+  /// 2), each with the lanes whose weight lies in the sub-block.
+  template <typename Fn>
+  static void forEachPackedOrderWord(int64_t s, Fn &&fn) {
+    for (int c = 0; c < 3; ++c)
+      for (int64_t q = 0; q < (c < 2 ? 6 : 5); ++q) {
+        const int64_t first = 22 * c + 4 * q;
+        unsigned mask = 0;
+        for (int64_t i = 0; i < (q < 5 ? 4 : 2); ++i)
+          if ((first + i) / 8 == s)
+            mask |= 1u << i;
+        if (mask != 0)
+          fn(q, c, ActivationWord{first, mask});
+      }
+  }
+
   /// The lanes of weights 4g .. 4g + 3.
   Value emitKGroup(OpBuilder &b, Location loc, Value block, int64_t rows,
                    int64_t g, const DotEmitter &isa) const {
@@ -239,27 +287,20 @@ private:
     // Lane i holds slot (4g + i) mod 22 of component (4g + i) / 22.
     const int64_t first = 4 * g % kSlots;
     Value slotWords;
-    if (first % 4 == 0) { // slots first .. first + 3 (g = 5: 20, 21, 0, 1)
+    if (first % 4 == 0 && first < 20) { // slots first .. first + 3
       slotWords = loadSlotWords(b, loc, block, rows, first / 4);
-      if (first == 20) {
-        Value low = arith::AndIOp::create(b, loc, slotWords,
-                                          emitSplat(b, loc, words, 0xffff));
-        Value high =
-            arith::ShLIOp::create(b, loc, loadSlotWords(b, loc, block, rows, 0),
-                                  emitSplat(b, loc, words, 16));
-        slotWords = arith::OrIOp::create(b, loc, low, high);
-      }
-    } else { // slots first .. first + 3, first = 2 mod 4: two K-groups' halves
+    } else { // two K-groups' halves: slots first, first + 1 in the upper
+             // half of one (slots 20, 21 in either half of K-group 5's
+             // words), the next two in the lower half of the next (g = 5:
+             // 20, 21, 0, 1)
       Value low = arith::ShRUIOp::create(
           b, loc, loadSlotWords(b, loc, block, rows, first / 4),
           emitSplat(b, loc, words, 16));
       Value high = arith::ShLIOp::create(
-          b, loc, loadSlotWords(b, loc, block, rows, first / 4 + 1),
+          b, loc, loadSlotWords(b, loc, block, rows, (first + 2) % kSlots / 4),
           emitSplat(b, loc, words, 16));
       slotWords = arith::OrIOp::create(b, loc, low, high);
     }
-    Value slots = vector::BitCastOp::create(b, loc, bytes, slotWords);
-
     // Which lanes are book2's (slots 20, 21) and each lane's component.
     std::array<bool, 4> fromBook2;
     std::array<int, 4> component;
@@ -267,6 +308,19 @@ private:
       fromBook2[i] = (4 * g + i) % kSlots >= 20;
       component[i] = static_cast<int>((4 * g + i) / kSlots);
     }
+    return lookUpLanes(b, loc,
+                       vector::BitCastOp::create(b, loc, bytes, slotWords),
+                       fromBook2, component, isa);
+  }
+
+  /// Lane i of each row: component component[i] of book2's (fromBook2[i]) or
+  /// book3's entry of its byte of `slots` (vector<4R x i8>), signed.
+  Value lookUpLanes(OpBuilder &b, Location loc, Value slots,
+                    const std::array<bool, 4> &fromBook2,
+                    const std::array<int, 4> &component,
+                    const DotEmitter &isa) const {
+    auto bytes = cast<VectorType>(slots.getType());
+    const int64_t rows = bytes.getNumElements() / 4;
     auto laneConstant = [&](auto value) {
       SmallVector<int8_t, 64> lanes(4 * rows);
       for (int64_t l = 0; l < 4 * rows; ++l)

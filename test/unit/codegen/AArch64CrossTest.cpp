@@ -141,6 +141,14 @@ std::vector<MatmulKernelSpec> crossSpecs() {
       specs.push_back({format, KernelIsa::NeonDotprod, 4, shape.k, shape.n, 8});
     specs.push_back({format, KernelIsa::NeonDotprod, 4, 128, 9, 3});
   }
+  // VQ3_64's one-column tiles with cache blocks decode in the packed order,
+  // their masked activation words prepared once per tile.
+  {
+    MatmulKernelSpec spec{Format::VQ3_64, KernelIsa::NeonDotprod, 4, 192, 9, 3};
+    spec.l1K = 128;
+    spec.l2Rows = 8;
+    specs.push_back(spec);
+  }
   // The float family: K with a padded last block (100, 33) and whole blocks
   // (256), on bfdot, fmla and the portable kernel.
   for (KernelIsa isa :

@@ -493,7 +493,7 @@ TEST(MatmulKernel, ExtremeWeights) {
 
 // Every kernel of `format` this machine runs, on the file rows `w` ([n, k]),
 // against kf::dot with each of the m columns of x (k floats apart), bit for
-// bit.
+// bit; with cache blocks also each column alone (m = 1), to the same bits.
 void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
                            int64_t n, int64_t k, const std::vector<float> &x,
                            int64_t m, bool cacheBlocks = false,
@@ -513,6 +513,18 @@ void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
     std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
     std::vector<float> y(m * n);
     kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
+    // With cache blocks each column alone as well: a one-column call's tile
+    // takes its own path (VQ3_64's packed order).
+    if (kernel.spec.l1K != 0 && m > 1)
+      for (int64_t j = 0; j < m; ++j) {
+        std::vector<float> alone(n);
+        kernel.fn(packedW.data(), packedX.data() + j * packedX.size() / m,
+                  alone.data(), n, 1, 0, n);
+        for (int64_t r = 0; r < n; ++r)
+          EXPECT_EQ(std::bit_cast<uint32_t>(alone[r]),
+                    std::bit_cast<uint32_t>(y[j * n + r]))
+              << "column " << j << " alone, row " << r;
+      }
     for (int64_t j = 0; j < m; ++j)
       for (int64_t r = 0; r < n; ++r) {
         float want = *dot(format, std::span(w).subspan(r * wRow, wRow),
@@ -798,7 +810,9 @@ TEST(MatmulKernel, Iq1LargestSubBlockDots) {
 // The private formats' blocks as random bytes (every index, sign and
 // sub-scale bit pattern) with d 0 (and -0), negative, subnormal and the
 // largest fp16, against ordinary, tiny, large and huge columns (inf and NaN
-// sums); on a host with GFNI also without it (FRACTAL64's indices and VQ3_64's
+// sums), with and without cache blocks (with them, each column alone takes
+// VQ3_64's packed order); on a host with GFNI also without it (FRACTAL64's
+// indices and VQ3_64's
 // stream bits by byte shifts and masks instead of vgf2p8affineqb's bit maps)
 // and on a host with VBMI without it (VQ3_64's books by masked lookups and its
 // signs apart instead of the signed books' vpermi2b).
@@ -815,17 +829,17 @@ TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
       byte = static_cast<uint8_t>(rng());
     for (size_t blk = 0; blk < w.size() / blockBytes; ++blk)
       std::memcpy(w.data() + blk * blockBytes, &halves[blk % 8], 2);
-    expectKernelsEqualDot(format, w, n, k, wideRangeColumns(k, 47),
-                          kWideRangeColumns);
+    const std::vector<float> x = wideRangeColumns(k, 47);
+    expectKernelsEqualDot(format, w, n, k, x, kWideRangeColumns,
+                          /*cacheBlocks=*/true);
     for (target::Feature without :
          {target::Feature::GFNI, target::Feature::AVX512VBMI}) {
       if (!host().has(without))
         continue;
       TargetInfo restricted = host();
       restricted.features.reset(static_cast<size_t>(without));
-      expectKernelsEqualDot(format, w, n, k, wideRangeColumns(k, 47),
-                            kWideRangeColumns, /*cacheBlocks=*/false,
-                            restricted);
+      expectKernelsEqualDot(format, w, n, k, x, kWideRangeColumns,
+                            /*cacheBlocks=*/false, restricted);
     }
   }
 }

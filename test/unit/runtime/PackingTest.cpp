@@ -680,8 +680,9 @@ TEST(Packing, PrivateFormatsKeepEveryBit) {
 
 // The private formats' helpers agree with the generic ones: FRACTAL64's
 // header is d and its sub-scale word, its low and high K-groups are K-groups
-// 0..3 and 4..5; VQ3_64 has no header and slot t is byte t % 4 of K-group
-// t / 4.
+// 0..3 and 4..5; VQ3_64 has no header, slot t < 20 is byte t % 4 of K-group
+// t / 4, and K-group 5 holds the rows' pairs of slots 20 and 21, then their
+// d's.
 TEST(Packing, PrivateHelpersMatchTheKGroups) {
   for (int rows : {1, 4, 8, 16}) {
     const PackedLayout f{Format::FRACTAL64, rows};
@@ -697,10 +698,14 @@ TEST(Packing, PrivateHelpersMatchTheKGroups) {
       for (int q = 0; q < 2; ++q)
         EXPECT_EQ(packed_kgroup_offset(f, 4 + q, r),
                   fractal64_high_offset(f, q, r));
-      for (int t = 0; t < 22; ++t)
+      for (int t = 0; t < 20; ++t)
         EXPECT_EQ(vq3_64_slot_offset(v, t, r),
                   packed_kgroup_offset(v, t / 4, r) + t % 4);
-      EXPECT_EQ(vq3_64_d_offset(v, r), packed_kgroup_offset(v, 5, r) + 2);
+      for (int t = 20; t < 22; ++t)
+        EXPECT_EQ(vq3_64_slot_offset(v, t, r),
+                  packed_kgroup_offset(v, 5, 0) + 2 * r + t - 20);
+      EXPECT_EQ(vq3_64_d_offset(v, r),
+                packed_kgroup_offset(v, 5, 0) + 2 * rows + 2 * r);
     }
     EXPECT_EQ(fractal64_high_offset(f, 1, rows - 1) + 4, packed_block_bytes(f));
     EXPECT_EQ(vq3_64_d_offset(v, rows - 1) + 2, packed_block_bytes(v));
@@ -753,11 +758,12 @@ TEST(Packing, Fractal64Layout) {
 
 // VQ3_64: K-group q < 5 holds slots 4q..4q + 3 (the file's bytes 2 + 4q..),
 // their low 6 bits as stored and the sign (the file's bit 7) at bit 6; K-group
-// 5 slots 20 and 21's low 6 bits, then the file's d. The 24 sub-scale stream
+// 5 the rows' slots 20 and 21 (bytes 2r, 2r + 1: their low 6 bits), then the
+// rows' d (bytes 2R + 2r, 2R + 2r + 1: the file's). The 24 sub-scale stream
 // bits (the file's bit 6 of slots 0..21, then bit 7 of slots 20 and 21) fill
 // the bits above: bit i of u_k (stream bit 3k + i) at bit 7 of byte k of
 // K-group i for k < 4, of byte k - 4 of K-group 3 + i for k >= 4 and i < 2,
-// else at bit 6 (k = 4, 5) or 7 (k = 6, 7) of byte k % 2 of K-group 5.
+// else at bit 6 (k = 4, 5) or 7 (k = 6, 7) of slot 20 + k % 2.
 TEST(Packing, Vq3_64Layout) {
   const int rows = 4;
   for (bool quantizer : {true, false}) {
@@ -773,8 +779,11 @@ TEST(Packing, Vq3_64Layout) {
         const uint8_t *row = file.data() + (r * 2 + b) * 24;
         const uint8_t *block = packed.data() + b * rows * 24;
         auto at = [&](int q, int i) { return block[(q * rows + r) * 4 + i]; };
+        auto slot = [&](int t) {
+          return t < 20 ? at(t / 4, t % 4) : block[20 * rows + 2 * r + t - 20];
+        };
         for (int t = 0; t < 22; ++t) {
-          const uint8_t byte = at(t / 4, t % 4);
+          const uint8_t byte = slot(t);
           EXPECT_EQ(byte & 0x3f, row[2 + t] & 0x3f) << "slot " << t;
           if (t < 20) {
             EXPECT_EQ(byte >> 6 & 1, row[2 + t] >> 7) << "slot " << t;
@@ -785,11 +794,11 @@ TEST(Packing, Vq3_64Layout) {
           const int k = s / 3, i = s % 3;
           const int got = k < 4   ? at(i, k) >> 7
                           : i < 2 ? at(3 + i, k - 4) >> 7
-                                  : at(5, k % 2) >> (k < 6 ? 6 : 7) & 1;
+                                  : slot(20 + k % 2) >> (k < 6 ? 6 : 7) & 1;
           EXPECT_EQ(got, want) << "stream bit " << s;
         }
-        EXPECT_EQ(at(5, 2), row[0]);
-        EXPECT_EQ(at(5, 3), row[1]);
+        EXPECT_EQ(block[22 * rows + 2 * r], row[0]);
+        EXPECT_EQ(block[22 * rows + 2 * r + 1], row[1]);
       }
   }
 }

@@ -41,10 +41,23 @@ struct LaneRange {
   int64_t maxWeight = 0;
 };
 
-/// Lanes for the 4 weights at elements kOffset .. kOffset + 3 of a block.
+/// Lanes for the 4 weights at elements kOffset .. kOffset + 3 of a block, or
+/// for those of them `mask` names (packed-order steps: WeightDecodeEmitter::
+/// hasPackedOrderSteps), whose dot then meets zero activation bytes in the
+/// other lanes, whatever they hold.
 struct DecodedLanes {
   mlir::Value lanes; ///< vector<4R x i8>
   int64_t kOffset;
+  /// Bit i set: lane i is element kOffset + i's weight.
+  unsigned mask = 0xf;
+};
+
+/// The activation word a DecodedLanes meets: elements kOffset + i for the
+/// bits i of `mask`, zero bytes elsewhere.
+struct ActivationWord {
+  int64_t kOffset;
+  unsigned mask;
+  bool operator==(const ActivationWord &) const = default;
 };
 
 class DotEmitter;
@@ -113,6 +126,27 @@ public:
                           mlir::Value block, int64_t rows, int64_t step,
                           const DotEmitter &isa,
                           llvm::SmallVectorImpl<DecodedLanes> &out) const = 0;
+  /// Whether the decoder has packed-order steps (decodePackedOrderStep):
+  /// lanes as the packed K-groups hold them, without the instructions that
+  /// move them into K order, each met by the activation bytes of its own
+  /// elements (at any offset, masked where a K-group straddles sub-blocks),
+  /// at the cost of more dots. It pays where the dots are few, a tile of one
+  /// column, and the masked words are prepared once per tile
+  /// (the words getPackedOrderWords lists that are not 4 bytes of one
+  /// activation block).
+  virtual bool hasPackedOrderSteps() const { return false; }
+  /// decodeStep's lanes in the packed order: step `step` yields whole
+  /// sub-blocks still, each lane vector with its kOffset and mask.
+  virtual void
+  decodePackedOrderStep(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value block, int64_t rows, int64_t step,
+                        const DotEmitter &isa,
+                        llvm::SmallVectorImpl<DecodedLanes> &out) const {
+    decodeStep(b, loc, block, rows, step, isa, out);
+  }
+  /// The activation words the packed-order steps' lanes meet, step by step.
+  virtual void
+  getPackedOrderWords(llvm::SmallVectorImpl<ActivationWord> &out) const {}
   /// A block's contribution to the fp32 accumulator (per activation block it
   /// spans: each half of a 64-weight block meets its own xScale), from its
   /// exact integer dot `dot` (vector<R x f32>), the weights' scales `wScales`

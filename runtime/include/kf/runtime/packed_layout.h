@@ -355,18 +355,22 @@ constexpr int fractal64_high_bit(int w) {
 inline constexpr int8_t kFractal64Levels[8] = {-14, -8, -4, -1, 1, 4, 8, 14};
 
 // VQ3_64: 6 K-groups [q][r][4] (packed_kgroup_offset's, no header). Byte i of
-// K-group q = 0..4 is slot 4q + i's byte; K-group 5 holds the bytes of slots
-// 20 and 21 (bytes 0, 1) and the fp16 d (bytes 2, 3, little-endian). One
-// K-group load holds four slots' bytes of every row of the group; d rides in
-// the spare half of the last one, so that a row's block stays the file's 24
+// K-group q = 0..4 is slot 4q + i's byte; K-group 5 holds the rows' bytes of
+// slots 20 and 21 side by side ([r][2]), then their fp16 d ([r], little-
+// endian), so that one 16-row half-vector load gives the d's as the fp16
+// conversion takes them, and the slot pairs widen to words (a row's pair in
+// both halves of its word) in one permute. One K-group load holds four slots'
+// bytes of every row of the group, and a row's block stays the file's 24
 // bytes. A slot's byte holds its index in its low bits
 // (vq3_64_slot_index_bits) and, in the bits above, sub-scale stream bits
 // (vq3_64_stream_bit).
 constexpr int64_t vq3_64_slot_offset(const PackedLayout &layout, int t, int r) {
+  if (t >= 20)
+    return 20 * layout.rows + 2 * r + t - 20;
   return (t / 4 * layout.rows + r) * 4 + t % 4;
 }
 constexpr int64_t vq3_64_d_offset(const PackedLayout &layout, int r) {
-  return (5 * layout.rows + r) * 4 + 2;
+  return 22 * layout.rows + 2 * r;
 }
 // Slot t's index bits in its packed byte, from the file's byte. A book3 slot
 // (t < 20) stores its sign (the file's bit 7) at bit 6, so that its low 7 bits
@@ -388,12 +392,12 @@ constexpr uint8_t vq3_64_file_index_bits(int t, uint8_t packed_byte) {
 }
 // Where the packed bytes keep bit s (0..23) of the sub-scale stream, whose
 // bits 3k .. 3k + 2 are u_k: bit i of u_k is in byte k % 4 of K-group i (k <
-// 4), of K-group 3 + i (k >= 4, i < 2), and in slot 20 + k % 2 (K-group 5,
-// bit 6 for u_4 and u_5, bit 7 for u_6 and u_7). Each u's bits sit in one byte
-// position of three K-groups, so that a kernel gathers four sub-scales at
-// once: each K-group's spare bits moved to bit i of its bytes and or'ed, byte
-// k % 4 of the result is u_k (K-group 5's bytes 0 and 1 copied to 2 and 3
-// first).
+// 4), of K-group 3 + i (k >= 4, i < 2), and in slot 20 + k % 2 (bit 6 for u_4
+// and u_5, bit 7 for u_6 and u_7). Each u's bits sit in one byte position of
+// three K-groups (slots 20 and 21 widened to a word, their pair in both
+// halves, standing for K-group 5), so that a kernel gathers four sub-scales
+// at once: each K-group's spare bits moved to bit i of its bytes and or'ed,
+// byte k % 4 of the result is u_k.
 struct Vq3StreamBit {
   int slot; ///< 0..21
   int bit;  ///< 6 or 7
