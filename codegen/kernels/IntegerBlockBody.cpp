@@ -184,9 +184,10 @@ private:
   }
   Value emitActivation(Value xBlock, int64_t kOffset);
   /// The activation word `word` of column j broadcast to every row: loaded as
-  /// it lies where it is whole, else from prepareTile's buffer `prepared`.
+  /// it lies where it is whole, else from prepareTile's buffer `prepared`
+  /// (of `perBlock` entries per column and block).
   Value emitActivation(Value xBlock, const ActivationWord &word, Value prepared,
-                       int64_t j, Value blk);
+                       int64_t perBlock, int64_t j, Value blk);
   /// Element `e`'s activation byte of the weight block at xBlock (i8).
   Value emitActivationByte(Value xBlock, int64_t e) {
     return emitLoad(b, loc, b.getI8Type(), emitActivationBlock(xBlock, e),
@@ -693,7 +694,7 @@ void IntegerBlockBody::emitSubBlockChains(
         for (int64_t i : members)
           acts.push_back(emitActivation(
               xBlock, {decoded[i].kOffset, decoded[i].mask},
-              packedOrder ? operands.tileState : Value(), j, blk));
+              packedOrder ? operands.tileState : Value(), tileEntries, j, blk));
         Value &chain = columnChains[part.steps % numChains];
         chain = dot.emitDot(b, loc, chain, lanes, acts, range);
       }
@@ -796,15 +797,16 @@ void IntegerBlockBody::emitScaledSubBlocks(
 }
 
 Value IntegerBlockBody::emitActivation(Value xBlock, const ActivationWord &word,
-                                       Value prepared, int64_t j, Value blk) {
+                                       Value prepared, int64_t perBlock,
+                                       int64_t j, Value blk) {
   if (isWholeWord(word))
     return emitActivation(xBlock, word.kOffset);
   assert(prepared && "prepareTile computed the packed order's words");
   const int64_t index = getCorrectionEntries() +
                         llvm::find(preparedWords, word) - preparedWords.begin();
-  Value loaded = LLVM::LoadOp::create(
-      b, loc, b.getI32Type(),
-      emitTileSlot(prepared, j, blk, index, getTileEntries(1)), 4);
+  Value loaded =
+      LLVM::LoadOp::create(b, loc, b.getI32Type(),
+                           emitTileSlot(prepared, j, blk, index, perBlock), 4);
   return vector::BitCastOp::create(
       b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()),
       vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), loaded));
