@@ -35,8 +35,9 @@
 // dots take, the scales and sub-block scales still read from the packed block.
 //
 // With cache blocks, what a tile needs per block from its activations alone
-// (the corrections, the mins' activation sums over two sub-blocks) is
-// computed once before the tile's row groups (prepareTile).
+// (the corrections, the mins' activation sums over two sub-blocks, a
+// one-column tile's masked activation words where the decoder has a packed
+// order) is computed once before the tile's row groups (prepareTile).
 //
 // The int32 accumulator starts from -offset * sum(q) so it ends holding the
 // signed block dot exactly; the float work per block and row lane is then the
@@ -89,6 +90,8 @@ public:
            (act.block_elems % subElems == 0 || actBlocks == 1) &&
            "a sub-block lies in one activation block");
     choosePartsAndScaling();
+    assert(!(decode.hasPackedOrderSteps() && decode.hasSubBlockMins()) &&
+           "the tile buffer holds the packed order's words or the mins' sums");
     if (decode.hasPackedOrderSteps() && !scaledDot) {
       SmallVector<ActivationWord, 32> words;
       decode.getPackedOrderWords(words);
@@ -134,7 +137,9 @@ private:
   bool isCacheBlocked() const { return spec.l1K != 0 || spec.l2Rows != 0; }
   /// Whether a tile of `width` columns decodes in the packed order
   /// (WeightDecodeEmitter::hasPackedOrderSteps): a one-column tile, whose
-  /// masked activation words prepareTile computes once.
+  /// masked activation words prepareTile computes once. (The one-column
+  /// tile of a wide call decoding once, possible with maxCols <= 2 only,
+  /// reads the decoded lanes and leaves its prepared words unused.)
   bool usesPackedOrder(int64_t width) const {
     return width == 1 && isCacheBlocked() && decode.hasPackedOrderSteps() &&
            !scaledDot;
@@ -204,8 +209,9 @@ private:
   void emitScaledSubBlocks(const BlockOperands &operands,
                            MutableArrayRef<SmallVector<Value, 8>> isums);
   /// Decode step `step`'s lanes as the dot emitter takes them
-  /// (prepareLanes'): decoded from the packed block, or, decoded once, the
-  /// step's share of the block loaded from where emitDecode stored it.
+  /// (prepareLanes'): decoded from the packed block (in the packed order
+  /// where `packedOrder`), or, decoded once, the step's share of the block
+  /// loaded from where emitDecode stored it.
   void emitStepLanes(const BlockOperands &operands, int64_t step,
                      SmallVectorImpl<DecodedLanes> &out,
                      bool packedOrder = false);
@@ -802,8 +808,11 @@ Value IntegerBlockBody::emitActivation(Value xBlock, const ActivationWord &word,
   if (isWholeWord(word))
     return emitActivation(xBlock, word.kOffset);
   assert(prepared && "prepareTile computed the packed order's words");
-  const int64_t index = getCorrectionEntries() +
-                        llvm::find(preparedWords, word) - preparedWords.begin();
+  const auto *found = llvm::find(preparedWords, word);
+  assert(found != preparedWords.end() &&
+         "getPackedOrderWords lists every word of the packed-order steps");
+  const int64_t index =
+      getCorrectionEntries() + (found - preparedWords.begin());
   Value loaded =
       LLVM::LoadOp::create(b, loc, b.getI32Type(),
                            emitTileSlot(prepared, j, blk, index, perBlock), 4);

@@ -169,7 +169,8 @@ void MatmulLoopNest::build(const KernelArgs &args) {
   Value blockK = i64(blockKBlocks), blockGroups = i64(blockRowGroups);
   // A call of one column tile runs it over all the rows at once (the
   // same traversal as group by group), so what the body prepares once per
-  // tile (the int8 family's corrections) is computed once per call.
+  // tile (the int8 family's corrections, a one-column tile's masked
+  // activation words) is computed once per call.
   Value allGroups = arith::MaxSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, last, first), i64(1));
   if (!spec.decodeOnce) {

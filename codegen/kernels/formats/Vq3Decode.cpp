@@ -135,7 +135,9 @@ public:
   // lookups where a K-group straddles two books or components, for 4 more
   // dots where a K-group straddles two sub-blocks (masked halves), 20 in
   // all: 17 lookups and 20 dots instead of 18 lookups, 6 funnel shifts, 2
-  // merges and 16 dots.
+  // merges and 16 dots. The K-groups of component 1 that straddle two
+  // sub-blocks are looked up in both steps: the same invariant loads and
+  // lookups, which LLVM merges.
   bool hasPackedOrderSteps() const override { return true; }
 
   void decodePackedOrderStep(

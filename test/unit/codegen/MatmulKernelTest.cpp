@@ -515,7 +515,7 @@ void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
     kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
     // With cache blocks each column alone as well: a one-column call's tile
     // takes its own path (VQ3_64's packed order).
-    if (kernel.spec.l1K != 0 && m > 1)
+    if ((kernel.spec.l1K != 0 || kernel.spec.l2Rows != 0) && m > 1)
       for (int64_t j = 0; j < m; ++j) {
         std::vector<float> alone(n);
         kernel.fn(packedW.data(), packedX.data() + j * packedX.size() / m,
@@ -812,10 +812,10 @@ TEST(MatmulKernel, Iq1LargestSubBlockDots) {
 // largest fp16, against ordinary, tiny, large and huge columns (inf and NaN
 // sums), with and without cache blocks (with them, each column alone takes
 // VQ3_64's packed order); on a host with GFNI also without it (FRACTAL64's
-// indices and VQ3_64's
-// stream bits by byte shifts and masks instead of vgf2p8affineqb's bit maps)
-// and on a host with VBMI without it (VQ3_64's books by masked lookups and its
-// signs apart instead of the signed books' vpermi2b).
+// indices and VQ3_64's stream bits by byte shifts and masks instead of
+// vgf2p8affineqb's bit maps) and on a host with VBMI without it (VQ3_64's
+// books by masked lookups and its signs apart instead of the signed books'
+// vpermi2b).
 TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
   const int64_t n = 21, k = 64 * 12;
   const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
@@ -839,7 +839,7 @@ TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
       TargetInfo restricted = host();
       restricted.features.reset(static_cast<size_t>(without));
       expectKernelsEqualDot(format, w, n, k, x, kWideRangeColumns,
-                            /*cacheBlocks=*/false, restricted);
+                            /*cacheBlocks=*/true, restricted);
     }
   }
 }

@@ -151,7 +151,10 @@ struct MatmulKernelSpec {
   /// tile's activations stay in L1, and for each K block a thread's rows in
   /// blocks of l2Rows (a multiple of rows) whose weights stay in L2 while every
   /// column tile runs over them. Calls of at most maxCols columns read the
-  /// weights once anyway and ignore them.
+  /// weights once anyway and walk all of K and their rows in one pass, but
+  /// still prepare the tile's activation terms once for all its rows (the
+  /// int8 family's corrections; a one-column tile's masked words where the
+  /// format decodes in its packed order).
   int64_t l1K = 0;
   int64_t l2Rows = 0;
   /// Whether the kernel quantizes its activations itself, as its prologue:
