@@ -350,15 +350,12 @@ void IntegerBlockBody::emitStepLanes(const BlockOperands &operands,
   out.clear();
   if (operands.prefetch)
     operands.prefetch(step, decode.getStepsPerBlock());
-  if (packedOrder) {
-    decode.decodePackedOrderStep(b, loc, operands.weights, spec.rows, step, dot,
-                                 out);
-    for (DecodedLanes &d : out)
-      d.lanes = dot.prepareLanes(b, loc, d.lanes, range);
-    return;
-  }
-  if (!operands.decoded) {
-    decode.decodeStep(b, loc, operands.weights, spec.rows, step, dot, out);
+  if (packedOrder || !operands.decoded) {
+    if (packedOrder)
+      decode.decodePackedOrderStep(b, loc, operands.weights, spec.rows, step,
+                                   dot, out);
+    else
+      decode.decodeStep(b, loc, operands.weights, spec.rows, step, dot, out);
     for (DecodedLanes &d : out)
       d.lanes = dot.prepareLanes(b, loc, d.lanes, range);
     return;
