@@ -193,6 +193,13 @@ private:
   /// (of `perBlock` entries per column and block).
   Value emitActivation(Value xBlock, const ActivationWord &word, Value prepared,
                        int64_t perBlock, int64_t j, Value blk);
+  /// An activation word (i32) broadcast to every row, as the dot takes it
+  /// (vector<4R x i8>).
+  Value emitWordSplat(Value word) {
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()),
+        vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), word));
+  }
   /// Element `e`'s activation byte of the weight block at xBlock (i8).
   Value emitActivationByte(Value xBlock, int64_t e) {
     return emitLoad(b, loc, b.getI8Type(), emitActivationBlock(xBlock, e),
@@ -810,25 +817,18 @@ Value IntegerBlockBody::emitActivation(Value xBlock, const ActivationWord &word,
          "getPackedOrderWords lists every word of the packed-order steps");
   const int64_t index =
       getCorrectionEntries() + (found - preparedWords.begin());
-  Value loaded =
+  return emitWordSplat(
       LLVM::LoadOp::create(b, loc, b.getI32Type(),
-                           emitTileSlot(prepared, j, blk, index, perBlock), 4);
-  return vector::BitCastOp::create(
-      b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()),
-      vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), loaded));
+                           emitTileSlot(prepared, j, blk, index, perBlock), 4));
 }
 
 // The 4 activation bytes at element kOffset of the weight block, broadcast
 // to every row: one i32 load and splat (vpbroadcastd, or an embedded
 // broadcast).
 Value IntegerBlockBody::emitActivation(Value xBlock, int64_t kOffset) {
-  Value word =
-      emitLoad(b, loc, b.getI32Type(), emitActivationBlock(xBlock, kOffset),
-               act.quants_offset + kOffset % act.block_elems);
-  Value splat =
-      vector::BroadcastOp::create(b, loc, rowsOf(b.getI32Type()), word);
-  return vector::BitCastOp::create(
-      b, loc, VectorType::get({4 * spec.rows}, b.getI8Type()), splat);
+  return emitWordSplat(emitLoad(b, loc, b.getI32Type(),
+                                emitActivationBlock(xBlock, kOffset),
+                                act.quants_offset + kOffset % act.block_elems));
 }
 
 // The activations' sums over the sub-block added: the coarsest sums that
