@@ -4,5 +4,7 @@ function(kf_unit_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   # PRE_TEST: list the tests when ctest runs, not at every build.
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST)
+  # NO_PRETTY_VALUES: a parameterized test is named by its name generator
+  # (Isa/Suite.Test/avx2), without a dump of the parameter's bytes.
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST NO_PRETTY_VALUES)
 endfunction()

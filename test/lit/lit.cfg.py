@@ -21,6 +21,7 @@ llvm_config.add_tool_substitutions(
     ["kf-opt", "kf-compile", "kf-gguf", "llvm-readelf", "llvm-nm"], tool_dirs)
 config.substitutions.append(("%kf_runtime_lib", config.kf_runtime_lib))
 config.substitutions.append(("%kf_src_root", config.kf_src_root))
+config.substitutions.append(("%kf_bin", os.path.join(config.kf_obj_root, "bin")))
 
 # Host ISA features as lit features (host-avx2, host-avx512vnni, host-dotprod,
 # ...), read with the project's own detection so REQUIRES: lines agree with what

@@ -1,4 +1,5 @@
-// AArch64 kernels run, on any host: the NEON (dotprod, float, bf16) and
+// AArch64 kernels run, on any host, one test per ISA (HostIsa.h's naming, so
+// that scripts/isa-summary counts them): the NEON (dotprod, float, bf16) and
 // portable kernels are compiled ahead of time for neoverse-v1 (emitObject),
 // linked with a small C driver (AArch64MatmulDriver.c) by clang-22 for
 // aarch64-linux-gnu, and run under qemu-aarch64, which compares each output
@@ -7,10 +8,12 @@
 // floatKernelTolerance for the float family (MatmulReference.cpp). clang-22,
 // lld, qemu-user and the cross libc come from scripts/setup; a missing one
 // fails the test, it is never skipped.
+#include "HostIsa.h"
 #include "MatmulReference.h"
 
 #include "kf/Codegen/KernelCompiler.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -192,7 +195,15 @@ std::vector<MatmulKernelSpec> crossSpecs() {
   return specs;
 }
 
-TEST(AArch64Cross, KernelsEqualReferenceUnderQemu) {
+class AArch64CrossOnIsa : public testing::TestWithParam<KernelIsa> {};
+
+INSTANTIATE_TEST_SUITE_P(Isa, AArch64CrossOnIsa,
+                         testing::Values(KernelIsa::NeonDotprod,
+                                         KernelIsa::Neon, KernelIsa::NeonBf16,
+                                         KernelIsa::Scalar),
+                         isaParamName);
+
+TEST_P(AArch64CrossOnIsa, KernelsEqualReferenceUnderQemu) {
   const std::string clang = findTool("clang-22");
   const std::string qemu = findTool("qemu-aarch64");
   ASSERT_FALSE(clang.empty() || qemu.empty());
@@ -213,6 +224,10 @@ TEST(AArch64Cross, KernelsEqualReferenceUnderQemu) {
       target::lookupTarget("neoverse-v1");
   ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
   std::vector<MatmulKernelSpec> specs = crossSpecs();
+  llvm::erase_if(specs, [&](const MatmulKernelSpec &spec) {
+    return spec.isa != GetParam();
+  });
+  ASSERT_FALSE(specs.empty());
   llvm::Error err = emitObject(specs, *target, object);
   ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
 

@@ -234,5 +234,73 @@ TEST(KernelObject, NeonDotprodUsesSdotAndTbl) {
   EXPECT_GT(count(*text, "sdot\tv"), 0u);
 }
 
+// Every ISA's kernels, compiled for a named target that has it whatever
+// this machine is, and inspected for the instructions that make the ISA what
+// it is: the object code of the ISAs this machine cannot run is checked here
+// all the same (instantiated as "Inspect", so that scripts/isa-summary can
+// say so).
+struct IsaInstructions {
+  KernelIsa isa;
+  llvm::StringRef target;
+  Format format;
+  llvm::SmallVector<llvm::StringRef> present, absent;
+};
+
+const IsaInstructions &instructionsOf(KernelIsa isa) {
+  static const IsaInstructions table[] = {
+      {KernelIsa::Scalar,
+       "x86-64-v2",
+       Format::Q8_0,
+       {"pmaddwd"},
+       {"ymm", "zmm"}},
+      {KernelIsa::Avx2,
+       "x86-64-v3",
+       Format::Q8_0,
+       {"vpmaddubsw\t%ymm", "vpmaddwd\t%ymm"},
+       {"zmm"}},
+      {KernelIsa::Avx512Vnni, "znver5", Format::Q8_0, {"vpdpbusd"}, {"ymm"}},
+      {KernelIsa::Avx512,
+       "x86-64-v4",
+       Format::F32,
+       {"vfmadd231ps"},
+       {"vdpbf16ps"}},
+      {KernelIsa::Avx512Bf16, "znver5", Format::BF16, {"vdpbf16ps"}, {}},
+      {KernelIsa::NeonDotprod, "neoverse-v1", Format::Q8_0, {"sdot\tv"}, {}},
+      {KernelIsa::Neon, "neoverse-v1", Format::F32, {"fmla\tv"}, {"bfdot"}},
+      {KernelIsa::NeonBf16, "neoverse-v1", Format::BF16, {"bfdot\tv"}, {}},
+  };
+  const IsaInstructions *entry = llvm::find_if(
+      table, [&](const IsaInstructions &e) { return e.isa == isa; });
+  assert(entry != std::end(table) && "every ISA has an entry");
+  return *entry;
+}
+
+class KernelObjectOfIsa : public testing::TestWithParam<KernelIsa> {};
+
+INSTANTIATE_TEST_SUITE_P(Inspect, KernelObjectOfIsa,
+                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
+                                         KernelIsa::Avx512Vnni,
+                                         KernelIsa::Avx512,
+                                         KernelIsa::Avx512Bf16,
+                                         KernelIsa::NeonDotprod,
+                                         KernelIsa::Neon, KernelIsa::NeonBf16),
+                         [](const testing::TestParamInfo<KernelIsa> &info) {
+                           return getIsaName(info.param).str();
+                         });
+
+TEST_P(KernelObjectOfIsa, UsesItsInstructions) {
+  const IsaInstructions &want = instructionsOf(GetParam());
+  const target::TargetInfo target = testTarget(want.target);
+  ASSERT_TRUE(canRunIsa(target, want.isa)) << want.target.str();
+  const int64_t rows = want.isa == KernelIsa::Scalar ? 4 : getIsaRows(want.isa);
+  MatmulKernelSpec spec{want.format, want.isa, rows, 256, 64, 8};
+  llvm::Expected<std::string> text = emitAssembly(spec, target);
+  ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
+  for (llvm::StringRef what : want.present)
+    EXPECT_GT(count(*text, what.str()), 0u) << what.str();
+  for (llvm::StringRef what : want.absent)
+    EXPECT_EQ(count(*text, what.str()), 0u) << what.str();
+}
+
 } // namespace
 } // namespace kf::codegen

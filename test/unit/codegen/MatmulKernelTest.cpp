@@ -24,6 +24,7 @@
 // exact integer sum per super-block (|isum| < 2^26) and scale it as kf::dot
 // does, IQ2_XXS's final 0.125 included (after the last block). Any difference
 // is a bug.
+#include "HostIsa.h"
 #include "MatmulReference.h"
 
 #include "TestTarget.h"
@@ -37,18 +38,43 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
-#include <tuple>
 
 namespace kf::codegen {
 namespace {
 
 using target::TargetInfo;
 
-const TargetInfo &host() {
-  static const TargetInfo info = testTarget("host");
-  return info;
+const TargetInfo &host() { return hostTarget(); }
+
+// Rows per group of an ISA's kernels in these tests: the ISA's vector, and 4
+// for the portable kernel (which takes any).
+int64_t testRows(KernelIsa isa) {
+  return isa == KernelIsa::Scalar ? 4 : getIsaRows(isa);
 }
+
+// The x86 kernels, each test instantiated per ISA it applies to (HostIsa.h):
+// every ISA, the int8 family's, and the float family's.
+class MatmulKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
+class IntegerKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
+class FloatKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
+
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulKernelOnIsa,
+                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
+                                         KernelIsa::Avx512Vnni,
+                                         KernelIsa::Avx512,
+                                         KernelIsa::Avx512Bf16),
+                         isaParamName);
+INSTANTIATE_TEST_SUITE_P(Isa, IntegerKernelOnIsa,
+                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
+                                         KernelIsa::Avx512Vnni),
+                         isaParamName);
+INSTANTIATE_TEST_SUITE_P(Isa, FloatKernelOnIsa,
+                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
+                                         KernelIsa::Avx512,
+                                         KernelIsa::Avx512Bf16),
+                         isaParamName);
 
 std::string errorOf(llvm::Error err) {
   return err ? llvm::toString(std::move(err)) : "";
@@ -213,40 +239,18 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
     checkKernel(kernel, seed += 10);
 }
 
-// The portable kernel, compiled for the x86-64-v2 baseline (SSE only), with
-// 4 rows per group and with 1.
-TEST(MatmulKernel, ScalarEqualsReference) {
-  checkIsa(KernelIsa::Scalar, {4, 1}, testTarget("x86-64-v2"));
-}
-
-// AVX2 compiled for x86-64-v3, so that no AVX-512 instruction sneaks in on an
-// AVX-512 host.
-TEST(MatmulKernel, Avx2EqualsReference) {
-  if (!host().has(target::Feature::AVX2))
-    GTEST_SKIP() << "this CPU has no AVX2";
-  checkIsa(KernelIsa::Avx2, {8}, testTarget("x86-64-v3"));
-}
-
-TEST(MatmulKernel, Avx512VnniEqualsReference) {
-  if (!host().has(target::Feature::AVX512VNNI) ||
-      !host().has(target::Feature::AVX512BW))
-    GTEST_SKIP() << "this CPU has no AVX-512 VNNI";
-  checkIsa(KernelIsa::Avx512Vnni, {16}, host());
-}
-
-// The float kernels on AVX-512 without avx512bf16 (BF16 widened by shifts),
-// compiled for x86-64-v4 so that no vdpbf16ps sneaks in.
-TEST(MatmulKernel, Avx512FloatEqualsReference) {
-  if (!host().has(target::Feature::AVX512F))
-    GTEST_SKIP() << "this CPU has no AVX-512";
-  checkIsa(KernelIsa::Avx512, {16}, testTarget("x86-64-v4"));
-}
-
-// BF16 by vdpbf16ps.
-TEST(MatmulKernel, Avx512Bf16EqualsReference) {
-  if (!host().has(target::Feature::AVX512BF16))
-    GTEST_SKIP() << "this CPU has no AVX-512 BF16";
-  checkIsa(KernelIsa::Avx512Bf16, {16}, host());
+// Each ISA compiled for its test target (isaTestTarget: the portable kernel
+// for the x86-64-v2 baseline, SSE only, AVX2 for x86-64-v3 and the float
+// kernels on AVX-512 without avx512bf16, BF16 widened by shifts, for
+// x86-64-v4, so that no instruction of a wider ISA sneaks in on a wider
+// host); the portable kernel with 4 rows per group and with 1.
+TEST_P(MatmulKernelOnIsa, EqualsReference) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
+  if (isa == KernelIsa::Scalar)
+    checkIsa(isa, {4, 1}, isaTestTarget(isa));
+  else
+    checkIsa(isa, {getIsaRows(isa)}, isaTestTarget(isa));
 }
 
 // Narrower widest tiles exercise the other dispatch tables.
@@ -273,32 +277,28 @@ TEST(MatmulKernel, NarrowColumnTiles) {
 // 64; N = 37 pads the last group; the row blocks hold one group and more
 // than one; the bf16 epilogue rounds once, after the last K block; and
 // m <= maxCols takes the unblocked order of the same kernel.
-TEST(MatmulKernel, CacheBlocksKeepTheBits) {
-  std::vector<std::pair<KernelIsa, int64_t>> isas = {{KernelIsa::Scalar, 4}};
-  if (host().has(target::Feature::AVX2))
-    isas.push_back({KernelIsa::Avx2, 8});
-  if (host().has(target::Feature::AVX512VNNI) &&
-      host().has(target::Feature::AVX512BW))
-    isas.push_back({KernelIsa::Avx512Vnni, 16});
+TEST_P(IntegerKernelOnIsa, CacheBlocksKeepTheBits) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
+  const int64_t rows = testRows(isa);
   std::vector<MatmulKernelSpec> specs;
-  for (auto [isa, rows] : isas)
-    for (Format format : {Format::Q8_0, Format::Q4_0, Format::MXFP4}) {
-      MatmulKernelSpec spec{format, isa, rows, 256, 37, 4};
-      spec.l1K = 96;
-      spec.l2Rows = rows;
+  for (Format format : {Format::Q8_0, Format::Q4_0, Format::MXFP4}) {
+    MatmulKernelSpec spec{format, isa, rows, 256, 37, 4};
+    spec.l1K = 96;
+    spec.l2Rows = rows;
+    specs.push_back(spec);
+    spec.maxCols = 8;
+    spec.l1K = 0;
+    spec.l2Rows = 2 * rows;
+    specs.push_back(spec);
+    if (format == Format::Q8_0) {
+      spec.maxCols = 3;
+      spec.l1K = 64;
+      spec.l2Rows = 0;
+      spec.roundToBf16 = true;
       specs.push_back(spec);
-      spec.maxCols = 8;
-      spec.l1K = 0;
-      spec.l2Rows = 2 * rows;
-      specs.push_back(spec);
-      if (format == Format::Q8_0) {
-        spec.maxCols = 3;
-        spec.l1K = 64;
-        spec.l2Rows = 0;
-        spec.roundToBf16 = true;
-        specs.push_back(spec);
-      }
     }
+  }
   // N = 37, widest tile 4, K in blocks of l1K, rows in blocks of l2Rows.
   auto blocked = [](Format format, KernelIsa isa, int64_t rows, int64_t k,
                     int64_t l1K, int64_t l2Rows, bool roundToBf16 = false) {
@@ -307,20 +307,17 @@ TEST(MatmulKernel, CacheBlocksKeepTheBits) {
     spec.l2Rows = l2Rows;
     return spec;
   };
-  for (auto [isa, rows] : isas) {
-    // IQ2_XXS's last factor (0.125) applies after the last K block only: K
-    // of 3 super-blocks in blocks of 2 leaves a tail of 1, also rounded to
-    // bf16.
-    specs.push_back(blocked(Format::IQ2_XXS, isa, rows, 768, 512, rows));
-    specs.push_back(
-        blocked(Format::IQ2_XXS, isa, rows, 768, 256, 2 * rows, true));
-    // Corrections per sub-block, computed once per tile: Q6_K's sub-blocks
-    // of 16 (Q8_K's sums) and FRACTAL64's and VQ3_64's of 8 (two Q8_0
-    // blocks' sums of 8 per weight block), K in L1 blocks with a tail.
-    specs.push_back(blocked(Format::Q6_K, isa, rows, 768, 512, rows));
-    for (Format format : {Format::FRACTAL64, Format::VQ3_64})
-      specs.push_back(blocked(format, isa, rows, 192, 128, 2 * rows));
-  }
+  // IQ2_XXS's last factor (0.125) applies after the last K block only: K of
+  // 3 super-blocks in blocks of 2 leaves a tail of 1, also rounded to bf16.
+  specs.push_back(blocked(Format::IQ2_XXS, isa, rows, 768, 512, rows));
+  specs.push_back(
+      blocked(Format::IQ2_XXS, isa, rows, 768, 256, 2 * rows, true));
+  // Corrections per sub-block, computed once per tile: Q6_K's sub-blocks of
+  // 16 (Q8_K's sums) and FRACTAL64's and VQ3_64's of 8 (two Q8_0 blocks'
+  // sums of 8 per weight block), K in L1 blocks with a tail.
+  specs.push_back(blocked(Format::Q6_K, isa, rows, 768, 512, rows));
+  for (Format format : {Format::FRACTAL64, Format::VQ3_64})
+    specs.push_back(blocked(format, isa, rows, 192, 128, 2 * rows));
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, host());
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
@@ -340,68 +337,58 @@ TEST(MatmulKernel, CacheBlocksKeepTheBits) {
 // IQ2_XXS (whose last factor 0.125 applies after the last K block) also
 // with L1 blocks of one block, row blocks of one group, tiles of 8 and the
 // bf16 epilogue.
-TEST(MatmulKernel, DecodeOnceKeepsTheBits) {
-  std::vector<std::tuple<KernelIsa, int64_t, TargetInfo>> isas = {
-      {KernelIsa::Scalar, 4, testTarget("x86-64-v2")}};
-  if (host().has(target::Feature::AVX2))
-    isas.push_back({KernelIsa::Avx2, 8, testTarget("x86-64-v3")});
-  if (host().has(target::Feature::AVX512VNNI) &&
-      host().has(target::Feature::AVX512BW))
-    isas.push_back({KernelIsa::Avx512Vnni, 16, host()});
-  uint32_t seed = 900;
-  for (const auto &[isa, rows, target] : isas) {
-    std::vector<MatmulKernelSpec> specs;
-    for (Format format : kFormats) {
-      if (is_float_format(format))
-        continue;
-      const int64_t block = packed_block_elems(format);
-      MatmulKernelSpec spec{format, isa, rows, 3 * block, 37, 4};
-      spec.decodeOnce = true;
-      spec.l1K = 2 * block;
-      spec.l2Rows = 2 * rows;
+TEST_P(IntegerKernelOnIsa, DecodeOnceKeepsTheBits) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
+  const int64_t rows = testRows(isa);
+  std::vector<MatmulKernelSpec> specs;
+  for (Format format : kFormats) {
+    if (is_float_format(format))
+      continue;
+    const int64_t block = packed_block_elems(format);
+    MatmulKernelSpec spec{format, isa, rows, 3 * block, 37, 4};
+    spec.decodeOnce = true;
+    spec.l1K = 2 * block;
+    spec.l2Rows = 2 * rows;
+    specs.push_back(spec);
+    if (format == Format::Q8_0 || format == Format::IQ2_XXS) {
+      spec.maxCols = 8;
+      spec.l1K = block;
+      spec.l2Rows = rows;
+      spec.roundToBf16 = true;
       specs.push_back(spec);
-      if (format == Format::Q8_0 || format == Format::IQ2_XXS) {
-        spec.maxCols = 8;
-        spec.l1K = block;
-        spec.l2Rows = rows;
-        spec.roundToBf16 = true;
-        specs.push_back(spec);
-      }
     }
-    llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
-    ASSERT_TRUE(static_cast<bool>(kernels))
-        << llvm::toString(kernels.takeError());
-    for (const JitKernel &kernel : *kernels)
-      checkKernel(kernel, seed += 10);
   }
+  llvm::Expected<std::vector<JitKernel>> kernels =
+      jitMatmuls(specs, isaTestTarget(isa));
+  ASSERT_TRUE(static_cast<bool>(kernels))
+      << llvm::toString(kernels.takeError());
+  uint32_t seed = 900;
+  for (const JitKernel &kernel : *kernels)
+    checkKernel(kernel, seed += 10);
 }
 
 // The float kernels with cache blocks: K = 300 in L1 blocks of 64 (a tail
 // of 44, the last packed block partial), row blocks of one group and of two,
 // the bf16 epilogue after the last K block; within the bound, which counts
 // the folds of each K block's chains.
-TEST(MatmulKernel, FloatCacheBlocksStayWithinTheBound) {
-  std::vector<std::pair<KernelIsa, int64_t>> isas = {{KernelIsa::Scalar, 4}};
-  if (host().has(target::Feature::AVX2))
-    isas.push_back({KernelIsa::Avx2, 8});
-  if (host().has(target::Feature::AVX512F))
-    isas.push_back({KernelIsa::Avx512, 16});
-  if (host().has(target::Feature::AVX512BF16))
-    isas.push_back({KernelIsa::Avx512Bf16, 16});
+TEST_P(FloatKernelOnIsa, CacheBlocksStayWithinTheBound) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
+  const int64_t rows = testRows(isa);
   std::vector<MatmulKernelSpec> specs;
-  for (auto [isa, rows] : isas)
-    for (Format format : {Format::BF16, Format::F32}) {
-      if (!isaSupportsFormat(isa, format))
-        continue;
-      MatmulKernelSpec spec{format, isa, rows, 300, 37, 4};
-      spec.l1K = 64;
-      spec.l2Rows = rows;
-      specs.push_back(spec);
-      spec.maxCols = 3;
-      spec.l2Rows = 2 * rows;
-      spec.roundToBf16 = true;
-      specs.push_back(spec);
-    }
+  for (Format format : {Format::BF16, Format::F32}) {
+    if (!isaSupportsFormat(isa, format))
+      continue;
+    MatmulKernelSpec spec{format, isa, rows, 300, 37, 4};
+    spec.l1K = 64;
+    spec.l2Rows = rows;
+    specs.push_back(spec);
+    spec.maxCols = 3;
+    spec.l2Rows = 2 * rows;
+    spec.roundToBf16 = true;
+    specs.push_back(spec);
+  }
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, host());
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
@@ -410,19 +397,17 @@ TEST(MatmulKernel, FloatCacheBlocksStayWithinTheBound) {
     checkKernel(kernel, seed += 10);
 }
 
-// The kernels available on this machine (or `target`, a subset of it), one
-// per ISA, for (format, k, n).
-std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n,
-                                   bool roundToBf16 = false,
-                                   bool cacheBlocks = false,
-                                   const TargetInfo &target = host()) {
+// `isa`'s kernel for (format, k, n), compiled for this machine (or
+// `restricted`, a subset of it): the portable kernels compile several times
+// faster for it than for the x86-64-v2 baseline, which EqualsReference
+// covers.
+std::vector<JitKernel>
+isaKernels(KernelIsa isa, Format format, int64_t k, int64_t n,
+           bool roundToBf16 = false, bool cacheBlocks = false,
+           const std::optional<TargetInfo> &restricted = std::nullopt) {
+  const TargetInfo target = restricted ? *restricted : host();
   std::vector<MatmulKernelSpec> specs = {
-      {format, KernelIsa::Scalar, 4, k, n, 8, roundToBf16}};
-  if (target.has(target::Feature::AVX2))
-    specs.push_back({format, KernelIsa::Avx2, 8, k, n, 8, roundToBf16});
-  if (target.has(target::Feature::AVX512VNNI) &&
-      target.has(target::Feature::AVX512BW))
-    specs.push_back({format, KernelIsa::Avx512Vnni, 16, k, n, 8, roundToBf16});
+      {format, isa, testRows(isa), k, n, 8, roundToBf16}};
   // With cache blocks (two L1 blocks, row blocks of one group), each also.
   if (cacheBlocks)
     for (size_t i = 0, e = specs.size(); i < e; ++i) {
@@ -448,9 +433,11 @@ std::vector<JitKernel> hostKernels(Format format, int64_t k, int64_t n,
 
 // Edge weights: Q8_0's -128 (which files may hold though the quantizer never
 // writes it), +127, zero scales, subnormal and negative fp16 scales.
-TEST(MatmulKernel, ExtremeWeights) {
+TEST_P(IntegerKernelOnIsa, ExtremeWeights) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 8, k = 64;
-  std::vector<JitKernel> kernels = hostKernels(Format::Q8_0, k, n);
+  std::vector<JitKernel> kernels = isaKernels(isa, Format::Q8_0, k, n);
   std::vector<uint8_t> w(n * 2 * 34);
   const uint16_t scales[] = {0x3c00, 0xbc00, 0x0001, 0x03ff,
                              0x0000, 0x7bff, 0x8400, 0x3555};
@@ -491,13 +478,14 @@ TEST(MatmulKernel, ExtremeWeights) {
   }
 }
 
-// Every kernel of `format` this machine runs, on the file rows `w` ([n, k]),
-// against kf::dot with each of the m columns of x (k floats apart), bit for
-// bit; with cache blocks also each column alone (m = 1), to the same bits.
-void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
-                           int64_t n, int64_t k, const std::vector<float> &x,
-                           int64_t m, bool cacheBlocks = false,
-                           const TargetInfo &target = host()) {
+// `isa`'s kernels of `format` (for `restricted`, a subset of this machine,
+// when given), on the file rows `w` ([n, k]), against kf::dot with each of
+// the m columns of x (k floats apart), bit for bit; with cache blocks also
+// each column alone (m = 1), to the same bits.
+void expectKernelsEqualDot(
+    KernelIsa isa, Format format, const std::vector<uint8_t> &w, int64_t n,
+    int64_t k, const std::vector<float> &x, int64_t m, bool cacheBlocks = false,
+    const std::optional<TargetInfo> &restricted = std::nullopt) {
   const Format act = format_info(format).dot_format;
   std::vector<uint8_t> packedX(m * *packed_activation_bytes(act, k));
   ASSERT_TRUE(pack_activations(act, x, m, k, k, packedX).ok());
@@ -507,8 +495,8 @@ void expectKernelsEqualDot(Format format, const std::vector<uint8_t> &w,
     ASSERT_TRUE(quantize_activation(act, std::span(x).subspan(j * k, k),
                                     std::span(xq).subspan(j * xRow, xRow))
                     .ok());
-  for (const JitKernel &kernel :
-       hostKernels(format, k, n, /*roundToBf16=*/false, cacheBlocks, target)) {
+  for (const JitKernel &kernel : isaKernels(
+           isa, format, k, n, /*roundToBf16=*/false, cacheBlocks, restricted)) {
     SCOPED_TRACE(kernel.spec.describe());
     std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
     std::vector<float> y(m * n);
@@ -555,7 +543,9 @@ std::vector<float> wideRangeColumns(int64_t k, uint32_t seed) {
 // columns and columns of one value (every quant -127, or +127): the largest
 // dots of Q4_K's and Q5_K's AVX-512 parts (16 * 15 * 127 and 8 * 31 * 127,
 // which must fit int16); with and without cache blocks.
-TEST(MatmulKernel, KQuantExtremeWeights) {
+TEST_P(IntegerKernelOnIsa, KQuantExtremeWeights) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 16, k = 512;
   std::mt19937 rng(9);
   for (Format format : {Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
@@ -594,7 +584,7 @@ TEST(MatmulKernel, KQuantExtremeWeights) {
         x[(c + 3) * k + i] = 1.0f;
         x[(c + 4) * k + i] = -1.0f;
       }
-    expectKernelsEqualDot(format, w, n, k, x, m, /*cacheBlocks=*/true);
+    expectKernelsEqualDot(isa, format, w, n, k, x, m, /*cacheBlocks=*/true);
   }
 }
 
@@ -605,7 +595,9 @@ TEST(MatmulKernel, KQuantExtremeWeights) {
 // that their block sums add up: some rows' sums pass FLT_MAX before kf::dot's
 // final factor 0.125 (inf), though their eighth would not, and a kernel
 // applying 0.125 per block would differ.
-TEST(MatmulKernel, Iq2XxsExtremeWeights) {
+TEST_P(IntegerKernelOnIsa, Iq2XxsExtremeWeights) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 16, k = 1024, blocks = k / 256, blockBytes = 66;
   const int64_t positiveRows = 4;
   std::vector<uint8_t> w(n * blocks * blockBytes);
@@ -662,7 +654,7 @@ TEST(MatmulKernel, Iq2XxsExtremeWeights) {
                      std::abs(eighth) < std::numeric_limits<float>::max();
     }
   EXPECT_GT(overflowing, 0);
-  expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, x, m);
+  expectKernelsEqualDot(isa, Format::IQ2_XXS, w, n, k, x, m);
 }
 
 // IQ2_XXS rows in which every grid index meets every position of a slot
@@ -671,7 +663,9 @@ TEST(MatmulKernel, Iq2XxsExtremeWeights) {
 // every row of the group, under random signs and scales and d = 1, so that
 // any wrong code, spread, lane map or sign changes a sum; on a host with GFNI
 // also without it (the lanes by vpermb instead of vgf2p8affineqb).
-TEST(MatmulKernel, Iq2XxsEveryIndexAtEveryPosition) {
+TEST_P(IntegerKernelOnIsa, Iq2XxsEveryIndexAtEveryPosition) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 16, k = 8192, blocks = k / 256, blockBytes = 66;
   std::vector<uint8_t> w(n * blocks * blockBytes);
   std::mt19937 rng(43);
@@ -695,11 +689,12 @@ TEST(MatmulKernel, Iq2XxsEveryIndexAtEveryPosition) {
     }
   const int64_t m = 2;
   const std::vector<float> x = gaussian(m * k, 47, 1.0f);
-  expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, x, m);
-  if (host().has(target::Feature::GFNI)) {
+  expectKernelsEqualDot(isa, Format::IQ2_XXS, w, n, k, x, m);
+  // The lanes without GFNI on AVX-512 (the only ISA that uses it).
+  if (isa == KernelIsa::Avx512Vnni && host().has(target::Feature::GFNI)) {
     TargetInfo noGfni = host();
     noGfni.features.reset(static_cast<size_t>(target::Feature::GFNI));
-    expectKernelsEqualDot(Format::IQ2_XXS, w, n, k, x, m,
+    expectKernelsEqualDot(isa, Format::IQ2_XXS, w, n, k, x, m,
                           /*cacheBlocks=*/false, noGfni);
   }
 }
@@ -709,7 +704,9 @@ TEST(MatmulKernel, Iq2XxsEveryIndexAtEveryPosition) {
 // negative, subnormal and the largest fp16 (IQ1_M's assembled from the top
 // nibbles of its scale words), against ordinary, tiny, large and huge
 // columns (inf and NaN sums).
-TEST(MatmulKernel, Iq1ExtremeWeights) {
+TEST_P(IntegerKernelOnIsa, Iq1ExtremeWeights) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 16, k = 2048, blocks = k / 256;
   const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
                              0xfbff, 0x0001, 0x3555, 0x8000};
@@ -757,7 +754,7 @@ TEST(MatmulKernel, Iq1ExtremeWeights) {
       }
     }
     ASSERT_GE(slot, 2048); // every index
-    expectKernelsEqualDot(format, w, n, k, wideRangeColumns(k, 43),
+    expectKernelsEqualDot(isa, format, w, n, k, wideRangeColumns(k, 43),
                           kWideRangeColumns);
   }
 }
@@ -767,7 +764,9 @@ TEST(MatmulKernel, Iq1ExtremeWeights) {
 // the largest scale, against columns of +127 and -127 quants: IQ1_M's dots
 // reach 16 * 9 * 127, which must fit int16 (one vpdpwssd meets the scale on
 // AVX-512), IQ1_S's 32 * 9 * 127, which does not.
-TEST(MatmulKernel, Iq1LargestSubBlockDots) {
+TEST_P(IntegerKernelOnIsa, Iq1LargestSubBlockDots) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 16, k = 512, blocks = k / 256;
   for (Format format : {Format::IQ1_S, Format::IQ1_M}) {
     SCOPED_TRACE(format_info(format).name);
@@ -803,7 +802,7 @@ TEST(MatmulKernel, Iq1LargestSubBlockDots) {
       x[i] = 1.0f;
       x[k + i] = -1.0f;
     }
-    expectKernelsEqualDot(format, w, n, k, x, m);
+    expectKernelsEqualDot(isa, format, w, n, k, x, m);
   }
 }
 
@@ -816,7 +815,9 @@ TEST(MatmulKernel, Iq1LargestSubBlockDots) {
 // vgf2p8affineqb's bit maps) and on a host with VBMI without it (VQ3_64's
 // books by masked lookups and its signs apart instead of the signed books'
 // vpermi2b).
-TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
+TEST_P(IntegerKernelOnIsa, PrivateFormatsEveryBitPattern) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 21, k = 64 * 12;
   const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
                              0xfbff, 0x0001, 0x3555, 0x8000};
@@ -830,15 +831,16 @@ TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
     for (size_t blk = 0; blk < w.size() / blockBytes; ++blk)
       std::memcpy(w.data() + blk * blockBytes, &halves[blk % 8], 2);
     const std::vector<float> x = wideRangeColumns(k, 47);
-    expectKernelsEqualDot(format, w, n, k, x, kWideRangeColumns,
+    expectKernelsEqualDot(isa, format, w, n, k, x, kWideRangeColumns,
                           /*cacheBlocks=*/true);
     for (target::Feature without :
          {target::Feature::GFNI, target::Feature::AVX512VBMI}) {
-      if (!host().has(without))
+      // Only the AVX-512 kernels use them.
+      if (isa != KernelIsa::Avx512Vnni || !host().has(without))
         continue;
       TargetInfo restricted = host();
       restricted.features.reset(static_cast<size_t>(without));
-      expectKernelsEqualDot(format, w, n, k, x, kWideRangeColumns,
+      expectKernelsEqualDot(isa, format, w, n, k, x, kWideRangeColumns,
                             /*cacheBlocks=*/true, restricted);
     }
   }
@@ -849,7 +851,9 @@ TEST(MatmulKernel, PrivateFormatsEveryBitPattern) {
 // subnormal d_x, whose products with the small scales are fp32 subnormals that
 // round) and large activations (products that overflow to inf, and sums of
 // infs of both signs, NaN).
-TEST(MatmulKernel, Mxfp4ExtremeWeights) {
+TEST_P(IntegerKernelOnIsa, Mxfp4ExtremeWeights) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 19, k = 32 * 16, blocks = k / 32;
   std::vector<uint8_t> w(n * blocks * 17);
   for (int64_t blk = 0; blk < n * blocks; ++blk) {
@@ -903,7 +907,7 @@ TEST(MatmulKernel, Mxfp4ExtremeWeights) {
   EXPECT_GT(differing, 0);
   EXPECT_GT(nonFinite, 0);
 
-  for (const JitKernel &kernel : hostKernels(Format::MXFP4, k, n)) {
+  for (const JitKernel &kernel : isaKernels(isa, Format::MXFP4, k, n)) {
     SCOPED_TRACE(kernel.spec.describe());
     std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
     std::vector<float> y(m * n);
@@ -922,7 +926,9 @@ TEST(MatmulKernel, Mxfp4ExtremeWeights) {
 // (random data almost never gets there: the scales' products are exact and
 // typical sums short). Q8_0's reference takes the first, Q4_0's the second,
 // and the kernels must follow each.
-TEST(MatmulKernel, FollowsTheReferenceRoundingOrder) {
+TEST_P(IntegerKernelOnIsa, FollowsTheReferenceRoundingOrder) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 16, k = 32;
   // Full 11-bit mantissas: d_w = 0x3bff (1 - 2^-11), d_x = fp16(amax / 127)
   // with amax chosen to make it 0x1ffc * 2^-22 (the same mantissa).
@@ -974,7 +980,7 @@ TEST(MatmulKernel, FollowsTheReferenceRoundingOrder) {
     }
     ASSERT_GT(differing, 0) << format_info(format).name;
 
-    for (const JitKernel &kernel : hostKernels(format, k, n)) {
+    for (const JitKernel &kernel : isaKernels(isa, format, k, n)) {
       SCOPED_TRACE(kernel.spec.describe());
       std::vector<uint8_t> packedW =
           *pack_weights(kernel.weightLayout, w, n, k);
@@ -992,7 +998,9 @@ TEST(MatmulKernel, FollowsTheReferenceRoundingOrder) {
 // activation scales 1): ties between two bf16 values go to the even one
 // either way, large values round, and an infinite weight scale yields
 // infinities and, times a zero dot, a NaN, which stays a quiet NaN.
-TEST(MatmulKernel, RoundsToBf16LikeTheReference) {
+TEST_P(IntegerKernelOnIsa, RoundsToBf16LikeTheReference) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 8, k = 32;
   // Row r's dot with x = (127, 1, 0, ...) is 127 * w0 + w1; the scale of
   // every row is 1, but row 6's is +inf and row 7's -inf with a zero dot.
@@ -1020,7 +1028,7 @@ TEST(MatmulKernel, RoundsToBf16LikeTheReference) {
                          1.0f,
                          std::numeric_limits<float>::infinity(),
                          std::numeric_limits<float>::quiet_NaN()};
-  for (const JitKernel &kernel : hostKernels(Format::Q8_0, k, n, true)) {
+  for (const JitKernel &kernel : isaKernels(isa, Format::Q8_0, k, n, true)) {
     SCOPED_TRACE(kernel.spec.describe());
     std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
     std::vector<float> y(n);

@@ -4,9 +4,10 @@
 // built with the emitter of an ISA for a target. Up to 16 entries they are one
 // vpshufb; up to 64, one vpermb on AVX-512 with VBMI, else one vpshufb per 16
 // entries and selects by index bits 4 and 5. The assembly shows which
-// instructions each target gets, and the functions run here, JIT-compiled, for
-// every x86 path this machine can run, against the plain table for every index
-// at every byte position.
+// instructions each target gets, and the functions run here, JIT-compiled, per
+// x86 ISA (skipped by name where this machine cannot run it), against the
+// plain table for every index at every byte position.
+#include "HostIsa.h"
 #include "TestTarget.h"
 #include "kf/Codegen/Emitters.h"
 #include "kf/Codegen/KernelCompiler.h"
@@ -159,36 +160,38 @@ TEST(TableLookup, X86InstructionsFor16And17Entries) {
   EXPECT_EQ(count(text, "vpermb", "%zmm"), 1u) << text;
 }
 
-// The lookups computed here for every index at every byte position: the
-// portable selects, AVX2 at its ISA level and on this machine's CPU, AVX-512
-// VNNI without VBMI (the x86-64-v4 level plus VNNI: vpshufb and masked moves)
-// and on this machine (vpermb when it has VBMI), each where this machine
-// runs it.
-TEST(TableLookup, X86LookupsMatchTheTable) {
-  const TargetInfo host = testTarget("host");
-  if (host.arch != target::Arch::X86_64)
-    GTEST_SKIP() << "runs x86 code";
-  TargetInfo v4Vnni = testTarget("x86-64-v4");
-  v4Vnni.name = "x86-64-v4+avx512vnni";
-  v4Vnni.features.set(static_cast<size_t>(target::Feature::AVX512VNNI));
-  const std::pair<KernelIsa, TargetInfo> paths[] = {
-      {KernelIsa::Scalar, testTarget("x86-64-v2")},
-      {KernelIsa::Avx2, testTarget("x86-64-v3")},
-      {KernelIsa::Avx2, host},
-      {KernelIsa::Avx512Vnni, v4Vnni},
-      {KernelIsa::Avx512Vnni, host}};
+// The lookups of each x86 ISA's emitter computed here for every index at
+// every byte position: the portable selects (x86-64-v2), AVX2 at its ISA
+// level and on this machine's CPU, AVX-512 VNNI without VBMI (the x86-64-v4
+// level plus VNNI: vpshufb and masked moves) and on this machine (vpermb
+// when it has VBMI).
+class TableLookupOnIsa : public testing::TestWithParam<KernelIsa> {};
+
+INSTANTIATE_TEST_SUITE_P(Isa, TableLookupOnIsa,
+                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
+                                         KernelIsa::Avx512Vnni),
+                         isaParamName);
+
+TEST_P(TableLookupOnIsa, LookupsMatchTheTable) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
+  std::vector<TargetInfo> targets = {isaTestTarget(isa)};
+  if (isa == KernelIsa::Avx512Vnni) {
+    // isaTestTarget is the host here; the level without VBMI too.
+    targets.push_back(testTarget("x86-64-v4"));
+    targets.back().name = "x86-64-v4+avx512vnni";
+    targets.back().features.set(
+        static_cast<size_t>(target::Feature::AVX512VNNI));
+  } else if (isa == KernelIsa::Avx2) {
+    targets.push_back(hostTarget());
+  }
   const size_t sizes[] = {1, 5, 16, 17, 31, 32, 33, 48, 49, 63, 64};
   const size_t beyond16 =
       llvm::count_if(sizes, [](size_t n) { return n > 16; });
 
-  int ran = 0;
-  for (const auto &[isa, target] : paths) {
+  for (const TargetInfo &target : targets) {
     SCOPED_TRACE(getIsaName(isa).str() + " on " + target.name +
                  (target.has(target::Feature::AVX512VBMI) ? " (vbmi)" : ""));
-    if (llvm::Error err = checkRunsOnHost(target)) {
-      llvm::consumeError(std::move(err));
-      continue;
-    }
     ASSERT_TRUE(canRunIsa(target, isa));
     std::vector<std::vector<int8_t>> tables;
     for (size_t entries : sizes)
@@ -198,7 +201,6 @@ TEST(TableLookup, X86LookupsMatchTheTable) {
         buildLookups(context, isa, target, tables);
     llvm::Expected<JitKernelModule> jit = jitKernelModule(*module, target);
     ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
-    ++ran;
     // The path is the one meant: vpermb for each table beyond 16 entries on
     // AVX-512 with VBMI, and never without.
     if (isa == KernelIsa::Avx512Vnni) {
@@ -225,7 +227,6 @@ TEST(TableLookup, X86LookupsMatchTheTable) {
       }
     }
   }
-  EXPECT_GT(ran, 0);
 }
 
 // out[r] = table[in[r] & 15] for the R lanes of one vector of `isa`.
@@ -260,14 +261,17 @@ buildFloatLookup(mlir::MLIRContext &context, KernelIsa isa,
   return module;
 }
 
-// The fp32 lookup by an i32 lane's low 4 bits (VQ3_64's sub-scales): one
-// vpermps on AVX-512 (LLVM may spell it vpermd), none elsewhere; run here,
-// where this machine has AVX-512, for every low-bit pattern under random
-// high bits.
-TEST(TableLookup, FloatLookupByLowFourBits) {
+std::array<float, 16> floatTable() {
   std::array<float, 16> table;
   for (int i = 0; i < 16; ++i)
     table[i] = 0.75f * static_cast<float>(i) - 5.0f;
+  return table;
+}
+
+// The fp32 lookup by an i32 lane's low 4 bits (VQ3_64's sub-scales): one
+// vpermps on AVX-512 (LLVM may spell it vpermd), none elsewhere.
+TEST(TableLookup, FloatLookupByLowFourBitsIsOneVpermps) {
+  const std::array<float, 16> table = floatTable();
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   EXPECT_FALSE(buildFloatLookup(context, KernelIsa::Avx2,
                                 testTarget("x86-64-v3"), table));
@@ -279,12 +283,23 @@ TEST(TableLookup, FloatLookupByLowFourBits) {
   std::string text = assemblyOf(*module, testTarget("znver5"));
   EXPECT_EQ(count(text, "vpermps", "%zmm") + count(text, "vpermd", "%zmm"), 1u)
       << text;
+}
 
-  const TargetInfo host = testTarget("host");
-  if (host.arch != target::Arch::X86_64 ||
-      !canRunIsa(host, KernelIsa::Avx512Vnni))
-    GTEST_SKIP() << "runs AVX-512 code";
-  module = buildFloatLookup(context, KernelIsa::Avx512Vnni, host, table);
+// The same lookup run here, for every low-bit pattern under random high
+// bits.
+class FloatTableLookupOnIsa : public testing::TestWithParam<KernelIsa> {};
+
+INSTANTIATE_TEST_SUITE_P(Isa, FloatTableLookupOnIsa,
+                         testing::Values(KernelIsa::Avx512Vnni), isaParamName);
+
+TEST_P(FloatTableLookupOnIsa, LookupByLowFourBitsMatchesTheTable) {
+  const KernelIsa isa = GetParam();
+  KF_SKIP_UNLESS_HOST_RUNS(isa);
+  const std::array<float, 16> table = floatTable();
+  const TargetInfo &host = hostTarget();
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      buildFloatLookup(context, isa, host, table);
   ASSERT_TRUE(module);
   llvm::Expected<JitKernelModule> jit = jitKernelModule(*module, host);
   ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());

@@ -12,9 +12,14 @@
 // reference does. The largest relative difference is printed as well; it is
 // 0.
 //
-// The simulated graph runs a second time after the kernel passes
-// (--kf-select-kernels, --kf-tile-columns, --kf-block-caches for znver5):
-// their decisions are attributes the interpreter must leave alone.
+// The simulated graph runs a second time carrying the kernel passes'
+// decisions (--kf-select-kernels, --kf-tile-columns, --kf-block-caches for
+// znver5) as attributes: what that case checks is that every matmul was
+// decided and that the interpreter, which runs the reference kernels whatever
+// the attributes say, leaves them alone. A wrong decision cannot fail it;
+// the decisions are certified where they take effect, in
+// CompiledGoldenTest.cpp, which lowers them to compiled kernels and runs
+// those against the reference.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -77,13 +82,14 @@ std::optional<uint32_t> streamLayer(mlir::Operation *op) {
 
 struct GoldenCase {
   bool simulate;
-  /// Run the kernel passes over the graph before interpreting it.
+  /// Run the kernel passes over the graph before interpreting it, so that it
+  /// carries their decisions as attributes (which the interpreter ignores).
   bool kernelDecisions;
 };
 
 void PrintTo(const GoldenCase &c, std::ostream *os) {
   *os << (c.simulate ? "simulated" : "exact")
-      << (c.kernelDecisions ? ", with kernel decisions" : "");
+      << (c.kernelDecisions ? ", carrying kernel decision attributes" : "");
 }
 
 /// Decides every matmul's kernel for znver5 and checks that the graph holds
@@ -186,14 +192,17 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
               simulate, worst, interpreterSeconds, referenceSeconds);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Tiny, Golden,
-    ::testing::Values(GoldenCase{false, false}, GoldenCase{true, false},
-                      GoldenCase{true, true}),
-    [](const ::testing::TestParamInfo<GoldenCase> &info) {
-      std::string name = info.param.simulate ? "Simulated" : "Exact";
-      return info.param.kernelDecisions ? name + "WithKernelDecisions" : name;
-    });
+INSTANTIATE_TEST_SUITE_P(Tiny, Golden,
+                         ::testing::Values(GoldenCase{false, false},
+                                           GoldenCase{true, false},
+                                           GoldenCase{true, true}),
+                         [](const ::testing::TestParamInfo<GoldenCase> &info) {
+                           std::string name =
+                               info.param.simulate ? "Simulated" : "Exact";
+                           return info.param.kernelDecisions
+                                      ? name + "WithDecisionAttributes"
+                                      : name;
+                         });
 
 } // namespace
 } // namespace kf::deepseek_v4::interpreter::test
