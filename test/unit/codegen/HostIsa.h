@@ -5,7 +5,7 @@
 // one form ("ISA avx512vnni not executed: this CPU lacks avx512vnni"). Nothing
 // that needs an ISA the host lacks passes silently, and scripts/isa-summary
 // reads the names and reasons back from ctest's results to say which ISA
-// paths ran (docs/testing.md).
+// paths ran (docs/architecture.md, "ISA paths").
 #ifndef KF_TEST_UNIT_CODEGEN_HOSTISA_H
 #define KF_TEST_UNIT_CODEGEN_HOSTISA_H
 
