@@ -1,9 +1,11 @@
 #include "bandwidth.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "thread_pool.h"
@@ -20,22 +22,54 @@ namespace {
 // that even one stream keeps several loads in flight.
 constexpr size_t kStep = 256;
 
+// __builtin_prefetch's locality for each hint: 3 is prefetcht0 (into L1),
+// 2 prefetcht1 (L2), 0 prefetchnta (non-temporal: past the caches where the
+// CPU can). -1: no software prefetch.
+enum Hint { kNone = -1, kNta = 0, kT1 = 2, kT0 = 3 };
+
+// How far ahead each hint reaches, per stream: the kernels' own distances
+// (1 KiB into L1, 4 KiB into L2; docs/codegen.md, "Weight prefetch").
+constexpr int distance(int hint) { return hint == kT1 ? 4096 : 1024; }
+
+constexpr std::string_view hint_name(int hint) {
+  switch (hint) {
+  case kT0:
+    return "t0";
+  case kT1:
+    return "t1";
+  case kNta:
+    return "nta";
+  default:
+    return "";
+  }
+}
+
+template <int H> inline void prefetch_step(const uint8_t *p) {
+  if constexpr (H != kNone)
+    for (size_t b = 0; b < kStep; b += 64)
+      __builtin_prefetch(p + distance(H) + b, 0, H);
+}
+
 using ReadFn = uint64_t (*)(const uint8_t *base, size_t stride, size_t len);
 
-// The reads of one thread: `streams` runs of `len` bytes each, `stride`
+// The reads of one thread: `Streams` runs of `len` bytes each, `stride`
 // bytes apart, read in lockstep. Returns a value that depends on every byte
-// so that the loads cannot be removed.
-template <int Streams>
+// so that the loads cannot be removed. A prefetch past the buffer's end
+// cannot fault.
+template <int Streams, int H>
 uint64_t read_portable(const uint8_t *base, size_t stride, size_t len) {
   uint64_t acc[Streams][4] = {};
   for (size_t o = 0; o < len; o += kStep)
-    for (int s = 0; s < Streams; ++s)
+    for (int s = 0; s < Streams; ++s) {
+      const uint8_t *p = base + s * stride + o;
+      prefetch_step<H>(p);
       for (size_t b = 0; b < kStep; b += 32)
         for (int l = 0; l < 4; ++l) {
           uint64_t v;
-          std::memcpy(&v, base + s * stride + o + b + 8 * l, 8);
+          std::memcpy(&v, p + b + 8 * l, 8);
           acc[s][l] += v;
         }
+    }
   uint64_t r = 0;
   for (auto &a : acc)
     for (uint64_t v : a)
@@ -44,7 +78,7 @@ uint64_t read_portable(const uint8_t *base, size_t stride, size_t len) {
 }
 
 #if defined(__x86_64__)
-template <int Streams>
+template <int Streams, int H>
 __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t *base,
                                                    size_t stride, size_t len) {
   __m256i acc[Streams][4];
@@ -54,6 +88,7 @@ __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t *base,
   for (size_t o = 0; o < len; o += kStep)
     for (int s = 0; s < Streams; ++s) {
       const uint8_t *p = base + s * stride + o;
+      prefetch_step<H>(p);
       for (int l = 0; l < 8; ++l)
         acc[s][l % 4] = _mm256_add_epi64(
             acc[s][l % 4],
@@ -68,7 +103,7 @@ __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t *base,
   return lanes[0] ^ lanes[1] ^ lanes[2] ^ lanes[3];
 }
 
-template <int Streams>
+template <int Streams, int H>
 __attribute__((target("avx512f"))) uint64_t
 read_avx512(const uint8_t *base, size_t stride, size_t len) {
   __m512i acc[Streams][4];
@@ -78,6 +113,7 @@ read_avx512(const uint8_t *base, size_t stride, size_t len) {
   for (size_t o = 0; o < len; o += kStep)
     for (int s = 0; s < Streams; ++s) {
       const uint8_t *p = base + s * stride + o;
+      prefetch_step<H>(p);
       for (int l = 0; l < 4; ++l)
         acc[s][l] = _mm512_add_epi64(acc[s][l], _mm512_loadu_si512(p + 64 * l));
     }
@@ -96,24 +132,46 @@ read_avx512(const uint8_t *base, size_t stride, size_t len) {
 }
 #endif
 
-struct Variant {
-  int streams;
-  ReadFn read;
+constexpr int kStreams[] = {1, 2, 4, 8};
+constexpr int kHints[] = {kNone, kT0, kT1, kNta};
+constexpr size_t kPatterns = std::size(kStreams) * std::size(kHints);
+
+// One entry per pattern, in read_patterns() order: stream counts outer.
+template <template <int, int> class Reader> struct Table {
+  template <size_t... I>
+  static constexpr std::array<ReadFn, kPatterns>
+  make(std::index_sequence<I...>) {
+    return {Reader<kStreams[I / std::size(kHints)],
+                   kHints[I % std::size(kHints)]>::fn...};
+  }
+  static constexpr std::array<ReadFn, kPatterns> fns =
+      make(std::make_index_sequence<kPatterns>());
 };
 
-std::string_view pick(std::vector<Variant> &variants) {
+template <int S, int H> struct Portable {
+  static constexpr ReadFn fn = read_portable<S, H>;
+};
+#if defined(__x86_64__)
+template <int S, int H> struct Avx2 {
+  static constexpr ReadFn fn = read_avx2<S, H>;
+};
+template <int S, int H> struct Avx512 {
+  static constexpr ReadFn fn = read_avx512<S, H>;
+};
+#endif
+
+std::string_view pick(std::span<const ReadFn> &fns) {
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx512f")) {
-    variants = {{1, read_avx512<1>}, {2, read_avx512<2>}, {4, read_avx512<4>}};
+    fns = Table<Avx512>::fns;
     return "avx512";
   }
   if (__builtin_cpu_supports("avx2")) {
-    variants = {{1, read_avx2<1>}, {2, read_avx2<2>}, {4, read_avx2<4>}};
+    fns = Table<Avx2>::fns;
     return "avx2";
   }
 #endif
-  variants = {
-      {1, read_portable<1>}, {2, read_portable<2>}, {4, read_portable<4>}};
+  fns = Table<Portable>::fns;
   return "portable";
 }
 
@@ -122,50 +180,99 @@ std::atomic<uint64_t> sink;
 
 } // namespace
 
+std::string ReadPattern::name() const {
+  std::string s = absl::StrCat(streams, streams > 1 ? " streams" : " stream");
+  if (!prefetch.empty())
+    absl::StrAppend(&s, " + prefetch", std::string(prefetch), " ",
+                    prefetch_bytes % 1024 == 0
+                        ? absl::StrCat(prefetch_bytes / 1024, " KiB")
+                        : absl::StrCat(prefetch_bytes, " B"));
+  return s;
+}
+
+std::span<const ReadPattern> read_patterns() {
+  static const std::array<ReadPattern, kPatterns> patterns = [] {
+    std::array<ReadPattern, kPatterns> p;
+    for (size_t i = 0; i < kPatterns; ++i) {
+      int hint = kHints[i % std::size(kHints)];
+      p[i] = {kStreams[i / std::size(kHints)], hint_name(hint),
+              hint == kNone ? 0 : distance(hint)};
+    }
+    return p;
+  }();
+  return patterns;
+}
+
 absl::StatusOr<Bandwidth>
 measure_read_bandwidth(ThreadPool &pool, std::span<const uint8_t> buffer,
                        int runs) {
   Bandwidth result;
-  std::vector<Variant> variants;
-  result.isa = pick(variants);
+  std::span<const ReadFn> fns;
+  result.isa = pick(fns);
   result.runs = runs;
+  std::span<const ReadPattern> patterns = read_patterns();
   const int threads = pool.size();
-  if (buffer.size() < uint64_t{4} * kStep * threads)
+  const int most_streams = kStreams[std::size(kStreams) - 1];
+  if (buffer.size() < uint64_t{most_streams} * kStep * threads)
     return absl::InvalidArgumentError(
         absl::StrCat("a bandwidth buffer of ", buffer.size(),
                      " bytes is too small for ", threads, " threads"));
   // Every thread reads `len` bytes from each of its streams.
   const size_t per_thread = buffer.size() / threads;
-  auto pass = [&](const Variant &v) {
-    const size_t len = per_thread / v.streams / kStep * kStep;
+  auto pass = [&](size_t p) {
+    const int streams = patterns[p].streams;
+    const size_t len = per_thread / streams / kStep * kStep;
     pool.run([&](int t) {
-      sink.fetch_xor(v.read(buffer.data() + t * per_thread, len, len),
+      sink.fetch_xor(fns[p](buffer.data() + t * per_thread, len, len),
                      std::memory_order_relaxed);
     });
-    return uint64_t{len} * v.streams * threads;
+    return uint64_t{len} * streams * threads;
   };
-  // The stream counts take turns, run after run, so that a spell of load
-  // from elsewhere slows them alike instead of sinking one of them.
+  // The patterns take turns, run after run, so that a spell of load from
+  // elsewhere slows them alike instead of sinking one of them.
   using Clock = std::chrono::steady_clock;
-  std::vector<std::vector<double>> seconds(variants.size());
-  std::vector<uint64_t> bytes(variants.size());
+  std::vector<std::vector<double>> seconds(patterns.size());
+  std::vector<uint64_t> bytes(patterns.size());
   for (int r = -1; r < runs; ++r)
-    for (size_t v = 0; v < variants.size(); ++v) {
+    for (size_t p = 0; p < patterns.size(); ++p) {
       Clock::time_point start = Clock::now();
-      bytes[v] = pass(variants[v]);
+      bytes[p] = pass(p);
       double s = std::chrono::duration<double>(Clock::now() - start).count();
       if (r >= 0) // the first round is untimed: it faults in code and TLBs
-        seconds[v].push_back(s);
+        seconds[p].push_back(s);
     }
-  for (size_t v = 0; v < variants.size(); ++v) {
-    double m = median(seconds[v]);
-    result.bytes = std::max(result.bytes, bytes[v]);
-    result.figures.push_back(
-        {variants[v].streams, m > 0 ? bytes[v] / m / 1e9 : 0});
+  for (size_t p = 0; p < patterns.size(); ++p) {
+    double m = median(seconds[p]);
+    result.bytes = std::max(result.bytes, bytes[p]);
+    result.figures.push_back({patterns[p], m > 0 ? bytes[p] / m / 1e9 : 0});
   }
-  for (const StreamFigure &f : result.figures)
-    result.gbps = std::max(result.gbps, f.gbps);
+  for (const PatternFigure &f : result.figures)
+    if (f.gbps > result.gbps) {
+      result.gbps = f.gbps;
+      result.best = f.pattern.name();
+    }
   return result;
+}
+
+double BandwidthSeries::median_gbps() const {
+  std::vector<double> v;
+  for (const Bandwidth &b : probes)
+    v.push_back(b.gbps);
+  return median(v);
+}
+
+double BandwidthSeries::min_gbps() const {
+  double m = 0;
+  for (const Bandwidth &b : probes)
+    m = m == 0 ? b.gbps : std::min(m, b.gbps);
+  return m;
+}
+
+double BandwidthSeries::max_gbps() const {
+  double m = 0;
+  for (const Bandwidth &b : probes)
+    m = std::max(m, b.gbps);
+  return m;
 }
 
 } // namespace kf::bench

@@ -1,9 +1,12 @@
 // The machine's DRAM read bandwidth, measured in the run that uses it: the
-// roofline every kernel's time is set against (DESIGN §6).
+// roofline every kernel's time is set against (DESIGN §6). It must be an
+// upper bound a kernel cannot beat, so it is the fastest of several ways of
+// reading memory, not one loop that a core may limit.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,14 +17,27 @@ namespace kf::bench {
 
 class ThreadPool;
 
-struct StreamFigure {
-  int streams; // independent sequential read streams per thread
+// One way of reading a thread's slice: `streams` interleaved sequential
+// streams, each line of which is software-prefetched `prefetch_bytes` ahead
+// with `prefetch` ("" for none, "t0", "t1" or "nta").
+struct ReadPattern {
+  int streams;
+  std::string_view prefetch;
+  int prefetch_bytes;
+
+  std::string name() const; // "4 streams", "2 streams + prefetcht0 1 KiB"
+};
+
+struct PatternFigure {
+  ReadPattern pattern;
   double gbps; // median over the runs
 };
 
+// One measurement: every pattern, the runs of each taking turns.
 struct Bandwidth {
-  double gbps = 0; // the best of `figures`: what the machine can deliver
-  std::vector<StreamFigure> figures;
+  double gbps = 0;  // the best pattern's: what the machine can deliver
+  std::string best; // its name
+  std::vector<PatternFigure> figures;
   std::string_view isa; // the loads used: "avx512", "avx2" or "portable"
   uint64_t bytes = 0;   // read per run
   int runs = 0;
@@ -29,16 +45,29 @@ struct Bandwidth {
   double other_cpus = 0;
 };
 
+// The read patterns measured: 1, 2, 4 and 8 streams, each without software
+// prefetch and with prefetcht0, prefetcht1 and prefetchnta ahead of it.
+std::span<const ReadPattern> read_patterns();
+
 // Reads `buffer` (which should be far larger than the last-level cache, and
 // written, so that its pages are real) on every thread of `pool`, each
-// thread its own contiguous slice split into 1, 2 and 4 interleaved
-// streams: one untimed round, then `runs` timed rounds of one pass per
-// stream count.
-// Several streams keep more hardware prefetchers busy, which some machines
-// need to reach their peak and others do not; the loads are the widest the
-// CPU has, as the kernels' are.
+// thread its own contiguous slice, in every read_patterns() way: one
+// untimed round, then `runs` timed rounds of one pass per pattern. The loads
+// are the widest the CPU has, as the kernels' are.
 absl::StatusOr<Bandwidth>
 measure_read_bandwidth(ThreadPool &pool, std::span<const uint8_t> buffer,
                        int runs);
+
+// The measurements of one thread count over a run (before the first round
+// and after each): the roofline is their median, and a kernel that reads
+// faster than the fastest of them has beaten the probe, not the machine.
+struct BandwidthSeries {
+  int threads = 0;
+  std::vector<Bandwidth> probes;
+
+  double median_gbps() const;
+  double min_gbps() const;
+  double max_gbps() const;
+};
 
 } // namespace kf::bench

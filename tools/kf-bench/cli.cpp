@@ -31,6 +31,9 @@ constexpr std::string_view kUsage =
     "                    matrix reused\n"
     "  --reps N          exactly N timed calls per case, or else\n"
     "  --min-time S      timed calls until S seconds, at least 3 (0.5)\n"
+    "  --rounds N        every case N times, rounds over all cases, the DRAM\n"
+    "                    probe again after each; figures are the medians of\n"
+    "                    the rounds (3)\n"
     "  --cold-mib MIB    the cold set and bandwidth buffer (4 x L3, at most\n"
     "                    2048 MiB)\n"
     "  --seed S          of the random weights and activations (1)\n"
@@ -50,8 +53,9 @@ constexpr std::string_view kUsage =
     "  --min-time S      seconds per run (0.05)\n";
 
 constexpr std::string_view kValueOptions[] = {
-    "--format",   "--m",        "--k",    "--n",          "--threads", "--reps",
-    "--min-time", "--cold-mib", "--seed", "--onednn-isa", "--kernels"};
+    "--format",  "--m",          "--k",        "--n",
+    "--threads", "--reps",       "--min-time", "--cold-mib",
+    "--seed",    "--onednn-isa", "--kernels",  "--rounds"};
 constexpr std::string_view kFlags[] = {"--cold", "--hot", "--json"};
 
 template <typename T>
@@ -176,6 +180,8 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
       problem = parse_number(name, value, n);
       o.reps.reps = n;
       reps = true;
+    } else if (name == "--rounds") {
+      problem = parse_number(name, value, o.rounds);
     } else if (name == "--min-time") {
       problem = parse_seconds(name, value, o.reps.min_seconds);
       min_time = true;

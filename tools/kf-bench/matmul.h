@@ -25,6 +25,11 @@ struct MatmulOptions {
   // that together exceed the caches, as MoE experts do. Hot: one matrix.
   bool cold = true;
   RepPolicy reps;
+  // Every case runs once per round, the rounds one after another over all
+  // cases, with the DRAM probe measured again after each; a case's figure is
+  // the median of its rounds. Fixed before the run, so that no figure is
+  // taken by adding rounds until it looks good.
+  int rounds = 3;
   bool json = false;
   // The cold set and the bandwidth buffer; default_cold_set() when unset.
   std::optional<uint64_t> set_bytes;
@@ -47,19 +52,30 @@ struct CaseResult {
   // The roofline's bytes: the weights in their file format (a kernel's
   // packed layout may hold more, e.g. IQ1's ternary codes), or oneDNN's.
   uint64_t floor_bytes = 0;
-  int64_t copies = 0; // weight matrices cycled through
-  Timing timing;
-  double dram_gbps = 0; // measured on `threads` threads
-  // CPUs other processes kept busy while the calls were timed (LoadMeter).
+  int64_t copies = 0;         // weight matrices cycled through
+  std::vector<Timing> rounds; // the timed calls of each round
+  // The DRAM probe on `threads` threads: the median of its measurements over
+  // the run (the roofline) and the fastest of them.
+  double dram_gbps = 0, dram_max_gbps = 0;
+  // CPUs other processes kept busy while the calls were timed (LoadMeter),
+  // the most in any round.
   double other_cpus = 0;
   // oneDNN's medians on the same M and threads; 0 in oneDNN's own rows.
   double onednn_int8_seconds = 0, onednn_f32_seconds = 0;
 
-  double seconds() const { return timing.median(); }
-  double gflops() const;        // 2·M·N·K / time
-  double weight_gbps() const;   // weight bytes / time
-  double floor_seconds() const; // floor bytes / DRAM bandwidth
+  // The median over the rounds of each round's median.
+  double seconds() const;
+  // How far the rounds' medians lie apart: (slowest - fastest) / seconds().
+  double spread() const;
+  double min_call_seconds() const; // the fastest call of any round
+  int64_t reps() const;            // timed calls per round
+  double gflops() const;           // 2·M·N·K / time
+  double weight_gbps() const;      // weight bytes / time
+  double floor_seconds() const;    // floor bytes / DRAM bandwidth
   double roofline_percent() const;
+  // Cold weights read faster than the fastest DRAM probe: the probe has
+  // failed to find what the machine can do, and the figure is no result.
+  bool beats_probe() const;
   // This case's throughput over oneDNN's (0 when not known).
   double vs_onednn_int8() const;
   double vs_onednn_f32() const;

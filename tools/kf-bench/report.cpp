@@ -62,28 +62,44 @@ void write_header(const RunInfo &info, std::ostream &out) {
   else
     out << "hot: one weight matrix, in cache after the first call; % of "
            "the DRAM roofline may exceed 100\n";
-  out << "times are medians of the timed calls; GFLOP/s counts 2·M·N·K; "
-         "wt GB/s the bytes a call reads (its packed layout), %roof the "
-         "format's roofline floor (its file bytes) over the time; load: CPUs "
-         "other processes kept busy meanwhile (figures taken under load are "
-         "not the kernel's)\n";
-  for (const auto &[threads, bw] : info.bandwidth) {
-    std::vector<std::string> figures;
-    for (const StreamFigure &f : bw.figures)
-      figures.push_back(absl::StrFormat("%d stream%s %.1f", f.streams,
-                                        f.streams > 1 ? "s" : "", f.gbps));
+  out << absl::StrFormat(
+      "%d round%s over all cases, the DRAM probe measured before the first "
+      "and after each; a time is the median of a case's rounds (each the "
+      "median of its timed calls), spread (slowest - fastest round) / "
+      "median; GFLOP/s counts 2·M·N·K; wt GB/s the bytes a call reads (its "
+      "packed layout), %%roof the format's roofline floor (its file bytes, "
+      "over the probes' median) over the time; load: CPUs other processes "
+      "kept busy meanwhile, the most in any round (figures taken under load "
+      "are not the kernel's)\n",
+      o.rounds, o.rounds > 1 ? "s" : "");
+  for (const BandwidthSeries &series : info.bandwidth) {
+    const Bandwidth &first = series.probes.front();
+    double load = 0;
+    for (const Bandwidth &b : series.probes)
+      load = std::max(load, b.other_cpus);
+    const double median = series.median_gbps();
     out << absl::StrFormat(
-        "DRAM read, %d thread%s: %.1f GB/s (best of medians of %d reads of "
-        "%d MiB with %s loads: %s GB/s; load %.2f)\n",
-        threads, threads > 1 ? "s" : "", bw.gbps, bw.runs, bw.bytes / kMiB,
-        bw.isa, absl::StrJoin(figures, ", "), bw.other_cpus);
+        "DRAM read, %d thread%s: %.1f GB/s, the median of %d probes "
+        "(%.1f-%.1f, spread %.1f %%; load %.2f); a probe is the fastest of %d "
+        "read patterns, each the median of %d reads of %d MiB with %s loads; "
+        "the first probe's fastest: %s\n",
+        series.threads, series.threads > 1 ? "s" : "", median,
+        series.probes.size(), series.min_gbps(), series.max_gbps(),
+        median > 0 ? 100 * (series.max_gbps() - series.min_gbps()) / median : 0,
+        load, first.figures.size(), first.runs, first.bytes / kMiB, first.isa,
+        first.best);
+    std::vector<std::string> figures;
+    for (const PatternFigure &f : first.figures)
+      figures.push_back(absl::StrFormat("%s %.1f", f.pattern.name(), f.gbps));
+    out << "  the first probe's patterns, GB/s: "
+        << absl::StrJoin(figures, ", ") << "\n";
   }
   for (const auto &[format, bytes] : info.weight_bytes) {
     std::vector<std::string> floors;
-    for (const auto &[threads, bw] : info.bandwidth)
-      floors.push_back(absl::StrFormat("%s on %d thread%s",
-                                       duration(bytes / (bw.gbps * 1e9)),
-                                       threads, threads > 1 ? "s" : ""));
+    for (const BandwidthSeries &bw : info.bandwidth)
+      floors.push_back(absl::StrFormat(
+          "%s on %d thread%s", duration(bytes / (bw.median_gbps() * 1e9)),
+          bw.threads, bw.threads > 1 ? "s" : ""));
     std::string copies =
         o.cold ? absl::StrCat(" (", copies_in(info.set.bytes, bytes),
                               " copies cycled)")
@@ -102,21 +118,43 @@ void write_header(const RunInfo &info, std::ostream &out) {
 
 void write_table_head(std::ostream &out) {
   out << absl::StrFormat(
-      "\n%-9s %-9s %5s %3s %9s %9s %8s %6s %7s %7s %6s %5s  %s\n", "format",
-      "kernel", "M", "thr", "time", "GFLOP/s", "wt GB/s", "%roof", "vs int8",
-      "vs f32", "reps", "load", "notes");
+      "\n%-9s %-9s %5s %3s %9s %6s %9s %8s %6s %7s %7s %6s %5s  %s\n", "format",
+      "kernel", "M", "thr", "time", "spread", "GFLOP/s", "wt GB/s", "%roof",
+      "vs int8", "vs f32", "reps", "load", "notes");
 }
 
 void write_row(const CaseResult &r, std::ostream &out) {
   out << absl::StrFormat(
-      "%-9s %-9s %5d %3d %9s %9.1f %8.1f %6.1f %7s %7s %6d %5.2f", r.format,
-      r.kernel, r.m, r.threads, duration(r.seconds()), r.gflops(),
-      r.weight_gbps(), r.roofline_percent(), ratio(r.vs_onednn_int8()),
-      ratio(r.vs_onednn_f32()), r.timing.seconds.size(), r.other_cpus);
+      "%-9s %-9s %5d %3d %9s %5.1f%% %9.1f %8.1f %6.1f %7s %7s %6d %5.2f",
+      r.format, r.kernel, r.m, r.threads, duration(r.seconds()),
+      100 * r.spread(), r.gflops(), r.weight_gbps(), r.roofline_percent(),
+      ratio(r.vs_onednn_int8()), ratio(r.vs_onednn_f32()), r.reps(),
+      r.other_cpus);
+  if (r.beats_probe())
+    out << "  PROBE FAILURE: faster than every DRAM probe";
   if (!r.implementation.empty())
     out << "  " << r.implementation << ", " << megabytes(r.weight_bytes)
         << " of weights";
   out << "\n";
+}
+
+void write_footer(const std::vector<CaseResult> &rows, std::ostream &out) {
+  std::vector<std::string> failures;
+  for (const CaseResult &r : rows)
+    if (r.beats_probe())
+      failures.push_back(absl::StrFormat(
+          "%s %s M = %d on %d thread%s (%.1f %%)", r.format, r.kernel, r.m,
+          r.threads, r.threads > 1 ? "s" : "", r.roofline_percent()));
+  if (failures.empty()) {
+    out << "\nno case read cold weights faster than the fastest DRAM probe\n";
+    return;
+  }
+  out << absl::StrFormat(
+      "\nPROBE FAILURE: %d case%s read cold weights faster than the fastest "
+      "DRAM probe, so the probe did not find what this machine can read and "
+      "their %%roof is no result: %s\n",
+      failures.size(), failures.size() > 1 ? "s" : "",
+      absl::StrJoin(failures, "; "));
 }
 
 void write_json(const CaseResult &r, const RunInfo &info, std::ostream &out) {
@@ -128,15 +166,19 @@ void write_json(const CaseResult &r, const RunInfo &info, std::ostream &out) {
       absl::StrCat("\"n\":", r.n),
       absl::StrCat("\"threads\":", r.threads),
       absl::StrCat("\"mode\":", json_string(r.cold ? "cold" : "hot")),
-      absl::StrCat("\"reps\":", r.timing.seconds.size()),
+      absl::StrCat("\"reps\":", r.reps()),
+      absl::StrCat("\"rounds\":", r.rounds.size()),
       absl::StrCat("\"time_s\":", number(r.seconds())),
-      absl::StrCat("\"time_min_s\":", number(r.timing.min())),
+      absl::StrFormat("\"time_spread\":%.6g", r.spread()),
+      absl::StrCat("\"time_min_s\":", number(r.min_call_seconds())),
       absl::StrCat("\"gflops\":", number(r.gflops())),
       absl::StrCat("\"weight_bytes\":", r.weight_bytes),
       absl::StrCat("\"floor_bytes\":", r.floor_bytes),
       absl::StrCat("\"weight_copies\":", r.copies),
       absl::StrCat("\"weight_gbps\":", number(r.weight_gbps())),
       absl::StrCat("\"dram_gbps\":", number(r.dram_gbps)),
+      absl::StrCat("\"dram_max_gbps\":", number(r.dram_max_gbps)),
+      absl::StrCat("\"probe_failure\":", r.beats_probe() ? "true" : "false"),
       absl::StrFormat("\"other_cpus\":%.3f", r.other_cpus),
       absl::StrCat("\"roofline_floor_s\":", number(r.floor_seconds())),
       absl::StrCat("\"roofline_pct\":", number(r.roofline_percent())),

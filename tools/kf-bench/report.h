@@ -19,7 +19,7 @@ struct RunInfo {
   const MatmulOptions *options = nullptr;
   uint64_t l3_bytes = 0;
   ColdSet set;
-  std::vector<std::pair<int, Bandwidth>> bandwidth; // per thread count
+  std::vector<BandwidthSeries> bandwidth; // per thread count, in its order
   std::string onednn_version;
   std::string onednn_isa; // what oneDNN's kernels use
   // Weight bytes of one matrix per format, for the roofline floors.
@@ -29,6 +29,9 @@ struct RunInfo {
 void write_header(const RunInfo &info, std::ostream &out);
 void write_table_head(std::ostream &out);
 void write_row(const CaseResult &result, std::ostream &out);
+// After the table: the rounds, and the cases whose cold weights read faster
+// than the DRAM probe (probe failures, not results).
+void write_footer(const std::vector<CaseResult> &rows, std::ostream &out);
 // One line holding one JSON object.
 void write_json(const CaseResult &result, const RunInfo &info,
                 std::ostream &out);

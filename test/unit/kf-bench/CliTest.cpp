@@ -39,12 +39,28 @@ TEST(KfBenchCli, Defaults) {
 
 TEST(KfBenchCli, EveryOption) {
   MatmulOptions o;
-  ASSERT_EQ(
-      parse({"--format=q8_0,q4_k", "--m", "1,3", "--k", "512", "--n=64",
-             "--threads", "2,1", "--hot", "--reps", "7", "--json", "--cold-mib",
-             "8", "--seed", "9", "--onednn-isa", "avx512_core_vnni"},
-            o),
-      std::nullopt);
+  ASSERT_EQ(parse({"--format=q8_0,q4_k",
+                   "--m",
+                   "1,3",
+                   "--k",
+                   "512",
+                   "--n=64",
+                   "--threads",
+                   "2,1",
+                   "--hot",
+                   "--reps",
+                   "7",
+                   "--json",
+                   "--cold-mib",
+                   "8",
+                   "--seed",
+                   "9",
+                   "--onednn-isa",
+                   "avx512_core_vnni",
+                   "--rounds",
+                   "5"},
+                  o),
+            std::nullopt);
   EXPECT_THAT(o.formats, ElementsAre(Format::Q8_0, Format::Q4_K));
   EXPECT_THAT(o.m, ElementsAre(1, 3));
   EXPECT_EQ(o.k, 512);
@@ -56,6 +72,7 @@ TEST(KfBenchCli, EveryOption) {
   EXPECT_EQ(o.set_bytes, uint64_t{8} << 20);
   EXPECT_EQ(o.seed, 9u);
   EXPECT_EQ(o.onednn_isa, "avx512_core_vnni");
+  EXPECT_EQ(o.rounds, 5);
 
   ASSERT_EQ(parse({"--format", "q8_0", "--kernels", "kf-avx2,reference"}, o),
             std::nullopt);
@@ -118,6 +135,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "--reps and --min-time exclude each other"},
         BadLine{{"--format", "q8_0", "--reps", "0"},
                 "--reps 0 is out of range"},
+        BadLine{{"--format", "q8_0", "--rounds", "0"},
+                "--rounds 0 is out of range: expected 1 to 1000"},
+        BadLine{{"--format", "q8_0", "--rounds", "three"},
+                "--rounds is 'three', expected a whole number"},
         BadLine{{"--format", "q8_0", "--min-time", "-1"},
                 "--min-time is out of range"},
         BadLine{{"--format", "q8_0", "--min-time", "soon"},

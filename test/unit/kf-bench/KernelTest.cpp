@@ -11,6 +11,7 @@
 #include "buffer.h"
 #include "check.h"
 #include "kf/runtime/quant.h"
+#include "matmul.h"
 #include "matmul_kernel.h"
 #include "thread_pool.h"
 #include "timing.h"
@@ -228,7 +229,7 @@ TEST(BufferCache, HandsTheSameMemoryOnWhileItFits) {
   EXPECT_EQ(c->data()[0], 0); // a new mapping
 }
 
-TEST(Bandwidth, EveryStreamCountMeasured) {
+TEST(Bandwidth, EveryReadPatternMeasured) {
   absl::StatusOr<Buffer> buffer = Buffer::allocate(uint64_t{4} << 20);
   ASSERT_TRUE(buffer.ok());
   std::fill(buffer->data(), buffer->data() + buffer->size(), 1);
@@ -236,18 +237,65 @@ TEST(Bandwidth, EveryStreamCountMeasured) {
   absl::StatusOr<Bandwidth> bw =
       measure_read_bandwidth(pool, buffer->span(), 3);
   ASSERT_TRUE(bw.ok()) << bw.status();
-  ASSERT_EQ(bw->figures.size(), 3u);
+  ASSERT_EQ(bw->figures.size(), read_patterns().size());
+  // Stream counts 1 to 8, each with no software prefetch and three kinds.
+  EXPECT_EQ(read_patterns().size(), 16u);
   double best = 0;
-  for (const StreamFigure &f : bw->figures) {
-    EXPECT_GT(f.gbps, 0);
-    best = std::max(best, f.gbps);
+  std::string best_name;
+  for (const PatternFigure &f : bw->figures) {
+    EXPECT_GT(f.gbps, 0) << f.pattern.name();
+    if (f.gbps > best) {
+      best = f.gbps;
+      best_name = f.pattern.name();
+    }
   }
   EXPECT_EQ(bw->gbps, best);
+  EXPECT_EQ(bw->best, best_name);
   EXPECT_EQ(bw->runs, 3);
   EXPECT_LE(bw->bytes, buffer->size());
 
   EXPECT_FALSE(
       measure_read_bandwidth(pool, buffer->span().first(1024), 3).ok());
+}
+
+TEST(Bandwidth, PatternNames) {
+  EXPECT_EQ((ReadPattern{1, "", 0}).name(), "1 stream");
+  EXPECT_EQ((ReadPattern{4, "t0", 1024}).name(),
+            "4 streams + prefetcht0 1 KiB");
+  EXPECT_EQ((ReadPattern{2, "nta", 96}).name(), "2 streams + prefetchnta 96 B");
+}
+
+// The roofline over a run is the median of its probes; a kernel is flagged
+// when it reads faster than the fastest of them.
+TEST(Bandwidth, SeriesAndProbeFailures) {
+  BandwidthSeries series;
+  series.threads = 2;
+  for (double g : {40.0, 44.0, 41.0, 39.0}) {
+    series.probes.emplace_back();
+    series.probes.back().gbps = g;
+  }
+  EXPECT_EQ(series.median_gbps(), 40.5);
+  EXPECT_EQ(series.min_gbps(), 39.0);
+  EXPECT_EQ(series.max_gbps(), 44.0);
+
+  CaseResult r;
+  r.cold = true;
+  r.floor_bytes = 43'000'000; // read in 1 ms: 43 GB/s
+  r.rounds.push_back(Timing{{1e-3, 1e-3}});
+  r.rounds.push_back(Timing{{1.2e-3}});
+  r.rounds.push_back(Timing{{0.9e-3}});
+  r.dram_gbps = series.median_gbps();
+  r.dram_max_gbps = series.max_gbps();
+  EXPECT_EQ(r.seconds(), 1e-3);
+  EXPECT_NEAR(r.spread(), 0.3, 1e-12);
+  EXPECT_EQ(r.reps(), 2);
+  EXPECT_EQ(r.min_call_seconds(), 0.9e-3);
+  EXPECT_GT(r.roofline_percent(), 100); // beyond the median probe
+  EXPECT_FALSE(r.beats_probe());        // but within the fastest
+  r.floor_bytes = 45'000'000;
+  EXPECT_TRUE(r.beats_probe());
+  r.cold = false; // hot weights come from the caches
+  EXPECT_FALSE(r.beats_probe());
 }
 
 } // namespace

@@ -150,13 +150,17 @@ constexpr const char *kFields[] = {"kernel",
                                    "threads",
                                    "mode",
                                    "reps",
+                                   "rounds",
                                    "time_s",
+                                   "time_spread",
                                    "time_min_s",
                                    "gflops",
                                    "weight_bytes",
                                    "weight_copies",
                                    "weight_gbps",
                                    "dram_gbps",
+                                   "dram_max_gbps",
+                                   "probe_failure",
                                    "other_cpus",
                                    "roofline_floor_s",
                                    "roofline_pct",
@@ -195,6 +199,9 @@ TEST(KfBenchOutput, JsonObjectPerCaseWithEveryField) {
     EXPECT_EQ(std::get<double>(o->at("k")), 256);
     EXPECT_EQ(std::get<double>(o->at("n")), 16);
     EXPECT_EQ(std::get<double>(o->at("reps")), 1);
+    EXPECT_EQ(std::get<double>(o->at("rounds")), 3);
+    EXPECT_GE(std::get<double>(o->at("dram_max_gbps")),
+              std::get<double>(o->at("dram_gbps")));
     EXPECT_EQ(std::get<std::string>(o->at("mode")), "cold");
     EXPECT_GT(std::get<double>(o->at("time_s")), 0);
     EXPECT_GT(std::get<double>(o->at("dram_gbps")), 0);
@@ -224,6 +231,10 @@ TEST(KfBenchOutput, TableWithHeaderAndARowPerCase) {
   testing::Result r = run_with(args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("hot: one weight matrix"));
+  EXPECT_THAT(r.out, HasSubstr("3 rounds over all cases"));
+  EXPECT_THAT(r.out, HasSubstr("the median of 4 probes"));
+  EXPECT_THAT(r.out, HasSubstr("8 streams + prefetchnta 1 KiB"));
+  EXPECT_THAT(r.out, HasSubstr("no case read cold weights faster"));
   EXPECT_THAT(r.out, HasSubstr("DRAM read, 1 thread: "));
   EXPECT_THAT(r.out, HasSubstr("DRAM read, 2 threads: "));
   EXPECT_THAT(r.out, HasSubstr("roofline floor, q8_0: 0.00 MB of weights"));
