@@ -52,6 +52,10 @@ std::string whyHostCannotRun(KernelIsa isa) {
   return "this CPU lacks " + llvm::join(lacks, ", ");
 }
 
+int64_t testRows(KernelIsa isa) {
+  return isa == KernelIsa::Scalar ? 4 : getIsaRows(isa);
+}
+
 std::string isaParamName(const ::testing::TestParamInfo<KernelIsa> &info) {
   return getIsaName(info.param).str();
 }

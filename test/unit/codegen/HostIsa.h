@@ -32,6 +32,10 @@ target::TargetInfo isaTestTarget(KernelIsa isa);
 /// that it is of another architecture; empty when it can.
 std::string whyHostCannotRun(KernelIsa isa);
 
+/// Rows per group of an ISA's kernels in tests: the ISA's vector, and 4 for
+/// the portable kernel (which takes any).
+int64_t testRows(KernelIsa isa);
+
 /// A test parameter's name: its ISA's (avx512vnni, neon_dotprod).
 std::string isaParamName(const ::testing::TestParamInfo<KernelIsa> &info);
 

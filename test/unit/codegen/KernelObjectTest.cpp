@@ -1,6 +1,7 @@
 // Ahead-of-time compilation: object files for named targets of both
 // architectures hold the kernels' symbols for the right machine, and the
 // instructions each ISA is meant to use are the ones LLVM emitted.
+#include "HostIsa.h"
 #include "TestTarget.h"
 #include "kf/Codegen/KernelCompiler.h"
 
@@ -284,15 +285,13 @@ INSTANTIATE_TEST_SUITE_P(Inspect, KernelObjectOfIsa,
                                          KernelIsa::Avx512Bf16,
                                          KernelIsa::NeonDotprod,
                                          KernelIsa::Neon, KernelIsa::NeonBf16),
-                         [](const testing::TestParamInfo<KernelIsa> &info) {
-                           return getIsaName(info.param).str();
-                         });
+                         isaParamName);
 
 TEST_P(KernelObjectOfIsa, UsesItsInstructions) {
   const IsaInstructions &want = instructionsOf(GetParam());
   const target::TargetInfo target = testTarget(want.target);
   ASSERT_TRUE(canRunIsa(target, want.isa)) << want.target.str();
-  const int64_t rows = want.isa == KernelIsa::Scalar ? 4 : getIsaRows(want.isa);
+  const int64_t rows = testRows(want.isa);
   MatmulKernelSpec spec{want.format, want.isa, rows, 256, 64, 8};
   llvm::Expected<std::string> text = emitAssembly(spec, target);
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());

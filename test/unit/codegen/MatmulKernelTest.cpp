@@ -48,12 +48,6 @@ using target::TargetInfo;
 
 const TargetInfo &host() { return hostTarget(); }
 
-// Rows per group of an ISA's kernels in these tests: the ISA's vector, and 4
-// for the portable kernel (which takes any).
-int64_t testRows(KernelIsa isa) {
-  return isa == KernelIsa::Scalar ? 4 : getIsaRows(isa);
-}
-
 // The x86 kernels, each test instantiated per ISA it applies to (HostIsa.h):
 // every ISA, the int8 family's, and the float family's.
 class MatmulKernelOnIsa : public testing::TestWithParam<KernelIsa> {};

@@ -57,7 +57,7 @@ TEST_P(SharedLibraryOnIsa, HostKernelsLoadAndEqualTheReference) {
   const KernelIsa isa = GetParam();
   KF_SKIP_UNLESS_HOST_RUNS(isa);
   const target::TargetInfo &host = hostTarget();
-  const int64_t rows = isa == KernelIsa::Scalar ? 4 : getIsaRows(isa);
+  const int64_t rows = testRows(isa);
   std::vector<MatmulKernelSpec> specs;
   for (Format format : {Format::Q8_0, Format::Q4_0, Format::MXFP4})
     specs.push_back({format, isa, rows, 96, 37, 8});
