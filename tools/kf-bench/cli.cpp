@@ -39,6 +39,9 @@ constexpr std::string_view kUsage =
     "  --seed S          of the random weights and activations (1)\n"
     "  --onednn-isa ISA  limits oneDNN to an instruction set, e.g.\n"
     "                    avx512_core_vnni where it would use AMX\n"
+    "  --onednn-also ISA oneDNN timed again, limited to ISA, beside its best\n"
+    "                    (in a child process); none: not (avx512_core_vnni\n"
+    "                    where the CPU has AMX, else none)\n"
     "  --kernels LIST    only these kernels, e.g. kf-avx512vnni,kf-avx2\n"
     "                    (all: reference and the compiled ones)\n"
     "  --json            one JSON object per case and line, no table\n"
@@ -53,9 +56,9 @@ constexpr std::string_view kUsage =
     "  --min-time S      seconds per run (0.05)\n";
 
 constexpr std::string_view kValueOptions[] = {
-    "--format",  "--m",          "--k",        "--n",
-    "--threads", "--reps",       "--min-time", "--cold-mib",
-    "--seed",    "--onednn-isa", "--kernels",  "--rounds"};
+    "--format",  "--m",        "--k",          "--n",    "--threads",
+    "--reps",    "--min-time", "--cold-mib",   "--seed", "--onednn-isa",
+    "--kernels", "--rounds",   "--onednn-also"};
 constexpr std::string_view kFlags[] = {"--cold", "--hot", "--json"};
 
 template <typename T>
@@ -185,15 +188,17 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
     } else if (name == "--min-time") {
       problem = parse_seconds(name, value, o.reps.min_seconds);
       min_time = true;
-    } else if (name == "--onednn-isa") {
+    } else if (name == "--onednn-isa" || name == "--onednn-also") {
       auto names = onednn_isa_names();
-      if (std::find(names.begin(), names.end(), value) == names.end())
+      bool none = name == "--onednn-also" && value == "none";
+      if (!none && std::find(names.begin(), names.end(), value) == names.end())
         problem = absl::StrCat(
             "unknown oneDNN ISA '", value, "': expected ",
+            name == "--onednn-also" ? "none, " : "",
             absl::StrJoin(
                 names, ", ",
                 [](std::string *out, std::string_view n) { out->append(n); }));
-      o.onednn_isa = value;
+      (name == "--onednn-isa" ? o.onednn_isa : o.onednn_also) = value;
     } else if (name == "--kernels") {
       o.kernels.clear();
       for (absl::string_view item :

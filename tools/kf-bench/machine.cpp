@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <fstream>
 #include <string>
 #include <sys/resource.h>
@@ -32,6 +35,16 @@ std::string binary_size(uint64_t bytes) {
 }
 
 } // namespace
+
+bool cpu_has_amx() {
+#if defined(__x86_64__)
+  // Leaf 7, sub-leaf 0: EDX bit 25 is AMX-INT8.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 25 & 1);
+#else
+  return false;
+#endif
+}
 
 uint64_t l3_cache_bytes() {
   // sysfs lists cpu0's caches as index0, index1, ...; sizes read "491520K".
@@ -102,7 +115,11 @@ double LoadMeter::stop() const {
   if (!start_.valid || !end.valid || end.wall <= start_.wall)
     return 0;
   double other = (end.busy - start_.busy) - (end.own - start_.own);
-  return std::max(0.0, other / (end.wall - start_.wall));
+  // /proc/stat counts in clock ticks (10 ms), so over a short interval one
+  // tick reads as many CPUs: no more can be busy than there are.
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return std::clamp(other / (end.wall - start_.wall), 0.0,
+                    cpus > 0 ? double(cpus) : 1.0);
 }
 
 ColdSet default_cold_set(uint64_t l3_bytes) {

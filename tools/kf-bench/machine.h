@@ -11,6 +11,10 @@ namespace kf::bench {
 // neither knows.
 uint64_t l3_cache_bytes();
 
+// Whether the CPU has AMX's int8 tiles (CPUID), which oneDNN prefers to
+// AVX-512 VNNI where it may use them.
+bool cpu_has_amx();
+
 // Physical memory; 0 when unknown.
 uint64_t physical_memory_bytes();
 

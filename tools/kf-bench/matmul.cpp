@@ -16,7 +16,9 @@
 #include "absl/strings/str_format.h"
 #include "bandwidth.h"
 #include "buffer.h"
+#include "case_text.h"
 #include "check.h"
+#include "child_process.h"
 #include "kf/runtime/quant.h"
 #include "kf/runtime/status_macros.h"
 #include "machine.h"
@@ -202,6 +204,38 @@ absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
   }
   settle();
   return absl::OkStatus();
+}
+
+// oneDNN's cases in every round, limited to `isa`, timed in a child
+// process: oneDNN takes its ISA limit once per process, and this one's
+// oneDNN runs at its best. Returns the cases, as kernel onednn@ISA, and the
+// ISA the child found in effect.
+absl::StatusOr<std::pair<std::vector<CaseResult>, std::string>>
+run_onednn_limited(const MatmulOptions &o, const RunInfo &info,
+                   const std::string &isa) {
+  if (onednn_touched())
+    return absl::FailedPreconditionError(
+        "--onednn-also needs a process that has not run oneDNN yet");
+  KF_ASSIGN_OR_RETURN(
+      std::string text, run_in_child([&]() -> absl::StatusOr<std::string> {
+        KF_RETURN_IF_ERROR(set_onednn_max_isa(isa));
+        BufferCache cache;
+        std::vector<CaseResult> rows;
+        for (int round = 0; round < o.rounds; ++round) {
+          Cases cases(round);
+          KF_RETURN_IF_ERROR(run_onednn(o, info, cache, cases, rows));
+        }
+        return absl::StrCat(onednn_effective_isa(), "\n", encode_cases(rows));
+      }));
+  size_t eol = text.find('\n');
+  if (eol == std::string::npos)
+    return absl::DataLossError("the oneDNN child process's answer is cut");
+  std::string effective = text.substr(0, eol);
+  KF_ASSIGN_OR_RETURN(std::vector<CaseResult> rows,
+                      decode_cases(std::string_view(text).substr(eol + 1)));
+  for (CaseResult &r : rows)
+    r.kernel = absl::StrCat("onednn@", effective);
+  return std::pair{std::move(rows), effective};
 }
 
 // What a format's cases read, made once before the rounds: the weights in
@@ -474,9 +508,6 @@ absl::Status run_matmul(const MatmulOptions &o,
             ? "--cold-mib; under 4 x L3, calls may find weights in cache"
             : "--cold-mib"};
   info.onednn_version = onednn_version();
-  if (o.onednn_isa)
-    KF_RETURN_IF_ERROR(set_onednn_max_isa(*o.onednn_isa));
-  info.onednn_isa = onednn_effective_isa();
 
   // The largest buffers, against the machine: a shape or set that cannot fit
   // is a one-line error, not an allocation failure halfway through.
@@ -495,6 +526,25 @@ absl::Status run_matmul(const MatmulOptions &o,
   for (Format f : o.formats)
     info.weight_bytes.emplace_back(std::string(format_info(f).name),
                                    *row_bytes(f, o.k) * o.n);
+
+  // oneDNN's second ISA first: its child process must be forked before this
+  // one sets oneDNN's limit or starts a thread.
+  std::vector<CaseResult> also_rows;
+  std::optional<std::string> also = o.onednn_also;
+  if (!also && cpu_has_amx()) {
+    also = "avx512_core_vnni";
+    info.onednn_also_why = "where the best is AMX, by default";
+  } else if (also) {
+    info.onednn_also_why = "--onednn-also";
+  }
+  if (also && *also != "none") {
+    KF_ASSIGN_OR_RETURN(auto limited, run_onednn_limited(o, info, *also));
+    also_rows = std::move(limited.first);
+    info.onednn_also_isa = std::move(limited.second);
+  }
+  if (o.onednn_isa)
+    KF_RETURN_IF_ERROR(set_onednn_max_isa(*o.onednn_isa));
+  info.onednn_isa = onednn_effective_isa();
 
   BufferCache cache;
   // The DRAM probe on every thread count, in the cold set's buffer (written,
@@ -541,6 +591,10 @@ absl::Status run_matmul(const MatmulOptions &o,
         KF_RETURN_IF_ERROR(run_kernel(o, info, p, k, cache, cases, rows));
     KF_RETURN_IF_ERROR(probe());
   }
+  // The limited oneDNN's rows after the best one's.
+  auto after_onednn = std::find_if(
+      rows.begin(), rows.end(), [](auto &r) { return r.kernel != "onednn"; });
+  rows.insert(after_onednn, also_rows.begin(), also_rows.end());
 
   // The roofline of each thread count, and oneDNN's medians for the ratios.
   std::map<std::tuple<std::string, int, int64_t>, double> onednn;
@@ -561,15 +615,16 @@ absl::Status run_matmul(const MatmulOptions &o,
           {std::string(onednn_type_name(OneDnnType::F32)), r.threads, r.m});
     }
 
+  const int kernel_width = kernel_column_width(rows);
   if (!o.json) {
     write_header(info, out);
-    write_table_head(out);
+    write_table_head(kernel_width, out);
   }
   for (const CaseResult &r : rows) {
     if (o.json)
       write_json(r, info, out);
     else
-      write_row(r, out);
+      write_row(r, kernel_width, out);
   }
   if (!o.json)
     write_footer(rows, out);

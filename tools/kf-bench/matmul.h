@@ -36,13 +36,20 @@ struct MatmulOptions {
   uint64_t seed = 1;
   // Limits oneDNN's instruction set (onednn_isa_names()).
   std::optional<std::string> onednn_isa;
+  // oneDNN timed again, limited to this instruction set, in a child process
+  // (oneDNN takes one limit per process): its figure beside the best one.
+  // Unset: avx512_core_vnni where the CPU has AMX, none elsewhere; "none":
+  // never.
+  std::optional<std::string> onednn_also;
   // Only the kernels of these names (MatmulKernel::name); empty: all.
   std::vector<std::string> kernels;
 };
 
 // One timed case: a kernel (or oneDNN) on one format, M and thread count.
 struct CaseResult {
-  std::string kernel;         // a MatmulKernel's name, or "onednn"
+  // A MatmulKernel's name, "onednn", or "onednn@ISA" for oneDNN limited to
+  // ISA (MatmulOptions::onednn_also).
+  std::string kernel;
   std::string format;         // a kf format, or oneDNN's "u8s8s32" / "f32"
   std::string implementation; // what oneDNN chose; empty for kernels
   int64_t m = 0, k = 0, n = 0;

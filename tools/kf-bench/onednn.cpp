@@ -1,6 +1,7 @@
 #include "onednn.h"
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -63,7 +64,14 @@ std::string onednn_version() {
   return absl::StrCat(v->major, ".", v->minor, ".", v->patch);
 }
 
+namespace {
+std::atomic<bool> touched{false};
+} // namespace
+
+bool onednn_touched() { return touched; }
+
 absl::Status set_onednn_threads(int threads) {
+  touched = true;
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
   // oneDNN runs its parallel regions on the OpenMP runtime it was built with
   // (Debian's: libgomp). Its omp_set_num_threads is looked up rather than
@@ -115,6 +123,7 @@ constexpr auto kIsaNames = [] {
 std::span<const std::string_view> onednn_isa_names() { return kIsaNames; }
 
 absl::Status set_onednn_max_isa(std::string_view name) {
+  touched = true;
   for (const IsaName &i : kIsas)
     if (i.name == name) {
       try {
@@ -130,6 +139,7 @@ absl::Status set_onednn_max_isa(std::string_view name) {
 }
 
 std::string onednn_effective_isa() {
+  touched = true;
   try {
     dnnl::cpu_isa effective = dnnl::get_effective_cpu_isa();
     for (const IsaName &i : kIsas)
@@ -148,6 +158,7 @@ OneDnnMatmul::~OneDnnMatmul() = default;
 absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
     OneDnnType type, int64_t m, int64_t k, int64_t n, uint64_t set_bytes,
     uint64_t seed, std::unique_ptr<OneDnnMatmul> previous, BufferCache *cache) {
+  touched = true;
   auto impl = std::make_unique<Impl>();
   Impl &d = *impl;
   d.m = m;

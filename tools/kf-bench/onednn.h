@@ -39,6 +39,11 @@ std::span<const std::string_view> onednn_isa_names();
 // primitive of the process.
 absl::Status set_onednn_max_isa(std::string_view isa);
 
+// Whether this process has called oneDNN (beyond onednn_version): oneDNN
+// keeps the ISA it has seen in effect, and a child forked afterwards would
+// inherit it (and perhaps a lock of an OpenMP thread).
+bool onednn_touched();
+
 // The instruction set oneDNN's kernels use, e.g. "avx512_core_amx".
 std::string onednn_effective_isa();
 

@@ -58,7 +58,9 @@ TEST(KfBenchCli, EveryOption) {
                    "--onednn-isa",
                    "avx512_core_vnni",
                    "--rounds",
-                   "5"},
+                   "5",
+                   "--onednn-also",
+                   "none"},
                   o),
             std::nullopt);
   EXPECT_THAT(o.formats, ElementsAre(Format::Q8_0, Format::Q4_K));
@@ -73,6 +75,7 @@ TEST(KfBenchCli, EveryOption) {
   EXPECT_EQ(o.seed, 9u);
   EXPECT_EQ(o.onednn_isa, "avx512_core_vnni");
   EXPECT_EQ(o.rounds, 5);
+  EXPECT_EQ(o.onednn_also, "none");
 
   ASSERT_EQ(parse({"--format", "q8_0", "--kernels", "kf-avx2,reference"}, o),
             std::nullopt);
@@ -149,6 +152,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "unknown oneDNN ISA 'amx': expected all, sse41, avx, avx2, "
                 "avx2_vnni, avx512_core, avx512_core_vnni, avx512_core_bf16, "
                 "avx512_core_amx"},
+        BadLine{{"--format", "q8_0", "--onednn-also", "vnni"},
+                "unknown oneDNN ISA 'vnni': expected none, all, sse41, "},
         BadLine{{"--format", "q8_0", "--kernels", ","}, "--kernels is empty"},
         BadLine{{"--format", "q8_0", "--kernels", "kf-sse9"},
                 "unknown kernel 'kf-sse9': expected reference"},

@@ -174,9 +174,10 @@ constexpr const char *kFields[] = {"kernel",
                                    "onednn_isa"};
 
 const std::vector<std::string> kTiny = {
-    "matmul", "--format",  "q8_0,q4_k", "--m",        "1,3",
-    "--k",    "256",       "--n",       "16",         "--reps",
-    "1",      "--threads", "1,2",       "--cold-mib", "1"};
+    "matmul", "--format", "q8_0,q4_k", "--m", "1,3", "--k", "256", "--n", "16",
+    "--reps", "1", "--threads", "1,2", "--cold-mib", "1",
+    // Not oneDNN again where the CPU has AMX: the same rows on every CPU.
+    "--onednn-also", "none"};
 
 TEST(KfBenchOutput, JsonObjectPerCaseWithEveryField) {
   std::vector<std::string> args = kTiny;
@@ -248,6 +249,53 @@ TEST(KfBenchOutput, TableWithHeaderAndARowPerCase) {
   }
   EXPECT_EQ(reference, 8);
   EXPECT_EQ(onednn, 8);
+}
+
+TEST(KfBenchOutput, OneDnnLimitedInAChildBesideTheBest) {
+  std::vector<std::string> args = kTiny;
+  args.back() = "avx2";
+  args.push_back("--json");
+  testing::Result r = run_with(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> kernels;
+  for (const std::string &line : lines(r.out)) {
+    std::optional<Object> o = Parser(line).object();
+    ASSERT_TRUE(o) << line;
+    kernels.push_back(std::get<std::string>(o->at("kernel")));
+    if (kernels.back() != "onednn@avx2")
+      continue;
+    // Timed in the child, limited there and nowhere else; its ratios are
+    // to the best oneDNN's.
+    EXPECT_EQ(std::get<std::string>(o->at("onednn_isa")), "avx2");
+    EXPECT_EQ(std::get<double>(o->at("rounds")), 3);
+    EXPECT_GT(std::get<double>(o->at("time_s")), 0);
+    EXPECT_GT(std::get<double>(o->at("vs_onednn_int8")), 0);
+    EXPECT_TRUE(o->contains("implementation"));
+  }
+  // After the best oneDNN's 8 rows, before the reference's 8.
+  ASSERT_EQ(kernels.size(), 24u) << r.out;
+  for (size_t i = 0; i < kernels.size(); ++i)
+    EXPECT_EQ(kernels[i], i < 8    ? "onednn"
+                          : i < 16 ? "onednn@avx2"
+                                   : "reference")
+        << i;
+}
+
+// The table names the limited oneDNN, its column as wide as its name. Its own
+// test, as a process runs the child only before its first oneDNN call.
+TEST(KfBenchOutput, TableNamesTheLimitedOneDnn) {
+  std::vector<std::string> args = kTiny;
+  args.back() = "avx2";
+  testing::Result r = run_with(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("oneDNN limited to avx2 (--onednn-also)"));
+  EXPECT_THAT(r.out, HasSubstr("\nu8s8s32   onednn@avx2     1   1 "));
+
+  // In a process that has run oneDNN, a child would inherit its limit.
+  r = run_with(args);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "kf-bench: --onednn-also needs a process that has not run "
+                   "oneDNN yet\n");
 }
 
 } // namespace
