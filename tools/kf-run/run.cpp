@@ -28,15 +28,19 @@ constexpr std::string_view kUsage =
     "token\n"
     "  --decode N             then decodes N tokens one at a time, each the\n"
     "                         argmax of the previous logits, and prints them\n"
-    "  --dump-logits OUT.npy  the last logits computed (of the prompt's last\n"
-    "                         token, or of the last decoded one), float32 "
-    "[vocab]\n"
+    "  --dump-logits OUT.npy  the logits of every position computed, float32\n"
+    "                         [positions, vocab]: each prompt token's, then\n"
+    "                         each decoded token's\n"
     "  --dump-hidden DIR      DIR/layer_L.npy: the stream state after layer "
     "L,\n"
     "                         float32 [tokens, streams, embedding], of the "
     "prompt\n"
     "  --no-sim               without the reference's quantization "
-    "simulations\n";
+    "simulations\n"
+    "  --precision model|f32  model: the model's arithmetic, bf16 where it\n"
+    "                         holds bf16 (the default); f32: every activation\n"
+    "                         in f32, no simulation, as independent f32\n"
+    "                         implementations compute\n";
 
 struct Arguments {
   std::map<std::string, std::string, std::less<>> options;
@@ -44,7 +48,8 @@ struct Arguments {
 };
 
 constexpr std::string_view kValueOptions[] = {
-    "--engine", "-m", "--tokens", "--decode", "--dump-logits", "--dump-hidden"};
+    "--engine",      "-m",         "--tokens", "--decode", "--dump-logits",
+    "--dump-hidden", "--precision"};
 constexpr std::string_view kRequired[] = {"--engine", "-m", "--tokens"};
 
 // Fills `parsed`; returns the one-line message of a usage error, if any.
@@ -69,6 +74,10 @@ std::optional<std::string> parse(std::span<const std::string> args,
   if (parsed.options["--engine"] != "reference")
     return absl::StrCat("unknown engine '", parsed.options["--engine"],
                         "'; expected reference");
+  if (auto p = parsed.options.find("--precision");
+      p != parsed.options.end() && p->second != "model" && p->second != "f32")
+    return absl::StrCat("unknown precision '", p->second,
+                        "'; expected model or f32");
   return std::nullopt;
 }
 
@@ -124,35 +133,45 @@ absl::Status run_reference(const Arguments &args, std::ostream &out) {
     return absl::InvalidArgumentError(
         absl::StrCat("--decode: '", decode->second,
                      "' is not a token count (a non-negative integer)"));
-  if (!args.no_sim)
+  auto dump_hidden = args.options.find("--dump-hidden");
+  auto dump_logits = args.options.find("--dump-logits");
+  auto precision = args.options.find("--precision");
+  const dsv4::reference::Options options{
+      .precision = precision != args.options.end() && precision->second == "f32"
+                       ? dsv4::reference::Precision::F32
+                       : dsv4::reference::Precision::Model,
+      .simulate_quantization = !args.no_sim,
+      .keep_layer_streams = dump_hidden != args.options.end(),
+      .keep_position_logits = dump_logits != args.options.end()};
+  if (options.simulates())
     KF_RETURN_IF_ERROR(check_simulation_widths(config, path));
   KF_ASSIGN_OR_RETURN(dsv4::reference::Weights weights,
                       dsv4::reference::Weights::from_gguf(config, file));
-  auto dump_hidden = args.options.find("--dump-hidden");
-  bool keep_streams = dump_hidden != args.options.end();
-  dsv4::reference::Model model(weights, {.simulate_quantization = !args.no_sim,
-                                         .keep_layer_streams = keep_streams});
+  dsv4::reference::Model model(weights, options);
   dsv4::reference::ForwardResult result = model.prefill(tokens);
 
   int32_t next = argmax(result.logits);
   out << "prefill of " << tokens.size() << " tokens: next token " << next
       << " (logit " << result.logits[next] << ")\n";
-  std::vector<float> logits = std::move(result.logits);
+  // Every position's logits, the prompt's and then each decoded token's.
+  std::vector<float> logits = std::move(result.position_logits);
   if (decode_steps > 0) {
     out << "decoded:";
     for (uint32_t step = 0; step < decode_steps; ++step) {
       out << " " << next;
-      logits = model.decode(next).logits;
-      next = argmax(logits);
+      std::vector<float> step_logits = model.decode(next).logits;
+      next = argmax(step_logits);
+      if (options.keep_position_logits)
+        logits.insert(logits.end(), step_logits.begin(), step_logits.end());
     }
     out << "\n";
   }
-  if (auto dump_logits = args.options.find("--dump-logits");
-      dump_logits != args.options.end()) {
-    int64_t shape[] = {config.n_vocab};
+  if (options.keep_position_logits) {
+    int64_t shape[] = {static_cast<int64_t>(tokens.size() + decode_steps),
+                       config.n_vocab};
     KF_RETURN_IF_ERROR(write_npy_float32(dump_logits->second, shape, logits));
   }
-  if (keep_streams) {
+  if (options.keep_layer_streams) {
     std::error_code error;
     std::filesystem::create_directories(dump_hidden->second, error);
     if (error)

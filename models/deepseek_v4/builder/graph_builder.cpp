@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kf/Dialect/KfDialect.h"
+#include "kf/deepseek_v4/linear_roles.h"
 #include "kf/runtime/absl_compat.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -105,10 +106,23 @@ private:
         b_, loc, f32({input.getDimSize(0), type.getRows()}), x, w,
         kfd::PrecisionAttr::get(&context_, precision));
   }
-  // Lin(x) of spec §2: a quantized linear with its activation simulation.
-  Value lin(Value x, std::string_view tensor, Location loc) {
-    return linear(fp8_activation(x, loc), layer_weight(tensor, loc),
-                  kfd::Precision::bf16, loc);
+  // The result precision of a linear of `role`: the arithmetic its role has
+  // in the official checkpoint (linear_roles.h), whatever the file stores.
+  static kfd::Precision precision(LinearRole role) {
+    return linear_role(role).arithmetic == LinearArithmetic::Fp32
+               ? kfd::Precision::f32
+               : kfd::Precision::bf16;
+  }
+  // A linear of `role`; Lin of spec §2 (FP8 activations, simulated) for
+  // the roles whose checkpoint weight is FP8 or FP4.
+  Value linear(LinearRole role, Value x, Value w, Location loc) {
+    if (linear_role(role).arithmetic == LinearArithmetic::Quantized)
+      x = fp8_activation(x, loc);
+    return linear(x, w, precision(role), loc);
+  }
+  Value linear(LinearRole role, Value x, std::string_view tensor,
+               Location loc) {
+    return linear(role, x, layer_weight(tensor, loc), loc);
   }
   Value rms_norm(Value x, Value w, kfd::Precision compute, Location loc) {
     return kfd::RmsNormOp::create(b_, loc, x.getType(), x, w,
@@ -254,15 +268,16 @@ Value GraphBuilder::attention(Value streams) {
                       kfd::Precision::f32, at("attn_norm"));
 
   // The query (§4.2): low-rank, normed per head in bf16, rotated.
-  Value qr = lin(xn, "attn_q_a", at("q_a"));
+  Value qr = linear(LinearRole::AttnQA, xn, "attn_q_a", at("q_a"));
   qr = rms_norm(qr, layer_weight("attn_q_a_norm", at("q_a_norm")),
                 kfd::Precision::f32, at("q_a_norm"));
-  Value q = split_heads(lin(qr, "attn_q_b", at("q_b")), H, dh, at("q_b"));
+  Value q = split_heads(linear(LinearRole::AttnQB, qr, "attn_q_b", at("q_b")),
+                        H, dh, at("q_b"));
   q = rms_norm(q, Value(), kfd::Precision::bf16, at("q_norm"));
   q = rope(q, /*inverse=*/false, at("q_rope"));
 
   // The KV latent, one row per token, key and value at once.
-  Value kv = lin(xn, "attn_kv", at("kv"));
+  Value kv = linear(LinearRole::AttnKv, xn, "attn_kv", at("kv"));
   kv = rms_norm(kv, layer_weight("attn_kv_a_norm", at("kv")),
                 kfd::Precision::f32, at("kv"));
   kv = rope(kv, /*inverse=*/false, at("kv"));
@@ -301,15 +316,16 @@ Value GraphBuilder::attention(Value streams) {
   if (kind == AttentionKind::Csa) {
     const int64_t hi = c_.indexer_heads, di = c_.indexer_head_dim;
     Location loc = at("indexer");
-    Value qi = split_heads(lin(qr, "indexer.attn_q_b", loc), hi, di, loc);
+    Value qi =
+        split_heads(linear(LinearRole::IndexerQB, qr, "indexer.attn_q_b", loc),
+                    hi, di, loc);
     qi = rope(qi, /*inverse=*/false, loc);
     if (options_.simulate) {
       qi = kfd::HadamardOp::create(b_, loc, qi.getType(), qi);
       qi = kfd::Fp4SimOp::create(b_, loc, qi.getType(), qi,
                                  b_.getI64IntegerAttr(32), mlir::IntegerAttr());
     }
-    Value weights = linear(xn, layer_weight("indexer.proj", loc),
-                           kfd::Precision::bf16, loc);
+    Value weights = linear(LinearRole::IndexerProj, xn, "indexer.proj", loc);
     Value keys = kfd::CacheReadOp::create(b_, loc, f32({kDynamic, di}),
                                           cache("indexer", loc));
     // §4.4: the head weights are scaled by (Di · Hi)^-1/2 in fp32.
@@ -337,8 +353,8 @@ Value GraphBuilder::attention(Value streams) {
       b_, at("o_a"), f32({T, int64_t{c_.o_groups} * c_.o_lora_rank}), o,
       layer_weight("attn_output_a", at("o_a")),
       b_.getI64IntegerAttr(c_.o_groups),
-      kfd::PrecisionAttr::get(&context_, kfd::Precision::bf16));
-  Value out = lin(z, "attn_output_b", at("o_b"));
+      kfd::PrecisionAttr::get(&context_, precision(LinearRole::AttnOutputA)));
+  Value out = linear(LinearRole::AttnOutputB, z, "attn_output_b", at("o_b"));
   return kfd::HcPostOp::create(b_, at("attn_hc_post"), streams.getType(), out,
                                streams, pre.getPost(), pre.getComb());
 }
@@ -348,8 +364,7 @@ Value GraphBuilder::moe(Value streams) {
   kfd::HcPreOp pre = hc_pre(streams, "ffn");
   Value xn = rms_norm(pre.getX(), layer_weight("ffn_norm", at("ffn_norm")),
                       kfd::Precision::f32, at("ffn_norm"));
-  Value logits = linear(xn, layer_weight("ffn_gate_inp", at("router")),
-                        kfd::Precision::f32, at("router"));
+  Value logits = linear(LinearRole::Router, xn, "ffn_gate_inp", at("router"));
 
   // §4.5: the first layers route by token id, the others by score + bias.
   Value bias, table, tokens;
@@ -373,12 +388,19 @@ Value GraphBuilder::moe(Value streams) {
     shared[i] =
         layer_weight(absl::StrCat("ffn_", to_absl(part), "_shexp"), loc);
   }
+  // One flag for the routed and the shared experts: both are Lin roles
+  // (linear_roles.h), so both take FP8 activations when simulating.
+  const bool fp8 = options_.simulate &&
+                   linear_role(LinearRole::RoutedExpert).arithmetic ==
+                       LinearArithmetic::Quantized &&
+                   linear_role(LinearRole::SharedExpert).arithmetic ==
+                       LinearArithmetic::Quantized;
   Value y = kfd::MoeOp::create(
       b_, loc, f32({T, D}), xn, gate.getIds(), gate.getWeights(), experts[0],
       experts[1], experts[2], shared[0], shared[1], shared[2],
       b_.getF32FloatAttr(c_.swiglu_clamp_exp.at(layer_)),
       b_.getF32FloatAttr(c_.swiglu_clamp_shexp.at(layer_)),
-      options_.simulate ? b_.getUnitAttr() : mlir::UnitAttr());
+      fp8 ? b_.getUnitAttr() : mlir::UnitAttr());
   return kfd::HcPostOp::create(b_, at("ffn_hc_post"), streams.getType(), y,
                                streams, pre.getPost(), pre.getComb());
 }
@@ -409,7 +431,7 @@ Value GraphBuilder::head(Value streams) {
                                   b_.getF32FloatAttr(c_.hc_eps),
                                   b_.getF32FloatAttr(c_.norm_eps));
   y = rms_norm(y, weight("output_norm.weight", loc), kfd::Precision::f32, loc);
-  return linear(y, weight("output.weight", loc), kfd::Precision::f32, loc);
+  return linear(LinearRole::Output, y, weight("output.weight", loc), loc);
 }
 
 void GraphBuilder::build_function(bool decode) {

@@ -185,11 +185,13 @@ absl::Status execute(mlir::kf::CompressOp op, Frame &frame, Context &context) {
     reference::CompressorKind kind = post == mlir::kf::EntryPost::hadamard_fp4
                                          ? reference::CompressorKind::Indexer
                                          : reference::CompressorKind::Main;
-    state.compressor.emplace(reference::CompressorWeights{kv, gate, ape, norm},
-                             reference::CompressorShape{ratio,
-                                                        state.type.getOverlap(),
-                                                        dim, ropeDim, eps},
-                             kind, freqs, post != mlir::kf::EntryPost::none);
+    state.compressor.emplace(
+        reference::CompressorWeights{kv, gate, ape, norm},
+        reference::CompressorShape{ratio, state.type.getOverlap(), dim, ropeDim,
+                                   eps},
+        kind, freqs,
+        reference::Options{.simulate_quantization =
+                               post != mlir::kf::EntryPost::none});
     state.weights = weights;
     state.rope = op.getRope();
     state.post = post;

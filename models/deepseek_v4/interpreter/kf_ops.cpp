@@ -242,7 +242,7 @@ absl::Status execute(mlir::kf::RmsNormOp op, Frame &frame, Context &) {
       return opError(op, "compute(bf16) with a weight has no reference "
                          "kernel (the reference's bf16 scaling is weightless)");
     for (size_t r = 0; r < rows.count; ++r)
-      reference::rms_scale_bf16(row(values, r, rows.length), eps);
+      reference::rms_scale(row(values, r, rows.length), eps);
     frame.set(op.getResult(), std::move(result));
     return absl::OkStatus();
   }

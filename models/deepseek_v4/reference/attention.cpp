@@ -21,7 +21,7 @@ float attention_scale(int head_dim) {
 void sparse_attention(std::span<const float> q, std::span<const float> bank,
                       std::span<const float> sink, std::span<const int32_t> idx,
                       int n_heads, int head_dim, float scale,
-                      std::span<float> out) {
+                      std::span<float> out, Precision precision) {
   check(n_heads > 0 && head_dim > 0, "sparse_attention: empty heads");
   size_t heads = static_cast<size_t>(n_heads);
   size_t dim = static_cast<size_t>(head_dim);
@@ -60,13 +60,13 @@ void sparse_attention(std::span<const float> q, std::span<const float> bank,
     }
     float total = static_cast<float>(sum);
     for (float &v : p)
-      v = round_bf16(v / total);
+      v = hold(precision, v / total);
 
     for (size_t d = 0; d < dim; ++d) {
       double acc = 0;
       for (size_t j = 0; j < keys.size(); ++j)
         acc += static_cast<double>(p[j]) * keys[j][d];
-      out[h * dim + d] = round_bf16(static_cast<float>(acc));
+      out[h * dim + d] = hold(precision, static_cast<float>(acc));
     }
   }
 }

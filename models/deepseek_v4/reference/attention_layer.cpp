@@ -44,8 +44,7 @@ AttentionLayer::AttentionLayer(const Config &config,
                                const Options &options)
     : config_(config), weights_(weights), kind_(config.attention(layer)),
       ratio_(static_cast<int>(config.compress_ratios.at(layer))),
-      simulate_(options.simulate_quantization),
-      rope_freqs_(config.rope_dim / 2),
+      options_(options), rope_freqs_(config.rope_dim / 2),
       ring_(size_t{config.window} * config.head_dim) {
   rope_frequencies(layer_rope(config, layer), rope_freqs_);
   if (kind_ == AttentionKind::Window)
@@ -57,7 +56,7 @@ AttentionLayer::AttentionLayer(const Config &config,
       CompressorShape{ratio_, config.compressor_halves(layer) == 2,
                       static_cast<int>(config.head_dim), rope_dim,
                       config.norm_eps},
-      CompressorKind::Main, rope_freqs_, simulate_);
+      CompressorKind::Main, rope_freqs_, options_);
   if (kind_ == AttentionKind::Csa)
     indexer_compressor_.emplace(
         CompressorWeights{
@@ -65,7 +64,7 @@ AttentionLayer::AttentionLayer(const Config &config,
             weights.indexer_compressor_ape, weights.indexer_compressor_norm},
         CompressorShape{ratio_, true, static_cast<int>(config.indexer_head_dim),
                         rope_dim, config.norm_eps},
-        CompressorKind::Indexer, rope_freqs_, simulate_);
+        CompressorKind::Indexer, rope_freqs_, options_);
 }
 
 AttentionLayer::Query AttentionLayer::query(std::span<const float> x,
@@ -73,13 +72,14 @@ AttentionLayer::Query AttentionLayer::query(std::span<const float> x,
   size_t heads = config_.n_head, dim = config_.head_dim;
   Query r{std::vector<float>(config_.q_lora_rank),
           std::vector<float>(heads * dim)};
-  lin(x, weights_.attn_q_a, simulate_, r.qr);
-  rms_norm(r.qr, weights_.attn_q_a_norm, config_.norm_eps, r.qr);
-  lin(r.qr, weights_.attn_q_b, simulate_, r.q);
+  const Precision precision = options_.precision;
+  linear(LinearRole::AttnQA, x, weights_.attn_q_a, options_, r.qr);
+  rms_norm(r.qr, weights_.attn_q_a_norm, config_.norm_eps, r.qr, precision);
+  linear(LinearRole::AttnQB, r.qr, weights_.attn_q_b, options_, r.q);
   for (size_t h = 0; h < heads; ++h) {
-    rms_scale_bf16(std::span<float>(r.q).subspan(h * dim, dim),
-                   config_.norm_eps);
-    rope(rope_part(r.q, h, dim, config_.rope_dim), pos, rope_freqs_);
+    rms_scale(std::span<float>(r.q).subspan(h * dim, dim), config_.norm_eps,
+              precision);
+    rope(rope_part(r.q, h, dim, config_.rope_dim), pos, rope_freqs_, precision);
   }
   return r;
 }
@@ -88,10 +88,12 @@ std::vector<float> AttentionLayer::kv(std::span<const float> x,
                                       int64_t pos) const {
   size_t dim = config_.head_dim;
   std::vector<float> kv(dim);
-  lin(x, weights_.attn_kv, simulate_, kv);
-  rms_norm(kv, weights_.attn_kv_a_norm, config_.norm_eps, kv);
-  rope(rope_part(kv, 0, dim, config_.rope_dim), pos, rope_freqs_);
-  if (simulate_)
+  linear(LinearRole::AttnKv, x, weights_.attn_kv, options_, kv);
+  rms_norm(kv, weights_.attn_kv_a_norm, config_.norm_eps, kv,
+           options_.precision);
+  rope(rope_part(kv, 0, dim, config_.rope_dim), pos, rope_freqs_,
+       options_.precision);
+  if (options_.simulates())
     fp8_sim(std::span<float>(kv).first(dim - config_.rope_dim), 64);
   return kv;
 }
@@ -100,10 +102,11 @@ std::vector<float> AttentionLayer::indexer_query(std::span<const float> qr,
                                                  int64_t pos) const {
   size_t heads = config_.indexer_heads, dim = config_.indexer_head_dim;
   std::vector<float> qi(heads * dim);
-  lin(qr, weights_.indexer_q_b, simulate_, qi);
+  linear(LinearRole::IndexerQB, qr, weights_.indexer_q_b, options_, qi);
   for (size_t h = 0; h < heads; ++h) {
-    rope(rope_part(qi, h, dim, config_.rope_dim), pos, rope_freqs_);
-    if (simulate_) {
+    rope(rope_part(qi, h, dim, config_.rope_dim), pos, rope_freqs_,
+         options_.precision);
+    if (options_.simulates()) {
       std::span<float> head = std::span<float>(qi).subspan(h * dim, dim);
       hadamard(head);
       fp4_sim(head, 32);
@@ -115,14 +118,14 @@ std::vector<float> AttentionLayer::indexer_query(std::span<const float> qr,
 std::vector<float>
 AttentionLayer::indexer_weights(std::span<const float> x) const {
   std::vector<float> w(config_.indexer_heads);
-  linear_bf16(x, weights_.indexer_proj, w);
+  linear(LinearRole::IndexerProj, x, weights_.indexer_proj, options_, w);
   // The reference multiplies its bf16 tensor by a Python float, which
   // torch applies in fp32.
   float scale = static_cast<float>(
       1.0 / std::sqrt(static_cast<double>(config_.indexer_head_dim) *
                       config_.indexer_heads));
   for (float &v : w)
-    v = round_bf16(v * scale);
+    v = hold(options_.precision, v * scale);
   return w;
 }
 
@@ -142,7 +145,7 @@ void AttentionLayer::add_compressed(std::span<const float> x,
   indexer_scores(indexer_query(qr, pos), indexer_weights(x),
                  indexer_compressor_->entries().first(scores.size() * dim),
                  static_cast<int>(config_.indexer_heads), static_cast<int>(dim),
-                 scores);
+                 scores, options_.precision);
   std::vector<int32_t> selected(
       std::min<size_t>(config_.indexer_top_k, scores.size()));
   indexer_select(scores, static_cast<size_t>(visible), selected);
@@ -154,18 +157,18 @@ std::vector<float> AttentionLayer::output(std::span<float> o,
                                           int64_t pos) const {
   size_t heads = config_.n_head, dim = config_.head_dim;
   for (size_t h = 0; h < heads; ++h)
-    inverse_rope(rope_part(o, h, dim, config_.rope_dim), pos, rope_freqs_);
+    inverse_rope(rope_part(o, h, dim, config_.rope_dim), pos, rope_freqs_,
+                 options_.precision);
   // Group g holds heads g·H/G .. (g+1)·H/G − 1 and rows g·Ro .. of wo_a.
   size_t groups = config_.o_groups, rank = config_.o_lora_rank;
   size_t group_in = heads * dim / groups;
   std::vector<float> z(groups * rank);
   for (size_t g = 0; g < groups; ++g)
-    linear_bf16(
-        o.subspan(g * group_in, group_in),
-        weights_.attn_output_a.subspan(g * rank * group_in, rank * group_in),
-        std::span<float>(z).subspan(g * rank, rank));
+    linear(LinearRole::AttnOutputA, o.subspan(g * group_in, group_in),
+           weights_.attn_output_a.subspan(g * rank * group_in, rank * group_in),
+           options_, std::span<float>(z).subspan(g * rank, rank));
   std::vector<float> out(config_.n_embd);
-  lin(z, weights_.attn_output_b, simulate_, out);
+  linear(LinearRole::AttnOutputB, z, weights_.attn_output_b, options_, out);
   return out;
 }
 
@@ -205,7 +208,8 @@ std::vector<float> AttentionLayer::prefill(std::span<const float> x) {
                      static_cast<int32_t>(tokens), idx);
     sparse_attention(queries[t].q, bank, weights_.attn_sinks, idx,
                      static_cast<int>(config_.n_head), static_cast<int>(dim),
-                     attention_scale(static_cast<int>(dim)), o);
+                     attention_scale(static_cast<int>(dim)), o,
+                     options_.precision);
     std::vector<float> y = output(o, pos);
     out.insert(out.end(), y.begin(), y.end());
   }
@@ -251,7 +255,8 @@ std::vector<float> AttentionLayer::decode(std::span<const float> x,
   std::vector<float> o(config_.n_head * dim);
   sparse_attention(q.q, bank, weights_.attn_sinks, idx,
                    static_cast<int>(config_.n_head), static_cast<int>(dim),
-                   attention_scale(static_cast<int>(dim)), o);
+                   attention_scale(static_cast<int>(dim)), o,
+                   options_.precision);
   ++next_pos_;
   return output(o, pos);
 }

@@ -97,9 +97,9 @@ void pool_compressed_entry_overlap(std::span<const float> prev_values,
 
 Compressor::Compressor(CompressorWeights weights, CompressorShape shape,
                        CompressorKind kind, std::span<const float> rope_freqs,
-                       bool simulate)
+                       const Options &options)
     : weights_(weights), shape_(shape), kind_(kind),
-      rope_freqs_(rope_freqs.begin(), rope_freqs.end()), simulate_(simulate),
+      rope_freqs_(rope_freqs.begin(), rope_freqs.end()), options_(options),
       width_(static_cast<size_t>(shape.dim) * (shape.overlap ? 2 : 1)) {
   size_t ratio = static_cast<size_t>(shape.ratio);
   check(shape.ratio > 0 && shape.dim > shape.rope_dim &&
@@ -119,8 +119,8 @@ int64_t Compressor::size() const {
 
 void Compressor::project(std::span<const float> x, std::span<float> a,
                          std::span<float> g) const {
-  linear_fp32(x, weights_.kv, a);
-  linear_fp32(x, weights_.gate, g);
+  linear(LinearRole::Compressor, x, weights_.kv, options_, a);
+  linear(LinearRole::Compressor, x, weights_.gate, options_, g);
 }
 
 void Compressor::build_entry(int64_t c, std::span<const float> prev_values,
@@ -135,10 +135,11 @@ void Compressor::build_entry(int64_t c, std::span<const float> prev_values,
                                   weights_.ape, shape_.ratio, e);
   else
     pool_compressed_entry(values, gates, weights_.ape, shape_.ratio, e);
-  round_bf16(e);
-  rms_norm(e, weights_.norm, shape_.norm_eps, e);
-  rope(std::span<float>(e).subspan(nope), c * shape_.ratio, rope_freqs_);
-  if (simulate_) {
+  hold(options_.precision, e);
+  rms_norm(e, weights_.norm, shape_.norm_eps, e, options_.precision);
+  rope(std::span<float>(e).subspan(nope), c * shape_.ratio, rope_freqs_,
+       options_.precision);
+  if (options_.simulates()) {
     if (kind_ == CompressorKind::Main) {
       fp8_sim(std::span<float>(e).first(nope), 64);
     } else {

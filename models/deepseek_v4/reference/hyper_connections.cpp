@@ -35,13 +35,14 @@ std::vector<float> mixes(std::span<const float> z, std::span<const float> fn,
 
 // Σ_j weight_j · stream_j per element, in fp32 (fp64 accumulation), to bf16.
 void weighted_stream_sum(std::span<const float> streams,
-                         std::span<const float> weight, std::span<float> out) {
+                         std::span<const float> weight, std::span<float> out,
+                         Precision precision) {
   size_t dim = out.size();
   for (size_t d = 0; d < dim; ++d) {
     double sum = 0;
     for (size_t j = 0; j < weight.size(); ++j)
       sum += static_cast<double>(weight[j]) * streams[j * dim + d];
-    out[d] = round_bf16(static_cast<float>(sum));
+    out[d] = hold(precision, static_cast<float>(sum));
   }
 }
 
@@ -95,7 +96,7 @@ void sinkhorn(std::span<float> comb, int n, int iters, float eps) {
 
 void hc_pre(std::span<const float> streams, const HcWeights &weights,
             const HcConfig &config, std::span<float> x, std::span<float> post,
-            std::span<float> comb) {
+            std::span<float> comb, Precision precision) {
   size_t mult = static_cast<size_t>(config.mult);
   check_streams(streams, config.mult, x.size());
   size_t n_mixes = (2 + mult) * mult;
@@ -122,12 +123,12 @@ void hc_pre(std::span<const float> streams, const HcWeights &weights,
   // Step 6.
   sinkhorn(comb, config.mult, config.sinkhorn_iters, config.eps);
   // Step 7.
-  weighted_stream_sum(streams, pre, x);
+  weighted_stream_sum(streams, pre, x, precision);
 }
 
 void hc_post(std::span<const float> f, std::span<const float> old_streams,
              std::span<const float> post, std::span<const float> comb, int mult,
-             std::span<float> new_streams) {
+             std::span<float> new_streams, Precision precision) {
   size_t dim = f.size();
   size_t m = static_cast<size_t>(mult);
   check_streams(old_streams, mult, dim);
@@ -139,12 +140,12 @@ void hc_post(std::span<const float> f, std::span<const float> old_streams,
       double sum = static_cast<double>(post[k]) * f[d];
       for (size_t j = 0; j < m; ++j)
         sum += static_cast<double>(comb[j * m + k]) * old_streams[j * dim + d];
-      new_streams[k * dim + d] = round_bf16(static_cast<float>(sum));
+      new_streams[k * dim + d] = hold(precision, static_cast<float>(sum));
     }
 }
 
 void hc_head(std::span<const float> streams, const HcWeights &weights,
-             const HcConfig &config, std::span<float> y) {
+             const HcConfig &config, std::span<float> y, Precision precision) {
   size_t mult = static_cast<size_t>(config.mult);
   check_streams(streams, config.mult, y.size());
   check(weights.fn.size() == mult * streams.size() &&
@@ -155,7 +156,7 @@ void hc_head(std::span<const float> streams, const HcWeights &weights,
   for (size_t j = 0; j < mult; ++j)
     pre[j] =
         sigmoid_f32(m[j] * weights.scale[0] + weights.base[j]) + config.eps;
-  weighted_stream_sum(streams, pre, y);
+  weighted_stream_sum(streams, pre, y, precision);
 }
 
 } // namespace kf::deepseek_v4::reference

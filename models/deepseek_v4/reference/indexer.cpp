@@ -14,7 +14,7 @@ using internal::check;
 
 void indexer_scores(std::span<const float> q, std::span<const float> weights,
                     std::span<const float> keys, int n_heads, int head_dim,
-                    std::span<float> scores) {
+                    std::span<float> scores, Precision precision) {
   check(n_heads > 0 && head_dim > 0, "indexer_scores: empty heads");
   size_t heads = static_cast<size_t>(n_heads);
   size_t dim = static_cast<size_t>(head_dim);
@@ -29,10 +29,10 @@ void indexer_scores(std::span<const float> q, std::span<const float> weights,
       double dot = 0;
       for (size_t d = 0; d < dim; ++d)
         dot += static_cast<double>(q[h * dim + d]) * key[d];
-      float logit = round_bf16(static_cast<float>(dot));
-      sum += round_bf16(std::max(logit, 0.0f) * weights[h]);
+      float logit = hold(precision, static_cast<float>(dot));
+      sum += hold(precision, std::max(logit, 0.0f) * weights[h]);
     }
-    scores[c] = round_bf16(static_cast<float>(sum));
+    scores[c] = hold(precision, static_cast<float>(sum));
   }
 }
 

@@ -37,4 +37,19 @@ void lin(std::span<const float> x, std::span<const float> weight, bool simulate,
   linear_bf16(activation, weight, y);
 }
 
+void linear(LinearRole role, std::span<const float> x,
+            std::span<const float> weight, const Options &options,
+            std::span<float> y) {
+  if (options.precision == Precision::F32)
+    return linear_fp32(x, weight, y);
+  switch (linear_role(role).arithmetic) {
+  case LinearArithmetic::Quantized:
+    return lin(x, weight, options.simulates(), y);
+  case LinearArithmetic::Bf16:
+    return linear_bf16(x, weight, y);
+  case LinearArithmetic::Fp32:
+    return linear_fp32(x, weight, y);
+  }
+}
+
 } // namespace kf::deepseek_v4::reference

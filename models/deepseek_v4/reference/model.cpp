@@ -51,8 +51,9 @@ void Model::block(uint32_t layer, std::span<const int32_t> tokens, bool prefill,
     for (size_t t = 0; t < tokens.size(); ++t) {
       hc_pre(streams_of(t), site, hc, x_of(t),
              std::span<float>(post).subspan(t * mult, mult),
-             std::span<float>(comb).subspan(t * mult * mult, mult * mult));
-      rms_norm(x_of(t), norm, config.norm_eps, x_of(t));
+             std::span<float>(comb).subspan(t * mult * mult, mult * mult),
+             options_.precision);
+      rms_norm(x_of(t), norm, config.norm_eps, x_of(t), options_.precision);
     }
   };
   auto post_mix = [&](std::span<const float> f) {
@@ -62,7 +63,7 @@ void Model::block(uint32_t layer, std::span<const int32_t> tokens, bool prefill,
       hc_post(f.subspan(t * n_embd, n_embd), old,
               std::span<float>(post).subspan(t * mult, mult),
               std::span<float>(comb).subspan(t * mult * mult, mult * mult),
-              static_cast<int>(mult), streams_of(t));
+              static_cast<int>(mult), streams_of(t), options_.precision);
     }
   };
 
@@ -93,7 +94,7 @@ ForwardResult Model::forward(std::span<const int32_t> tokens, bool prefill) {
         static_cast<size_t>(token) * n_embd, n_embd);
     for (size_t j = 0; j < mult; ++j)
       for (float v : row)
-        streams.push_back(round_bf16(v));
+        streams.push_back(hold(options_.precision, v));
   }
   ForwardResult result;
   for (uint32_t l = 0; l < config.n_layer; ++l) {
@@ -101,17 +102,23 @@ ForwardResult Model::forward(std::span<const int32_t> tokens, bool prefill) {
     if (options_.keep_layer_streams)
       result.layer_streams.push_back(streams);
   }
-  // The head reads the last token only (§3, §6).
-  std::span<const float> last =
-      std::span<const float>(streams).last(mult * n_embd);
+  // The head reads the last token only (§3, §6), unless every position's
+  // logits are asked for.
+  const size_t width = mult * n_embd;
+  const size_t first = options_.keep_position_logits ? 0 : tokens.size() - 1;
   std::vector<float> y(n_embd);
-  hc_head(last,
-          {weights_.output_hc_fn(), weights_.output_hc_base(),
-           weights_.output_hc_scale()},
-          hc_config(config), y);
-  rms_norm(y, weights_.output_norm(), config.norm_eps, y);
   result.logits.resize(config.n_vocab);
-  linear_fp32(y, weights_.output(), result.logits);
+  for (size_t t = first; t < tokens.size(); ++t) {
+    hc_head(std::span<const float>(streams).subspan(t * width, width),
+            {weights_.output_hc_fn(), weights_.output_hc_base(),
+             weights_.output_hc_scale()},
+            hc_config(config), y, options_.precision);
+    rms_norm(y, weights_.output_norm(), config.norm_eps, y, options_.precision);
+    linear(LinearRole::Output, y, weights_.output(), options_, result.logits);
+    if (options_.keep_position_logits)
+      result.position_logits.insert(result.position_logits.end(),
+                                    result.logits.begin(), result.logits.end());
+  }
   position_ += static_cast<int64_t>(tokens.size());
   return result;
 }

@@ -10,28 +10,28 @@ namespace kf::deepseek_v4::reference {
 using internal::check;
 
 std::vector<float> gate_scores(std::span<const float> x,
-                               const LayerWeights &weights) {
+                               const LayerWeights &weights,
+                               const Options &options) {
   std::vector<float> s(weights.ffn_gate_inp.size() / x.size());
-  linear_fp32(x, weights.ffn_gate_inp, s);
+  linear(LinearRole::Router, x, weights.ffn_gate_inp, options, s);
   for (float &v : s)
     v = sqrt_softplus(v);
   return s;
 }
 
-std::vector<float> expert_ffn(std::span<const float> x,
-                              std::span<const float> w1,
-                              std::span<const float> w3,
-                              std::span<const float> w2, float limit,
-                              float weight, bool simulate) {
+std::vector<float>
+expert_ffn(std::span<const float> x, std::span<const float> w1,
+           std::span<const float> w3, std::span<const float> w2, float limit,
+           float weight, LinearRole role, const Options &options) {
   check(w1.size() == w3.size() && w1.size() % x.size() == 0 &&
             w2.size() == w1.size(),
         "expert_ffn: w1 and w3 [F][D], w2 [D][F]");
   std::vector<float> g(w1.size() / x.size()), u(g.size());
-  lin(x, w1, simulate, g);
-  lin(x, w3, simulate, u);
-  swiglu(g, u, limit, weight, g); // h, bf16
+  linear(role, x, w1, options, g);
+  linear(role, x, w3, options, u);
+  swiglu(g, u, limit, weight, g, options.precision); // h, bf16
   std::vector<float> y(x.size());
-  lin(g, w2, simulate, y);
+  linear(role, g, w2, options, y);
   return y;
 }
 
@@ -40,7 +40,7 @@ std::vector<float> moe(const Config &config, const LayerWeights &weights,
                        const Options &options) {
   size_t n_embd = config.n_embd, ff = config.n_ff_exp;
   check(x.size() == n_embd, "moe: x must be [D]");
-  std::vector<float> s = gate_scores(x, weights);
+  std::vector<float> s = gate_scores(x, weights, options);
   std::vector<int32_t> ids(config.n_expert_used);
   std::vector<float> route(ids.size());
   if (config.hash_routed(layer))
@@ -48,7 +48,6 @@ std::vector<float> moe(const Config &config, const LayerWeights &weights,
   else
     route_learned(s, weights.exp_probs_b, config.route_scale, ids, route);
 
-  bool simulate = options.simulate_quantization;
   std::vector<double> sum(n_embd, 0.0); // fp32 accumulation, or better
   size_t expert_size = ff * n_embd;
   for (size_t j = 0; j < ids.size(); ++j) {
@@ -57,16 +56,18 @@ std::vector<float> moe(const Config &config, const LayerWeights &weights,
         x, weights.ffn_gate_exps.subspan(e * expert_size, expert_size),
         weights.ffn_up_exps.subspan(e * expert_size, expert_size),
         weights.ffn_down_exps.subspan(e * expert_size, expert_size),
-        config.swiglu_clamp_exp.at(layer), route[j], simulate);
+        config.swiglu_clamp_exp.at(layer), route[j], LinearRole::RoutedExpert,
+        options);
     for (size_t d = 0; d < n_embd; ++d)
       sum[d] += y[d];
   }
-  std::vector<float> shared = expert_ffn(
-      x, weights.ffn_gate_shexp, weights.ffn_up_shexp, weights.ffn_down_shexp,
-      config.swiglu_clamp_shexp.at(layer), 1.0f, simulate);
+  std::vector<float> shared =
+      expert_ffn(x, weights.ffn_gate_shexp, weights.ffn_up_shexp,
+                 weights.ffn_down_shexp, config.swiglu_clamp_shexp.at(layer),
+                 1.0f, LinearRole::SharedExpert, options);
   std::vector<float> out(n_embd);
   for (size_t d = 0; d < n_embd; ++d)
-    out[d] = round_bf16(static_cast<float>(sum[d] + shared[d]));
+    out[d] = hold(options.precision, static_cast<float>(sum[d] + shared[d]));
   return out;
 }
 

@@ -11,6 +11,15 @@ using internal::check;
 
 float round_bf16(float x) { return bf16_to_fp32(fp32_to_bf16(x)); }
 
+float hold(Precision precision, float x) {
+  return precision == Precision::Model ? round_bf16(x) : x;
+}
+
+void hold(Precision precision, std::span<float> x) {
+  if (precision == Precision::Model)
+    round_bf16(x);
+}
+
 void round_bf16(std::span<float> x) {
   for (float &v : x)
     v = round_bf16(v);
@@ -28,17 +37,23 @@ float inverse_rms(std::span<const float> x, float eps) {
 }
 
 void rms_norm(std::span<const float> x, std::span<const float> weight,
-              float eps, std::span<float> y) {
+              float eps, std::span<float> y, Precision precision) {
   check(weight.size() == x.size() && y.size() == x.size(),
         "rms_norm: x, weight and y must have the same length");
   float r = inverse_rms(x, eps);
   // §2 order: normalise, then scale by the weight, then cast to bf16.
   for (size_t i = 0; i < x.size(); ++i)
-    y[i] = round_bf16(weight[i] * (x[i] * r));
+    y[i] = hold(precision, weight[i] * (x[i] * r));
 }
 
-void rms_scale_bf16(std::span<float> x, float eps) {
-  check(!x.empty(), "rms_scale_bf16: empty input");
+void rms_scale(std::span<float> x, float eps, Precision precision) {
+  check(!x.empty(), "rms_scale: empty input");
+  if (precision == Precision::F32) {
+    float r = inverse_rms(x, eps);
+    for (float &v : x)
+      v *= r;
+    return;
+  }
   // mean() of a bf16 tensor accumulates in higher precision and rounds once.
   double sum_sq = 0;
   for (float v : x)

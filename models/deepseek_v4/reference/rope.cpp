@@ -48,7 +48,7 @@ namespace {
 
 // (a + jb) · (cos θ + j·sign·sin θ) for every pair, θ = fl32(pos) · f_i.
 void rotate(std::span<float> x, int64_t pos, std::span<const float> freqs,
-            float sign) {
+            float sign, Precision precision) {
   check(x.size() == 2 * freqs.size(),
         "rope: the slice must hold two values per frequency");
   float p = static_cast<float>(pos);
@@ -59,6 +59,12 @@ void rotate(std::span<float> x, int64_t pos, std::span<const float> freqs,
     float s = sign * static_cast<float>(std::sin(static_cast<double>(angle)));
     float a = x[2 * i];
     float b = x[2 * i + 1];
+    if (precision == Precision::F32) {
+      double da = a, db = b, dc = c, ds = s;
+      x[2 * i] = static_cast<float>(da * dc - db * ds);
+      x[2 * i + 1] = static_cast<float>(da * ds + db * dc);
+      continue;
+    }
     x[2 * i] = round_bf16(a * c - b * s);
     x[2 * i + 1] = round_bf16(a * s + b * c);
   }
@@ -66,13 +72,14 @@ void rotate(std::span<float> x, int64_t pos, std::span<const float> freqs,
 
 } // namespace
 
-void rope(std::span<float> x, int64_t pos, std::span<const float> freqs) {
-  rotate(x, pos, freqs, 1.0f);
+void rope(std::span<float> x, int64_t pos, std::span<const float> freqs,
+          Precision precision) {
+  rotate(x, pos, freqs, 1.0f, precision);
 }
 
-void inverse_rope(std::span<float> x, int64_t pos,
-                  std::span<const float> freqs) {
-  rotate(x, pos, freqs, -1.0f);
+void inverse_rope(std::span<float> x, int64_t pos, std::span<const float> freqs,
+                  Precision precision) {
+  rotate(x, pos, freqs, -1.0f, precision);
 }
 
 } // namespace kf::deepseek_v4::reference

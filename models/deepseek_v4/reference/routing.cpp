@@ -77,7 +77,7 @@ void route_hash(std::span<const float> scores, std::span<const int32_t> tid2eid,
 }
 
 void swiglu(std::span<const float> gate, std::span<const float> up, float limit,
-            float weight, std::span<float> h) {
+            float weight, std::span<float> h, Precision precision) {
   check(up.size() == gate.size() && h.size() == gate.size(),
         "swiglu: gate, up and h must have the same length");
   for (size_t i = 0; i < gate.size(); ++i) {
@@ -85,7 +85,7 @@ void swiglu(std::span<const float> gate, std::span<const float> up, float limit,
     float u = std::clamp(up[i], -limit, limit); // up: [−limit, limit]
     float silu =
         static_cast<float>(g / (1.0 + std::exp(-static_cast<double>(g))));
-    h[i] = round_bf16(silu * u * weight);
+    h[i] = hold(precision, silu * u * weight);
   }
 }
 

@@ -118,7 +118,7 @@ module {
     EXPECT_EQ(rowOf(floatsOf(results[1]), r, 64), y) << r;
     reference::rms_norm(row, ones, 1e-6f, y);
     EXPECT_EQ(rowOf(floatsOf(results[2]), r, 64), y) << r;
-    reference::rms_scale_bf16(row, 1e-6f);
+    reference::rms_scale(row, 1e-6f);
     EXPECT_EQ(rowOf(floatsOf(results[3]), r, 64), row) << r;
   }
 }

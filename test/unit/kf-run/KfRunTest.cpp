@@ -83,11 +83,21 @@ TEST_F(KfRun, DumpsTheReferenceLogitsAndStreams) {
                 "--no-sim", "--dump-logits", logits, "--dump-hidden", hidden});
   ASSERT_EQ(r.code, 0) << r.err;
 
-  dsv4::reference::Model model(
-      *weights_, {.simulate_quantization = false, .keep_layer_streams = true});
+  dsv4::reference::Model model(*weights_, {.simulate_quantization = false,
+                                           .keep_layer_streams = true,
+                                           .keep_position_logits = true});
   std::vector<int32_t> tokens = {5, 17, 3, 90, 1};
   dsv4::reference::ForwardResult expected = model.prefill(tokens);
-  EXPECT_EQ(file_bytes(logits), npy({96}, expected.logits));
+  // Every position's logits: a comparison needs one run, not one per prefix.
+  EXPECT_EQ(file_bytes(logits), npy({5, 96}, expected.position_logits));
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    dsv4::reference::Model prefix(*weights_, {.simulate_quantization = false});
+    EXPECT_TRUE(std::equal(
+        expected.position_logits.begin() + t * 96,
+        expected.position_logits.begin() + (t + 1) * 96,
+        prefix.prefill(std::span(tokens).first(t + 1)).logits.begin()))
+        << "position " << t;
+  }
   for (uint32_t l = 0; l < 4; ++l)
     EXPECT_EQ(file_bytes(hidden + "/layer_" + std::to_string(l) + ".npy"),
               npy({5, 4, 64}, expected.layer_streams[l]))
@@ -100,7 +110,8 @@ TEST_F(KfRun, DumpsTheReferenceLogitsAndStreams) {
 }
 
 // --decode N continues greedily: each token the argmax of the logits before
-// it, exactly as Model::decode gives them; the dump holds the last logits.
+// it, exactly as Model::decode gives them; the dump holds the prompt's
+// logits, then each decoded token's.
 TEST_F(KfRun, DecodesGreedily) {
   std::string logits = dir_.file("logits.npy");
   Result r =
@@ -108,9 +119,12 @@ TEST_F(KfRun, DecodesGreedily) {
                 "--no-sim", "--decode", "3", "--dump-logits", logits});
   ASSERT_EQ(r.code, 0) << r.err;
 
-  dsv4::reference::Model model(*weights_, {.simulate_quantization = false});
+  dsv4::reference::Model model(*weights_, {.simulate_quantization = false,
+                                           .keep_position_logits = true});
   std::vector<int32_t> prompt = {5, 17, 3};
-  std::vector<float> last = model.prefill(prompt).logits;
+  dsv4::reference::ForwardResult prefill = model.prefill(prompt);
+  std::vector<float> last = prefill.logits;
+  std::vector<float> all = prefill.position_logits;
   auto argmax = [](const std::vector<float> &v) {
     return static_cast<int32_t>(std::max_element(v.begin(), v.end()) -
                                 v.begin());
@@ -120,9 +134,29 @@ TEST_F(KfRun, DecodesGreedily) {
     int32_t token = argmax(last);
     decoded.append(" ").append(std::to_string(token));
     last = model.decode(token).logits;
+    all.insert(all.end(), last.begin(), last.end());
   }
   EXPECT_THAT(r.out, ::testing::HasSubstr(decoded + "\n"));
-  EXPECT_EQ(file_bytes(logits), npy({96}, last));
+  EXPECT_EQ(file_bytes(logits), npy({6, 96}, all));
+}
+
+// --precision f32: the reference's exact-f32 mode, which needs no widths
+// the FP8 simulation would (it simulates nothing).
+TEST_F(KfRun, RunsTheF32Precision) {
+  std::string logits = dir_.file("logits.npy");
+  Result r =
+      run_with({"--engine", "reference", "-m", path_, "--tokens", "5,17,3",
+                "--precision", "f32", "--dump-logits", logits});
+  ASSERT_EQ(r.code, 0) << r.err;
+  dsv4::reference::Model model(*weights_,
+                               {.precision = dsv4::reference::Precision::F32,
+                                .keep_position_logits = true});
+  std::vector<int32_t> prompt = {5, 17, 3};
+  std::vector<float> f32 = model.prefill(prompt).position_logits;
+  EXPECT_EQ(file_bytes(logits), npy({3, 96}, f32));
+  dsv4::reference::Model bf16(*weights_, {.simulate_quantization = false,
+                                          .keep_position_logits = true});
+  EXPECT_NE(f32, bf16.prefill(prompt).position_logits);
 }
 
 TEST_F(KfRun, RefusesWhatItCannotRun) {
@@ -144,6 +178,10 @@ TEST_F(KfRun, RefusesWhatItCannotRun) {
                    "--decode", "-2", "--no-sim"}),
             "1 kf-run: --decode: '-2' is not a token count (a non-negative "
             "integer)\n");
+  EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1",
+                   "--precision", "fp16"}),
+            "2 kf-run: unknown precision 'fp16'; expected model or f32 "
+            "(kf-run --help for usage)\n");
   EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1,x"}),
             "1 kf-run: --tokens: 'x' is not a token id (a non-negative "
             "integer)\n");

@@ -160,7 +160,8 @@ struct MeanCompressor {
         ape(static_cast<size_t>(ratio) * kv.size(), 0.0f),
         compressor({kv, gate, ape, norm},
                    {ratio, overlap, kDim, /*rope_dim=*/2, 1e-6f},
-                   CompressorKind::Main, freqs, /*simulate=*/false) {}
+                   CompressorKind::Main, freqs,
+                   Options{.simulate_quantization = false}) {}
 
   static std::vector<float> weights(bool overlap) {
     std::vector<float> w(overlap ? 2 * kDim : kDim);
@@ -255,7 +256,8 @@ TEST(Compressor, DecodeContinuesAPrefill) {
     std::vector<float> freqs = {0.5f, 0.25f, 0.125f, 0.0625f};
     auto make = [&] {
       return Compressor({kv, gate, ape, norm}, {ratio, overlap, 72, 8, 1e-6f},
-                        CompressorKind::Main, freqs, /*simulate=*/true);
+                        CompressorKind::Main, freqs,
+                        Options{.simulate_quantization = true});
     };
     const size_t tokens = 27;
     std::vector<float> x = draw(tokens * n_embd);

@@ -2,6 +2,7 @@
 // and decode agree, runs are deterministic, and the quantization
 // simulations take effect.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -60,9 +61,12 @@ Weights *Forward::weights_ = nullptr;
 // official reference agrees only to about 1e-5 (§10) because its batched
 // and single-token kernels sum in different orders; the golden has one
 // order.
-TEST_F(Forward, PrefillThenDecodeEqualsALongerPrefill) {
-  Options options{.simulate_quantization = false, .keep_layer_streams = true};
-  Model model(*weights_, options);
+void expect_prefill_then_decode_equals_a_longer_prefill(const Config &config,
+                                                        const Weights &weights,
+                                                        Options options) {
+  const Config *config_ = &config;
+  options.keep_layer_streams = true;
+  Model model(weights, options);
   size_t width = size_t{config_->hc} * config_->n_embd;
   for (size_t t : {15, 16, 127, 128, 200, 255, 256}) {
     std::vector<int32_t> tokens = random_tokens(*config_, t + 1, 100 + t);
@@ -86,6 +90,67 @@ TEST_F(Forward, PrefillThenDecodeEqualsALongerPrefill) {
     EXPECT_EQ(decoded.logits, longer.logits) << "T = " << t;
     std::printf("T = %zu: largest relative difference %.3g\n", t, worst);
   }
+}
+
+TEST_F(Forward, PrefillThenDecodeEqualsALongerPrefill) {
+  expect_prefill_then_decode_equals_a_longer_prefill(
+      *config_, *weights_, {.simulate_quantization = false});
+}
+
+// The same identity in the exact-f32 mode, bit for bit: the paths still
+// share every operand and order, whatever precision the values are held in.
+TEST_F(Forward, F32PrefillThenDecodeEqualsALongerPrefill) {
+  expect_prefill_then_decode_equals_a_longer_prefill(
+      *config_, *weights_, {.precision = Precision::F32});
+}
+
+// The f32 mode holds its activations in f32: streams the model mode keeps
+// in bf16 have values bf16 cannot hold, and the two modes' logits differ by
+// the bf16 noise the model mode adds, no more (the argmax of most
+// positions agrees). Its logits at every position are those a prefill of
+// each prefix gives.
+TEST_F(Forward, F32HoldsActivationsInF32) {
+  std::vector<int32_t> tokens = random_tokens(*config_, 40, 5);
+  Options f32{.precision = Precision::F32,
+              .keep_layer_streams = true,
+              .keep_position_logits = true};
+  Options model{.simulate_quantization = false,
+                .keep_layer_streams = true,
+                .keep_position_logits = true};
+  ForwardResult exact = Model(*weights_, f32).prefill(tokens);
+  ForwardResult rounded = Model(*weights_, model).prefill(tokens);
+  auto off_bf16_grid = [](std::span<const float> v) {
+    return std::count_if(v.begin(), v.end(), [](float x) {
+      uint32_t bits = std::bit_cast<uint32_t>(x);
+      return (bits & 0xffffu) != 0;
+    });
+  };
+  for (uint32_t l = 0; l < config_->n_layer; ++l) {
+    EXPECT_EQ(off_bf16_grid(rounded.layer_streams[l]), 0) << l;
+    EXPECT_GT(off_bf16_grid(exact.layer_streams[l]),
+              static_cast<long>(exact.layer_streams[l].size() / 2))
+        << l;
+  }
+  const size_t vocab = config_->n_vocab;
+  ASSERT_EQ(exact.position_logits.size(), tokens.size() * vocab);
+  size_t same_argmax = 0;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    auto row = [&](const ForwardResult &r) {
+      return std::span<const float>(r.position_logits)
+          .subspan(t * vocab, vocab);
+    };
+    same_argmax += std::max_element(row(exact).begin(), row(exact).end()) -
+                       row(exact).begin() ==
+                   std::max_element(row(rounded).begin(), row(rounded).end()) -
+                       row(rounded).begin();
+  }
+  EXPECT_GE(same_argmax, tokens.size() * 3 / 4);
+  EXPECT_TRUE(std::equal(exact.logits.begin(), exact.logits.end(),
+                         exact.position_logits.end() - vocab));
+  Model prefix(*weights_, {.precision = Precision::F32});
+  EXPECT_EQ(prefix.prefill(std::span<const int32_t>(tokens).first(17)).logits,
+            std::vector<float>(exact.position_logits.begin() + 16 * vocab,
+                               exact.position_logits.begin() + 17 * vocab));
 }
 
 TEST_F(Forward, IsDeterministic) {

@@ -17,6 +17,9 @@ namespace {
 
 using test::to_bf16;
 
+constexpr LinearRole kRouted = LinearRole::RoutedExpert;
+const Options kNoSim{.simulate_quantization = false};
+
 TEST(ExpertFfn, HandComputedWithTheClampAndTheRoutingWeight) {
   // D = 2, F = 1, x = (1, −1): g = x·(2, 0) = 2, u = x·(0, 3) = −3,
   // weight 0.5.
@@ -25,9 +28,9 @@ TEST(ExpertFfn, HandComputedWithTheClampAndTheRoutingWeight) {
   // Limit 2 clamps u to −2: h = bf16(−1.7615942) = −1.7578125.
   const std::vector<float> x = {1, -1};
   const std::vector<float> w1 = {2, 0}, w3 = {0, 3}, w2 = {1, 2};
-  std::vector<float> y = expert_ffn(x, w1, w3, w2, 10, 0.5f, false);
+  std::vector<float> y = expert_ffn(x, w1, w3, w2, 10, 0.5f, kRouted, kNoSim);
   EXPECT_EQ(y, (std::vector<float>{-2.640625f, -5.28125f}));
-  y = expert_ffn(x, w1, w3, w2, 2, 0.5f, false);
+  y = expert_ffn(x, w1, w3, w2, 2, 0.5f, kRouted, kNoSim);
   EXPECT_EQ(y, (std::vector<float>{-1.7578125f, -3.515625f}));
 }
 
@@ -100,13 +103,13 @@ protected:
           v *= static_cast<float>(e + 1);
       std::vector<float> y =
           expert_ffn(x_, w1, w3, w2, config_.swiglu_clamp_exp[layer], 0.75f,
-                     /*simulate=*/false);
+                     kRouted, kNoSim);
       for (size_t i = 0; i < d; ++i)
         sum[i] += y[i];
     }
     std::vector<float> shared =
         expert_ffn(x_, w1_, w3_, w2_, config_.swiglu_clamp_shexp[layer], 1.0f,
-                   /*simulate=*/false);
+                   LinearRole::SharedExpert, kNoSim);
     std::vector<float> out(d);
     for (size_t i = 0; i < d; ++i)
       out[i] =

@@ -83,7 +83,7 @@ TEST(RmsScaleBf16, RoundsEveryStepToBf16) {
   //   which is 213.75 steps of 2^-7, so 214 · 2^-7 = 1.671875.
   // In fp32 arithmetic the last would be bf16(5/3) = 1.6640625.
   std::vector<float> x = {1, 1, 5};
-  rms_scale_bf16(x, kNormEps);
+  rms_scale(x, kNormEps);
   EXPECT_EQ(x[0], 0.333984375f);
   EXPECT_EQ(x[1], 0.333984375f);
   EXPECT_EQ(x[2], 1.671875f);
@@ -98,7 +98,7 @@ TEST(RmsScaleBf16, RoundsTheSquares) {
   // With unrounded squares the mean would be bf16(722.5) = 724 and the
   // results 0.6328125 and 1.265625.
   std::vector<float> x = {17, 34};
-  rms_scale_bf16(x, kNormEps);
+  rms_scale(x, kNormEps);
   EXPECT_EQ(x[0], 0.63671875f);
   EXPECT_EQ(x[1], 1.2734375f);
 }
@@ -113,7 +113,7 @@ TEST(RmsScaleBf16, RoundsTheMeanBeforeAddingEps) {
   x[1] = 0;
   x[2] = 0;
   const std::vector<float> original = x;
-  rms_scale_bf16(x, kNormEps);
+  rms_scale(x, kNormEps);
   EXPECT_EQ(x, original);
 }
 
@@ -124,7 +124,7 @@ TEST(RmsScaleBf16, RoundsMeanPlusEps) {
   // x·r = 1.001953125 → bf16 1. Kept in fp32, mean + eps would give
   // r = bf16(28.4329) = 28.375 and x·r → 0.99609375.
   std::vector<float> x = {0.03515625f};
-  rms_scale_bf16(x, kNormEps);
+  rms_scale(x, kNormEps);
   EXPECT_EQ(x[0], 1.0f);
 }
 

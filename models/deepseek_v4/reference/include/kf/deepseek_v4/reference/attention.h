@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <span>
 
+#include "kf/deepseek_v4/reference/precision.h"
+
 namespace kf::deepseek_v4::reference {
 
 // §4.2: the attention's softmax scale is head_dim^−0.5 with no YaRN
@@ -23,11 +25,13 @@ float attention_scale(int head_dim);
 // zero value vector, so it only takes probability mass; the probabilities
 // rounded to bf16 (as the kernel does before its PV product); then
 // out_h = bf16(Σ_j p_j · bank[idx_j]), accumulated in fp64. A row whose list
-// is all padding gives zeros.
+// is all padding gives zeros. Under Precision::F32 neither the
+// probabilities nor out are rounded to bf16.
 void sparse_attention(std::span<const float> q, std::span<const float> bank,
                       std::span<const float> sink, std::span<const int32_t> idx,
                       int n_heads, int head_dim, float scale,
-                      std::span<float> out);
+                      std::span<float> out,
+                      Precision precision = Precision::Model);
 
 // The window of the query at absolute position t (§4.2): positions
 // t − window + 1 .. t in ascending order, −1 for the ones before position 0.

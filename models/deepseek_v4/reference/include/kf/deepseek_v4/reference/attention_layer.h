@@ -73,7 +73,7 @@ private:
   const LayerWeights &weights_;
   AttentionKind kind_;
   int ratio_;
-  bool simulate_;
+  Options options_;
   std::vector<float> rope_freqs_;
   std::vector<float> ring_; // [window][Dh], position p in slot p mod window
   std::optional<Compressor> compressor_;         // CSA and HCA

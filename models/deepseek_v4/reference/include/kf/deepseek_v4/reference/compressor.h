@@ -16,6 +16,8 @@
 #include <span>
 #include <vector>
 
+#include "kf/deepseek_v4/reference/options.h"
+
 namespace kf::deepseek_v4::reference {
 
 // Entry c of ratio 128 (HCA, no overlap): slot m is token 128c + m, with value
@@ -76,7 +78,7 @@ class Compressor {
 public:
   Compressor(CompressorWeights weights, CompressorShape shape,
              CompressorKind kind, std::span<const float> rope_freqs,
-             bool simulate);
+             const Options &options);
 
   // A prefill from position 0 (§4.3): forgets the previous sequence, builds
   // every complete block c < T/ratio of x [T, D] in one pass, and keeps the
@@ -107,7 +109,7 @@ private:
   CompressorShape shape_;
   CompressorKind kind_;
   std::vector<float> rope_freqs_; // a copy: the caller's table may move
-  bool simulate_;
+  Options options_;
   size_t width_; // halves·d
   std::vector<float> entries_;
   // Running state: projections of the unfinished block's tokens and of the

@@ -8,6 +8,8 @@
 
 #include <span>
 
+#include "kf/deepseek_v4/reference/precision.h"
+
 namespace kf::deepseek_v4::reference {
 
 struct HcConfig {
@@ -39,10 +41,12 @@ void sinkhorn(std::span<float> comb, int n, int iters, float eps);
 
 // HcPre (§4.1) for one token: from the streams, the block input
 // x = bf16(Σ_j pre_j · stream_j) [dim], the post weights post [mult] (each in
-// (0, 2)) and the Sinkhorn-normalised combination comb [mult, mult].
+// (0, 2)) and the Sinkhorn-normalised combination comb [mult, mult]. Under
+// Precision::F32, here and in hc_post and hc_head, nothing is rounded to
+// bf16.
 void hc_pre(std::span<const float> streams, const HcWeights &weights,
             const HcConfig &config, std::span<float> x, std::span<float> post,
-            std::span<float> comb);
+            std::span<float> comb, Precision precision = Precision::Model);
 
 // HcPost (§4.1) for one token: new stream k =
 // bf16(post_k · f + Σ_j comb[j][k] · old stream j), fp32 maths with fp64
@@ -50,12 +54,14 @@ void hc_pre(std::span<const float> streams, const HcWeights &weights,
 // comb feeds new stream k. `new_streams` must not overlap `old_streams`.
 void hc_post(std::span<const float> f, std::span<const float> old_streams,
              std::span<const float> post, std::span<const float> comb, int mult,
-             std::span<float> new_streams);
+             std::span<float> new_streams,
+             Precision precision = Precision::Model);
 
 // HcHead (§3) for one token: the streams reduced to one without Sinkhorn,
 // y = bf16(Σ_j pre_j · stream_j) with pre_j = sigmoid(m_j · scale[0] +
 // base_j) + eps.
 void hc_head(std::span<const float> streams, const HcWeights &weights,
-             const HcConfig &config, std::span<float> y);
+             const HcConfig &config, std::span<float> y,
+             Precision precision = Precision::Model);
 
 } // namespace kf::deepseek_v4::reference

@@ -6,19 +6,23 @@
 #include <cstdint>
 #include <span>
 
+#include "kf/deepseek_v4/reference/precision.h"
+
 namespace kf::deepseek_v4::reference {
 
 // score[c] = Σ_h w[h] · ReLU(q_h · K_c) for one query row (§4.4), in the
 // reference's bf16 arithmetic (§8): each dot product is accumulated in fp32
 // and rounded to bf16, ReLU'd, multiplied by w[h] and rounded to bf16; the
-// sum over heads is accumulated and rounded to bf16 once.
+// sum over heads is accumulated and rounded to bf16 once. Under
+// Precision::F32 nothing is rounded to bf16.
 //   q       [n_heads, head_dim]  the indexer query after Hadamard and FP4SIM
 //   weights [n_heads]            bf16, already scaled by head_dim^−½·n_heads^−½
 //   keys    [n_entries, head_dim] the indexer's compressed entries
 //   scores  [n_entries]
 void indexer_scores(std::span<const float> q, std::span<const float> weights,
                     std::span<const float> keys, int n_heads, int head_dim,
-                    std::span<float> scores);
+                    std::span<float> scores,
+                    Precision precision = Precision::Model);
 
 // The entries the query attends to (§4.4): the top k = out.size() entries by
 // score, where only entries c < n_valid (the causal ones, §4.2) are

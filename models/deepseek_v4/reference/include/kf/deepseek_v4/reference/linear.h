@@ -8,6 +8,9 @@
 
 #include <span>
 
+#include "kf/deepseek_v4/linear_roles.h"
+#include "kf/deepseek_v4/reference/options.h"
+
 namespace kf::deepseek_v4::reference {
 
 // y = x · Wᵀ in fp32: the compressor's wkv and wgate, the MoE gate and the
@@ -28,5 +31,13 @@ void linear_bf16(std::span<const float> x, std::span<const float> weight,
 // simulating.
 void lin(std::span<const float> x, std::span<const float> weight, bool simulate,
          std::span<float> y);
+
+// y = x · Wᵀ for a linear of `role`: under Precision::Model in the
+// arithmetic its role has in the checkpoint (linear_roles.h) — lin, with
+// the activation simulated where options.simulates(), linear_bf16 or
+// linear_fp32 — and under Precision::F32 linear_fp32 whatever the role.
+void linear(LinearRole role, std::span<const float> x,
+            std::span<const float> weight, const Options &options,
+            std::span<float> y);
 
 } // namespace kf::deepseek_v4::reference

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kf/deepseek_v4/config.h"
+#include "kf/deepseek_v4/linear_roles.h"
 #include "kf/deepseek_v4/reference/options.h"
 #include "kf/deepseek_v4/reference/weights.h"
 
@@ -14,17 +15,18 @@ namespace kf::deepseek_v4::reference {
 
 // The gate scores s = sqrt(softplus(x · gateᵀ)) of §4.5, fp32. [E]
 std::vector<float> gate_scores(std::span<const float> x,
-                               const LayerWeights &weights);
+                               const LayerWeights &weights,
+                               const Options &options = {});
 
 // One expert's SwiGLU FFN for one token (§4.5): g = Lin_w1(x),
 // u = Lin_w3(x), h = swiglu(g, u, limit, weight) in bf16, returns
 // Lin_w2(h) [D]. w1, w3 [F][D], w2 [D][F]. The routing weight is applied
-// before w2; the shared expert passes 1.
-std::vector<float> expert_ffn(std::span<const float> x,
-                              std::span<const float> w1,
-                              std::span<const float> w3,
-                              std::span<const float> w2, float limit,
-                              float weight, bool simulate);
+// before w2; the shared expert passes 1. `role`: RoutedExpert or
+// SharedExpert.
+std::vector<float>
+expert_ffn(std::span<const float> x, std::span<const float> w1,
+           std::span<const float> w3, std::span<const float> w2, float limit,
+           float weight, LinearRole role, const Options &options);
 
 // MoE_l(x, token) of §4.5 for one token: routing by tid2eid on hash layers
 // (layer < hash_layers) or by the top k of s + bias, weights s[I]/Σ s[I] ·

@@ -1,9 +1,14 @@
 // DeepSeek-V4 golden reference: how a forward pass runs.
 #pragma once
 
+#include "kf/deepseek_v4/reference/precision.h"
+
 namespace kf::deepseek_v4::reference {
 
 struct Options {
+  // Model: the model's arithmetic, bf16 where it holds bf16; F32: every
+  // activation in f32 and no simulation, whatever simulate_quantization says.
+  Precision precision = Precision::Model;
   // The reference's quantization simulations (its QAT, spec §2, §8): FP8SIM
   // on the KV latent and on the main compressor's entries, the FP8
   // activation quantization of every Lin, and Hadamard + FP4SIM on the
@@ -12,6 +17,13 @@ struct Options {
   bool simulate_quantization = true;
   // Whether prefill and decode return the stream state after every layer.
   bool keep_layer_streams = false;
+  // Whether prefill returns the logits of every token, not only the last.
+  bool keep_position_logits = false;
+
+  // Whether the QAT simulations run: asked for, in the model's precision.
+  bool simulates() const {
+    return precision == Precision::Model && simulate_quantization;
+  }
 };
 
 } // namespace kf::deepseek_v4::reference

@@ -8,6 +8,8 @@
 
 #include <span>
 
+#include "kf/deepseek_v4/reference/precision.h"
+
 namespace kf::deepseek_v4::reference {
 
 // §1: rms_norm_eps, also used inside HC and by the per-head q normalisation.
@@ -24,14 +26,18 @@ float inverse_rms(std::span<const float> x, float eps);
 // RMSNorm with a weight (§2): y = bf16(w ⊙ (x · inverse_rms(x))), in fp32.
 // The weight is stored in bf16 and used in fp32; the output is rounded to
 // bf16 because every RMSNorm of the model reads a bf16 tensor and the
-// reference casts back to the input dtype. `y` may alias `x`.
+// reference casts back to the input dtype; under Precision::F32 it is not
+// rounded. `y` may alias `x`.
 void rms_norm(std::span<const float> x, std::span<const float> weight,
-              float eps, std::span<float> y);
+              float eps, std::span<float> y,
+              Precision precision = Precision::Model);
 
 // Weightless RMS scaling of one attention head's q in place (§4.2):
-// x ← x · rsqrt(mean(x²) + eps), in bf16 arithmetic as §8 says — the
-// squares, their mean, mean + eps, the rsqrt and the products are each
-// rounded to bf16, as the reference's bf16 tensor operations round them.
-void rms_scale_bf16(std::span<float> x, float eps);
+// x ← x · rsqrt(mean(x²) + eps). Under Precision::Model in bf16 arithmetic
+// as §8 says — the squares, their mean, mean + eps, the rsqrt and the
+// products are each rounded to bf16, as the reference's bf16 tensor
+// operations round them; under F32 with inverse_rms's factor.
+void rms_scale(std::span<float> x, float eps,
+               Precision precision = Precision::Model);
 
 } // namespace kf::deepseek_v4::reference

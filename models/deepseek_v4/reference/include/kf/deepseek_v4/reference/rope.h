@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <span>
 
+#include "kf/deepseek_v4/reference/precision.h"
+
 namespace kf::deepseek_v4::reference {
 
 // The frequency table of one kind of layer (§1, §2).
@@ -47,13 +49,15 @@ void rope_frequencies(const RopeConfig &config, std::span<float> freqs);
 // exp(j·pos·f_i) (§2, GPT-J style). The angle is formed in fp32 as
 // fl32(fl32(pos) · f_i), as the reference does, so that large positions give
 // the reference's angle; the product is taken in fp32 and the result rounded
-// to bf16 (the reference writes it back into a bf16 tensor).
+// to bf16 (the reference writes it back into a bf16 tensor); under
+// Precision::F32 the rotation is taken in fp64 and rounded to fp32 once.
 // x.size() must be 2 · freqs.size().
-void rope(std::span<float> x, int64_t pos, std::span<const float> freqs);
+void rope(std::span<float> x, int64_t pos, std::span<const float> freqs,
+          Precision precision = Precision::Model);
 
 // The inverse rotation, by exp(−j·pos·f_i) (§4.2: de-rotating the attention
 // output at the query position). Same precision as rope().
-void inverse_rope(std::span<float> x, int64_t pos,
-                  std::span<const float> freqs);
+void inverse_rope(std::span<float> x, int64_t pos, std::span<const float> freqs,
+                  Precision precision = Precision::Model);
 
 } // namespace kf::deepseek_v4::reference

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <span>
 
+#include "kf/deepseek_v4/reference/precision.h"
+
 namespace kf::deepseek_v4::reference {
 
 // §1: routed_scaling_factor.
@@ -49,8 +51,10 @@ void route_hash(std::span<const float> scores, std::span<const int32_t> tid2eid,
 // h = bf16(silu(min(g, limit)) · clamp(u, −limit, limit) · weight), with
 // g = the w1 (gate) output, u = the w3 (up) output, weight = the routing
 // weight (1 for the shared expert, which has the same clamp). The result is
-// rounded to bf16 because w2 reads it in bf16. `h` may alias `gate` or `up`.
+// rounded to bf16 because w2 reads it in bf16 (not under Precision::F32).
+// `h` may alias `gate` or `up`.
 void swiglu(std::span<const float> gate, std::span<const float> up, float limit,
-            float weight, std::span<float> h);
+            float weight, std::span<float> h,
+            Precision precision = Precision::Model);
 
 } // namespace kf::deepseek_v4::reference
