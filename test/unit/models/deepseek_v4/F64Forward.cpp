@@ -99,8 +99,11 @@ std::vector<size_t> largest(std::span<const double> values, size_t k,
                             double &margin) {
   std::vector<size_t> order(values.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return values[a] > values[b]; });
+  // The index breaks ties, so a plain sort is stable (libstdc++ 12's
+  // stable_sort trips clang's deprecation warning in the sanitizer build).
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return values[a] != values[b] ? values[a] > values[b] : a < b;
+  });
   k = std::min(k, order.size());
   if (k > 0 && k < order.size())
     margin = std::min(margin, values[order[k - 1]] - values[order[k]]);
