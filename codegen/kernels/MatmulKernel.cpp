@@ -6,48 +6,12 @@
 #include "kf/Tiling/CacheBlocks.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace kf::codegen {
 
 using target::Feature;
-
-llvm::StringRef getIsaName(KernelIsa isa) {
-  switch (isa) {
-  case KernelIsa::Scalar:
-    return "scalar";
-  case KernelIsa::Avx2:
-    return "avx2";
-  case KernelIsa::Avx512Vnni:
-    return "avx512vnni";
-  case KernelIsa::NeonDotprod:
-    return "neon_dotprod";
-  case KernelIsa::Avx512:
-    return "avx512";
-  case KernelIsa::Avx512Bf16:
-    return "avx512bf16";
-  case KernelIsa::Neon:
-    return "neon";
-  case KernelIsa::NeonBf16:
-    return "neon_bf16";
-  }
-  return "?";
-}
-
-std::optional<KernelIsa> lookupIsa(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<KernelIsa>>(name)
-      .Case("scalar", KernelIsa::Scalar)
-      .Case("avx2", KernelIsa::Avx2)
-      .Case("avx512vnni", KernelIsa::Avx512Vnni)
-      .Case("neon_dotprod", KernelIsa::NeonDotprod)
-      .Case("avx512", KernelIsa::Avx512)
-      .Case("avx512bf16", KernelIsa::Avx512Bf16)
-      .Case("neon", KernelIsa::Neon)
-      .Case("neon_bf16", KernelIsa::NeonBf16)
-      .Default(std::nullopt);
-}
 
 bool hasMatmulEmitter(kf::Format format) {
   switch (format) {
@@ -71,78 +35,7 @@ bool hasMatmulEmitter(kf::Format format) {
 }
 
 bool isaSupportsFormat(KernelIsa isa, kf::Format format) {
-  if (!hasMatmulEmitter(format))
-    return false;
-  const bool isFloat = kf::is_float_format(format);
-  switch (isa) {
-  case KernelIsa::Scalar:
-  case KernelIsa::Avx2:
-    return true;
-  case KernelIsa::Avx512Vnni:
-  case KernelIsa::NeonDotprod:
-    return !isFloat;
-  case KernelIsa::Avx512:
-  case KernelIsa::Neon:
-    return isFloat;
-  case KernelIsa::Avx512Bf16:
-  case KernelIsa::NeonBf16:
-    return format == kf::Format::BF16;
-  }
-  return false;
-}
-
-llvm::ArrayRef<Feature> getRequiredFeatures(KernelIsa isa) {
-  static constexpr Feature avx2[] = {Feature::AVX2, Feature::FMA};
-  static constexpr Feature avx512vnni[] = {Feature::AVX512F, Feature::AVX512BW,
-                                           Feature::AVX512VNNI};
-  static constexpr Feature neonDotprod[] = {Feature::NEON, Feature::DotProd};
-  static constexpr Feature avx512[] = {Feature::AVX512F};
-  static constexpr Feature avx512bf16[] = {Feature::AVX512F,
-                                           Feature::AVX512BF16};
-  static constexpr Feature neon[] = {Feature::NEON};
-  static constexpr Feature neonBf16[] = {Feature::NEON, Feature::BF16};
-  switch (isa) {
-  case KernelIsa::Scalar:
-    return {};
-  case KernelIsa::Avx2:
-    return avx2;
-  case KernelIsa::Avx512Vnni:
-    return avx512vnni;
-  case KernelIsa::NeonDotprod:
-    return neonDotprod;
-  case KernelIsa::Avx512:
-    return avx512;
-  case KernelIsa::Avx512Bf16:
-    return avx512bf16;
-  case KernelIsa::Neon:
-    return neon;
-  case KernelIsa::NeonBf16:
-    return neonBf16;
-  }
-  return {};
-}
-
-bool canRunIsa(const target::TargetInfo &target, KernelIsa isa) {
-  return llvm::all_of(getRequiredFeatures(isa),
-                      [&](Feature f) { return target.has(f); });
-}
-
-int64_t getIsaRows(KernelIsa isa) {
-  switch (isa) {
-  case KernelIsa::Scalar:
-    return 1;
-  case KernelIsa::Avx2:
-    return 8;
-  case KernelIsa::Avx512Vnni:
-  case KernelIsa::Avx512:
-  case KernelIsa::Avx512Bf16:
-    return 16;
-  case KernelIsa::NeonDotprod:
-  case KernelIsa::Neon:
-  case KernelIsa::NeonBf16:
-    return 4;
-  }
-  return 1;
+  return hasMatmulEmitter(format) && target::isaTakesFormat(isa, format);
 }
 
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {

@@ -2,6 +2,7 @@
 
 #include "kf/Dialect/KfDialect.h"
 
+#include "kf/Target/KernelIsa.h"
 #include "kf/Tiling/ColumnTiles.h"
 
 #include "kf/runtime/format.h"
@@ -190,21 +191,7 @@ void mlir::kf::printColumnTiles(AsmPrinter &printer, Attribute cols) {
 }
 
 int64_t KernelAttr::getLaneRows(KernelIsa isa) {
-  switch (isa) {
-  case KernelIsa::scalar:
-    return 1;
-  case KernelIsa::avx2:
-    return 8;
-  case KernelIsa::avx512vnni:
-  case KernelIsa::avx512:
-  case KernelIsa::avx512bf16:
-    return 16;
-  case KernelIsa::neon_dotprod:
-  case KernelIsa::neon:
-  case KernelIsa::neon_bf16:
-    return 4;
-  }
-  llvm_unreachable("every ISA has a lane count");
+  return ::kf::target::getIsaRows(static_cast<::kf::target::KernelIsa>(isa));
 }
 
 SmallVector<int64_t> KernelAttr::getColumnWidths(int64_t maxCols) {
@@ -222,8 +209,8 @@ bool KernelAttr::hasDynamicColumns() const {
 ::kf::PackedLayout KernelAttr::getWeightLayout() const {
   return {static_cast<::kf::Format>(getLayout().format),
           static_cast<int>(getLayout().rows),
-          getIsa() == KernelIsa::neon_dotprod ? ::kf::LaneEncoding::Signed
-                                              : ::kf::LaneEncoding::Unsigned,
+          getIsa() == KernelIsa::NeonDotprod ? ::kf::LaneEncoding::Signed
+                                             : ::kf::LaneEncoding::Unsigned,
           getLayout().coding};
 }
 

@@ -17,16 +17,10 @@ constexpr StringLiteral kKernelsModule = "kernels";
 FailureOr<codegen::MatmulKernelSpec>
 getMatmulSpec(const Matmul &matmul, KernelAttr kernel, Precision precision,
               const TargetInfo &target, std::string &reason) {
-  std::optional<codegen::KernelIsa> isa =
-      codegen::lookupIsa(stringifyKernelIsa(kernel.getIsa()));
-  if (!isa) {
-    reason =
-        ("no emitter for isa " + stringifyKernelIsa(kernel.getIsa())).str();
-    return failure();
-  }
   codegen::MatmulKernelSpec spec;
   spec.format = static_cast<::kf::Format>(matmul.weight.getFormat());
-  spec.isa = *isa;
+  // One table makes both enums, with the same values (KernelIsas.def).
+  spec.isa = static_cast<codegen::KernelIsa>(kernel.getIsa());
   spec.rows = kernel.getRows();
   spec.k = matmul.k;
   spec.n = matmul.n;

@@ -19,9 +19,10 @@ using ::kf::target::TargetInfo;
 
 namespace codegen = ::kf::codegen;
 
-/// The emitters' ISA of a #kf.kernel ISA: the two enums share their names.
+/// The emitters' ISA of a #kf.kernel ISA: both enums are made from one
+/// table (kf/Target/KernelIsas.def) with the same values.
 codegen::KernelIsa toCodegen(KernelIsa isa) {
-  return *codegen::lookupIsa(stringifyKernelIsa(isa));
+  return static_cast<codegen::KernelIsa>(isa);
 }
 
 /// The features the ISA's kernels are built from (KfAttrs.td names the
@@ -39,21 +40,20 @@ bool hasKernelsFor(KernelIsa isa, Format format) {
                                     static_cast<::kf::Format>(format));
 }
 
-/// The richest ISA `target` runs that has kernels for `format`, in order of
-/// preference: the bf16 and int8 dot instructions, then FMA, each widest
-/// first. A format without kernels gets the richest int8 ISA (the lowering
-/// will refuse it).
+/// The richest ISA `target` runs that has kernels for `format`, in the
+/// table's order of preference (KernelIsas.def: the bf16 and int8 dot
+/// instructions, then FMA, each widest first; scalar last). A format without
+/// kernels gets the richest int8 ISA (the lowering will refuse it).
 KernelIsa selectIsa(const TargetInfo &target, Format format) {
   const bool anyKernels =
       codegen::hasMatmulEmitter(static_cast<::kf::Format>(format));
-  for (KernelIsa isa :
-       {KernelIsa::avx512bf16, KernelIsa::avx512vnni, KernelIsa::avx512,
-        KernelIsa::avx2, KernelIsa::neon_bf16, KernelIsa::neon_dotprod,
-        KernelIsa::neon})
+  for (codegen::KernelIsa preferred : ::kf::target::getIsasByPreference()) {
+    auto isa = static_cast<KernelIsa>(preferred);
     if (canRun(target, isa) && (anyKernels ? hasKernelsFor(isa, format)
                                            : hasKernelsFor(isa, Format::Q8_0)))
       return isa;
-  return KernelIsa::scalar;
+  }
+  return KernelIsa::Scalar;
 }
 
 /// One matmul's decision while the tuning rules apply to it.

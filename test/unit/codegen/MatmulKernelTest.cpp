@@ -1165,10 +1165,7 @@ TEST(MatmulKernel, WeightLayoutFollowsTheIsa) {
   EXPECT_EQ(layout(Format::F32, KernelIsa::Neon, 4), "f32_r4");
   EXPECT_EQ(lookupIsa("neon_dotprod"), KernelIsa::NeonDotprod);
   EXPECT_EQ(getIsaName(KernelIsa::NeonDotprod), "neon_dotprod");
-  for (KernelIsa isa :
-       {KernelIsa::Scalar, KernelIsa::Avx2, KernelIsa::Avx512Vnni,
-        KernelIsa::NeonDotprod, KernelIsa::Avx512, KernelIsa::Avx512Bf16,
-        KernelIsa::Neon, KernelIsa::NeonBf16})
+  for (KernelIsa isa : target::getIsasByPreference())
     EXPECT_EQ(lookupIsa(getIsaName(isa)), isa);
 }
 

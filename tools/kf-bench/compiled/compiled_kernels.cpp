@@ -269,10 +269,7 @@ std::vector<MatmulKernel> compiled_kernels() {
   std::vector<MatmulKernel> kernels;
 
   for (bool floats : {false, true})
-    for (KernelIsa isa :
-         {KernelIsa::Avx512Bf16, KernelIsa::Avx512Vnni, KernelIsa::Avx512,
-          KernelIsa::Avx2, KernelIsa::NeonBf16, KernelIsa::NeonDotprod,
-          KernelIsa::Neon, KernelIsa::Scalar}) {
+    for (KernelIsa isa : target::getIsasByPreference()) {
       const bool family =
           floats ? codegen::isaSupportsFormat(isa, Format::F32) ||
                        codegen::isaSupportsFormat(isa, Format::BF16)

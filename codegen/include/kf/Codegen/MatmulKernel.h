@@ -10,6 +10,7 @@
 #ifndef KF_CODEGEN_MATMULKERNEL_H
 #define KF_CODEGEN_MATMULKERNEL_H
 
+#include "kf/Target/KernelIsa.h"
 #include "kf/Target/TargetInfo.h"
 #include "kf/runtime/kernel_abi.h"
 #include "kf/runtime/packed_layout.h"
@@ -23,19 +24,14 @@
 
 namespace kf::codegen {
 
-/// The instruction family a kernel's dot products use. Names as in
-/// #kf.kernel's `isa`. The int8 family (the quantized formats) and the float
-/// family (BF16, F32) each run on the ISAs isaSupportsFormat lists.
-enum class KernelIsa {
-  Scalar,      ///< portable code, no intrinsics: any target, both families
-  Avx2,        ///< int8: vpmaddubsw + vpmaddwd; float: vfmadd; 8 rows (ymm)
-  Avx512Vnni,  ///< int8: vpdpbusd on 16 rows (zmm)
-  NeonDotprod, ///< int8: AArch64 sdot on 4 rows (a 128-bit vector)
-  Avx512,      ///< float: vfmadd on 16 rows (zmm), bf16 widened by shifts
-  Avx512Bf16,  ///< BF16: vdpbf16ps on 16 rows (zmm)
-  Neon,        ///< float: AArch64 fmla on 4 rows, bf16 widened by shifts
-  NeonBf16,    ///< BF16: AArch64 bfdot on 4 rows
-};
+/// The instruction family a kernel's dot products use, and what the target
+/// layer's table (kf/Target/KernelIsas.def) says of it.
+using target::canRunIsa;
+using target::getIsaName;
+using target::getIsaRows;
+using target::getRequiredFeatures;
+using target::KernelIsa;
+using target::lookupIsa;
 
 /// Whether the emitters build matmul kernels for weights of `format` (Q8_0,
 /// Q4_0, MXFP4, FRACTAL64, VQ3_64 with Q8_0 activations; Q4_K, Q5_K, Q6_K,
@@ -102,28 +98,9 @@ std::optional<int64_t> getDecodeOnceMinColumns(kf::Format format,
 bool decodesOnceByDefault(kf::Format format, kf::WeightCoding coding,
                           std::optional<int64_t> m, int64_t maxCols);
 
-/// Whether `isa` has kernels for weights of `format`: the int8 ISAs
-/// (avx512vnni, neon_dotprod) the quantized formats, the float ones (avx512,
-/// neon) BF16 and F32, the bf16 dot ones (avx512bf16, neon_bf16) BF16, and
-/// scalar and avx2 every format with an emitter.
+/// Whether `isa` has kernels for weights of `format`: an emitter for the
+/// format (hasMatmulEmitter) in a family the ISA takes (KernelIsas.def).
 bool isaSupportsFormat(KernelIsa isa, kf::Format format);
-
-/// The target features `isa`'s kernels are built from, on its architecture
-/// (none for scalar).
-llvm::ArrayRef<target::Feature> getRequiredFeatures(KernelIsa isa);
-
-/// Whether `target` has every feature getRequiredFeatures(isa) names (a
-/// feature names its architecture, so only its own ISAs, and scalar).
-bool canRunIsa(const target::TargetInfo &target, KernelIsa isa);
-
-/// The int32 (int8 family) or fp32 (float family) lanes of one vector of
-/// `isa`: its rows per group (1 for scalar, which takes any).
-int64_t getIsaRows(KernelIsa isa);
-
-/// "scalar", "avx2", "avx512vnni", "neon_dotprod", "avx512", "avx512bf16",
-/// "neon", "neon_bf16".
-llvm::StringRef getIsaName(KernelIsa isa);
-std::optional<KernelIsa> lookupIsa(llvm::StringRef name);
 
 /// The kernel ABI (kf/runtime/kernel_abi.h): rows [nBegin, nEnd) of y, for
 /// m token columns, y[j * ldy + n] = sum_k x[j][k] * w[n][k]. nBegin is a

@@ -7,6 +7,7 @@ include "kf/Dialect/KfBase.td"
 include "mlir/IR/EnumAttr.td"
 // Generated from runtime/include/kf/runtime/formats.def: defines Kf_FormatCases.
 include "kf/Dialect/KfFormatCases.td"
+include "kf/Dialect/KfKernelIsaCases.td"
 
 def Kf_Format : I32EnumAttr<"Format", "weight or activation storage format",
                             Kf_FormatCases> {
@@ -58,31 +59,14 @@ def Kf_TargetAttr : Kf_Attr<"Target", "target"> {
   }];
 }
 
-// The instruction set family a matmul kernel is generated for. Each names the
-// dot-product instruction the kernel is built around; the richest one a target
-// runs for the weight's format is chosen by --kf-select-kernels. The int8
-// family (the quantized formats) runs on scalar, avx2, avx512vnni and
-// neon_dotprod; the float family (bf16, f32) on scalar, avx2, avx512 and neon,
-// and bf16 also on avx512bf16 and neon_bf16.
+// The instruction set family a matmul kernel is generated for, each named for
+// the dot-product instruction its kernels are built around; the richest one a
+// target runs for the weight's format is chosen by --kf-select-kernels. Its
+// cases are generated from the target layer's table
+// (codegen/include/kf/Target/KernelIsas.def: rows, formats, features and
+// preference), with the values of kf::target::KernelIsa.
 def Kf_KernelIsa : I32EnumAttr<"KernelIsa",
-    "instruction set family of a matmul kernel",
-    [I32EnumAttrCase<"scalar", 0>,
-     // vpmaddubsw / vpmaddwd, vpshufb lookups; vfmadd (ymm) for floats;
-     // needs avx2 and fma.
-     I32EnumAttrCase<"avx2", 1>,
-     // vpdpbusd, vpermb / vpermi2b lookups with VBMI; needs avx512f, avx512bw
-     // and avx512vnni.
-     I32EnumAttrCase<"avx512vnni", 2>,
-     // sdot, tbl lookups; needs neon and dotprod.
-     I32EnumAttrCase<"neon_dotprod", 3>,
-     // vfmadd (zmm), bf16 widened by shifts; needs avx512f.
-     I32EnumAttrCase<"avx512", 4>,
-     // vdpbf16ps; needs avx512f and avx512bf16.
-     I32EnumAttrCase<"avx512bf16", 5>,
-     // fmla, bf16 widened by shifts; needs neon.
-     I32EnumAttrCase<"neon", 6>,
-     // bfdot; needs neon and bf16.
-     I32EnumAttrCase<"neon_bf16", 7>]> {
+    "instruction set family of a matmul kernel", Kf_KernelIsaCases> {
   let cppNamespace = "::mlir::kf";
 }
 

@@ -1,6 +1,8 @@
-// The dialect's #kf.format enum is generated from the runtime's format table:
-// check that the two agree row for row, in both directions.
+// The dialect's #kf.format and #kf.kernel ISA enums are generated from the
+// runtime's format table and the target layer's ISA table: check that each
+// pair agrees row for row, in both directions.
 #include "kf/Dialect/KfDialect.h"
+#include "kf/Target/KernelIsa.h"
 #include "kf/runtime/format.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -25,6 +27,26 @@ TEST(FormatEnum, EveryDialectCaseIsARuntimeRow) {
     std::optional<mlir::kf::Format> f = mlir::kf::symbolizeFormat(v);
     EXPECT_EQ(f.has_value(), kf::format_from_ggml_type(v).has_value()) << v;
   }
+}
+
+TEST(KernelIsaEnum, MatchesTheTargetTable) {
+  for (kf::target::KernelIsa isa : kf::target::getIsasByPreference()) {
+    llvm::StringRef name = kf::target::getIsaName(isa);
+    std::optional<mlir::kf::KernelIsa> d = mlir::kf::symbolizeKernelIsa(name);
+    ASSERT_TRUE(d.has_value()) << name.str();
+    EXPECT_EQ(static_cast<int32_t>(*d), static_cast<int32_t>(isa))
+        << name.str();
+    EXPECT_EQ(mlir::kf::KernelAttr::getLaneRows(*d),
+              kf::target::getIsaRows(isa));
+  }
+  for (uint32_t v = 0; v <= mlir::kf::getMaxEnumValForKernelIsa(); ++v) {
+    std::optional<mlir::kf::KernelIsa> d = mlir::kf::symbolizeKernelIsa(v);
+    ASSERT_TRUE(d.has_value()) << v;
+    EXPECT_EQ(kf::target::lookupIsa(mlir::kf::stringifyKernelIsa(*d)),
+              static_cast<kf::target::KernelIsa>(v));
+  }
+  EXPECT_EQ(mlir::kf::getMaxEnumValForKernelIsa() + 1,
+            kf::target::getIsasByPreference().size());
 }
 
 TEST(QWeightType, SizeInBytes) {
