@@ -4,6 +4,7 @@
 
 #include "kf/Codegen/Emitters.h"
 #include "kf/Tiling/CacheBlocks.h"
+#include "kf/Tiling/ColumnTiles.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -262,8 +263,9 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                 llvm::formatv("expected K a positive multiple of {0}", block));
   if (spec.n <= 0)
     return fail(spec, "expected N > 0");
-  if (spec.maxCols < 1 || spec.maxCols > 8)
-    return fail(spec, "expected a widest column tile of 1 to 8");
+  if (spec.maxCols < 1 || spec.maxCols > tiling::kMaxColumnTile)
+    return fail(spec, llvm::formatv("expected a widest column tile of 1 to {0}",
+                                    tiling::kMaxColumnTile));
   if (int64_t block = kf::packed_block_elems(spec.format);
       spec.l1K < 0 || spec.l1K > spec.k ||
       (spec.l1K % block != 0 && spec.l1K != spec.k))

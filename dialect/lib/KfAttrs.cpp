@@ -194,14 +194,6 @@ int64_t KernelAttr::getLaneRows(KernelIsa isa) {
   return ::kf::target::getIsaRows(static_cast<::kf::target::KernelIsa>(isa));
 }
 
-SmallVector<int64_t> KernelAttr::getColumnWidths(int64_t maxCols) {
-  SmallVector<int64_t> widths;
-  for (int64_t width : ::kf::tiling::kColumnTileWidths)
-    if (width <= maxCols)
-      widths.push_back(width);
-  return widths;
-}
-
 bool KernelAttr::hasDynamicColumns() const {
   return isa_and_present<UnitAttr>(getCols());
 }
@@ -265,9 +257,17 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << ": rows must be a positive multiple of " << lanes
                        << " (" << stringifyKernelIsa(kernelIsa)
                        << "'s lanes per vector)";
-  if (maxCols != 3 && maxCols != 4 && maxCols != 8)
-    return emitError() << "#kf.kernel: max_cols must be 3, 4 or 8, got "
-                       << maxCols;
+  if (!::kf::tiling::isMaxColumnTileChoice(maxCols)) {
+    InFlightDiagnostic diag = emitError()
+                              << "#kf.kernel: max_cols must be one of ";
+    llvm::interleave(
+        llvm::make_filter_range(::kf::tiling::kColumnTileWidths,
+                                ::kf::tiling::isMaxColumnTileChoice),
+        diag, ", ");
+    return diag << " (a micro-kernel width with which no M >= 2 needs a "
+                   "1-wide tile), got "
+                << maxCols;
+  }
   if (threads < 1)
     return emitError() << "#kf.kernel: threads must be at least 1, got "
                        << threads;
@@ -278,7 +278,9 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             "dynamic, got "
                          << cols;
     ArrayRef<int64_t> widths = tiles.asArrayRef();
-    SmallVector<int64_t> allowed = getColumnWidths(maxCols);
+    // The widths wider than 1; one column alone is [1].
+    SmallVector<int64_t, 5> allowed = ::kf::tiling::columnTileWidths(maxCols);
+    allowed.pop_back();
     bool ok = !widths.empty();
     for (size_t i = 0; ok && i < widths.size(); ++i)
       ok = llvm::is_contained(allowed, widths[i]) &&

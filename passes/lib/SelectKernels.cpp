@@ -5,6 +5,7 @@
 #include "KernelDecisions.h"
 #include "kf/Codegen/MatmulKernel.h"
 #include "kf/Target/TargetInfo.h"
+#include "kf/Tiling/ColumnTiles.h"
 #include "kf/Tuning/TuningFile.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -60,7 +61,7 @@ KernelIsa selectIsa(const TargetInfo &target, Format format) {
 struct Decision {
   KernelIsa isa;
   int64_t rows;
-  int64_t maxCols = 8;
+  int64_t maxCols = ::kf::tiling::kMaxColumnTile;
   int64_t threads;
   std::optional<int64_t> l2Rows, l1K;
   std::optional<ActivationQuantize> quantize;

@@ -1699,7 +1699,7 @@ func.func @kernel_integer_layout() attributes {k = #kf.kernel<isa = scalar, layo
 
 // -----
 
-// expected-error @+1 {{#kf.kernel: max_cols must be 3, 4 or 8, got 2}}
+// expected-error @+1 {{#kf.kernel: max_cols must be one of 8, 4, 3 (a micro-kernel width with which no M >= 2 needs a 1-wide tile), got 2}}
 func.func @kernel_max_cols() attributes {k = #kf.kernel<isa = scalar, layout = q8_0_r1, max_cols = 2, threads = 1>}
 
 // -----

@@ -135,4 +135,21 @@ TEST(ColumnTiles, NarrowKernelsFallBackToOne) {
             (llvm::SmallVector<int64_t, 5>{4, 3, 2, 1}));
 }
 
+// The widest tiles a matmul may choose are the widths that never need a
+// 1-wide tile for M >= 2, checked here by decomposing every M to 4096; 2
+// cannot (M = 3 is 2 + 1), and 5 to 7 are no micro-kernel width.
+TEST(ColumnTiles, MaxColumnTileChoicesNeverLeaveOneColumn) {
+  for (int64_t maxCols = 0; maxCols <= 9; ++maxCols) {
+    bool leavesOne = maxCols < 1;
+    for (int64_t m = 2; m <= 4096 && !leavesOne; ++m)
+      leavesOne = llvm::is_contained(decomposeColumns(m, maxCols), 1);
+    bool width = llvm::is_contained(kf::tiling::kColumnTileWidths, maxCols);
+    EXPECT_EQ(kf::tiling::isMaxColumnTileChoice(maxCols), width && !leavesOne)
+        << maxCols;
+  }
+  static_assert(kf::tiling::isMaxColumnTileChoice(kf::tiling::kMaxColumnTile));
+  EXPECT_FALSE(kf::tiling::isMaxColumnTileChoice(2));
+  EXPECT_TRUE(kf::tiling::isMaxColumnTileChoice(3));
+}
+
 } // namespace

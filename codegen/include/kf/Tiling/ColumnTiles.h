@@ -25,6 +25,11 @@ namespace kf::tiling {
 /// The micro-kernel widths wider than 1, widest first.
 inline constexpr int64_t kColumnTileWidths[] = {8, 4, 3, 2};
 
+/// The widest micro-kernel: a matmul's widest tile by default, and the most
+/// a compiled kernel's may be (which may be anything from 1, a kernel for a
+/// single column, to this).
+inline constexpr int64_t kMaxColumnTile = kColumnTileWidths[0];
+
 /// The width of the next tile when `remaining` (>= 1) columns are left and no
 /// tile may be wider than `maxCols` (>= 1): the widest width that fits and
 /// does not leave exactly one column behind. When none does (only possible
@@ -69,6 +74,27 @@ inline llvm::SmallVector<int64_t, 5> columnTileWidths(int64_t maxCols) {
       widths.push_back(width);
   widths.push_back(1);
   return widths;
+}
+
+/// Whether `maxCols` may be chosen as a matmul's widest tile (#kf.kernel's
+/// max_cols, a tuning rule's): one of kColumnTileWidths with which no M >= 2
+/// needs a 1-wide tile. That is 8, 4 and 3; with 2, M = 3 is 2 + 1. (Every
+/// M from 2 to 2 · maxCols + 2 is checked, which covers each remainder mod
+/// maxCols after at least one full tile.)
+constexpr bool isMaxColumnTileChoice(int64_t maxCols) {
+  bool listed = false;
+  for (int64_t width : kColumnTileWidths)
+    listed |= width == maxCols;
+  if (!listed)
+    return false;
+  for (int64_t m = 2; m <= 2 * maxCols + 2; ++m)
+    for (int64_t done = 0; done < m;) {
+      int64_t tile = nextColumnTile(m - done, maxCols);
+      if (tile == 1)
+        return false;
+      done += tile;
+    }
+  return true;
 }
 
 } // namespace kf::tiling

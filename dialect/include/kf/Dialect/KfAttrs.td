@@ -139,8 +139,10 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
       rows one micro-kernel computes. `rows` is a multiple of the int32 lanes
       of one vector of the ISA (16 for the AVX-512 ISAs, 8 for `avx2`, 4 for
       the NEON ones, 1 for `scalar`): one lane per row.
-    * `max_cols`: the widest column tile, 3, 4 or 8; the tiles are the widths
-      {8, 4, 3, 2} up to it.
+    * `max_cols`: the widest column tile, one of the micro-kernel widths
+      {8, 4, 3, 2} with which no M >= 2 needs a 1-wide tile (8, 4 or 3:
+      `kf::tiling::isMaxColumnTileChoice`, kf/Tiling/ColumnTiles.h); the
+      tiles are the widths up to it.
     * `threads`: how many threads split the N rows.
     * `cols` (`--kf-tile-columns`): the micro-kernel widths the M token
       columns are split into, widest first (`[1]` for M = 1, never a 1-wide
@@ -220,8 +222,6 @@ def Kf_KernelAttr : Kf_Attr<"Kernel", "kernel"> {
     /// Whether the kernel decodes each row block once (`decode = once`).
     bool isDecodedOnce() const { return getDecode() == WeightDecode::once; }
 
-    /// The micro-kernel widths {8, 4, 3, 2} up to `maxCols`, widest first.
-    static ::llvm::SmallVector<int64_t> getColumnWidths(int64_t maxCols);
     /// The int32 lanes of one vector register of `isa`: the smallest row
     /// interleave its kernels use (a vpdpbusd lane per row).
     static int64_t getLaneRows(KernelIsa isa);

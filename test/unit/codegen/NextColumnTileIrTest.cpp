@@ -1,7 +1,7 @@
 // The IR a kernel evaluates at run time to pick its next column tile agrees
 // with the C++ rule (kf/Tiling/ColumnTiles.h, tested in test/unit/tiling).
-#include "kf/Tiling/ColumnTiles.h"
 #include "kf/Codegen/MatmulEmitter.h"
+#include "kf/Tiling/ColumnTiles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,7 +16,7 @@ namespace kf::codegen {
 namespace {
 
 // emitNextColumnTile on a constant folds to the constant nextColumnTile gives.
-TEST(ColumnTiles, RunTimeRuleMatches) {
+TEST(NextColumnTileIr, FoldsToTheRuleOfColumnTilesH) {
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   loadKernelDialects(context);
   for (int64_t maxCols = 1; maxCols <= 8; ++maxCols)
