@@ -3,7 +3,7 @@
 # `MACRO(Enum, "mnemonic", value, ...)` row of a C++ .def table, so that a
 # dialect enum is generated from the same single table as its C++ twin:
 # the formats (runtime/include/kf/runtime/formats.def, KF_FORMAT) and the
-# kernel ISAs (codegen/include/kf/Target/KernelIsas.def, KF_KERNEL_ISA). The
+# kernel ISAs (target/include/kf/Target/KernelIsas.def, KF_KERNEL_ISA). The
 # two enums share names and values, so converting is a cast. Runs at
 # configure time; editing the table re-runs it.
 function(kf_generate_enum_cases def macro list out)

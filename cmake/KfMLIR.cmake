@@ -51,5 +51,5 @@ add_definitions(${KF_LLVM_DEFINITIONS})
 include_directories(
   ${PROJECT_SOURCE_DIR}/dialect/include ${PROJECT_BINARY_DIR}/dialect/include
   ${PROJECT_SOURCE_DIR}/passes/include ${PROJECT_BINARY_DIR}/passes/include
-  ${PROJECT_SOURCE_DIR}/codegen/include
+  ${PROJECT_SOURCE_DIR}/codegen/include ${PROJECT_SOURCE_DIR}/target/include
   ${PROJECT_SOURCE_DIR}/runtime/include)

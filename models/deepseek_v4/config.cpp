@@ -14,7 +14,7 @@ namespace kf::deepseek_v4 {
 
 namespace {
 
-// The keys, as llama.cpp names them (notes/deepseek4_gguf.md). Those after
+// The keys, as llama.cpp names them (docs/models/deepseek_v4.md). Those after
 // the prefix are relative to "deepseek4.".
 constexpr std::string_view kArchitectureKey = "general.architecture";
 constexpr std::string_view kContextLength = "context_length";
@@ -251,7 +251,8 @@ absl::Status read_attention(const Keys &keys, Config &c) {
 absl::Status read_rope(const Keys &keys, Config &c) {
   KF_ASSIGN_OR_RETURN(c.rope_dim, keys.positive(kRopeDim));
   // Heads and compressed entries keep dims that do not rotate: the FP8
-  // simulation and the indexer's pooled keys act on them (spec §4.2-§4.4).
+  // simulation and the indexer's pooled keys act on them (model §4.2-§4.4,
+  // docs/models/deepseek_v4_model.md).
   uint32_t narrowest = std::min(c.head_dim, c.indexer_head_dim);
   if (c.rope_dim % 2 != 0 || c.rope_dim >= narrowest)
     return keys.invalid_model(
@@ -319,7 +320,7 @@ absl::Status read_experts(const Keys &keys, Config &c) {
         absl::StrCat("at most the ", c.n_layer, " layers"));
   KF_ASSIGN_OR_RETURN(c.swiglu_clamp_exp,
                       keys.per_layer(kSwigluClampExp, c.n_layer));
-  // The shared expert is clamped too (spec §0); llama.cpp defaults its
+  // The shared expert is clamped too (model §4.5); llama.cpp defaults its
   // clamp to the routed experts'.
   if (keys.has_model(kSwigluClampShexp)) {
     KF_ASSIGN_OR_RETURN(c.swiglu_clamp_shexp,

@@ -9,9 +9,9 @@ namespace {
 using enum LinearRole;
 using enum LinearArithmetic;
 
-// Spec §1.3's dtypes. wo_a is stored FP8 but dequantized to bf16 by the
-// official converter and run as a bf16 linear; the experts' FP4 and the
-// attention's FP8 both take FP8 activations.
+// The dtypes of docs/models/deepseek_v4_model.md §1.3. wo_a is stored FP8 but
+// dequantized to bf16 by the official converter and run as a bf16 linear; the
+// experts' FP4 and the attention's FP8 both take FP8 activations.
 constexpr std::array kRoles = {
     LinearRoleInfo{AttnQA, "attn_q_a", "fp8 e4m3", Quantized},
     LinearRoleInfo{AttnQB, "attn_q_b", "fp8 e4m3", Quantized},

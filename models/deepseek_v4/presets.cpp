@@ -12,15 +12,16 @@ namespace {
 
 constexpr std::string_view kSlicePrefix = "flash-slice:";
 
-// DeepSeek-V4-Flash's compress ratio of trunk layer `layer` (spec §1.2): two
-// window-only layers, then CSA on even and HCA on odd layers.
+// DeepSeek-V4-Flash's compress ratio of trunk layer `layer` (model §1.2,
+// docs/models/deepseek_v4_model.md): two window-only layers, then CSA on even
+// and HCA on odd layers.
 uint32_t flash_ratio(uint32_t layer) {
   if (layer < 2)
     return 0;
   return layer % 2 == 0 ? 4 : 128;
 }
 
-// The first `layers` trunk layers of DeepSeek-V4-Flash (spec §1.1).
+// The first `layers` trunk layers of DeepSeek-V4-Flash (model §1.1).
 Config flash(uint32_t layers) {
   Config c;
   c.n_embd = 4096;
@@ -63,7 +64,7 @@ Config flash(uint32_t layers) {
   return c;
 }
 
-// Spec §9: every structural feature of Flash at under 1 % of a layer's
+// Model §9: every structural feature of Flash at under 1 % of a layer's
 // size. One deviation: the vocabulary is deepseek-coder's (32256 tokens,
 // embedded in the file) rather than §9's 2048, so that the file carries a
 // real tokenizer; that makes the embedding and the head most of its size.

@@ -9,8 +9,8 @@ namespace kf::deepseek_v4 {
 
 namespace {
 
-// Spec §9's advice, at the tiny preset: HC mix projections and bases about
-// N(0, 0.1), HC scales in 0.1..0.6.
+// The advice of model §9 (docs/models/deepseek_v4_model.md), at the tiny
+// preset: HC mix projections and bases about N(0, 0.1), HC scales in 0.1..0.6.
 constexpr float kHcSpread = 0.1f;
 constexpr float kHcScaleLow = 0.1f, kHcScaleHigh = 0.6f;
 // The HC mix projection's input width at the tiny preset (4 streams of 256),
@@ -34,7 +34,7 @@ constexpr float kSinkSpread = 1.0f;
 // mean(x) ± 1 leans positive: 8·0.71 ± 1 for x fresh from the embedding,
 // still positive in ~98 % of cases where later layers have diluted mean(x)
 // to 0.25. With w > 0 the index scores Σ w·ReLU(q·k) are positive and
-// continuous, so top-k boundaries fall on no exact-zero ties (spec §10).
+// continuous, so top-k boundaries fall on no exact-zero ties (model §10).
 // The router and LM head rows are centred so that the offset fixes neither
 // the routing nor the logits.
 constexpr float kEmbeddingOffset = 1.0f;

@@ -1,5 +1,5 @@
 // Internal: the activation block layouts that several weight families pair
-// with (spec/quant_formats.md §3.2, §3.4, §3.5).
+// with (docs/formats/README.md: Q8_0, Q8_1 and Q8_K).
 #pragma once
 
 #include <cstdint>

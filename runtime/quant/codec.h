@@ -89,7 +89,7 @@ inline float signed_absmax(const float *x, int64_t n) {
 }
 
 // ggml's nearest_int: round half to even through the float adder, valid for
-// |x| < 2^22 (spec §2).
+// |x| < 2^22 (docs/formats/README.md, "Conventions").
 inline int nearest_int(float x) {
   float v = x + 12582912.f;
   uint32_t bits;

@@ -1,5 +1,5 @@
 // MXFP4 (OCP microscaling FP4): an E8M0 exponent per 32 E2M1 codes.
-// spec/quant_formats.md §3.17.
+// docs/formats/README.md, "MXFP4".
 #include <algorithm>
 #include <cmath>
 #include <limits>

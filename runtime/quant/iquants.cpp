@@ -1,7 +1,8 @@
 // ggml's IQ formats: the grid vector quantizers IQ2_XXS, IQ2_XS, IQ1_S and
 // IQ1_M, and the non-linear 4-bit IQ4_NL and IQ4_XS
-// (spec/quant_formats.md §3.11-3.14, §3.21, §4, §5). The grids are ggml's
-// tables, compiled in from quant/grids/ by cmake/KfGrids.cmake.
+// (docs/formats/README.md: their block layouts, "Lookup grids" and
+// "Activation pairing"). The grids are ggml's tables, compiled in from
+// quant/grids/ by cmake/KfGrids.cmake.
 //
 // Decoders and dot products follow ggml's scalar code expression for
 // expression, so they round exactly as ggml does. The quantizers are our own
@@ -34,7 +35,7 @@ constexpr int QK = 256;
 // IQ1S_DELTA = IQ1M_DELTA: the shift of the IQ1 grid values.
 constexpr float kIq1Delta = 0.125f;
 
-// Byte j of a grid entry is the value of weight j (spec §4).
+// Byte j of a grid entry is the value of weight j ("Lookup grids").
 constexpr uint8_t grid_byte(uint64_t entry, int j) {
   return static_cast<uint8_t>(entry >> 8 * j);
 }

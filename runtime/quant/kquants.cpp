@@ -1,11 +1,11 @@
-// ggml's K-quants Q2_K .. Q6_K (spec/quant_formats.md §3.6-3.10): super-blocks
-// of 256 weights in 16 or 8 sub-blocks, each with an integer scale (and, for
-// Q2_K, Q4_K and Q5_K, an integer min) that the super-block's fp16 d (and dmin)
-// turn into floats.
+// ggml's K-quants Q2_K .. Q6_K (docs/formats/README.md, "K-quants"):
+// super-blocks of 256 weights in 16 or 8 sub-blocks, each with an integer
+// scale (and, for Q2_K, Q4_K and Q5_K, an integer min) that the super-block's
+// fp16 d (and dmin) turn into floats.
 //
 // Each format is its byte layout (unpack/pack) and its quantizer; decoding,
 // the dot product and the last step of every quantizer work on one unpacked
-// form, SuperBlock, which holds the integers the spec's formulas use.
+// form, SuperBlock, which holds the integers the layouts' formulas use.
 //
 // The quantizers are ggml's quantize_row_q*_K_ref, search for search and in
 // the same float operations, so they write ggml's bytes (KQuantsTest holds

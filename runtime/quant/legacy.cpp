@@ -1,5 +1,5 @@
 // ggml's 32-element formats: Q4_0, Q4_1, Q5_0, Q8_0 (weights) and Q8_1
-// (activations). spec/quant_formats.md §3.2-3.4, §3.21.
+// (activations). docs/formats/README.md, "Q8_0, Q4_0, Q4_1, Q5_0 and Q8_1".
 #include <algorithm>
 #include <cmath>
 

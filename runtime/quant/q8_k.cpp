@@ -1,5 +1,5 @@
 // Q8_K, the activation format of the K-quants and IQ formats: fp32 d, 256 int8
-// quants and 16 sums of 16 (spec/quant_formats.md §3.5).
+// quants and 16 sums of 16 (docs/formats/README.md, "Q8_K").
 #include <algorithm>
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // oneDNN's plain int8 and f32 matmuls on the shapes under test, timed in the
-// same run: the reference library figures of DESIGN §6.
+// same run: the reference library figures of docs/benchmarks.md.
 #pragma once
 
 #include <cstdint>

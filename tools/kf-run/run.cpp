@@ -106,7 +106,8 @@ int32_t argmax(std::span<const float> logits) {
 }
 
 // The FP8 activation simulation quantizes every Lin input in blocks of 128
-// (spec §2): the widths those inputs have must be multiples of 128.
+// (docs/models/deepseek_v4_model.md §2): the widths those inputs have must be
+// multiples of 128.
 absl::Status check_simulation_widths(const dsv4::Config &c,
                                      const std::string &file) {
   for (uint32_t width : {c.n_embd, c.q_lora_rank, c.o_groups * c.o_lora_rank,

@@ -27,7 +27,8 @@ using ::mlir::Value;
 
 constexpr int64_t kDynamic = ::mlir::ShapedType::kDynamic;
 
-// The rope of a layer's attention (spec §1, §2): plain on window-only
+// The rope of a layer's attention (model §1, §2; bare § numbers in this file
+// are sections of docs/models/deepseek_v4_model.md): plain on window-only
 // layers, YaRN with the compressed base elsewhere, as the reference's
 // layer_rope.
 kfd::RopeAttr layer_rope(mlir::MLIRContext *context, const Config &c,
@@ -113,7 +114,7 @@ private:
                ? kfd::Precision::f32
                : kfd::Precision::bf16;
   }
-  // A linear of `role`; Lin of spec §2 (FP8 activations, simulated) for
+  // A linear of `role`; Lin of §2 (FP8 activations, simulated) for
   // the roles whose checkpoint weight is FP8 or FP4.
   Value linear(LinearRole role, Value x, Value w, Location loc) {
     if (linear_role(role).arithmetic == LinearArithmetic::Quantized)

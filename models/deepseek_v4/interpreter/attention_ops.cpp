@@ -5,7 +5,8 @@
 // and its compressor's entries, and lists the bank rows the query attends
 // to; the graph spells the same with caches, index ops and
 // kf.sparse_attention, and these handlers keep the reference's addressing:
-// window rows first, then entries, −1 for padding.
+// window rows first, then entries, −1 for padding. § numbers are sections of
+// docs/models/deepseek_v4_model.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -161,7 +162,7 @@ absl::Status execute(mlir::kf::CompressOp op, Frame &frame, Context &context) {
                 llvm::Twine(state.fed) + ", got " + llvm::Twine(first));
 
   if (!state.compressor) {
-    // The compressor of spec §4.3 as the reference's attention layer makes
+    // The compressor of §4.3 as the reference's attention layer makes
     // it: fp8 entries are the main compressor's simulation, Hadamard + fp4
     // the indexer's; `none` is either without simulation.
     KF_ASSIGN_OR_RETURN(int ratio, intAttr(op, "ratio", state.type.getRatio()));

@@ -15,9 +15,10 @@ using internal::sigmoid_f32;
 
 namespace {
 
-// The mixes m = (Z · fnᵀ) · r of §4.1 steps 1–2 (and of HcHead): one per row
-// of fn, where r is Z's inverse RMS. Each dot product accumulates in fp64 and
-// is held in fp32 before the multiply by r, in the spec's order.
+// The mixes m = (Z · fnᵀ) · r of docs/models/deepseek_v4_model.md §4.1
+// steps 1–2 (and of HcHead): one per row of fn, where r is Z's inverse RMS.
+// Each dot product accumulates in fp64 and is held in fp32 before the
+// multiply by r, in that section's order.
 std::vector<float> mixes(std::span<const float> z, std::span<const float> fn,
                          float norm_eps) {
   check(!z.empty() && fn.size() % z.size() == 0,

@@ -46,7 +46,7 @@ void Model::block(uint32_t layer, std::span<const int32_t> tokens, bool prefill,
   std::vector<float> post(tokens.size() * mult);
   std::vector<float> comb(tokens.size() * mult * mult);
   // HcPre and the sublayer's norm, per token; post and comb come from the
-  // streams before the sublayer runs (§4).
+  // streams before the sublayer runs (docs/models/deepseek_v4_model.md §4).
   auto pre = [&](const HcWeights &site, std::span<const float> norm) {
     for (size_t t = 0; t < tokens.size(); ++t) {
       hc_pre(streams_of(t), site, hc, x_of(t),

@@ -41,7 +41,8 @@ void rms_norm(std::span<const float> x, std::span<const float> weight,
   check(weight.size() == x.size() && y.size() == x.size(),
         "rms_norm: x, weight and y must have the same length");
   float r = inverse_rms(x, eps);
-  // §2 order: normalise, then scale by the weight, then cast to bf16.
+  // The order of docs/models/deepseek_v4_model.md §2: normalise, then scale
+  // by the weight, then cast to bf16.
   for (size_t i = 0; i < x.size(); ++i)
     y[i] = hold(precision, weight[i] * (x[i] * r));
 }

@@ -64,9 +64,10 @@ float round_e2m1(float y) {
   return round_to_grid(std::clamp(y, -6.0f, 6.0f), 1, 0);
 }
 
-// In both simulations code · scale needs no bf16 rounding although §2 writes
-// one: the code has at most 4 significant bits and the scale is a power of two
-// no smaller than 2^−126, so the product is an exact bf16 value.
+// In both simulations code · scale needs no bf16 rounding although §2
+// (docs/models/deepseek_v4_model.md) writes one: the code has at most 4
+// significant bits and the scale is a power of two no smaller than 2^−126, so
+// the product is an exact bf16 value.
 
 void fp8_sim(std::span<float> x, size_t block) {
   check(block > 0 && x.size() % block == 0,

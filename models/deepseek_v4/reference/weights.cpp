@@ -14,7 +14,8 @@ namespace kf::deepseek_v4::reference {
 namespace {
 
 // The reference implements DeepSeek-V4's routing only: weights normalised
-// to sum to 1 before the route scale (spec §1.1 norm_topk_prob, §4.5).
+// to sum to 1 before the route scale (model §1.1 and §4.5,
+// docs/models/deepseek_v4_model.md).
 absl::Status check_supported(const Config &config) {
   if (!config.normalize_weights)
     return absl::UnimplementedError(

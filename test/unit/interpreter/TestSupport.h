@@ -80,10 +80,10 @@ inline std::unique_ptr<Interpreter> makeInterpreter(mlir::ModuleOp module,
   return std::make_unique<Interpreter>(*std::move(interpreter));
 }
 
-/// The tiny preset itself (spec §9: ratios [0, 0, 4, 128, 4, 128, 4],
-/// window 16, the deepseek-coder vocabulary's 32256 tokens): the model the
-/// graph must reproduce. Its full vocabulary costs the golden test about
-/// 1.5 s over a 2048-token one.
+/// The tiny preset itself (docs/models/deepseek_v4_model.md §9: ratios
+/// [0, 0, 4, 128, 4, 128, 4], window 16, the deepseek-coder vocabulary's
+/// 32256 tokens): the model the graph must reproduce. Its full vocabulary
+/// costs the golden test about 1.5 s over a 2048-token one.
 inline Config tinyConfig() { return preset("tiny")->config; }
 
 /// A model file in memory as kf-gguf synth writes it: the default recipe's

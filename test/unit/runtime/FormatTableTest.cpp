@@ -8,7 +8,7 @@
 namespace kf {
 namespace {
 
-// The geometry of spec/quant_formats.md §1, row by row.
+// The geometry of docs/formats/README.md's format table, row by row.
 TEST(FormatTable, MatchesGgmlGeometry) {
   struct Expected {
     Format f;
@@ -53,7 +53,8 @@ TEST(FormatTable, MatchesGgmlGeometry) {
   EXPECT_DOUBLE_EQ(format_info(Format::IQ1_S).bits_per_weight(), 1.5625);
   EXPECT_DOUBLE_EQ(format_info(Format::FRACTAL64).bits_per_weight(), 3.75);
   EXPECT_DOUBLE_EQ(format_info(Format::VQ3_64).bits_per_weight(), 3.0);
-  // The vec_dot_type pairings of spec §1 (and ours for the private formats).
+  // The vec_dot_type pairings of the format table (and ours for the private
+  // formats).
   EXPECT_EQ(format_info(Format::Q4_1).dot_format, Format::Q8_1);
   EXPECT_EQ(format_info(Format::IQ4_NL).dot_format, Format::Q8_0);
   EXPECT_EQ(format_info(Format::IQ1_M).dot_format, Format::Q8_K);

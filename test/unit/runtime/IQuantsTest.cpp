@@ -78,7 +78,8 @@ TEST(IQuantGrids, SizesAndSpecProperties) {
         << "rows repeat";
   }
 
-  // Spec §4: the distribution of non-zeros over the iq1s_grid rows.
+  // The distribution of non-zeros over the iq1s_grid rows
+  // (docs/formats/README.md, "Lookup grids").
   const std::map<int, int> kNonZeros = {{0, 1},   {1, 16},  {2, 112},
                                         {3, 410}, {4, 150}, {5, 992},
                                         {6, 114}, {7, 3},   {8, 250}};

@@ -40,7 +40,7 @@ struct Codes {
 };
 
 // The fields of one super-block as a test chooses them; the builders below lay
-// them out as spec/quant_formats.md §3.6-3.10 describe, with codes stored
+// them out as docs/formats/README.md ("K-quants") describes, with codes stored
 // unsigned (Q3_K's code c means q = c - 4, Q6_K's q = c - 32) and Q3_K's
 // scales stored as 6-bit values (scale = s - 32).
 struct Fields {
@@ -88,7 +88,8 @@ std::vector<uint8_t> q3_k_block(const Fields &f) {
   return b;
 }
 
-// Q4_K's and Q5_K's 12 scale bytes (§3.8), for sub-blocks 0..7.
+// Q4_K's and Q5_K's 12 scale bytes (as "K-quants" lays them out), for
+// sub-blocks 0..7.
 void put_scales_mins_k4(const Fields &f, uint8_t *p) {
   for (int k = 0; k < 4; ++k) {
     p[k] = static_cast<uint8_t>(f.scale[k] | (f.scale[k + 4] >> 4) << 6);
@@ -164,7 +165,7 @@ Fields irregular_fields(uint32_t seed, int code_range) {
 }
 
 // Two different blocks decode, each by its own fields, to
-// y = d * scale * q - dmin * min (§3.6-3.10), with sub-blocks of `sub_len`.
+// y = d * scale * q - dmin * min ("K-quants"), with sub-blocks of `sub_len`.
 void expect_decodes(Format f, const Fields (&fields)[2],
                     std::vector<uint8_t> (*build)(const Fields &), int sub_len,
                     int code_offset, int scale_offset) {
@@ -208,10 +209,11 @@ TEST(Q3_K, KnownAnswer) {
   expect_decodes(Format::Q3_K, fields, q3_k_block, 16, 4, 32);
 }
 
-// The split scale bytes of Q3_K, worked by hand from §3.7. Scales s_0..s_15 =
-// 0 1 17 33 63 48 5 40 31 32 50 9 22 60 44 12: bytes 0..7 pair the low nibbles
-// of s_k and s_{k+8}; byte 8 + r holds the top bits of s_r, s_{r+4}, s_{r+8},
-// s_{r+12} at bits 0, 2, 4, 6 (byte 8: 0 | 3<<2 | 1<<4 | 1<<6 = 0x5c).
+// The split scale bytes of Q3_K, worked by hand from "K-quants"
+// (docs/formats/README.md). Scales s_0..s_15 = 0 1 17 33 63 48 5 40 31 32 50 9
+// 22 60 44 12: bytes 0..7 pair the low nibbles of s_k and s_{k+8}; byte 8 + r
+// holds the top bits of s_r, s_{r+4}, s_{r+8}, s_{r+12} at bits 0, 2, 4, 6
+// (byte 8: 0 | 3<<2 | 1<<4 | 1<<6 = 0x5c).
 TEST(Q3_K, ScaleBytesByHand) {
   uint8_t block[110] = {};
   const uint8_t scales[12] = {0xf0, 0x01, 0x21, 0x91, 0x6f, 0xc0,
@@ -252,10 +254,10 @@ TEST(Q5_K, KnownAnswer) {
   expect_decodes(Format::Q5_K, fields, q5_k_block, 32, 0, 0);
 }
 
-// The 12 scale bytes shared by Q4_K and Q5_K, worked by hand from §3.8. With
-// scales 1 2 3 4 45 50 61 33 and mins 5 6 7 8 20 37 52 63: byte 0 = 1 | (45 >>
-// 4) << 6 = 0x81, byte 4 = 5 | (20 >> 4) << 6 = 0x45, byte 8 = (45 & 15) |
-// (20 & 15) << 4 = 0x4d, and so on. With d = 64, dmin = 1 and every q = 1,
+// The 12 scale bytes shared by Q4_K and Q5_K, worked by hand from "K-quants".
+// With scales 1 2 3 4 45 50 61 33 and mins 5 6 7 8 20 37 52 63: byte 0 =
+// 1 | (45 >> 4) << 6 = 0x81, byte 4 = 5 | (20 >> 4) << 6 = 0x45, byte 8 =
+// (45 & 15) | (20 & 15) << 4 = 0x4d, and so on. With d = 64, dmin = 1 and every q = 1,
 // sub-block k decodes to 64 * scale_k - min_k.
 TEST(Q4_K, ScaleBytesByHand) {
   const uint8_t scales[12] = {0x81, 0xc2, 0xc3, 0x84, 0x45, 0x86,
@@ -288,10 +290,11 @@ TEST(Q6_K, KnownAnswer) {
   expect_decodes(Format::Q6_K, fields, q6_k_block, 16, 32, 0);
 }
 
-// One byte each of ql and qh, worked by hand from §3.10: in the second half,
-// ql[64 + 5] = 0x9c gives elements 133 and 197 the low bits 12 and 9, ql[96 +
-// 5] = 0x3e gives elements 165 and 229 the low bits 14 and 3, and qh[32 + 5] =
-// 0b11100100 gives elements 133, 165, 197, 229 the high bits 0, 1, 2, 3.
+// One byte each of ql and qh, worked by hand from "K-quants" (Q6_K): in the
+// second half, ql[64 + 5] = 0x9c gives elements 133 and 197 the low bits 12
+// and 9, ql[96 + 5] = 0x3e gives elements 165 and 229 the low bits 14 and 3,
+// and qh[32 + 5] = 0b11100100 gives elements 133, 165, 197, 229 the high bits
+// 0, 1, 2, 3.
 TEST(Q6_K, LanesByHand) {
   uint8_t block[210] = {};
   block[64 + 5] = 0x9c;

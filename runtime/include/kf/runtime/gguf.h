@@ -1,4 +1,4 @@
-// Reading GGUF v3 files (spec/quant_formats.md §6, docs/formats/gguf.md):
+// Reading GGUF v3 files (docs/formats/gguf.md):
 // typed metadata, the tensor table, and zero-copy views of tensor data over a
 // memory-mapped file or a caller's buffer.
 //

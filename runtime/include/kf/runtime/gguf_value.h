@@ -1,5 +1,5 @@
 // GGUF metadata values: the 13 value types of the format and a Value holding
-// one scalar, string or homogeneous array of them (spec/quant_formats.md §6).
+// one scalar, string or homogeneous array of them (docs/formats/gguf.md).
 #pragma once
 
 #include <cstddef>

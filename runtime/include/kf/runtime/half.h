@@ -1,5 +1,5 @@
 // IEEE binary16 and bfloat16 conversions, bit-exact with ggml
-// (spec/quant_formats.md §2).
+// (docs/formats/README.md, "Conventions").
 #pragma once
 
 #include <bit>

@@ -512,7 +512,7 @@ constexpr int64_t packed_group_bytes(const PackedLayout &layout, int64_t k) {
   return packed_k_blocks(layout.format, k) * packed_block_bytes(layout);
 }
 
-// MXFP4 (spec/quant_formats.md §3.17): E2M1 code c of a block with E8M0 byte e
+// MXFP4 (docs/formats/README.md): E2M1 code c of a block with E8M0 byte e
 // is kMxfp4Values[c] * 2^(e - 128), the values doubled so that they are
 // integers and the scale halved to match.
 inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,

@@ -1,6 +1,6 @@
 // The reference codecs of every format: the golden that compiled kernels are
 // checked against. Scalar, plain and bit-exact with ggml where ggml defines the
-// result (spec/quant_formats.md); our own formats follow docs/formats/.
+// result (docs/formats/README.md); our own formats follow docs/formats/.
 #pragma once
 
 #include <cstdint>

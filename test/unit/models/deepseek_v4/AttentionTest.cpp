@@ -1,3 +1,4 @@
+// Section numbers (§) are those of docs/models/deepseek_v4_model.md.
 #include "kf/deepseek_v4/reference/attention.h"
 
 #include <cmath>

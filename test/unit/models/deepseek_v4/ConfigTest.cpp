@@ -1,5 +1,6 @@
 // The configuration read from deepseek4 metadata: presets, parameter counts,
-// the round trip through GGUF keys and every key error.
+// the round trip through GGUF keys and every key error. Section numbers (§)
+// are those of docs/models/deepseek_v4_model.md.
 #include "ModelTestUtil.h"
 #include "kf/deepseek_v4/parameters.h"
 #include "gmock/gmock.h"
@@ -114,7 +115,7 @@ TEST(Presets, Errors) {
 
 TEST(Parameters, FlashIsSpecSectionOnesDerivedSizes) {
   ParameterCount p = count_parameters(preset_config("flash"));
-  // Spec §1: about 284.3 B in total, about 13.3 B active per token without
+  // Model §1.1: about 284.3 B in total, about 13.3 B active per token without
   // the embedding, 1.06 B for the embedding and head together.
   EXPECT_EQ(p.total, 284'332'240'471);
   EXPECT_NEAR(p.total / 1e9, 284.3, 0.05);

@@ -1,6 +1,7 @@
 // The whole reference forward pass on a tiny model built in memory: prefill
 // and decode agree, runs are deterministic, and the quantization
-// simulations take effect.
+// simulations take effect. Section numbers (§) are those of
+// docs/models/deepseek_v4_model.md.
 #include <algorithm>
 #include <bit>
 #include <cmath>

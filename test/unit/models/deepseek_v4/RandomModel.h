@@ -1,5 +1,6 @@
 // A tiny DeepSeek-V4 model with random weights, built in memory for the
-// reference's forward-pass tests.
+// reference's forward-pass tests. Section numbers (§) are those of
+// docs/models/deepseek_v4_model.md.
 #pragma once
 
 #include <algorithm>
@@ -15,7 +16,7 @@
 
 namespace kf::deepseek_v4::reference::test {
 
-// Spec §9's tiny configuration with its 2048-token vocabulary: the
+// Model §9's tiny configuration with its 2048-token vocabulary: the
 // preset's dimensions, ratios [0, 0, 4, 128, 4, 128, 4], window 16.
 inline Config tiny_config() {
   Config c = preset("tiny")->config;
@@ -25,7 +26,7 @@ inline Config tiny_config() {
   return c;
 }
 
-// Random weights drawn as spec §9 advises: unit-scale activations
+// Random weights drawn as model §9 advises: unit-scale activations
 // (projections N(0, 1/in)), norms near 1, hc scales in [0.1, 0.6] and
 // hc fn and base N(0, 0.1), a small gate bias, tid2eid rows of distinct
 // experts.

@@ -1,6 +1,8 @@
-// The hyper-parameters of a DeepSeek-V4 model (spec/deepseek_v4.md §1), as
-// llama.cpp's `deepseek4` GGUF files carry them (notes/deepseek4_gguf.md):
-// everything the forward pass needs, read from a file or taken from a preset.
+// The hyper-parameters of a DeepSeek-V4 model (model §1,
+// docs/models/deepseek_v4_model.md), as llama.cpp's `deepseek4` GGUF files
+// carry them (docs/models/deepseek_v4.md, "What llama.cpp needs in a deepseek4
+// file"): everything the forward pass needs, read from a file or taken from a
+// preset.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,7 @@ inline constexpr std::string_view kArchitecture = "deepseek4";
 // for s = sqrt(softplus(logit)), the only scoring DeepSeek-V4 uses.
 inline constexpr uint32_t kSqrtSoftplusGating = 4;
 
-// What attention a layer runs, by its compress ratio (spec §1.2).
+// What attention a layer runs, by its compress ratio (model §1.2).
 enum class AttentionKind {
   Window, // ratio 0: the sliding window only
   Csa,    // ratio 4: window + indexer-selected compressed entries

@@ -25,9 +25,10 @@ enum class LinearRole {
 };
 
 enum class LinearArithmetic {
-  // Lin of spec §2, for FP8 and FP4 weights: the activation quantized to FP8
-  // in blocks of 128 (simulated: FP8SIM(x, 128)), the product accumulated in
-  // fp32, the result rounded to bf16.
+  // Lin of model §2 (docs/models/deepseek_v4_model.md), for FP8 and FP4
+  // weights: the activation quantized to FP8 in blocks of 128 (simulated:
+  // FP8SIM(x, 128)), the product accumulated in fp32, the result rounded to
+  // bf16.
   Quantized,
   // A bf16 weight: bf16 operands, fp32 accumulation, a bf16 result.
   Bf16,

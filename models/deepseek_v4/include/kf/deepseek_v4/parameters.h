@@ -1,5 +1,5 @@
-// Parameter counts of a DeepSeek-V4 configuration, as spec §1 "Derived sizes"
-// computes them.
+// Parameter counts of a DeepSeek-V4 configuration, as model §1.1
+// (docs/models/deepseek_v4_model.md, "Derived sizes") computes them.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@ struct ParameterCount {
   // does not use. Attention, indexer, compressors, router, shared experts,
   // hyper-connections, norms and the LM head all count.
   int64_t active = 0;
-  // The embedding and the LM head, which spec §1 also quotes.
+  // The embedding and the LM head, which model §1.1 also quotes.
   int64_t embedding_and_head = 0;
 };
 

@@ -1,8 +1,9 @@
-// Named DeepSeek-V4 configurations, as data (docs/models/deepseek_v4.md):
-//   flash          the full DeepSeek-V4-Flash trunk of spec §1 (43 layers)
+// Named DeepSeek-V4 configurations, as data (docs/models/deepseek_v4.md; the
+// sections are those of docs/models/deepseek_v4_model.md):
+//   flash          the full DeepSeek-V4-Flash trunk of §1 (43 layers)
 //   flash-slice:N  Flash's dimensions for its first N layers, with the
 //                  embedding and the head
-//   tiny           spec §9's test configuration, with the deepseek-coder
+//   tiny           §9's test configuration, with the deepseek-coder
 //                  tokenizer's 32256-token vocabulary
 #pragma once
 

@@ -1,7 +1,7 @@
-// The tensors of a DeepSeek-V4 GGUF file (spec/deepseek_v4.md §1.3 under
-// llama.cpp's names, notes/deepseek4_gguf.md): what a Config needs, with
-// ggml-order shapes and the formats each may be stored in, and the check that
-// a file holds exactly that.
+// The tensors of a DeepSeek-V4 GGUF file (docs/models/deepseek_v4_model.md
+// §1.3 under llama.cpp's names, docs/models/deepseek_v4.md): what a Config
+// needs, with ggml-order shapes and the formats each may be stored in, and
+// the check that a file holds exactly that.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +53,8 @@ struct TensorSpec {
 std::vector<TensorSpec> tensor_specs(const Config &config);
 
 // Whether a tensor of `kind` may be stored in `format` (llama.cpp's type
-// rules, notes/deepseek4_gguf.md): norms, HC bases and scales, sinks and the
-// gate bias f32; tid2eid i32; compressor ape f32 or bf16; every other kind
+// rules, docs/models/deepseek_v4.md): norms, HC bases and scales, sinks and
+// the gate bias f32; tid2eid i32; compressor ape f32 or bf16; every other kind
 // any weight format.
 bool accepts(TensorKind kind, Format format);
 // The format a kind must have when it allows only one, e.g. f32 for a norm.

@@ -1,6 +1,6 @@
 // DeepSeek-V4 golden reference: sparse attention with a sink and the window
-// index set (spec/deepseek_v4.md §2 "Sparse attention with sink", §4.2,
-// precisions §8).
+// index set (docs/models/deepseek_v4_model.md §2 "Sparse attention with
+// sink", §4.2, precisions §8).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // DeepSeek-V4 golden reference: one layer's attention sublayer with its
-// state (spec/deepseek_v4.md §4.2 q/kv path, index sets and output, §4.3
-// compressor, §4.4 indexer, §5 state and positions).
+// state (docs/models/deepseek_v4_model.md §4.2 q/kv path, index sets and
+// output, §4.3 compressor, §4.4 indexer, §5 state and positions).
 #pragma once
 
 #include <cstdint>

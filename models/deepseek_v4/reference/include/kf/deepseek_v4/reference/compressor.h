@@ -1,5 +1,5 @@
 // DeepSeek-V4 golden reference: the pooling of one compressed KV entry
-// (spec/deepseek_v4.md §4.3, precisions §8: "compression needs fp32").
+// (docs/models/deepseek_v4_model.md §4.3, precisions §8: pooling in fp32).
 //
 // The inputs are the compressor's fp32 projections of the block's tokens,
 // a_u = x_u · Wkvᵀ (the values) and g_u = x_u · Wgateᵀ (the gate scores),

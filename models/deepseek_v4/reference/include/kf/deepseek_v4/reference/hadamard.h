@@ -1,5 +1,5 @@
 // DeepSeek-V4 golden reference: the Walsh–Hadamard transform of the indexer
-// (spec/deepseek_v4.md §2 "Hadamard", §4.4, precisions §8).
+// (docs/models/deepseek_v4_model.md §2 "Hadamard", §4.4, precisions §8).
 #pragma once
 
 #include <span>

@@ -1,5 +1,6 @@
 // DeepSeek-V4 golden reference: manifold-constrained hyper-connections
-// (spec/deepseek_v4.md §4.1 HcPre/HcPost, §3 HcHead, precisions §8).
+// (docs/models/deepseek_v4_model.md §4.1 HcPre/HcPost, §3 HcHead,
+// precisions §8).
 //
 // The stream state of one token is `mult` streams of `dim` values, stream-major
 // ([mult, dim] row-major, so its flattening is the [mult·dim] vector Z of

@@ -1,5 +1,5 @@
 // DeepSeek-V4 golden reference: the indexer's scores and its choice of
-// compressed entries (spec/deepseek_v4.md §4.4, precisions §8).
+// compressed entries (docs/models/deepseek_v4_model.md §4.4, precisions §8).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
-// DeepSeek-V4 golden reference: the linear layers (spec/deepseek_v4.md §2
-// "Quantized linear" and "BF16 linear", precisions §8).
+// DeepSeek-V4 golden reference: the linear layers
+// (docs/models/deepseek_v4_model.md §2 "Quantized linear" and "BF16 linear",
+// precisions §8).
 //
 // A weight is [out][in] row-major fp32 (the decoded file tensor, weights.h);
 // x is one token's [in] input and y its [out] output. Dot products

@@ -1,5 +1,6 @@
-// DeepSeek-V4 golden reference: the trunk's forward pass (spec/deepseek_v4.md
-// §3 whole-model forward, §4 decoder block, §5 state, §6 head).
+// DeepSeek-V4 golden reference: the trunk's forward pass
+// (docs/models/deepseek_v4_model.md §3 whole-model forward, §4 decoder block,
+// §5 state, §6 head).
 #pragma once
 
 #include <cstdint>

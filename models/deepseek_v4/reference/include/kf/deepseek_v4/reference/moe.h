@@ -1,5 +1,5 @@
 // DeepSeek-V4 golden reference: the mixture-of-experts sublayer
-// (spec/deepseek_v4.md §4.5, precisions §8).
+// (docs/models/deepseek_v4_model.md §4.5, precisions §8).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // DeepSeek-V4 golden reference: RMSNorm, weightless RMS scaling and bf16
-// rounding (spec/deepseek_v4.md §2, precisions §8).
+// rounding (docs/models/deepseek_v4_model.md §2, precisions §8).
 //
 // Tensors are spans of float. Where the spec says a tensor is bf16, its
 // values here are floats that bf16 can represent exactly; round_bf16 makes

@@ -1,5 +1,5 @@
 // DeepSeek-V4 golden reference: the FP8 and FP4 activation simulations
-// ("QAT simulation", spec/deepseek_v4.md §2, precisions §8).
+// ("QAT simulation", docs/models/deepseek_v4_model.md §2, precisions §8).
 //
 // Each simulation quantizes a block to a power-of-two scale and a minifloat
 // code and writes back code · scale. Turning a simulation off (a golden run

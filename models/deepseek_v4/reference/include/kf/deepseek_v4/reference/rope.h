@@ -1,5 +1,5 @@
-// DeepSeek-V4 golden reference: rotary position embedding (spec/deepseek_v4.md
-// §2 "RoPE" and "Frequencies").
+// DeepSeek-V4 golden reference: rotary position embedding
+// (docs/models/deepseek_v4_model.md §2 "RoPE" and "Frequencies").
 #pragma once
 
 #include <cstdint>

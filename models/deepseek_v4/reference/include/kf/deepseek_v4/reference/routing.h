@@ -1,5 +1,6 @@
 // DeepSeek-V4 golden reference: MoE gating and the expert activation
-// (spec/deepseek_v4.md §4.5, precisions §8: gating and SwiGLU are fp32).
+// (docs/models/deepseek_v4_model.md §4.5, precisions §8: gating and SwiGLU
+// are fp32).
 #pragma once
 
 #include <cstdint>
@@ -20,8 +21,8 @@ float sqrt_softplus(float z);
 // The top k of `values` by value, written to `out` (k = out.size()) in
 // descending order. The one deterministic tie-break of the reference, used
 // for every discrete choice (MoE experts, indexer entries): of equal values
-// the lower index wins (DESIGN.md §5; §4.4 and §10 of the spec explain why
-// torch.topk's arbitrary choice is not reproducible). −inf values take part
+// the lower index wins (docs/architecture.md, "Models"; §4.4 and §10 explain
+// why torch.topk's arbitrary choice is not reproducible). −inf values take part
 // like any other. The values must not be NaN.
 void top_k(std::span<const float> values, std::span<int32_t> out);
 

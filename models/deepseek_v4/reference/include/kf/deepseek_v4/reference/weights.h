@@ -1,6 +1,6 @@
 // DeepSeek-V4 golden reference: every weight of a model decoded to fp32
-// (spec/deepseek_v4.md §1.3 under llama.cpp's names, tensors.h), addressable
-// by layer and role.
+// (docs/models/deepseek_v4_model.md §1.3 under llama.cpp's names, tensors.h),
+// addressable by layer and role.
 //
 // A matrix keeps its ggml layout: ggml ne = [in, out] is the row-major
 // [out][in] of torch, so row n of a projection holds output n's weights. The
