@@ -140,8 +140,9 @@ LogicalResult RmsNormOp::verify() {
     return emitOpError() << "input must have at least one dimension";
   if (!getWeight())
     return success();
-  // The bf16 form is the model's weightless per-head scaling (spec §4.2);
-  // no kernel applies a weight in bf16 arithmetic.
+  // The bf16 form is the model's weightless per-head scaling
+  // (docs/models/deepseek_v4_model.md §4.2); no kernel applies a weight in
+  // bf16 arithmetic.
   if (getCompute() == Precision::bf16)
     return emitOpError() << "compute(bf16) is the weightless scaling and "
                             "takes no weight";

@@ -1,6 +1,6 @@
 // The machine's DRAM read bandwidth, measured in the run that uses it: the
-// roofline every kernel's time is set against (docs/benchmarks.md). It must be an
-// upper bound a kernel cannot beat, so it is the fastest of several ways of
+// roofline every kernel's time is set against (docs/benchmarks.md). It must be
+// an upper bound a kernel cannot beat, so it is the fastest of several ways of
 // reading memory, not one loop that a core may limit.
 #pragma once
 

@@ -204,7 +204,7 @@ std::string describeCache(StringRef role, Type type) {
 
 /// The compressor's running state: fp32 projections and scores (two arrays)
 /// of `ratio` token slots, twice as many when overlapping, each as wide as
-/// the state (spec §4.3).
+/// the state (docs/models/deepseek_v4_model.md §4.3).
 uint64_t stateBytes(CompressedCacheType type) {
   uint64_t slots = (type.getOverlap() ? 2 : 1) * type.getRatio();
   return 2 * slots * static_cast<uint64_t>(type.getStateWidth()) * 4;
@@ -243,8 +243,9 @@ SmallVector<CacheKindStats> countCaches(ModuleOp module, int64_t context) {
       perToken += static_cast<double>(entry) / store.getRatio();
       atContext += static_cast<uint64_t>(context / store.getRatio()) * entry;
     }
-    // Spec §1.2: an indexer picks entries (CSA), a compressor alone
-    // attends to all of them (HCA), no compressor is the window alone.
+    // docs/models/deepseek_v4_model.md §1.2: an indexer picks entries (CSA),
+    // a compressor alone attends to all of them (HCA), no compressor is the
+    // window alone.
     std::string kind = indexer ? "CSA" : compressed ? "HCA" : "SWA";
     CacheKindStats &stats = kinds[kind + ": " + caches];
     stats.kind = kind;

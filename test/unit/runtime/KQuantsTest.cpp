@@ -257,8 +257,8 @@ TEST(Q5_K, KnownAnswer) {
 // The 12 scale bytes shared by Q4_K and Q5_K, worked by hand from "K-quants".
 // With scales 1 2 3 4 45 50 61 33 and mins 5 6 7 8 20 37 52 63: byte 0 =
 // 1 | (45 >> 4) << 6 = 0x81, byte 4 = 5 | (20 >> 4) << 6 = 0x45, byte 8 =
-// (45 & 15) | (20 & 15) << 4 = 0x4d, and so on. With d = 64, dmin = 1 and every q = 1,
-// sub-block k decodes to 64 * scale_k - min_k.
+// (45 & 15) | (20 & 15) << 4 = 0x4d, and so on. With d = 64, dmin = 1 and every
+// q = 1, sub-block k decodes to 64 * scale_k - min_k.
 TEST(Q4_K, ScaleBytesByHand) {
   const uint8_t scales[12] = {0x81, 0xc2, 0xc3, 0x84, 0x45, 0x86,
                               0xc7, 0xc8, 0x4d, 0x52, 0x4d, 0xf1};

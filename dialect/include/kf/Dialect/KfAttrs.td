@@ -263,7 +263,7 @@ def Kf_RopeAttr : Kf_Attr<"Rope", "rope"> {
     `(x[2i], x[2i+1])` by `pos * f_i` with `f_i = base^(-2i/dim)`. With
     `yarn_factor` > 0 the frequencies are YaRN-blended with `f_i / factor`
     over the correction range given by `beta_fast`, `beta_slow` and
-    `original_context` (spec §2).
+    `original_context` (docs/models/deepseek_v4_model.md §2).
 
     Example:
 

@@ -1,4 +1,10 @@
 //===- KfOps.td - kf graph ops ------------------------------*- tablegen -*-===//
+//
+// "model §N" in the descriptions is section N of
+// docs/models/deepseek_v4_model.md, the definition of DeepSeek-V4 these ops
+// compute.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef KF_DIALECT_KFOPS
 #define KF_DIALECT_KFOPS
@@ -22,7 +28,7 @@ def Kf_RmsNormOp : Kf_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>]>
     is a 1-D tensor or f32 `!kf.qweight` vector as long as the innermost
     dimension.
 
-    `compute` says how the scaling is evaluated (spec §8): `f32` (the
+    `compute` says how the scaling is evaluated (model §8): `f32` (the
     default) computes in fp32 with the sum of squares in fp64 and rounds the
     result to bf16, as every weighted RMSNorm of DeepSeek-V4; `bf16` rounds
     every step to bf16, as the weightless per-head scaling of the attention
@@ -57,7 +63,7 @@ def Kf_LinearOp : Kf_Op<"linear", [Pure]> {
     `[M, K]` (M token columns, possibly dynamic) and a 2-D `!kf.qweight` of
     shape `[N, K]` in any weight format (not an integer table). The result
     is `[M, N]`, in fp32 or rounded to bf16 (`precision`, default `bf16`:
-    the quantized and BF16 linears of spec §2; the compressor, router and
+    the quantized and BF16 linears of model §2; the compressor, router and
     LM head use `f32`). The activation side of a quantized linear's QAT
     simulation is a separate `kf.fp8_sim` on the input.
 
@@ -239,7 +245,7 @@ def Kf_EmbedOp : Kf_Op<"embed", [Pure]> {
 def Kf_HcExpandOp : Kf_Op<"hc_expand", [Pure]> {
   let summary = "Hyper-connection entry: a hidden state copied into every stream";
   let description = [{
-    `result[t, j] = input[t]` for each of the `mult` streams (spec §3: the
+    `result[t, j] = input[t]` for each of the `mult` streams (model §3: the
     embedding repeated into the hyper-connection streams).
 
     Example:
@@ -262,7 +268,7 @@ def Kf_HcPreOp : Kf_Op<"hc_pre", [Pure]> {
     (`[(2 + mult)·mult]`) and `scale` (`[3]`): the sublayer input
     `x = bf16(Σ_j pre_j · stream_j)` `[D]`, the post weights `[mult]` and
     the Sinkhorn-normalised combination `[mult, mult]` that `kf.hc_post`
-    uses after the sublayer (spec §4.1).
+    uses after the sublayer (model §4.1).
 
     Example:
 
@@ -291,7 +297,7 @@ def Kf_HcPostOp : Kf_Op<"hc_post", [Pure]> {
     New stream `k = bf16(post_k · f + Σ_j comb[j][k] · stream_j)` per token,
     from the sublayer output `f` `[T, D]`, the streams before the sublayer
     `[T, mult, D]` and the `post` `[T, mult]` and `comb` `[T, mult, mult]`
-    of the matching `kf.hc_pre` (spec §4.1).
+    of the matching `kf.hc_pre` (model §4.1).
 
     Example:
 
@@ -313,7 +319,7 @@ def Kf_HcHeadOp : Kf_Op<"hc_head", [Pure]> {
   let description = [{
     `y = bf16(Σ_j pre_j · stream_j)` per token with `pre` from `fn`
     (`[mult, mult·D]`) and the f32 vectors `base` (`[mult]`) and `scale`
-    (`[1]`), without Sinkhorn (spec §3).
+    (`[1]`), without Sinkhorn (model §3).
 
     Example:
 
@@ -367,7 +373,7 @@ def Kf_RopeOp : Kf_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
     Rotates the last `rope.dim` values of every innermost row of `input`
     (`[T, D]` or `[T, H, D]`) by the angle of token `t`'s position
     `positions[t]`, in interleaved pairs (GPT-J style); `inverse` rotates
-    back (the de-rotation of the attention output, spec §4.2). The angle is
+    back (the de-rotation of the attention output, model §4.2). The angle is
     formed in fp32 and the result rounded to bf16.
 
     The `#kf.rope` parameters are written without the `#kf.rope` prefix, as
@@ -394,7 +400,7 @@ def Kf_HadamardOp : Kf_Op<"hadamard", [Pure, AllTypesMatch<["input", "result"]>]
   let summary = "Walsh-Hadamard transform of every innermost row";
   let description = [{
     `y_i = n^(-1/2) Σ_j (−1)^popcount(i & j) x_j` over the innermost
-    dimension `n`, a power of two, rounded to bf16 (spec §2).
+    dimension `n`, a power of two, rounded to bf16 (model §2).
 
     Example:
 
@@ -423,7 +429,7 @@ class Kf_QuantSimOp<string mnemonic, string what> : Kf_Op<mnemonic,
 
 def Kf_Fp8SimOp : Kf_QuantSimOp<"fp8_sim", "round trip through e4m3 blocks"> {
   let description = [{
-    FP8SIM of spec §2 along the innermost dimension: each block of `block`
+    FP8SIM of model §2 along the innermost dimension: each block of `block`
     values gets a power-of-two scale from its largest magnitude and is
     replaced by its e4m3 code times the scale, rounded to bf16. With
     `leading`, only the first `leading` values of each row take part (the
@@ -440,7 +446,7 @@ def Kf_Fp8SimOp : Kf_QuantSimOp<"fp8_sim", "round trip through e4m3 blocks"> {
 
 def Kf_Fp4SimOp : Kf_QuantSimOp<"fp4_sim", "round trip through e2m1 blocks"> {
   let description = [{
-    FP4SIM of spec §2 along the innermost dimension: each block of `block`
+    FP4SIM of model §2 along the innermost dimension: each block of `block`
     values gets a power-of-two scale and is replaced by its e2m1 code times
     the scale, rounded to bf16. `leading` as for `kf.fp8_sim`.
 
@@ -459,7 +465,7 @@ def Kf_Fp4SimOp : Kf_QuantSimOp<"fp4_sim", "round trip through e2m1 blocks"> {
 def Kf_CompressOp : Kf_Op<"compress"> {
   let summary = "Feeds tokens to a compressor, appending the entries they complete";
   let description = [{
-    The compressor of spec §4.3 over the tokens `input` `[T, D]` at
+    The compressor of model §4.3 over the tokens `input` `[T, D]` at
     `positions` (consecutive): each token's fp32 projections by `kv` and
     `gate` (`[w, D]`, `w` = the cache's state width) join the running state,
     and every block of `ratio` tokens it completes is pooled (a per-channel
@@ -522,7 +528,7 @@ def Kf_VisibleEntriesOp : Kf_Op<"visible_entries", [Pure]> {
   let description = [{
     Row `t` lists entry `c` at column `c` if its block ends at or before the
     query, `c < floor((positions[t] + 1) / ratio)`, and −1 otherwise; one
-    column per entry of `entries` `[E, dim]` (spec §4.2).
+    column per entry of `entries` `[E, dim]` (model §4.2).
 
     Example:
 
@@ -543,7 +549,7 @@ def Kf_IndexerScoresOp : Kf_Op<"indexer_scores", [Pure]> {
   let summary = "The lightning indexer's score of every compressed entry";
   let description = [{
     `score[t, c] = Σ_h w[t, h] · ReLU(q[t, h] · keys[c])` in the reference's
-    bf16 arithmetic (spec §4.4, §8), where `w = bf16(weights · scale)`:
+    bf16 arithmetic (model §4.4, §8), where `w = bf16(weights · scale)`:
     `weights` `[T, H]` is the indexer projection, `q` `[T, H, d]` the
     indexer query and `keys` `[E, d]` the indexer's compressed entries.
 
@@ -570,7 +576,7 @@ def Kf_IndexerTopKOp : Kf_Op<"indexer_topk", [Pure]> {
     `scores[t]` among the causal ones
     (`c < floor((positions[t] + 1) / ratio)`), in descending order of score
     with ties to the lower index; picks past the causal entries are −1
-    (spec §4.4).
+    (model §4.4).
 
     Example:
 
@@ -598,7 +604,7 @@ def Kf_SparseAttentionOp : Kf_Op<"sparse_attention", [Pure,
     the entries `entry_indices[t]` (−1 is padding). Per head, a softmax of
     `scale · q·k` together with the head's logit in the f32 vector `sinks`
     `[H]` (which has no value), the probabilities rounded to bf16, the
-    output rounded to bf16 (spec §2). Sliding-window layers have no entries.
+    output rounded to bf16 (model §2). Sliding-window layers have no entries.
 
     Example:
 
@@ -633,7 +639,7 @@ def Kf_MoeGateOp : Kf_Op<"moe_gate", [Pure, AttrSizedOperandSegments]> {
     routing, `bias` an f32 vector `[E]`) or, given the i32 table `tid2eid`
     `[V, k]` and the token ids, the table's row of the token (hash routing,
     the first layers); their weights `s[i] / Σ s · route_scale` from the
-    unbiased scores (spec §4.5). Results: expert ids `[T, k]` and weights
+    unbiased scores (model §4.5). Results: expert ids `[T, k]` and weights
     `[T, k]`.
 
     Example:
@@ -670,7 +676,7 @@ def Kf_MoeOp : Kf_Op<"moe", [Pure]> {
     limit) · weights[t, j])`, `g = Lin_gate(x)`, `u = Lin_up(x)`, from the
     `[E, F, D]` gate and up stacks and the `[E, D, F]` down stack; the
     shared expert the same with weight 1 and `shared_limit`. The result is
-    `bf16(Σ routed + shared)` `[T, D]` (spec §4.5). With `fp8_activations`
+    `bf16(Σ routed + shared)` `[T, D]` (model §4.5). With `fp8_activations`
     each linear's input takes FP8SIM in blocks of 128, as `kf.fp8_sim`.
 
     Example:
@@ -700,7 +706,7 @@ def Kf_MoeOp : Kf_Op<"moe", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The block of the FP8SIM `fp8_activations` applies (spec §2's
+    /// The block of the FP8SIM `fp8_activations` applies (model §2's
     /// activation quantization).
     static constexpr int64_t kFp8ActivationBlock = 128;
   }];
@@ -709,7 +715,7 @@ def Kf_MoeOp : Kf_Op<"moe", [Pure]> {
 def Kf_SwigluOp : Kf_Op<"swiglu", [Pure, AllTypesMatch<["gate", "up", "result"]>]> {
   let summary = "Clamped SwiGLU of an expert, times its routing weight, in bf16";
   let description = [{
-    The step between an expert's up and down projections (spec §4.5, §8):
+    The step between an expert's up and down projections (model §4.5, §8):
     `result = bf16(silu(min(gate, limit)) · clamp(up, −limit, limit) ·
     weight)` element by element, in fp32 (`silu(g) = g / (1 + e^−g)`
     evaluated in fp64 and rounded to fp32, then the two products in that
@@ -738,12 +744,12 @@ def Kf_SwigluOp : Kf_Op<"swiglu", [Pure, AllTypesMatch<["gate", "up", "result"]>
 def Kf_MoeCombineOp : Kf_Op<"moe_combine", [Pure]> {
   let summary = "The routed experts' outputs summed with the shared expert's, in bf16";
   let description = [{
-    The last step of `kf.moe` (spec §4.5): `result[t, d] = bf16(Σ_j
+    The last step of `kf.moe` (model §4.5): `result[t, d] = bf16(Σ_j
     routed[t, j, d] + shared[t, d])` for the `[T, k, D]` outputs of a
     token's k routed experts and the `[T, D]` output of the shared expert.
     The slots are added in order, then the shared expert, in fp64 as the
     reference accumulates (the values are bf16, so fp32 would lose at most
-    a few of their low bits; spec §8 rates this step's sensitivity low),
+    a few of their low bits; model §8 rates this step's sensitivity low),
     and the sum is rounded to fp32, then to bf16.
 
     Example:

@@ -1,9 +1,9 @@
 // The values of a synthetic DeepSeek-V4 model (kf-gguf synth): random
 // weights drawn as model §9 (docs/models/deepseek_v4_model.md) advises,
-// scaled so that activations stay O(1) through the layers. Every value is a function of (seed, tensor name, row,
-// column) alone, so a tensor's rows can be drawn in any order, on any number
-// of threads, and give the same bytes. docs/models/deepseek_v4.md lists the
-// distributions and why.
+// scaled so that activations stay O(1) through the layers. Every value is a
+// function of (seed, tensor name, row, column) alone, so a tensor's rows can be
+// drawn in any order, on any number of threads, and give the same bytes.
+// docs/models/deepseek_v4.md lists the distributions and why.
 #pragma once
 
 #include <cstdint>

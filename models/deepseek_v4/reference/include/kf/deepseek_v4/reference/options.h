@@ -12,8 +12,9 @@ struct Options {
   // The reference's quantization simulations (its QAT,
   // docs/models/deepseek_v4_model.md §2, §8): FP8SIM on the KV latent and on
   // the main compressor's entries, the FP8 activation quantization of every
-  // Lin, and Hadamard + FP4SIM on the indexer's queries and keys. Off, the forward is the spec's arithmetic
-  // without them; every bf16 rounding of §8 stays.
+  // Lin, and Hadamard + FP4SIM on the indexer's queries and keys. Off, the
+  // forward is the spec's arithmetic without them; every bf16 rounding of §8
+  // stays.
   bool simulate_quantization = true;
   // Whether prefill and decode return the stream state after every layer.
   bool keep_layer_streams = false;

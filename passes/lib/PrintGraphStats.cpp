@@ -1,4 +1,4 @@
-//===- GraphStats.cpp - Print what a model graph costs --------------------===//
+//===- PrintGraphStats.cpp - Print what a model graph costs ---------------===//
 
 #include "kf/Passes/Passes.h"
 
