@@ -1,5 +1,5 @@
 # kf_generate_grids(<out.h> <table.txt>...)
-# Writes a header that holds ggml's lookup tables (spec/quant_formats.md §4) as constexpr arrays
+# Writes a header that holds ggml's lookup tables (docs/formats/README.md, "Lookup grids") as constexpr arrays
 # in namespace kf::quant::grids, one per data file, named as in the file. The runtime compiles
 # them in: it never reads a file for its grids.
 #

@@ -13,7 +13,7 @@
 // experts kf.expert_qmatmul ops whose kernels are one expert's: which tokens
 // an expert serves is decided at run time, so the executor buckets them and
 // calls the kernel per expert. The steps between the matmuls keep the
-// spec's roundings: kf.swiglu (bf16, the routing weight applied before the
+// model's roundings: kf.swiglu (bf16, the routing weight applied before the
 // down projection), kf.fp8_sim of each linear's input under fp8_activations,
 // and kf.moe_combine (the routed sum plus the shared expert, then bf16).
 //
@@ -172,7 +172,8 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
   /// cannot run compiled whole stays for the reference path.
   LogicalResult lowerMoe(MoeOp moe, KernelModule &kernels,
                          const TargetInfo &target) {
-    // Every linear of the MoE rounds its result to bf16 (spec §4.5).
+    // Every linear of the MoE rounds its result to bf16 (model §4.5,
+    // docs/models/deepseek_v4_model.md).
     constexpr Precision kPrecision = Precision::bf16;
     SmallVector<LoweredMatmul, 6> matmuls;
     for (const Matmul &matmul : getMatmuls(moe)) {

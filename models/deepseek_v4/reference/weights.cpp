@@ -20,7 +20,8 @@ absl::Status check_supported(const Config &config) {
   if (!config.normalize_weights)
     return absl::UnimplementedError(
         "deepseek_v4 reference: deepseek4.expert_weights_norm is false; the "
-        "reference routes with normalised weights only (spec §4.5)");
+        "reference routes with normalised weights only "
+        "(docs/models/deepseek_v4_model.md §4.5)");
   return absl::OkStatus();
 }
 

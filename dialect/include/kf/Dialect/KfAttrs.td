@@ -63,7 +63,7 @@ def Kf_TargetAttr : Kf_Attr<"Target", "target"> {
 // the dot-product instruction its kernels are built around; the richest one a
 // target runs for the weight's format is chosen by --kf-select-kernels. Its
 // cases are generated from the target layer's table
-// (codegen/include/kf/Target/KernelIsas.def: rows, formats, features and
+// (target/include/kf/Target/KernelIsas.def: rows, formats, features and
 // preference), with the values of kf::target::KernelIsa.
 def Kf_KernelIsa : I32EnumAttr<"KernelIsa",
     "instruction set family of a matmul kernel", Kf_KernelIsaCases> {
