@@ -1,7 +1,7 @@
 // kf-codebook: trains the VQ3_64 codebooks by a deterministic antipodal
 // Lloyd-Max procedure and writes them as C++ data (docs/formats/vq3_64.md).
 //
-//   kf-codebook --write FILE   write runtime/quant/vq3_64_codebook.inc
+//   kf-codebook --write FILE   write runtime/tables/quant/vq3_64_codebook.inc
 //   kf-codebook --check FILE   retrain and fail unless FILE is what it writes
 //
 // Determinism: the samples come from std::mt19937_64 (whose output the C++
