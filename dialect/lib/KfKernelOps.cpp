@@ -108,11 +108,18 @@ LogicalResult verifyKernelCallee(Operation *op, SymbolRefAttr callee,
   return success();
 }
 
-/// What every matmul kernel call checks: a packed weight, a #kf.kernel
-/// decision, and an input its kernel reads. Returns the decision and the
-/// input's innermost size; failure after reporting what is wrong.
+/// What every matmul kernel call checks: a packed weight, one matrix or an
+/// expert stack (`stack`), a #kf.kernel decision, and an input its kernel
+/// reads. Returns the decision and the input's innermost size; failure after
+/// reporting what is wrong.
 FailureOr<std::pair<KernelAttr, int64_t>>
-checkKernelCall(Operation *op, Value input, QWeightType weight) {
+checkKernelCall(Operation *op, Value input, QWeightType weight, bool stack) {
+  if (stack && !weight.isExpertStack())
+    return op->emitOpError()
+           << "weight must be an [E, N, K] expert stack, got " << weight;
+  if (!stack && weight.getShape().size() != 2)
+    return op->emitOpError()
+           << "weight must be a single [N, K] matrix, got " << weight;
   FailureOr<int64_t> rowBytes = checkPackedWeight(op, weight);
   if (failed(rowBytes))
     return failure();
@@ -158,11 +165,8 @@ QuantizeActivationsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 LogicalResult QMatmulOp::verify() {
   QWeightType weight = getWeight().getType();
-  if (weight.getShape().size() != 2)
-    return emitOpError() << "weight must be a single [N, K] matrix, got "
-                         << weight;
   FailureOr<std::pair<KernelAttr, int64_t>> call =
-      checkKernelCall(*this, getInput(), weight);
+      checkKernelCall(*this, getInput(), weight, /*stack=*/false);
   if (failed(call))
     return failure();
   auto [kernel, row] = *call;
@@ -191,11 +195,8 @@ LogicalResult QMatmulOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 LogicalResult ExpertQMatmulOp::verify() {
   QWeightType weight = getWeight().getType();
-  if (!weight.isExpertStack())
-    return emitOpError() << "weight must be an [E, N, K] expert stack, got "
-                         << weight;
   FailureOr<std::pair<KernelAttr, int64_t>> call =
-      checkKernelCall(*this, getInput(), weight);
+      checkKernelCall(*this, getInput(), weight, /*stack=*/true);
   if (failed(call))
     return failure();
   auto [kernel, row] = *call;
