@@ -5,6 +5,7 @@
 #include "kf/Codegen/Emitters.h"
 #include "kf/Tiling/CacheBlocks.h"
 #include "kf/Tiling/ColumnTiles.h"
+#include "kf/Tuning/TuningRules.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -39,29 +40,29 @@ bool isaSupportsFormat(KernelIsa isa, kf::Format format) {
   return hasMatmulEmitter(format) && target::isaTakesFormat(isa, format);
 }
 
+namespace {
+
+/// The facts the defaults file selects on for a tile of weights in `format`.
+std::vector<tuning::Fact> tuningFacts(kf::Format format,
+                                      std::optional<kf::WeightCoding> coding,
+                                      std::optional<int64_t> width) {
+  std::vector<tuning::Fact> facts = {
+      {"format", std::string(kf::format_info(format).name)}};
+  if (coding)
+    facts.push_back({"coding", std::string(kf::weight_coding_name(*coding))});
+  if (width)
+    facts.push_back({"width", std::to_string(*width)});
+  return facts;
+}
+
+} // namespace
+
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
-  // Cold, two threads, M = 1 to 8 (docs/codegen.md, "Weight prefetch"): the
-  // shares kept in order are as fast or faster for every format and width
-  // but FRACTAL64's single column (142 -> 150 us), where the order
-  // constrains the scheduler more than the burst costs.
-  const bool keepOrder = width > 1 || format != kf::Format::FRACTAL64;
-  const WeightPrefetch farAndNear{/*l2Bytes=*/4096, /*l1Bytes=*/1024,
-                                  keepOrder};
-  if (width == 1)
-    return farAndNear;
-  switch (format) {
-  // With the order kept, Q8_0's and Q6_K's wide tiles gain by the far
-  // prefetches too (M = 4 342 -> 314 and 324 -> 294 us); Q4_0's 1.5 KiB
-  // ahead into L1 alone is 2-6 % faster than 2 KiB.
-  case kf::Format::Q8_0:
-  case kf::Format::Q5_K:
-  case kf::Format::Q6_K:
-    return farAndNear;
-  case kf::Format::Q4_0:
-    return {/*l2Bytes=*/0, /*l1Bytes=*/1536, keepOrder};
-  default:
-    return {/*l2Bytes=*/0, /*l1Bytes=*/2048, keepOrder};
-  }
+  const std::vector<tuning::Fact> facts =
+      tuningFacts(format, std::nullopt, width);
+  return {tuning::getDefaultNumber("prefetch_l2", facts).value_or(0),
+          tuning::getDefaultNumber("prefetch_l1", facts).value_or(0),
+          tuning::getDefault("prefetch_order", facts) == "keep"};
 }
 
 bool hasCodeBookLayout(KernelIsa isa, const target::TargetInfo &target) {
@@ -99,30 +100,8 @@ kf::WeightCoding getDefaultWeightCoding(kf::Format format, KernelIsa isa,
 
 std::optional<int64_t> getDecodeOnceMinColumns(kf::Format format,
                                                kf::WeightCoding coding) {
-  // IQ1's ternary codes decode as cheaply as Q4_0's nibbles
-  // (docs/benchmarks.md, run 13).
-  if (coding == kf::WeightCoding::Ternary)
-    return std::nullopt;
-  switch (format) {
-  case kf::Format::IQ2_XXS:
-  case kf::Format::IQ1_S:
-  case kf::Format::IQ1_M:
-  case kf::Format::Q5_K:
-    return 1;
-  case kf::Format::Q6_K:
-    return 24;
-  case kf::Format::FRACTAL64:
-    return 48;
-  case kf::Format::Q4_K:
-  case kf::Format::VQ3_64:
-    return 64;
-  // Equal at 64 columns, 5 % faster from 128 (docs/benchmarks.md, run 18).
-  case kf::Format::Q4_0:
-  case kf::Format::MXFP4:
-    return 128;
-  default:
-    return std::nullopt;
-  }
+  return tuning::getDefaultNumber("decode_once_from",
+                                  tuningFacts(format, coding, std::nullopt));
 }
 
 bool decodesOnceByDefault(kf::Format format, kf::WeightCoding coding,

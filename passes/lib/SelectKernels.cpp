@@ -7,6 +7,7 @@
 #include "kf/Target/TargetInfo.h"
 #include "kf/Tiling/ColumnTiles.h"
 #include "kf/Tuning/TuningFile.h"
+#include "kf/Tuning/TuningRules.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::kf {
@@ -57,11 +58,20 @@ KernelIsa selectIsa(const TargetInfo &target, Format format) {
   return KernelIsa::Scalar;
 }
 
+/// The widest column tile a matmul takes unless a tuning rule says
+/// otherwise: target/tuning/defaults.tuning's `max_cols`.
+int64_t getDefaultMaxCols() {
+  std::optional<int64_t> maxCols = ::kf::tuning::getDefaultNumber("max_cols");
+  assert(maxCols && ::kf::tiling::isMaxColumnTileChoice(*maxCols) &&
+         "defaults.tuning sets a valid max_cols (TuningRulesTest)");
+  return *maxCols;
+}
+
 /// One matmul's decision while the tuning rules apply to it.
 struct Decision {
   KernelIsa isa;
   int64_t rows;
-  int64_t maxCols = ::kf::tiling::kMaxColumnTile;
+  int64_t maxCols = getDefaultMaxCols();
   int64_t threads;
   std::optional<int64_t> l2Rows, l1K;
   std::optional<ActivationQuantize> quantize;

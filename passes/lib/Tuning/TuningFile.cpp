@@ -2,8 +2,8 @@
 
 #include "kf/Tuning/TuningFile.h"
 
+#include "kf/Tuning/TuningRules.h"
 #include "kf/runtime/format.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -18,12 +18,6 @@ bool TuningRule::matches(const TuningKey &key) const {
 
 namespace {
 
-/// A word of a rule (`key=value` or `->`) and the column it starts at.
-struct Word {
-  StringRef text;
-  unsigned column;
-};
-
 class RuleParser {
 public:
   RuleParser(MLIRContext *context, StringRef path, unsigned line)
@@ -33,30 +27,14 @@ public:
     return emitError(FileLineColLoc::get(context, path, line, column));
   }
 
-  /// Parses the words of one line into `rule`.
-  LogicalResult parse(ArrayRef<Word> words, TuningRule &rule) {
-    const Word *arrow = llvm::find_if(
-        words, [](const Word &word) { return word.text == "->"; });
-    if (arrow == words.end())
-      return error(words.front().column)
-             << "expected a rule '<selectors> -> <overrides>', such as "
-                "'format=q8_0 n=2048 -> l1_k=1024'";
-    if (arrow + 1 == words.end())
-      return error(arrow->column) << "expected overrides after '->'";
-    for (const Word *word = words.begin(); word != words.end(); ++word) {
-      if (word == arrow)
-        continue;
-      auto [key, value] = word->text.split('=');
-      if (key.empty() || value.empty() || word->text.count('=') != 1)
-        return error(word->column)
-               << "expected key=value, got '" << word->text << "'";
-      unsigned valueColumn = word->column + key.size() + 1;
-      if (!seen.insert(key.str() + (word < arrow ? "<" : ">")).second)
-        return error(word->column) << "'" << key << "' is given twice";
-      if (failed(word < arrow ? parseSelector(key, value, valueColumn, rule)
-                              : parseOverride(key, value, valueColumn, rule)))
+  /// What the words of one rule mean (the reader checked their syntax).
+  LogicalResult parse(const ::kf::tuning::Rule &words, TuningRule &rule) {
+    for (const ::kf::tuning::Word &word : words.selectors)
+      if (failed(parseSelector(word.key, word.value, word.valueColumn, rule)))
         return failure();
-    }
+    for (const ::kf::tuning::Word &word : words.settings)
+      if (failed(parseOverride(word.key, word.value, word.valueColumn, rule)))
+        return failure();
     return success();
   }
 
@@ -162,7 +140,6 @@ private:
   MLIRContext *context;
   StringRef path;
   unsigned line;
-  llvm::StringSet<> seen;
 };
 
 } // namespace
@@ -176,25 +153,16 @@ FailureOr<TuningFile> TuningFile::read(MLIRContext *context, StringRef path) {
            << "': " << buffer.getError().message();
   TuningFile file;
   file.path = path.str();
-  StringRef rest = (*buffer)->getBuffer();
-  for (unsigned line = 1; !rest.empty(); ++line) {
-    StringRef text;
-    std::tie(text, rest) = rest.split('\n');
-    text = text.take_until([](char c) { return c == '#'; });
-    SmallVector<Word> words;
-    for (size_t pos = 0;;) {
-      pos = text.find_first_not_of(" \t\r", pos);
-      if (pos == StringRef::npos)
-        break;
-      size_t end = std::min(text.find_first_of(" \t\r", pos), text.size());
-      words.push_back({text.slice(pos, end), static_cast<unsigned>(pos + 1)});
-      pos = end;
-    }
-    if (words.empty())
-      continue;
+  ::kf::tuning::ParsedRules parsed =
+      ::kf::tuning::parseRules((*buffer)->getBuffer());
+  if (parsed.error)
+    return emitError(FileLineColLoc::get(context, file.path, parsed.error->line,
+                                         parsed.error->column))
+           << parsed.error->message;
+  for (const ::kf::tuning::Rule &words : parsed.rules) {
     TuningRule rule;
-    rule.line = line;
-    if (failed(RuleParser(context, file.path, line).parse(words, rule)))
+    rule.line = words.line;
+    if (failed(RuleParser(context, file.path, words.line).parse(words, rule)))
       return failure();
     file.rules.push_back(std::move(rule));
   }

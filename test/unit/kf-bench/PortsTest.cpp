@@ -73,10 +73,14 @@ TEST(KfBenchPorts, MeasuresEveryCase) {
     ASSERT_GE(report->rates.size(), 9u);
     // One vpdpbusd chain runs at 1 / latency: about 0.17 per cycle quiet,
     // 0.07 under ctest; every other case issues at least one per 5 cycles.
+    // No core issues 10 vector instructions a cycle, but the clock is itself
+    // measured (a dependent vpaddd chain), and a preempted clock run on a
+    // loaded machine has read 16.7: the upper bound only catches a figure
+    // off by orders of magnitude, which is what a test of a timing can do.
     for (const PortRate &r : report->rates) {
       const bool latency = r.name.find("latency") != std::string::npos;
       EXPECT_GT(r.per_cycle, latency ? 0.02 : 0.1) << r.name;
-      EXPECT_LT(r.per_cycle, 10) << r.name;
+      EXPECT_LT(r.per_cycle, 100) << r.name;
     }
     std::ostringstream out;
     print_ports(*report, out);

@@ -54,12 +54,9 @@ struct WeightPrefetch {
                          const WeightPrefetch &) = default;
 };
 
-/// What a tile of `width` columns prefetches of weights in `format`, as
-/// measured best (docs/codegen.md, "Weight prefetch"): far into L2 and near
-/// into L1 for single-column tiles and for the wide tiles of Q8_0, Q5_K and
-/// Q6_K; into L1 alone for the other wide tiles (Q4_0's 1.5 KiB ahead, the
-/// others' 2 KiB); each share kept at its decode step except in FRACTAL64's
-/// single-column tiles.
+/// What a tile of `width` columns prefetches of weights in `format` by
+/// default: the `prefetch_*` settings of target/tuning/defaults.tuning
+/// (docs/codegen.md, "Weight prefetch").
 WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 
 /// The weight coding kernels of `format` read best: IQ1_S's and IQ1_M's
@@ -78,14 +75,10 @@ bool hasCodeBookLayout(KernelIsa isa, const target::TargetInfo &target);
 std::string whyNoCodeBookLayout(KernelIsa isa,
                                 const target::TargetInfo &target);
 /// The fewest columns from which a kernel for weights of `format` in `coding`
-/// gains by decoding each block once (MatmulKernelSpec::decodeOnce), as
-/// measured on AVX-512 VNNI for K = 4096, N = 2048 (docs/benchmarks.md, run
-/// 13 and 18): 1, from the first call of more than one tile, where decoding
-/// costs most (the IQ grid formats' gathers, Q5_K's fifth bits); more where
-/// storing and reloading the lanes costs what a few tiles' decoding saves
-/// (Q6_K, FRACTAL64, Q4_K, VQ3_64; Q4_0 and MXFP4 from 128); none where
-/// decoding costs about what reloading does (Q8_0, IQ1's ternary layouts: a
-/// shift and a mask) or there is no decoding (BF16, F32).
+/// gains by decoding each block once (MatmulKernelSpec::decodeOnce): the
+/// `decode_once_from` setting of target/tuning/defaults.tuning, where the
+/// measurements behind each figure are cited; none where decoding once does
+/// not pay.
 std::optional<int64_t> getDecodeOnceMinColumns(kf::Format format,
                                                kf::WeightCoding coding);
 

@@ -47,7 +47,8 @@ def KfSelectKernels : Pass<"kf-select-kernels", "::mlir::ModuleOp"> {
     * `layout`: the weight's format interleaved in row groups of the ISA's
       int32 lanes: 16 rows for `avx512vnni`, 8 for `avx2`, 4 for
       `neon_dotprod`, 1 for `scalar` (`q8_0_r16`).
-    * `max_cols`: 8, the widest micro-kernel.
+    * `max_cols`: the default of target/tuning/defaults.tuning (the widest
+      micro-kernel).
     * `threads`: the target's cores, or the `threads` option when given.
     * `quantize`: `fused` (the kernel quantizes its activations as its
       prologue) when the emitters build the matmul, M = 1 (a decode step's
@@ -59,10 +60,10 @@ def KfSelectKernels : Pass<"kf-select-kernels", "::mlir::ModuleOp"> {
     * `decode`: `once` (a call of more columns than one tile decodes each
       row block once, into int8 lanes on the kernel's stack, which every
       column tile reads) where the emitters measured it to gain
-      (`codegen::decodesOnceByDefault`): IQ2_XXS, IQ1_S, IQ1_M and Q5_K
-      from the first call of more than one tile, a dynamic M included;
-      Q6_K from M = 24, FRACTAL64 from 48, Q4_K and VQ3_64 from 64 (a
-      static M); never with `quantize = fused`, nor with a tuned `l2_rows`
+      (`codegen::decodesOnceByDefault`): from the format's
+      `decode_once_from` columns in target/tuning/defaults.tuning, for a
+      static M, and for a dynamic M where that is the first call of more
+      than one tile; never with `quantize = fused`, nor with a tuned `l2_rows`
       whose rows decoded (by the tuned `l1_k`, else all of K) exceed the
       kernel's 1 MiB of scratch; else `per_tile`, not printed.
 

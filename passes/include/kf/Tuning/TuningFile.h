@@ -1,8 +1,9 @@
 //===- TuningFile.h - Kernel decisions measured on a machine ----*- C++ -*-===//
 //
 // A tuning file overrides what --kf-select-kernels decides for the matmuls
-// its rules match. It is text, one rule per line, so that a tuner can append
-// to it and a person can read and edit it:
+// its rules match. It is text, one rule per line, read by the reader the
+// compiler's defaults share (kf/Tuning/TuningRules.h), so that a tuner can
+// append to it and a person can read and edit it:
 //
 //   # format, target, isa, m, n, k select; the keys after '->' override
 //   format=q8_0 target=znver5 n=2048 k=4096 -> l2_rows=64 l1_k=1024
