@@ -28,7 +28,7 @@ splitWords(llvm::StringRef text) {
   }
 }
 
-// The defaults file, as a string literal written by cmake/KfTuningDefaults.
+// The defaults file, as a string literal target/tuning/CMakeLists.txt writes.
 constexpr llvm::StringLiteral kDefaultsText =
 #include "kf/Tuning/Defaults.inc"
     ;
