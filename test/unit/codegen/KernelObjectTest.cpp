@@ -98,10 +98,15 @@ size_t longestRun(const std::string &text, llvm::StringRef what) {
   return longest;
 }
 
-// The AVX-512 kernel's dot products are vpdpbusd on zmm with the activation
-// bytes broadcast from memory; the AVX2 kernel's are vpmaddubsw + vpmaddwd
-// and touch no zmm register; the portable one uses no dot instruction.
-TEST(KernelObject, EachIsaUsesItsInstructions) {
+// The choices the x86 kernels make per format, seen in their object code
+// (each ISA's own instructions are Inspect/KernelObjectOfIsa's): the AVX-512
+// kernel's dot products are vpdpbusd on zmm with the activation bytes
+// broadcast from memory, its weight prefetches come in shares at their
+// decode steps, Q6_K meets its scales with vpdpwssd, MXFP4's codes become
+// lanes by vpshufb, IQ2_XXS reads its code book where VBMI and GFNI allow;
+// the AVX2 kernel's dots are vpmaddubsw + vpmaddwd on no zmm register; the
+// portable one uses no dot instruction.
+TEST(KernelObject, X86KernelsMakeTheirFormatChoices) {
   MatmulKernelSpec vnni{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 256, 64, 8};
   llvm::Expected<std::string> text = emitAssembly(vnni, testTarget("znver5"));
   ASSERT_TRUE(static_cast<bool>(text)) << llvm::toString(text.takeError());
