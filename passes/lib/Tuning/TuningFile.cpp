@@ -2,6 +2,7 @@
 
 #include "kf/Tuning/TuningFile.h"
 
+#include "kf/Target/KernelIsa.h"
 #include "kf/Tuning/TuningRules.h"
 #include "kf/runtime/format.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -30,17 +31,19 @@ public:
   /// What the words of one rule mean (the reader checked their syntax).
   LogicalResult parse(const ::kf::tuning::Rule &words, TuningRule &rule) {
     for (const ::kf::tuning::Word &word : words.selectors)
-      if (failed(parseSelector(word.key, word.value, word.valueColumn, rule)))
+      if (failed(parseSelector(word, rule)))
         return failure();
     for (const ::kf::tuning::Word &word : words.settings)
-      if (failed(parseOverride(word.key, word.value, word.valueColumn, rule)))
+      if (failed(parseOverride(word, rule)))
         return failure();
     return success();
   }
 
 private:
-  LogicalResult parseSelector(StringRef key, StringRef value, unsigned column,
+  LogicalResult parseSelector(const ::kf::tuning::Word &word,
                               TuningRule &rule) {
+    StringRef key = word.key, value = word.value;
+    unsigned column = word.valueColumn;
     if (key == "format") {
       std::optional<Format> format = symbolizeFormat(value);
       if (!format)
@@ -67,13 +70,15 @@ private:
                            key == "m"   ? rule.m
                            : key == "n" ? rule.n
                                         : rule.k);
-    return error(column - key.size() - 1)
+    return error(word.keyColumn)
            << "unknown selector '" << key
            << "' (expected format, target, isa, m, n or k)";
   }
 
-  LogicalResult parseOverride(StringRef key, StringRef value, unsigned column,
+  LogicalResult parseOverride(const ::kf::tuning::Word &word,
                               TuningRule &rule) {
+    StringRef key = word.key, value = word.value;
+    unsigned column = word.valueColumn;
     if (key == "isa")
       return parseIsa(value, column, rule.setIsa);
     if (key == "quantize")
@@ -99,7 +104,7 @@ private:
             .Case("l1_k", &rule.setL1K)
             .Default(nullptr);
     if (!field)
-      return error(column - key.size() - 1)
+      return error(word.keyColumn)
              << "unknown override '" << key
              << "' (expected isa, rows, max_cols, threads, l2_rows, l1_k, "
                 "quantize, decode or coding)";
@@ -120,11 +125,15 @@ private:
   LogicalResult parseIsa(StringRef value, unsigned column,
                          std::optional<KernelIsa> &isa) {
     isa = symbolizeKernelIsa(value);
-    if (!isa)
-      return error(column) << "unknown isa '" << value
-                           << "' (expected scalar, avx2, avx512vnni or "
-                              "neon_dotprod)";
-    return success();
+    if (isa)
+      return success();
+    InFlightDiagnostic diag = error(column)
+                              << "unknown isa '" << value << "' (expected ";
+    llvm::interleave(
+        ::kf::target::getIsasByPreference(), diag,
+        [&](::kf::target::KernelIsa i) { diag << ::kf::target::getIsaName(i); },
+        ", ");
+    return diag << ")";
   }
 
   LogicalResult parsePositive(StringRef key, StringRef value, unsigned column,

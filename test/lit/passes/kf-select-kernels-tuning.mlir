@@ -18,6 +18,7 @@
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/isa.tune 2>&1 | FileCheck %s --check-prefix=ISA
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/rows.tune 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/missing.tune 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not kf-opt %t/input.mlir --kf-select-kernels=tuning-file=%t/isaname.tune 2>&1 | FileCheck %s --check-prefix=ISANAME
 
 // The shape rule tunes only the big Q8_0 matrix, which another rule decodes
 // once.
@@ -66,6 +67,7 @@
 // ISA: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}isa.tune:1: isa = neon_dotprod needs neon, dotprod, which target 'znver5' lacks
 // ROWS: input.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kf.linear' op tuning file {{.*}}rows.tune:1: #kf.kernel: layout q8_0_r8: rows must be a positive multiple of 16 (avx512vnni's lanes per vector)
 // MISSING: error: cannot read tuning file '{{.*}}missing.tune': {{.*}}
+// ISANAME: isaname.tune:1:8: error: unknown isa 'sse9' (expected avx512bf16, avx512vnni, avx512, avx2, neon_bf16, neon_dotprod, neon, scalar)
 
 //--- input.mlir
 module attributes {kf.target = #kf.target<name = "znver5", triple = "x86_64-unknown-linux-gnu", cpu = "znver5", features = "+sse4.2,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+avx512vbmi,+avx512bf16,+avxvnni", l1d = 49152, l2 = 1048576, l3 = 33554432, cores = 16>} {
@@ -145,6 +147,8 @@ format=q9_0 -> rows=16
 //--- twice.tune
 n=2048 k=64 n=4096 -> rows=16
 
+//--- isaname.tune
+-> isa=sse9
 //--- isa.tune
 -> isa=neon_dotprod
 

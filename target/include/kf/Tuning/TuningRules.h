@@ -73,8 +73,9 @@ llvm::ArrayRef<Rule> getDefaultRules();
 std::optional<llvm::StringRef> getDefault(llvm::StringRef setting,
                                           llvm::ArrayRef<Fact> facts = {});
 
-/// getDefault as a number; a value that is not one is a bug in the
-/// defaults file, which TuningRulesTest rules out.
+/// getDefault as a number; none also where the value is `none`
+/// (decode_once_from). Any other value that is not a number would be a bug
+/// in the defaults file, which TuningRulesTest rules out.
 std::optional<int64_t> getDefaultNumber(llvm::StringRef setting,
                                         llvm::ArrayRef<Fact> facts = {});
 
