@@ -33,12 +33,13 @@ struct CodecEntry {
 };
 
 // One list per family; codec.cpp gathers them.
-std::span<const CodecEntry> plain_codecs();  // F32, F16, BF16, I32
-std::span<const CodecEntry> legacy_codecs(); // Q4_0, Q4_1, Q5_0, Q8_0, Q8_1
-std::span<const CodecEntry> q8_k_codecs();   // Q8_K (activations)
-std::span<const CodecEntry> kquant_codecs(); // Q2_K .. Q6_K
-std::span<const CodecEntry>
-iquant_codecs(); // IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ4_NL, IQ4_XS
+std::span<const CodecEntry> plain_codecs();   // F32, F16, BF16, I32
+std::span<const CodecEntry> legacy_codecs();  // Q4_0, Q4_1, Q5_0, Q8_0, Q8_1
+std::span<const CodecEntry> q8_k_codecs();    // Q8_K (activations)
+std::span<const CodecEntry> kquant_codecs();  // Q2_K .. Q6_K
+std::span<const CodecEntry> iq1_codecs();     // IQ1_S, IQ1_M
+std::span<const CodecEntry> iq2_codecs();     // IQ2_XXS, IQ2_XS
+std::span<const CodecEntry> iq4_codecs();     // IQ4_NL, IQ4_XS
 std::span<const CodecEntry> fp4_codecs();     // MXFP4
 std::span<const CodecEntry> private_codecs(); // FRACTAL64, VQ3_64
 

@@ -1,0 +1,51 @@
+// What ggml's IQ formats share: how a grid entry holds its 8 values, the IQ2
+// grids' sign masks, and the Q8_K activation fields the dots read
+// (docs/formats/README.md, "Lookup grids" and "Activation pairing"). Private
+// to runtime/quant/iq*.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "quant/activation_blocks.h"
+#include "quant/codec.h"
+
+namespace kf::quant::iq {
+
+constexpr int QK = 256;
+
+// IQ1S_DELTA = IQ1M_DELTA: the shift of the IQ1 grid values.
+constexpr float kIq1Delta = 0.125f;
+
+// Byte j of a grid entry is the value of weight j ("Lookup grids").
+constexpr uint8_t grid_byte(uint64_t entry, int j) {
+  return static_cast<uint8_t>(entry >> 8 * j);
+}
+constexpr int8_t grid_value(uint64_t entry, int j) {
+  return static_cast<int8_t>(grid_byte(entry, j));
+}
+
+// The IQ2 grids hold magnitudes; a 7-bit sign index selects an 8-bit mask
+// (ksigns_iq2xs) whose bit j negates weight j.
+inline void decode_signed_grid(float db, uint64_t grid, uint8_t signs,
+                               float *dst) {
+  for (int j = 0; j < 8; ++j)
+    dst[j] = db * grid_byte(grid, j) * (signs >> j & 1 ? -1.f : 1.f);
+}
+inline int32_t signed_grid_dot(uint64_t grid, uint8_t signs, const int8_t *q8) {
+  int32_t sumi = 0;
+  for (int j = 0; j < 8; ++j)
+    sumi += grid_byte(grid, j) * q8[j] * (signs >> j & 1 ? -1 : 1);
+  return sumi;
+}
+
+// The fp16 value nearest to x: the scale a decoder will read back.
+inline float fp16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
+
+inline const int8_t *q8_k_qs(const uint8_t *a) {
+  return reinterpret_cast<const int8_t *>(a + kQ8_KQsOffset);
+}
+inline int q8_k_bsum(const uint8_t *a, int k) {
+  return static_cast<int16_t>(load_u16(a + kQ8_KBsumsOffset + 2 * k));
+}
+
+} // namespace kf::quant::iq
