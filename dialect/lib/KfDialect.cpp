@@ -46,6 +46,15 @@ LogicalResult KfDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == kKernelAttrName)
     return verifyKernelAttribute(op, attr.getValue());
+  if (attr.getName() == kLayerKindAttrName) {
+    auto kind = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<CacheOp>(op) || !kind || kind.getValue().empty())
+      return op->emitError()
+             << "'" << kLayerKindAttrName
+             << "' must be a non-empty string on a kf.cache, got "
+             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown kf attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -410,6 +410,18 @@ std::vector<gguf::KeyValue> Config::gguf_metadata() const {
   return kv;
 }
 
+const char *attention_kind_name(AttentionKind kind) {
+  switch (kind) {
+  case AttentionKind::Window:
+    return "SWA";
+  case AttentionKind::Csa:
+    return "CSA";
+  case AttentionKind::Hca:
+    return "HCA";
+  }
+  return "?";
+}
+
 AttentionKind Config::attention(uint32_t layer) const {
   switch (compress_ratios.at(layer)) {
   case 0:

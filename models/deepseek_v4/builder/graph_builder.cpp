@@ -190,12 +190,17 @@ void GraphBuilder::declare_weights(std::span<const Format> formats) {
 void GraphBuilder::declare_caches() {
   Location loc = mlir::NameLoc::get(b_.getStringAttr("caches"));
   mlir::Type bf16 = b_.getBF16Type();
+  // Each cache names its layer's attention kind, which reports show
+  // (kf-compile --emit=stats).
+  mlir::StringAttr kind;
   auto declare = [&](std::string name, mlir::Type type) {
     caches_[name] = type;
-    kfd::CacheOp::create(b_, loc, b_.getStringAttr(name),
-                         mlir::TypeAttr::get(type));
+    auto cache = kfd::CacheOp::create(b_, loc, b_.getStringAttr(name),
+                                      mlir::TypeAttr::get(type));
+    cache->setAttr(kfd::KfDialect::kLayerKindAttrName, kind);
   };
   for (uint32_t l = 0; l < c_.n_layer; ++l) {
+    kind = b_.getStringAttr(attention_kind_name(c_.attention(l)));
     declare(absl::StrCat("blk.", l, ".kv"),
             kfd::WindowCacheType::get(&context_, c_.window, c_.head_dim, bf16));
     int64_t ratio = c_.compress_ratios[l];

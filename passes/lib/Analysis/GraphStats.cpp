@@ -185,6 +185,8 @@ private:
 /// named by the part of the symbol before its last dot.
 struct LayerCaches {
   SmallVector<std::pair<StringRef, Type>> caches; // role, type
+  CacheOp first;                                  // the layer's first cache
+  StringAttr kind; // the model's kf.layer_kind, if it names one
 };
 
 std::string describeCache(StringRef role, Type type) {
@@ -210,19 +212,36 @@ uint64_t stateBytes(CompressedCacheType type) {
   return 2 * slots * static_cast<uint64_t>(type.getStateWidth()) * 4;
 }
 
-SmallVector<CacheKindStats> countCaches(ModuleOp module, int64_t context) {
+/// The layers' caches grouped by kind. A layer's kind is what the model
+/// names it (the caches' kf.layer_kind, which must agree within a layer), or
+/// else its caches' roles joined by '+', e.g. "kv+compressor".
+FailureOr<SmallVector<CacheKindStats>> countCaches(ModuleOp module,
+                                                   int64_t context) {
   llvm::MapVector<StringRef, LayerCaches> layers;
   for (CacheOp cache : module.getOps<CacheOp>()) {
-    auto [layer, role] = cache.getSymName().rsplit('.');
+    auto [name, role] = cache.getSymName().rsplit('.');
     if (role.empty())
-      role = layer;
-    layers[layer].caches.push_back({role, cache.getType()});
+      role = name;
+    LayerCaches &layer = layers[name];
+    auto kind = cache->getAttrOfType<StringAttr>(KfDialect::kLayerKindAttrName);
+    auto quoted = [](StringAttr kind) {
+      return kind ? ("\"" + kind.getValue() + "\"").str() : "none";
+    };
+    if (layer.first && kind != layer.kind)
+      return cache.emitOpError()
+             << "names its layer's kind " << quoted(kind) << " but "
+             << layer.first.getSymName() << " names it " << quoted(layer.kind);
+    if (!layer.first) {
+      layer.first = cache;
+      layer.kind = kind;
+    }
+    layer.caches.push_back({role, cache.getType()});
   }
 
   llvm::MapVector<std::string, CacheKindStats, std::map<std::string, unsigned>>
       kinds;
   for (const LayerCaches &layer : llvm::make_second_range(layers)) {
-    bool compressed = false, indexer = false;
+    std::string kind = layer.kind ? layer.kind.str() : std::string();
     uint64_t fixed = 0, atContext = 0;
     double perToken = 0;
     std::string caches;
@@ -230,23 +249,22 @@ SmallVector<CacheKindStats> countCaches(ModuleOp module, int64_t context) {
       if (!caches.empty())
         caches += ", ";
       caches += describeCache(role, type);
+      if (!layer.kind) {
+        if (!kind.empty())
+          kind += '+';
+        kind.append(role.begin(), role.end());
+      }
       if (auto ring = dyn_cast<WindowCacheType>(type)) {
         fixed += static_cast<uint64_t>(ring.getRows()) * ring.getDim() *
                  elementBytes(ring.getElement());
         continue;
       }
       auto store = cast<CompressedCacheType>(type);
-      compressed = true;
-      indexer |= role == "indexer";
       uint64_t entry = store.getDim() * elementBytes(store.getElement());
       fixed += stateBytes(store);
       perToken += static_cast<double>(entry) / store.getRatio();
       atContext += static_cast<uint64_t>(context / store.getRatio()) * entry;
     }
-    // docs/models/deepseek_v4_model.md §1.2: an indexer picks entries (CSA),
-    // a compressor alone attends to all of them (HCA), no compressor is the
-    // window alone.
-    std::string kind = indexer ? "CSA" : compressed ? "HCA" : "SWA";
     CacheKindStats &stats = kinds[kind + ": " + caches];
     stats.kind = kind;
     stats.caches = caches;
@@ -484,7 +502,11 @@ FailureOr<GraphStats> GraphStats::compute(ModuleOp module,
     stats.prefillArena =
         ArenaEstimator(options.prefillTokens, options.prefillTokens)
             .estimate(prefill);
-  stats.caches = countCaches(module, options.contextTokens);
+  FailureOr<SmallVector<CacheKindStats>> caches =
+      countCaches(module, options.contextTokens);
+  if (failed(caches))
+    return failure();
+  stats.caches = std::move(*caches);
   module.walk([&](Operation *op) {
     MatmulStats &m = stats.matmuls;
     TypeSwitch<Operation *>(op)
@@ -529,8 +551,17 @@ void GraphStats::print(raw_ostream &os) const {
 
   os << "kv cache at " << context
      << " tokens (per layer: bytes/token, fixed bytes; bytes: all layers):\n";
-  os << llvm::formatv("  {0,-6} {1,6} {2,14} {3,14} {4,18}\n", "kind", "layers",
-                      "bytes/token", "fixed bytes", "bytes");
+  // The kind column is as wide as the longest kind a model or the roles name.
+  size_t width = 6;
+  for (const CacheKindStats &kind : caches)
+    width = std::max(width, kind.kind.size());
+  auto row = [&](StringRef kind, auto layers, auto perTokenText, auto fixed,
+                 auto total) {
+    os << llvm::formatv("  {0} {1,6} {2,14} {3,14} {4,18}\n",
+                        llvm::left_justify(kind, width), layers, perTokenText,
+                        fixed, total);
+  };
+  row("kind", "layers", "bytes/token", "fixed bytes", "bytes");
   int64_t layers = 0;
   double tokenBytes = 0;
   uint64_t fixedBytes = 0;
@@ -538,12 +569,10 @@ void GraphStats::print(raw_ostream &os) const {
     layers += kind.layers;
     tokenBytes += kind.layers * kind.bytesPerToken;
     fixedBytes += kind.layers * kind.fixedBytes;
-    os << llvm::formatv("  {0,-6} {1,6} {2,14} {3,14} {4,18}\n", kind.kind,
-                        kind.layers, perToken(kind.bytesPerToken),
-                        kind.fixedBytes, kind.bytesAtContext);
+    row(kind.kind, kind.layers, perToken(kind.bytesPerToken), kind.fixedBytes,
+        kind.bytesAtContext);
   }
-  os << llvm::formatv("  {0,-6} {1,6} {2,14} {3,14} {4,18}\n", "total", layers,
-                      perToken(tokenBytes), fixedBytes, kvBytes());
+  row("total", layers, perToken(tokenBytes), fixedBytes, kvBytes());
   for (const CacheKindStats &kind : caches)
     os << "  " << kind.kind << ": " << kind.caches << "\n";
   os << "  total bytes        " << bytes(kvBytes()) << "\n";

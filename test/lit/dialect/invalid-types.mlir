@@ -74,6 +74,16 @@ module attributes {kf.tile = 8} {}
 
 // -----
 
+// expected-error @+1 {{'kf.layer_kind' must be a non-empty string on a kf.cache, got "CSA"}}
+module attributes {kf.layer_kind = "CSA"} {}
+
+// -----
+
+// expected-error @+1 {{'kf.layer_kind' must be a non-empty string on a kf.cache, got ""}}
+kf.cache @blk.0.kv {kf.layer_kind = ""} : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+
+// -----
+
 // expected-error @+1 {{!kf.window_cache: rows and dim must be positive, got rows = 0, dim = 512}}
 func.func @window_cache_rows(%c: !kf.window_cache<rows = 0, dim = 512, element = bf16>)
 

@@ -1,19 +1,16 @@
-// RUN: kf-opt %s --kf-graph-stats -verify-diagnostics -o /dev/null
+// RUN: kf-opt %s --split-input-file --verify-diagnostics --kf-graph-stats -o /dev/null
 
-// The experts a token reads are neither a kf.moe_gate's k nor static.
+// A layer's caches must agree on the kind their model names.
 module {
-  kf.weight @gate_exps : !kf.qweight<mxfp4, [4, 32, 64]>
+  kf.cache @blk.0.kv {kf.layer_kind = "CSA"} : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+  // expected-error @below {{'kf.cache' op names its layer's kind "HCA" but blk.0.kv names it "CSA"}}
+  kf.cache @blk.0.compressor {kf.layer_kind = "HCA"} : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
+}
 
-  func.func @decode(%x: tensor<1x64xf32>, %ids: tensor<1x?xi32>, %w: tensor<1x?xf32>,
-                    %u: !kf.qweight<mxfp4, [4, 32, 64]>, %d: !kf.qweight<mxfp4, [4, 64, 32]>,
-                    %sg: !kf.qweight<q8_0, [32, 64]>, %su: !kf.qweight<q8_0, [32, 64]>,
-                    %sd: !kf.qweight<q8_0, [64, 32]>) -> tensor<1x64xf32> {
-    %g = kf.get_weight @gate_exps : !kf.qweight<mxfp4, [4, 32, 64]>
-    // expected-error @+1 {{kf-graph-stats: cannot count the experts a token reads: the kf.moe ids come from no kf.moe_gate and are 'tensor<1x?xi32>', expected a static [T, k]}}
-    %y = kf.moe %x, %ids, %w experts(%g, %u, %d) shared(%sg, %su, %sd) limit(10.0) shared_limit(10.0)
-        : tensor<1x64xf32>, tensor<1x?xi32>, tensor<1x?xf32>,
-          !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 32, 64]>, !kf.qweight<mxfp4, [4, 64, 32]>,
-          !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [64, 32]> -> tensor<1x64xf32>
-    return %y : tensor<1x64xf32>
-  }
+// -----
+
+module {
+  kf.cache @blk.0.kv {kf.layer_kind = "SWA"} : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+  // expected-error @below {{'kf.cache' op names its layer's kind none but blk.0.kv names it "SWA"}}
+  kf.cache @blk.0.compressor : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
 }

@@ -5,7 +5,7 @@
 // RUN: not kf-opt %s --split-input-file --kf-graph-stats=prefill-tokens=-1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=PREFILL
 
 // A four-layer model: layer 0 a window (SWA), layers 1 and 3 CSA, layer 2
-// HCA; one hash-routed MoE. Hidden size 64, vocabulary 32, 8 experts of
+// HCA, as its caches' kf.layer_kind name them; one hash-routed MoE. Hidden size 64, vocabulary 32, 8 experts of
 // width 32 with k = 2, one attention head of 64, window 4.
 //
 // Weight bytes (q8_0: 34 bytes per 32, mxfp4: 17 per 32):
@@ -133,15 +133,15 @@ module {
   kf.weight @blk.2.attn_compressor_ape.weight : !kf.qweight<f32, [16, 64]>
   kf.weight @blk.2.attn_compressor_norm.weight : !kf.qweight<f32, [64]>
 
-  kf.cache @blk.0.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
-  kf.cache @blk.1.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
-  kf.cache @blk.1.compressor : !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>
-  kf.cache @blk.1.indexer : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>
-  kf.cache @blk.2.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
-  kf.cache @blk.2.compressor : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
-  kf.cache @blk.3.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
-  kf.cache @blk.3.compressor : !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>
-  kf.cache @blk.3.indexer : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>
+  kf.cache @blk.0.kv {kf.layer_kind = "SWA"} : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+  kf.cache @blk.1.kv {kf.layer_kind = "CSA"} : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+  kf.cache @blk.1.compressor {kf.layer_kind = "CSA"} : !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>
+  kf.cache @blk.1.indexer {kf.layer_kind = "CSA"} : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>
+  kf.cache @blk.2.kv {kf.layer_kind = "HCA"} : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+  kf.cache @blk.2.compressor {kf.layer_kind = "HCA"} : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
+  kf.cache @blk.3.kv {kf.layer_kind = "CSA"} : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+  kf.cache @blk.3.compressor {kf.layer_kind = "CSA"} : !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>
+  kf.cache @blk.3.indexer {kf.layer_kind = "CSA"} : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>
 
   func.func @prefill(%tokens: tensor<?xi32>, %pos: tensor<?xi64>) -> (tensor<1x32xf32>, tensor<1xi32>) {
     %kv1 = kf.get_cache @blk.1.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
@@ -376,4 +376,23 @@ module {
           !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [32, 64]>, !kf.qweight<q8_0, [64, 32]> -> tensor<1x64xf32>
     return %y : tensor<1x64xf32>
   }
+}
+
+// -----
+
+// Caches no model names a kind for are grouped by their roles.
+
+// CHECK-LABEL: kf-graph-stats: tokens=1000 prefill-tokens=20
+// CHECK:        kind               layers    bytes/token    fixed bytes              bytes
+// CHECK-NEXT:   kv                      2              0            512               1024
+// CHECK-NEXT:   kv+compressor           1              8           8704              16640
+// CHECK-NEXT:   total                   3              8           9728              17664
+// CHECK-NEXT:   kv: kv ring 4 x 64 bf16
+// CHECK-NEXT:   kv+compressor: kv ring 4 x 64 bf16, compressor 64 bf16 per 16 tokens
+
+module {
+  kf.cache @blk.0.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+  kf.cache @blk.1.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+  kf.cache @blk.2.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
+  kf.cache @blk.2.compressor : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
 }

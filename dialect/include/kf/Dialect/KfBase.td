@@ -19,7 +19,9 @@ def Kf_Dialect : Dialect {
     The discardable module attribute `kf.target` (a `#kf.target`) names the
     CPU a module is compiled for; `--kf-set-target` attaches it. The
     discardable attribute `kf.kernel` holds the kernel decisions of a matmul
-    op (`#kf.kernel`); `--kf-select-kernels` attaches it.
+    op (`#kf.kernel`); `--kf-select-kernels` attaches it. The discardable
+    attribute `kf.layer_kind` (a non-empty string on a `kf.cache`) is the
+    model's name for the kind of the layer the cache belongs to.
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
@@ -31,6 +33,10 @@ def Kf_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kTargetAttrName = "kf.target";
     /// Name of the discardable attribute holding a matmul's #kf.kernel.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "kf.kernel";
+    /// Name of the discardable string attribute a model puts on a kf.cache
+    /// op to name its layer's kind (e.g. "CSA"), which reports show.
+    static constexpr ::llvm::StringLiteral kLayerKindAttrName =
+        "kf.layer_kind";
   }];
 }
 

@@ -43,7 +43,9 @@ struct DecodeWeightStats {
 
 /// The layers whose caches have the same kinds and shapes.
 struct CacheKindStats {
-  /// SWA (a ring only), CSA (with an indexer) or HCA (a compressor only).
+  /// The model's name for the layers' kind (their caches' kf.layer_kind,
+  /// e.g. DeepSeek-V4's SWA, CSA, HCA), or else their caches' roles joined
+  /// by '+' ("kv+compressor").
   std::string kind;
   /// The layer's caches, e.g. "kv ring 128 x 512 bf16".
   std::string caches;

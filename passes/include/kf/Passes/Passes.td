@@ -218,8 +218,10 @@ def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
       tables (the `kf.embed` table, `tid2eid`), of
       which it reads one row and no parameters;
     * the KV cache by layer kind, the layer being the `kf.cache` symbol
-      before its last dot (`blk.3`): SWA (a ring only), CSA (an indexer), HCA
-      (a compressor without one). A layer's fixed bytes are its rings and
+      before its last dot (`blk.3`), and its kind the string its caches'
+      `kf.layer_kind` attribute holds (the model's name for it, e.g.
+      DeepSeek-V4's SWA, CSA, HCA), or else their roles joined by `+`
+      (`kv+compressor`). A layer's fixed bytes are its rings and
       the compressors' fp32 running state; its compressed entries grow by
       `dim · element / ratio` bytes per token. The total is at `tokens`.
     * the activation arena of `@prefill` at `prefill-tokens` tokens and of

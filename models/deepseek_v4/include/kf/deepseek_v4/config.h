@@ -29,6 +29,10 @@ enum class AttentionKind {
   Hca,    // ratio 128: window + every compressed entry
 };
 
+// The kind's short name, as the model's documents and reports write it:
+// "SWA", "CSA" or "HCA".
+const char *attention_kind_name(AttentionKind kind);
+
 struct Config {
   // Sizes.
   uint32_t n_embd = 0;         // D, the hidden size
