@@ -25,9 +25,9 @@ constexpr size_t format_index(Format f) {
 const Codec *find_codec(Format f) {
   static const auto table = [] {
     std::array<const Codec *, std::size(kFormats)> t{};
-    for (auto family :
-         {plain_codecs(), legacy_codecs(), q8_k_codecs(), kquant_codecs(),
-          iq1_codecs(), iq2_codecs(), iq4_codecs(), fp4_codecs(), private_codecs()})
+    for (auto family : {plain_codecs(), legacy_codecs(), q8_k_codecs(),
+                        kquant_codecs(), iq1_codecs(), iq2_codecs(),
+                        iq4_codecs(), fp4_codecs(), private_codecs()})
       for (const CodecEntry &e : family)
         t[format_index(e.format)] = &e.codec;
     return t;
