@@ -8,7 +8,8 @@
 // expression, so they round exactly as ggml does. The quantizers are our own
 // reference quantizers (no importance matrix): each finds, for a super-block,
 // the scales and grid entries of least squared error by the searches described
-// at each of them.
+// at each of them; docs/formats/quality.md has every format's quality and
+// each quantizer's speed.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -763,7 +764,7 @@ constexpr std::array<float, 8> kIq1Multipliers = {1, 3, 5, 7, 9, 11, 13, 15};
 // search_scales picks d and the codes; each 8 weights then take their best
 // entry at their final scale. So for every d it tries, the encoding is the
 // least-squares one. SQNR: 9.7 dB on Gaussian data, 7.8 dB on Student-t
-// (nu = 3); about 80 us per 256 weights on one core.
+// (nu = 3).
 void quantize_iq2_xxs(const float *src, uint8_t *dst, int64_t n) {
   const Iq2Grid &grid = iq2xxs_search_grid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq2xxsBytes) {
@@ -799,8 +800,7 @@ void quantize_iq2_xxs(const float *src, uint8_t *dst, int64_t n) {
 }
 
 // IQ2_XS: as IQ2_XXS with the 512-entry grid and a scale code per 16 weights.
-// SQNR: 10.9 dB on Gaussian data, 9.3 dB on Student-t (nu = 3); about 120 us
-// per 256 weights.
+// SQNR: 10.9 dB on Gaussian data, 9.3 dB on Student-t (nu = 3).
 void quantize_iq2_xs(const float *src, uint8_t *dst, int64_t n) {
   const Iq2Grid &grid = iq2xs_search_grid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq2xsBytes) {
@@ -835,7 +835,7 @@ void quantize_iq2_xs(const float *src, uint8_t *dst, int64_t n) {
 // of the sum of its four 8-weight errors; search_scales picks d and the codes,
 // then each group its delta and entries at its final scale: least squares
 // again for every d tried. SQNR: 7.0 dB on Gaussian data, 5.4 dB on Student-t
-// (nu = 3); about 160 us per 256 weights.
+// (nu = 3).
 void quantize_iq1_s(const float *src, uint8_t *dst, int64_t n) {
   const Iq1Grid &grid = iq1s_search_grid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq1sBytes) {
@@ -879,8 +879,7 @@ void quantize_iq1_s(const float *src, uint8_t *dst, int64_t n) {
 // sign per 8 weights, so a group's error at a scale is the sum over its two
 // 8 weights of the smaller error over the two delta signs. Otherwise as
 // IQ1_S; the fp16 d is scattered over the top nibbles of the scales. SQNR:
-// 7.7 dB on Gaussian data, 6.8 dB on Student-t (nu = 3); about 160 us per 256
-// weights.
+// 7.7 dB on Gaussian data, 6.8 dB on Student-t (nu = 3).
 void quantize_iq1_m(const float *src, uint8_t *dst, int64_t n) {
   const Iq1Grid &grid = iq1s_search_grid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq1mBytes) {
@@ -997,7 +996,7 @@ void store_iq4_nibbles(const float *x, float dl, uint8_t *qs) {
 
 // IQ4_NL: the least-squares scale of iq4_best_scale, rounded to fp16, and each
 // weight on its nearest level at that scale. SQNR: 22.7 dB on Gaussian data,
-// 20.1 dB on Student-t (nu = 3); about 50 us per 256 weights.
+// 20.1 dB on Student-t (nu = 3).
 void quantize_iq4_nl(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK4_NL; ++b, src += QK4_NL, dst += kIq4nlBytes) {
     float d = fp16_round(iq4_best_scale(src));
@@ -1010,8 +1009,7 @@ void quantize_iq4_nl(const float *src, uint8_t *dst, int64_t n) {
 // group scale of largest magnitude on the code -32 (the longer end of the
 // 6-bit range -32..31), and each group takes, of its rounded code and the two
 // next to it, the one of least error. Then each weight goes on its nearest
-// level. SQNR: 22.6 dB on Gaussian data, 20.0 dB on Student-t (nu = 3); about
-// 55 us per 256 weights.
+// level. SQNR: 22.6 dB on Gaussian data, 20.0 dB on Student-t (nu = 3).
 void quantize_iq4_xs(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq4xsBytes) {
     std::fill(dst, dst + kIq4xsBytes, 0);
