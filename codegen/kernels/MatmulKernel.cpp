@@ -91,7 +91,9 @@ kf::WeightCoding getDefaultWeightCoding(kf::Format format, KernelIsa isa,
                                         const target::TargetInfo &target) {
   if (kf::has_weight_coding(format, kf::WeightCoding::Ternary))
     return kf::WeightCoding::Ternary;
-  // Measured: docs/codegen.md, "IQ grid formats".
+  // Where the kernels read it, the code book layout takes the index permute
+  // and the sign masks' pext out of the decode (docs/codegen.md, "IQ grid
+  // formats"; the figures: docs/codegen-measurements.md, "IQ grid formats").
   if (kf::has_weight_coding(format, kf::WeightCoding::CodeBook) &&
       hasCodeBookLayout(isa, target))
     return kf::WeightCoding::CodeBook;

@@ -413,17 +413,14 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
 // The weights are one sequential stream per thread (row groups, and the K
 // blocks in each, are contiguous) and, at m <= maxCols, read once from DRAM.
 // The hardware prefetchers alone keep too few lines in flight for that
-// stream while the core also works on it (cold M = 8 ran at half the DRAM
-// roofline, and at M = 1 Q4_0 at 39 %), so each K block prefetches the bytes
-// some distance ahead: one prefetch per 64-byte line of a block, and
+// stream while the core also works on it, so each K block prefetches the
+// bytes some distance ahead: one prefetch per 64-byte line of a block, and
 // consecutive blocks' prefetches are at most 64 bytes apart, so no line is
 // skipped. How far, and into which cache, depends on how fast the tile eats
-// the stream (getDefaultWeightPrefetch): L1 prefetches alone, 2 KiB ahead,
-// left single-column tiles at 60 % of the roofline for the 4-bit formats
-// (most likely the L1's miss buffers, not DRAM, bounded the lines in flight;
-// this VM exposes no performance counters to confirm it), while adding
-// prefetches 4 KiB ahead into L2 (whose miss queue is deeper) and 1 KiB
-// ahead into L1 reached 87–93 % (docs/benchmarks.md, run 5). Prefetches past
+// the stream (getDefaultWeightPrefetch): a fast tile needs prefetches far
+// ahead into L2, whose miss queue is deeper than the L1's miss buffers,
+// beside near ones into L1 (docs/codegen.md, "Weight prefetch"; the sweeps
+// are in docs/codegen-measurements.md, "Weight prefetch"). Prefetches past
 // the end of the tensor are hints and never fault. With cache blocks the
 // weights of later column tiles come from L2, where the prefetches are cheap
 // and still run ahead; decoding once, the tiles' stream is the decoded row
@@ -432,27 +429,18 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
 //
 // A tile that decodes its weights issues a block's prefetches in shares, one
 // per decode step (BlockOperands::prefetch), each share's far lines and then
-// its near ones. All of a block's far prefetches first, then all of its near
-// ones, held Q4_K's one-column tile at 80 % of the roofline whatever the
-// distances, and no better than without prefetches: its block is 36 lines,
-// so the near lines it was about to load queued behind 36 prefetches to
-// DRAM (most likely for the L1's miss buffers; no counters to confirm). In
-// shares, cold M = 1 on two threads went from 171-180 to 152-159 µs (Q4_0
-// 149-154 -> 139-147, MXFP4 148-151 -> 134-135, BF16 552-559 -> 495-519), and
-// in the wider tiles M = 4 / 8 from 187-211 / 222-300 to 175-188 / 209-223
-// µs (Q4_0; Q8_0 and MXFP4 3-8 % faster at M = 4, Q5_K at M = 8 9 %, Q5_K's
-// M = 4 within its noise, 250-254 against 233-262). LLVM's machine
-// scheduler, though, gathered the shares again: nothing depends on a
-// prefetch, so it sank all of a block's into one burst of 36 to 53 at the
-// loop's end (Q6_K's 4-column tile). With the plan's keepOrder an empty
-// asm statement with side effects follows each share: it emits no
-// instruction, but no memory operation moves across it, so the share stays
-// between its step's loads. Cold on two threads, M = 1 / 4 / 8 went from
-// 174 / 216 / 253 to 160 / 193 / 221 us for Q4_K, Q6_K's M = 4 from 336 to
-// 295 with the far prefetches (which the burst had made slower than L1's
-// alone), VQ3_64's M = 1 from 141 to 130 (getDefaultWeightPrefetch says
-// where the order is not kept). The tiles that read the decode-once
-// scratch, and the decode pass, prefetch a whole block at its start.
+// its near ones: with all of a block's far prefetches before all of its
+// near ones, the near lines it was about to load would queue behind
+// prefetches to DRAM (most likely for the L1's miss buffers). Nothing depends
+// on a prefetch, so LLVM's machine scheduler would gather the shares again into
+// one burst (of 36 to 53 at the loop's end in Q6_K's 4-column tile). With the
+// plan's keepOrder an empty asm statement with side effects follows each share:
+// it emits no instruction, but no memory operation moves across it, so the
+// share stays between its step's loads. getDefaultWeightPrefetch says where
+// the order is not kept (docs/codegen.md, "Prefetches in order"; the gains
+// are in docs/codegen-measurements.md, "Prefetches in order"). The tiles
+// that read the decode-once scratch, and the decode pass, prefetch a whole
+// block at its start.
 void MatmulLoopNest::emitPrefetch(Value block, int64_t bytes,
                                   const WeightPrefetch &plan, int64_t step,
                                   int64_t steps) {

@@ -77,10 +77,10 @@ constexpr int64_t kBlockElems = 32;
 /// max |x| over every lane of `chunks` (f32 vectors of one type), as the
 /// reference's absmax finds it: NaNs ignored (std::max(amax, NaN) keeps
 /// amax), so 0 when there is nothing else. A float maxnum reduction is
-/// lowered to a sequential chain of compares and blends (about 110 cycles
-/// for 32 lanes), so the magnitudes' bit patterns, NaNs' replaced by 0, are
-/// compared as integers instead, which orders non-negative floats (+inf
-/// included) as floats, in a tree.
+/// lowered to a sequential chain of compares and blends, one per lane
+/// (docs/codegen-measurements.md, "Code generation"), so the magnitudes' bit
+/// patterns, NaNs' replaced by 0, are compared as integers instead, which
+/// orders non-negative floats (+inf included) as floats, in a tree.
 Value emitAbsMax(OpBuilder &b, Location loc, ArrayRef<Value> chunks) {
   auto floats = cast<VectorType>(chunks.front().getType());
   auto ints = floats.clone(b.getI32Type());

@@ -120,8 +120,8 @@ bool hasSharedInput(Operation *op, const Matmul &matmul) {
 /// kernel saves the step and its barrier for nothing. The packed column
 /// must fit the kernel's stack. With more columns the separate step splits
 /// them over the threads, and a column other calls read too it packs once
-/// for all, where every fused call would pack it again (docs/benchmarks.md,
-/// run 9).
+/// for all, where every fused call would pack it again (docs/codegen.md,
+/// "Fused quantization").
 bool fusesQuantizeByDefault(Operation *op, const Matmul &matmul) {
   auto format = static_cast<::kf::Format>(matmul.weight.getFormat());
   if (!codegen::hasMatmulEmitter(format) || matmul.m != 1 ||

@@ -4,7 +4,8 @@
 // compiled in from quant/grids/ by cmake/KfGrids.cmake. Decoders and dot
 // products follow ggml's scalar code expression for expression, so they round
 // exactly as ggml does; the quantizers are our own reference quantizers (no
-// importance matrix), least squares through quant/iq_grid_search.h.
+// importance matrix), least squares through quant/iq_grid_search.h;
+// docs/formats/quality.md has their quality and speed.
 
 #include <algorithm>
 #include <array>
@@ -253,7 +254,7 @@ constexpr std::array<float, 8> kIq1Multipliers = {1, 3, 5, 7, 9, 11, 13, 15};
 // of the sum of its four 8-weight errors; search_scales picks d and the codes,
 // then each group its delta and entries at its final scale: least squares
 // again for every d tried. SQNR: 7.0 dB on Gaussian data, 5.4 dB on Student-t
-// (nu = 3); about 160 us per 256 weights.
+// (nu = 3).
 void quantize_iq1_s(const float *src, uint8_t *dst, int64_t n) {
   const Iq1Grid &grid = iq1s_search_grid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq1sBytes) {
@@ -297,8 +298,7 @@ void quantize_iq1_s(const float *src, uint8_t *dst, int64_t n) {
 // sign per 8 weights, so a group's error at a scale is the sum over its two
 // 8 weights of the smaller error over the two delta signs. Otherwise as
 // IQ1_S; the fp16 d is scattered over the top nibbles of the scales. SQNR:
-// 7.7 dB on Gaussian data, 6.8 dB on Student-t (nu = 3); about 160 us per 256
-// weights.
+// 7.7 dB on Gaussian data, 6.8 dB on Student-t (nu = 3).
 void quantize_iq1_m(const float *src, uint8_t *dst, int64_t n) {
   const Iq1Grid &grid = iq1s_search_grid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq1mBytes) {

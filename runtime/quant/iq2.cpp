@@ -4,7 +4,8 @@
 // compiled in from quant/grids/ by cmake/KfGrids.cmake. Decoders and dot
 // products follow ggml's scalar code expression for expression, so they round
 // exactly as ggml does; the quantizers are our own reference quantizers (no
-// importance matrix), least squares through quant/iq_grid_search.h.
+// importance matrix), least squares through quant/iq_grid_search.h;
+// docs/formats/quality.md has their quality and speed.
 
 #include <algorithm>
 #include <array>
@@ -220,7 +221,7 @@ constexpr std::array<float, 16> kIq2Multipliers = [] {
 // search_scales picks d and the codes; each 8 weights then take their best
 // entry at their final scale. So for every d it tries, the encoding is the
 // least-squares one. SQNR: 9.7 dB on Gaussian data, 7.8 dB on Student-t
-// (nu = 3); about 80 us per 256 weights on one core.
+// (nu = 3).
 void quantize_iq2_xxs(const float *src, uint8_t *dst, int64_t n) {
   const Iq2Grid &grid = iq2xxs_search_grid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq2xxsBytes) {
@@ -256,8 +257,7 @@ void quantize_iq2_xxs(const float *src, uint8_t *dst, int64_t n) {
 }
 
 // IQ2_XS: as IQ2_XXS with the 512-entry grid and a scale code per 16 weights.
-// SQNR: 10.9 dB on Gaussian data, 9.3 dB on Student-t (nu = 3); about 120 us
-// per 256 weights.
+// SQNR: 10.9 dB on Gaussian data, 9.3 dB on Student-t (nu = 3).
 void quantize_iq2_xs(const float *src, uint8_t *dst, int64_t n) {
   const Iq2Grid &grid = iq2xs_search_grid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq2xsBytes) {

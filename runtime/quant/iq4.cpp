@@ -2,7 +2,8 @@
 // (docs/formats/README.md: their block layouts and "Activation pairing").
 // Decoders and dot products follow ggml's scalar code expression for
 // expression, so they round exactly as ggml does; the quantizers are our own
-// reference quantizers (no importance matrix).
+// reference quantizers (no importance matrix); docs/formats/quality.md has
+// their quality and speed.
 
 #include <algorithm>
 #include <array>
@@ -176,7 +177,7 @@ void store_iq4_nibbles(const float *x, float dl, uint8_t *qs) {
 
 // IQ4_NL: the least-squares scale of iq4_best_scale, rounded to fp16, and each
 // weight on its nearest level at that scale. SQNR: 22.7 dB on Gaussian data,
-// 20.1 dB on Student-t (nu = 3); about 50 us per 256 weights.
+// 20.1 dB on Student-t (nu = 3).
 void quantize_iq4_nl(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK4_NL; ++b, src += QK4_NL, dst += kIq4nlBytes) {
     float d = fp16_round(iq4_best_scale(src));
@@ -189,8 +190,7 @@ void quantize_iq4_nl(const float *src, uint8_t *dst, int64_t n) {
 // group scale of largest magnitude on the code -32 (the longer end of the
 // 6-bit range -32..31), and each group takes, of its rounded code and the two
 // next to it, the one of least error. Then each weight goes on its nearest
-// level. SQNR: 22.6 dB on Gaussian data, 20.0 dB on Student-t (nu = 3); about
-// 55 us per 256 weights.
+// level. SQNR: 22.6 dB on Gaussian data, 20.0 dB on Student-t (nu = 3).
 void quantize_iq4_xs(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq4xsBytes) {
     std::fill(dst, dst + kIq4xsBytes, 0);

@@ -9,9 +9,9 @@
 // int16 (FRACTAL64's; Q4_K's and Q5_K's in parts that fit: emitScaledAdd,
 // getCheapScaledAddBound), a larger one in fp32 where that is exact (VQ3_64's:
 // prefersFloatSubBlockScales) or, split into a low byte and a high part, when
-// the scale fits a byte (Q6_K's in 8-column tiles), and a K-quant's min meets
-// the activation's sum in one vpdpwssd (emitSumPairTimes); the kernels keep
-// LLVM from splitting them (getTuningFeatures).
+// the scale fits a byte (Q6_K's), and a K-quant's min meets the activation's
+// sum in one vpdpwssd (emitSumPairTimes); the kernels keep LLVM from
+// splitting them (getTuningFeatures).
 //
 // Table lookups of up to 16 bytes are one vpshufb (AVX-512BW). Up to 64
 // bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
@@ -68,7 +68,7 @@ public:
   // high half (the sign extension) times 0 (the scale as (s & 0xffff, 0)),
   // instead of a vpmulld (two uops on port 0, where vpdpbusd runs too) and
   // an add. A larger dot, below 2^23, whose scale fits a signed byte
-  // (Q6_K's 16 * 32 * 127 times -128..127, in the tiles its decoder allows)
+  // (Q6_K's 16 * 32 * 127 times -128..127)
   // meets it in one vpdpwssd as the int16 pair (dot & 255, dot >> 8), the
   // dot's bytes (0, none) and (1, 2), times (s, 256 s), the scale's bytes
   // (0, 1) and (none, 0): s (dot & 255) + 256 s (dot >> 8) = s dot for either
@@ -219,9 +219,10 @@ public:
   // cycles per 64 lanes and 10 per 4 slots, about 14.5 uops on the two ports
   // per slot; without, 3 and 12, port 5 alone the bound (9 cycles per slot).
   // BITALG's vpshufbitqmb would make the mask from the permuted sign bytes,
-  // but it takes ports 0 and 5 (measured: 1.2 per cycle beside vpdpbusd),
-  // no fewer uops than the shuffles it replaces. The code book layout
-  // (emitCodeBookMaskedLanes) stores the indices permuted and the masks made.
+  // but it takes ports 0 and 5, no fewer uops than the shuffles it replaces,
+  // and gained nothing (docs/codegen-measurements.md, "IQ grid formats").
+  // The code book layout (emitCodeBookMaskedLanes) stores the indices
+  // permuted and the masks made.
   void emitCodeBookLanes(OpBuilder &b, Location loc, Value indices, Value signs,
                          ArrayRef<uint16_t> book, ArrayRef<int8_t> values,
                          int64_t negatedFrom,

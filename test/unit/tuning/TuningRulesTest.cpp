@@ -106,7 +106,8 @@ std::vector<Fact> facts(std::string format, std::optional<int> width = {},
 }
 
 // The decisions the defaults make, written out: the figures measured in
-// docs/benchmarks.md (decode once) and docs/codegen.md (prefetch).
+// docs/benchmarks.md (decode once) and docs/codegen-measurements.md
+// (prefetch).
 TEST(TuningDefaults, DecideAsMeasured) {
   EXPECT_EQ(getDefaultNumber("max_cols"), 8);
 

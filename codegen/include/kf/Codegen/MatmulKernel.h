@@ -61,8 +61,8 @@ WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width);
 
 /// The weight coding kernels of `format` read best: IQ1_S's and IQ1_M's
 /// ternary layouts, whose shifts beat the grid gathers on AVX-512 and AVX2
-/// alike despite 40 % more bytes (docs/benchmarks.md, run 12; NEON reads the
-/// grid with scalar loads); IQ2_XXS's code book layout where `isa` on
+/// alike despite 40 % more bytes (docs/codegen.md, "IQ grid formats"; NEON
+/// reads the grid with scalar loads); IQ2_XXS's code book layout where `isa` on
 /// `target` reads it (hasCodeBookLayout); the file's codes otherwise.
 kf::WeightCoding getDefaultWeightCoding(kf::Format format, KernelIsa isa,
                                         const target::TargetInfo &target);

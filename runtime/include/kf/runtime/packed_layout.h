@@ -264,8 +264,9 @@ constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
 // --- IQ1 ternary layouts -----------------------------------------------------
 //
 // IQ1_S's and IQ1_M's grid entries hold 8 values v in {-1, 0, 1}; looking one
-// up per 8 weights (a gather from a 16 KiB table) bounds their kernels at a
-// third of the DRAM roofline (docs/benchmarks.md, run 7). The ternary layouts
+// up per 8 weights (a gather from a 16 KiB table) bounds their kernels by
+// the gathers, far below the DRAM roofline (docs/codegen.md, "IQ1 ternary
+// layouts" under "Packed weight layouts"). The ternary layouts
 // store instead each weight's code c = v + 1 in 2 bits, which a kernel turns
 // into lanes with a shift and a mask: 40 % more bytes than the file (IQ1_S
 // 70 per super-block and row against 50, IQ1_M 76 against 56), and decode
