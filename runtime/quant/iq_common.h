@@ -1,7 +1,7 @@
 // What ggml's IQ formats share: how a grid entry holds its 8 values, the IQ2
 // grids' sign masks, and the Q8_K activation fields the dots read
 // (docs/formats/README.md, "Lookup grids" and "Activation pairing"). Private
-// to runtime/quant/iq*.cpp.
+// to the IQ codecs (iq1.cpp, iq2.cpp, iq4.cpp).
 #pragma once
 
 #include <cstdint>

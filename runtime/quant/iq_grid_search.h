@@ -2,7 +2,7 @@
 // weights of these formats are one grid entry (with signs for IQ2, with a
 // shift delta = +-1/8 for IQ1) times a scale s > 0 shared by a group of 16 or
 // 32 weights, and the searches below are exact over entries and signs at
-// every scale they try. Private to runtime/quant/iq*.cpp.
+// every scale they try. Private to the IQ codecs (iq1.cpp, iq2.cpp).
 #pragma once
 
 #include <array>
