@@ -1,30 +1,14 @@
 // Compiled matmul kernels of every format, JIT-compiled for this machine,
 // against the reference dot product kf::dot, for every column count m = 1..17
 // (every column tile width and run-time decomposition), N not a multiple of
-// the row group (a padded, masked last group) and several K.
-//
-// The float family (BF16, F32) reorders kf::dot's sum; its tolerance is
-// derived in MatmulReference.cpp (floatKernelTolerance).
-//
-// The int8 family (Q8_0, Q4_0, MXFP4, the K-quants, the IQ formats): no
-// tolerance, the
-// results must be bit-identical. Per block and row the
-// kernel's int32 accumulator starts at -offset * sum(q) and adds the products
-// of the offset lanes, so it ends holding the block's signed integer dot
-// exactly (|dot| <= 32 * 128 * 127 < 2^24, so its conversion to float is
-// exact too). The float work then repeats kf::dot's, operation for operation
-// and in its order: Q8_0 adds dot * (d_w * d_x), Q4_0 adds (dot * d_w) * d_x,
-// MXFP4 (d_x * d_w) * dot, to a sum that starts at 0 and runs over the blocks
-// in K order; the weight scales are converted exactly (from fp16, or MXFP4's
-// 2^(e - 128) built from its bits, subnormals included); and neither side
-// contracts a multiply and an add into an FMA (LLVM fuses separate fmul/fadd
-// only under the contract flag, which the kernels never set; the runtime is
-// compiled in ISO C++ mode, where GCC does not contract, for baseline x86-64,
-// which has no FMA). The super-block formats (K-quants, IQ2_XXS) keep one
-// exact integer sum per super-block (|isum| < 2^26) and scale it as kf::dot
-// does, IQ2_XXS's final 0.125 included (after the last block). Any difference
-// is a bug.
+// the row group (a padded, masked last group) and several K: the kernels of
+// the table in KernelCases.h, per ISA it derives, compared as each format's
+// row says (Tolerance: bit for bit for the int8 family, within a derived
+// bound for the float family). Then the int8 family's kernels on blocks
+// built at the edges of their arithmetic, and the refusals of specs the
+// emitters cannot build.
 #include "HostIsa.h"
+#include "KernelCases.h"
 #include "MatmulReference.h"
 
 #include "TestTarget.h"
@@ -37,6 +21,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
@@ -48,31 +33,17 @@ using target::TargetInfo;
 
 const TargetInfo &host() { return hostTarget(); }
 
-// The x86 kernels, each test instantiated per ISA it applies to (HostIsa.h):
-// every ISA, the int8 family's, and the float family's.
-class MatmulKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
-class IntegerKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
-class FloatKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
-
 INSTANTIATE_TEST_SUITE_P(Isa, MatmulKernelOnIsa,
-                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
-                                         KernelIsa::Avx512Vnni,
-                                         KernelIsa::Avx512,
-                                         KernelIsa::Avx512Bf16),
+                         testing::ValuesIn(getKernelIsas(target::Arch::X86_64)),
                          isaParamName);
 INSTANTIATE_TEST_SUITE_P(Isa, IntegerKernelOnIsa,
-                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
-                                         KernelIsa::Avx512Vnni),
+                         testing::ValuesIn(getKernelIsas(target::Arch::X86_64,
+                                                         Tolerance::Exact)),
                          isaParamName);
 INSTANTIATE_TEST_SUITE_P(Isa, FloatKernelOnIsa,
-                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
-                                         KernelIsa::Avx512,
-                                         KernelIsa::Avx512Bf16),
+                         testing::ValuesIn(getKernelIsas(
+                             target::Arch::X86_64, Tolerance::FloatBound)),
                          isaParamName);
-
-std::string errorOf(llvm::Error err) {
-  return err ? llvm::toString(std::move(err)) : "";
-}
 
 constexpr int64_t kMaxM = MatmulReference::kMaxM;
 
@@ -129,106 +100,14 @@ void checkKernel(const JitKernel &kernel, uint32_t seed) {
   }
 }
 
-struct Shape {
-  int64_t n, k;
-};
-
-// N not a multiple of any row group, one that is, and K of 1, 3 and 8 blocks.
-constexpr Shape kShapes[] = {{37, 96}, {32, 256}, {5, 32}};
-// The same for the K-quants' super-blocks of 256: K of 1, 3 and 2 of them.
-constexpr Shape kSuperBlockShapes[] = {{37, 256}, {32, 768}, {5, 512}};
-
-// The float formats' rows end in a padded block: K of 100 (f32: 6 blocks and
-// 4 elements; bf16: 3 and 4), 256 (whole blocks) and 33 (an odd element, half
-// a bf16 pair).
-constexpr Shape kFloatShapes[] = {{37, 100}, {32, 256}, {5, 33}};
-
-// The private formats' blocks of 64: K of 2, 3 and 1 of them.
-constexpr Shape kBlock64Shapes[] = {{37, 128}, {32, 192}, {5, 64}};
-
-constexpr Format kFormats[] = {Format::Q8_0,      Format::Q4_0,   Format::MXFP4,
-                               Format::Q4_K,      Format::Q5_K,   Format::Q6_K,
-                               Format::IQ2_XXS,   Format::IQ1_S,  Format::IQ1_M,
-                               Format::FRACTAL64, Format::VQ3_64, Format::BF16,
-                               Format::F32};
-
-// The portable kernels compile slowly (a K-quant's, its super-block
-// unrolled per column tile without intrinsics, takes seconds), so they get
-// one K-quant shape with both an N tail and several super-blocks; the ISA
-// kernels and the AArch64 run under QEMU take all three.
-constexpr Shape kPortableSuperBlockShapes[] = {{37, 768}};
-
-llvm::ArrayRef<Shape> shapesOf(Format format, KernelIsa isa) {
-  if (is_float_format(format))
-    return kFloatShapes;
-  if (packed_block_elems(format) == 64)
-    return kBlock64Shapes;
-  if (packed_block_elems(format) == 256)
-    return isa == KernelIsa::Scalar ? llvm::ArrayRef(kPortableSuperBlockShapes)
-                                    : llvm::ArrayRef(kSuperBlockShapes);
-  return kShapes;
-}
-
-// All the kernels of one ISA, compiled together (one LLVM compilation):
-// every shape with the first row count, the first shape with the others.
-void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
-              const TargetInfo &target) {
-  std::vector<MatmulKernelSpec> specs;
-  for (Format format : kFormats) {
-    if (!isaSupportsFormat(isa, format))
-      continue;
-    for (int64_t r : rows) {
-      // The other row counts change only the loop nest's row arithmetic,
-      // which the 32-element formats cover; a K-quant kernel is large (its
-      // 256-element super-block unrolled per column tile) and slow to
-      // compile. IQ1's ternary layouts load their delta masks by row count
-      // (a byte and a shift for one row), so they have the others too.
-      const bool ternaryOnly =
-          r != rows.front() && packed_block_elems(format) != 32;
-      if (ternaryOnly && !has_weight_coding(format, WeightCoding::Ternary))
-        continue;
-      for (Shape shape : shapesOf(format, isa)) {
-        MatmulKernelSpec spec{format, isa, r, shape.k, shape.n, 8};
-        if (!ternaryOnly)
-          specs.push_back(spec);
-        // IQ1's ternary layouts, which decode without the grid.
-        if (has_weight_coding(format, WeightCoding::Ternary)) {
-          specs.push_back(spec);
-          specs.back().coding = WeightCoding::Ternary;
-        }
-        // IQ2_XXS's code book layout, where the kernels read it.
-        if (has_weight_coding(format, WeightCoding::CodeBook) &&
-            hasCodeBookLayout(isa, target)) {
-          specs.push_back(spec);
-          specs.back().coding = WeightCoding::CodeBook;
-        }
-        if (r != rows.front())
-          break;
-      }
-    }
-  }
-  // The bf16 epilogue of a precision(bf16) linear, for each family the ISA
-  // runs.
-  for (Format format : {Format::Q8_0, Format::BF16})
-    if (isaSupportsFormat(isa, format))
-      specs.push_back({format, isa, rows.front(), 96, 37, 8, true});
-  // Kernels that quantize their activations, one per activation format,
-  // with widest tiles that make m = 1..17 run in chunks of every kind.
-  for (auto [format, maxCols] : {std::pair{Format::Q8_0, 8},
-                                 {Format::Q4_K, 4},
-                                 {Format::BF16, 3},
-                                 {Format::F32, 1}}) {
-    if (!isaSupportsFormat(isa, format))
-      continue;
-    MatmulKernelSpec spec{
-        format, isa, rows.front(), shapesOf(format, isa)[0].k, 37, maxCols};
-    spec.fuseQuantize = true;
-    specs.push_back(spec);
-  }
+// The kernels `specs`, compiled together for `target` (one LLVM
+// compilation), each checked by checkKernel with its own seed.
+void checkKernels(const std::vector<MatmulKernelSpec> &specs,
+                  const TargetInfo &target, uint32_t seed) {
+  ASSERT_FALSE(specs.empty());
   llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, target);
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
-  uint32_t seed = 1;
   for (const JitKernel &kernel : *kernels)
     checkKernel(kernel, seed += 10);
 }
@@ -241,154 +120,272 @@ void checkIsa(KernelIsa isa, llvm::ArrayRef<int64_t> rows,
 TEST_P(MatmulKernelOnIsa, EqualsReference) {
   const KernelIsa isa = GetParam();
   KF_SKIP_UNLESS_HOST_RUNS(isa);
+  const TargetInfo target = isaTestTarget(isa);
   if (isa == KernelIsa::Scalar)
-    checkIsa(isa, {4, 1}, isaTestTarget(isa));
+    checkKernels(getEqualsReferenceSpecs(isa, {4, 1}, target), target, 1);
   else
-    checkIsa(isa, {getIsaRows(isa)}, isaTestTarget(isa));
+    checkKernels(getEqualsReferenceSpecs(isa, {getIsaRows(isa)}, target),
+                 target, 1);
 }
 
-// Narrower widest tiles exercise the other dispatch tables.
+// Narrower widest tiles exercise the other dispatch tables (the portable
+// kernel for x86-64-v2; the AArch64 ISAs' under QEMU).
 TEST(MatmulKernel, NarrowColumnTiles) {
-  std::vector<MatmulKernelSpec> specs;
-  for (int64_t maxCols : {1, 2, 3, 4}) {
-    specs.push_back({Format::Q8_0, KernelIsa::Scalar, 4, 64, 9, maxCols});
-    specs.push_back({Format::Q4_K, KernelIsa::Scalar, 4, 256, 9, maxCols});
-    specs.push_back({Format::BF16, KernelIsa::Scalar, 4, 70, 9, maxCols});
-    for (Format iq : {Format::IQ2_XXS, Format::IQ1_S, Format::IQ1_M})
-      specs.push_back({iq, KernelIsa::Scalar, 4, 256, 9, maxCols});
-  }
-  llvm::Expected<std::vector<JitKernel>> kernels =
-      jitMatmuls(specs, testTarget("x86-64-v2"));
+  llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(
+      getNarrowTileSpecs(KernelIsa::Scalar), testTarget("x86-64-v2"));
   ASSERT_TRUE(static_cast<bool>(kernels))
       << llvm::toString(kernels.takeError());
   for (const JitKernel &kernel : *kernels)
     checkKernel(kernel, 99);
 }
 
-// Cache blocks (l1_k, l2_rows): for m > maxCols the nest walks K in blocks and
-// the rows in blocks, keeping the fp32 sums in y between K blocks; the
-// results must stay the same bits. K = 256 in blocks of 96 leaves a tail of
-// 64; N = 37 pads the last group; the row blocks hold one group and more
-// than one; the bf16 epilogue rounds once, after the last K block; and
-// m <= maxCols takes the unblocked order of the same kernel.
+// Cache blocks (FormatCases::cacheBlocks): the results must stay the same
+// bits.
 TEST_P(IntegerKernelOnIsa, CacheBlocksKeepTheBits) {
   const KernelIsa isa = GetParam();
   KF_SKIP_UNLESS_HOST_RUNS(isa);
-  const int64_t rows = testRows(isa);
-  std::vector<MatmulKernelSpec> specs;
-  for (Format format : {Format::Q8_0, Format::Q4_0, Format::MXFP4}) {
-    MatmulKernelSpec spec{format, isa, rows, 256, 37, 4};
-    spec.l1K = 96;
-    spec.l2Rows = rows;
-    specs.push_back(spec);
-    spec.maxCols = 8;
-    spec.l1K = 0;
-    spec.l2Rows = 2 * rows;
-    specs.push_back(spec);
-    if (format == Format::Q8_0) {
-      spec.maxCols = 3;
-      spec.l1K = 64;
-      spec.l2Rows = 0;
-      spec.roundToBf16 = true;
-      specs.push_back(spec);
-    }
-  }
-  // N = 37, widest tile 4, K in blocks of l1K, rows in blocks of l2Rows.
-  auto blocked = [](Format format, KernelIsa isa, int64_t rows, int64_t k,
-                    int64_t l1K, int64_t l2Rows, bool roundToBf16 = false) {
-    MatmulKernelSpec spec{format, isa, rows, k, 37, 4, roundToBf16};
-    spec.l1K = l1K;
-    spec.l2Rows = l2Rows;
-    return spec;
-  };
-  // IQ2_XXS's last factor (0.125) applies after the last K block only: K of
-  // 3 super-blocks in blocks of 2 leaves a tail of 1, also rounded to bf16.
-  specs.push_back(blocked(Format::IQ2_XXS, isa, rows, 768, 512, rows));
-  specs.push_back(
-      blocked(Format::IQ2_XXS, isa, rows, 768, 256, 2 * rows, true));
-  // Corrections per sub-block, computed once per tile: Q6_K's sub-blocks of
-  // 16 (Q8_K's sums) and FRACTAL64's and VQ3_64's of 8 (two Q8_0 blocks'
-  // sums of 8 per weight block), K in L1 blocks with a tail.
-  specs.push_back(blocked(Format::Q6_K, isa, rows, 768, 512, rows));
-  for (Format format : {Format::FRACTAL64, Format::VQ3_64})
-    specs.push_back(blocked(format, isa, rows, 192, 128, 2 * rows));
-  llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, host());
-  ASSERT_TRUE(static_cast<bool>(kernels))
-      << llvm::toString(kernels.takeError());
-  uint32_t seed = 500;
-  for (const JitKernel &kernel : *kernels)
-    checkKernel(kernel, seed += 10);
+  checkKernels(getCacheBlockSpecs(isa, Tolerance::Exact), hostTarget(), 500);
 }
 
 // Decoding once (decodeOnce): for m > maxCols each row block's weights are
 // decoded once into the kernel's scratch and every column tile reads its
 // lanes there; the results must stay the same bits. Every int8 format on
 // each ISA, compiled for its own target (the portable kernel for x86-64-v2,
-// AVX2 for x86-64-v3): N = 37 pads the last group, K of 3 blocks in L1
-// blocks of 2 leaves a tail of 1, row blocks of two groups leave one of
-// one; the widest tile 4 makes m = 5..17 decode once, while m <= 4 takes
-// the same kernel's one-tile nest, which decodes as it goes. Q8_0 and
-// IQ2_XXS (whose last factor 0.125 applies after the last K block) also
-// with L1 blocks of one block, row blocks of one group, tiles of 8 and the
-// bf16 epilogue.
+// AVX2 for x86-64-v3), as DecodeOnce says.
 TEST_P(IntegerKernelOnIsa, DecodeOnceKeepsTheBits) {
   const KernelIsa isa = GetParam();
   KF_SKIP_UNLESS_HOST_RUNS(isa);
-  const int64_t rows = testRows(isa);
-  std::vector<MatmulKernelSpec> specs;
-  for (Format format : kFormats) {
-    if (is_float_format(format))
-      continue;
-    const int64_t block = packed_block_elems(format);
-    MatmulKernelSpec spec{format, isa, rows, 3 * block, 37, 4};
-    spec.decodeOnce = true;
-    spec.l1K = 2 * block;
-    spec.l2Rows = 2 * rows;
-    specs.push_back(spec);
-    if (format == Format::Q8_0 || format == Format::IQ2_XXS) {
-      spec.maxCols = 8;
-      spec.l1K = block;
-      spec.l2Rows = rows;
-      spec.roundToBf16 = true;
-      specs.push_back(spec);
-    }
-  }
-  llvm::Expected<std::vector<JitKernel>> kernels =
-      jitMatmuls(specs, isaTestTarget(isa));
-  ASSERT_TRUE(static_cast<bool>(kernels))
-      << llvm::toString(kernels.takeError());
-  uint32_t seed = 900;
-  for (const JitKernel &kernel : *kernels)
-    checkKernel(kernel, seed += 10);
+  checkKernels(getDecodeOnceSpecs(isa), isaTestTarget(isa), 900);
 }
 
-// The float kernels with cache blocks: K = 300 in L1 blocks of 64 (a tail
-// of 44, the last packed block partial), row blocks of one group and of two,
-// the bf16 epilogue after the last K block; within the bound, which counts
-// the folds of each K block's chains.
+// The float kernels with cache blocks, within the bound, which counts the
+// folds of each K block's chains.
 TEST_P(FloatKernelOnIsa, CacheBlocksStayWithinTheBound) {
   const KernelIsa isa = GetParam();
   KF_SKIP_UNLESS_HOST_RUNS(isa);
-  const int64_t rows = testRows(isa);
-  std::vector<MatmulKernelSpec> specs;
+  checkKernels(getCacheBlockSpecs(isa, Tolerance::FloatBound), hostTarget(),
+               700);
+}
+
+std::string errorOf(llvm::Error err) {
+  return err ? llvm::toString(std::move(err)) : "";
+}
+
+// A target without the ISA's features is refused before any IR exists, with
+// one line naming the kernel, the feature and the target.
+TEST(MatmulKernel, RefusesMissingFeatures) {
+  MatmulKernelSpec vnni{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 64, 32, 8};
+  EXPECT_EQ(errorOf(emitObject(vnni, testTarget("x86-64-v4"), "/dev/null")),
+            "matmul kernel q8_0/avx512vnni r16 c8 [32 x 64]: avx512vnni needs "
+            "target feature 'avx512vnni', which target 'x86-64-v4' lacks");
+  llvm::Expected<std::string> assembly =
+      emitAssembly(vnni, testTarget("x86-64-v3"));
+  ASSERT_FALSE(static_cast<bool>(assembly));
+  EXPECT_EQ(errorOf(assembly.takeError()),
+            "matmul kernel q8_0/avx512vnni r16 c8 [32 x 64]: avx512vnni needs "
+            "target feature 'avx512f', which target 'x86-64-v3' lacks");
+
+  MatmulKernelSpec avx2{Format::Q4_0, KernelIsa::Avx2, 8, 64, 32, 8};
+  EXPECT_EQ(errorOf(emitObject(avx2, testTarget("neoverse-v1"), "/dev/null")),
+            "matmul kernel q4_0/avx2 r8 c8 [32 x 64]: avx2 is an x86-64 ISA, "
+            "target 'neoverse-v1' is aarch64");
+  avx2.rows = 16;
+  EXPECT_EQ(errorOf(emitObject(avx2, testTarget("x86-64-v3"), "/dev/null")),
+            "matmul kernel q4_0/avx2 r16 c8 [32 x 64]: avx2 holds 8 rows per "
+            "vector, expected rows = 8");
+
+  MatmulKernelSpec neon{Format::Q8_0, KernelIsa::NeonDotprod, 4, 64, 32, 8};
+  EXPECT_EQ(errorOf(emitObject(neon, testTarget("znver5"), "/dev/null")),
+            "matmul kernel q8_0/neon_dotprod r4 c8 [32 x 64]: neon_dotprod is "
+            "an aarch64 ISA, target 'znver5' is x86_64");
+  TargetInfo armv8 = testTarget("neoverse-v1");
+  armv8.name = "armv8-a";
+  armv8.cpu = "generic";
+  armv8.features.reset(static_cast<size_t>(target::Feature::DotProd));
+  EXPECT_EQ(errorOf(emitObject(neon, armv8, "/dev/null")),
+            "matmul kernel q8_0/neon_dotprod r4 c8 [32 x 64]: neon_dotprod "
+            "needs target feature 'dotprod', which target 'armv8-a' lacks");
+  neon.rows = 16;
+  EXPECT_EQ(errorOf(verifyMatmulKernel(neon, testTarget("neoverse-v1"))),
+            "matmul kernel q8_0/neon_dotprod r16 c8 [32 x 64]: neon_dotprod "
+            "holds 4 rows per vector, expected rows = 4");
+
+  // vdpbf16ps needs avx512bf16, which x86-64-v4 (and skylake-avx512) lacks:
+  // those get the avx512 kernel, which widens bf16 by shifts.
+  MatmulKernelSpec bf16{Format::BF16, KernelIsa::Avx512Bf16, 16, 64, 32, 8};
+  EXPECT_EQ(errorOf(emitObject(bf16, testTarget("x86-64-v4"), "/dev/null")),
+            "matmul kernel bf16/avx512bf16 r16 c8 [32 x 64]: avx512bf16 needs "
+            "target feature 'avx512bf16', which target 'x86-64-v4' lacks");
+  bf16.isa = KernelIsa::Avx512;
+  EXPECT_EQ(errorOf(verifyMatmulKernel(bf16, testTarget("x86-64-v4"))), "");
+  MatmulKernelSpec bfdot{Format::BF16, KernelIsa::NeonBf16, 4, 64, 32, 8};
+  EXPECT_EQ(errorOf(verifyMatmulKernel(bfdot, testTarget("apple-m1"))),
+            "matmul kernel bf16/neon_bf16 r4 c8 [32 x 64]: neon_bf16 needs "
+            "target feature 'bf16', which target 'apple-m1' lacks");
+  EXPECT_EQ(errorOf(verifyMatmulKernel(bfdot, testTarget("neoverse-v1"))), "");
+}
+
+// IQ2_XXS's code book layout is read by the AVX-512 VNNI kernels of targets
+// with VBMI, GFNI and BMI2 alone, and chosen by default there alone.
+TEST(MatmulKernel, CodeBookLayoutNeedsItsLookup) {
+  MatmulKernelSpec spec{Format::IQ2_XXS, KernelIsa::Avx512Vnni, 16, 256, 32, 8};
+  spec.coding = WeightCoding::CodeBook;
+  const TargetInfo znver5 = testTarget("znver5");
+  EXPECT_EQ(errorOf(verifyMatmulKernel(spec, znver5)), "");
+  EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, spec.isa, znver5),
+            WeightCoding::CodeBook);
+  TargetInfo noGfni = znver5;
+  noGfni.features.reset(static_cast<size_t>(target::Feature::GFNI));
+  EXPECT_EQ(errorOf(verifyMatmulKernel(spec, noGfni)),
+            "matmul kernel iq2_xxs codebook/avx512vnni r16 c8 [32 x 256]: a "
+            "code book layout needs avx512vbmi, gfni and bmi2, of which "
+            "target 'znver5' lacks gfni");
+  EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, spec.isa, noGfni),
+            WeightCoding::File);
+  EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, KernelIsa::Avx2, znver5),
+            WeightCoding::File);
+  MatmulKernelSpec avx2 = spec;
+  avx2.isa = KernelIsa::Avx2;
+  avx2.rows = 8;
+  EXPECT_EQ(errorOf(verifyMatmulKernel(avx2, znver5)),
+            "matmul kernel iq2_xxs codebook/avx2 r8 c8 [32 x 256]: a code "
+            "book layout needs avx512vnni kernels, not avx2 ones");
+  spec.format = Format::IQ1_S;
+  EXPECT_EQ(errorOf(verifyMatmulKernel(spec, znver5)),
+            "matmul kernel iq1_s codebook/avx512vnni r16 c8 [32 x 256]: a code "
+            "book layout is IQ2_XXS's, expected iq2_xxs weights");
+}
+
+// Each ISA builds the kernels of its family only.
+TEST(MatmulKernel, RefusesFormatsTheIsaHasNoKernelsFor) {
+  auto error = [](Format format, KernelIsa isa, int64_t rows,
+                  llvm::StringRef target) {
+    return errorOf(
+        verifyMatmulKernel({format, isa, rows, 64, 32, 8}, testTarget(target)));
+  };
+  EXPECT_EQ(error(Format::BF16, KernelIsa::Avx512Vnni, 16, "znver5"),
+            "matmul kernel bf16/avx512vnni r16 c8 [32 x 64]: avx512vnni has "
+            "no kernels for bf16 weights");
+  EXPECT_EQ(error(Format::F32, KernelIsa::Avx512Bf16, 16, "znver5"),
+            "matmul kernel f32/avx512bf16 r16 c8 [32 x 64]: avx512bf16 has "
+            "no kernels for f32 weights");
+  EXPECT_EQ(error(Format::Q8_0, KernelIsa::Neon, 4, "neoverse-v1"),
+            "matmul kernel q8_0/neon r4 c8 [32 x 64]: neon has no kernels "
+            "for q8_0 weights");
   for (Format format : {Format::BF16, Format::F32}) {
-    if (!isaSupportsFormat(isa, format))
-      continue;
-    MatmulKernelSpec spec{format, isa, rows, 300, 37, 4};
-    spec.l1K = 64;
-    spec.l2Rows = rows;
-    specs.push_back(spec);
-    spec.maxCols = 3;
-    spec.l2Rows = 2 * rows;
-    spec.roundToBf16 = true;
-    specs.push_back(spec);
+    EXPECT_EQ(error(format, KernelIsa::Avx512, 16, "znver5"), "");
+    EXPECT_EQ(error(format, KernelIsa::Avx2, 8, "x86-64-v3"), "");
+    EXPECT_EQ(error(format, KernelIsa::Neon, 4, "apple-m1"), "");
+    EXPECT_EQ(error(format, KernelIsa::Scalar, 1, "x86-64-v2"), "");
   }
-  llvm::Expected<std::vector<JitKernel>> kernels = jitMatmuls(specs, host());
-  ASSERT_TRUE(static_cast<bool>(kernels))
-      << llvm::toString(kernels.takeError());
-  uint32_t seed = 700;
-  for (const JitKernel &kernel : *kernels)
-    checkKernel(kernel, seed += 10);
+  // Any K > 0: the packed rows end in a zero-padded block.
+  EXPECT_EQ(
+      errorOf(verifyMatmulKernel({Format::F32, KernelIsa::Scalar, 4, 7, 8, 8},
+                                 testTarget("x86-64-v2"))),
+      "");
+}
+
+// sdot multiplies signed bytes, so NEON kernels read the signed layouts; the
+// others, and the portable kernel on any target, the unsigned ones.
+TEST(MatmulKernel, WeightLayoutFollowsTheIsa) {
+  auto layout = [](Format format, KernelIsa isa, int64_t rows) {
+    return layout_name(
+        MatmulKernelSpec{format, isa, rows, 64, 8, 8}.getWeightLayout());
+  };
+  EXPECT_EQ(layout(Format::Q8_0, KernelIsa::NeonDotprod, 4), "q8_0_r4s");
+  EXPECT_EQ(layout(Format::Q4_0, KernelIsa::NeonDotprod, 4), "q4_0_r4");
+  EXPECT_EQ(layout(Format::Q8_0, KernelIsa::Scalar, 4), "q8_0_r4");
+  EXPECT_EQ(layout(Format::Q8_0, KernelIsa::Avx512Vnni, 16), "q8_0_r16");
+  EXPECT_EQ(layout(Format::BF16, KernelIsa::Avx512Bf16, 16), "bf16_r16");
+  EXPECT_EQ(layout(Format::F32, KernelIsa::Neon, 4), "f32_r4");
+  EXPECT_EQ(lookupIsa("neon_dotprod"), KernelIsa::NeonDotprod);
+  EXPECT_EQ(getIsaName(KernelIsa::NeonDotprod), "neon_dotprod");
+  for (KernelIsa isa : target::getIsasByPreference())
+    EXPECT_EQ(lookupIsa(getIsaName(isa)), isa);
+}
+
+TEST(MatmulKernel, RefusesBadSpecs) {
+  const TargetInfo target = testTarget("x86-64-v2");
+  auto error = [&](MatmulKernelSpec spec) {
+    return errorOf(verifyMatmulKernel(spec, target));
+  };
+  EXPECT_EQ(error({Format::Q3_K, KernelIsa::Scalar, 4, 256, 8, 8}),
+            "matmul kernel q3_k/scalar r4 c8 [8 x 256]: no emitter for this "
+            "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, "
+            "iq1_s, iq1_m, fractal64, vq3_64, bf16 or f32");
+  EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 96, 8, 8}),
+            "matmul kernel q4_k/scalar r4 c8 [8 x 96]: expected K a positive "
+            "multiple of 256");
+  EXPECT_EQ(error({Format::Q8_0, KernelIsa::Scalar, 4, 48, 8, 8}),
+            "matmul kernel q8_0/scalar r4 c8 [8 x 48]: expected K a positive "
+            "multiple of 32");
+  EXPECT_NE(error({Format::Q8_0, KernelIsa::Scalar, 3, 64, 8, 8}), "");
+  EXPECT_NE(error({Format::Q8_0, KernelIsa::Scalar, 4, 64, 0, 8}), "");
+  EXPECT_NE(error({Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 9}), "");
+  MatmulKernelSpec blocked{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
+  blocked.l1K = 48;
+  EXPECT_EQ(error(blocked),
+            "matmul kernel q8_0/scalar r4 c8 [8 x 64] l1_k 48 l2_rows 0: "
+            "expected l1_k a multiple of 32 below K, K itself, or 0");
+  blocked.l1K = 32;
+  blocked.l2Rows = 6;
+  EXPECT_NE(error(blocked), "");
+  // A fused quantization's eight packed columns of K = 90112 (2816 blocks of
+  // 48 bytes each) would take more than 1 MiB of stack; K = 87360 fits.
+  MatmulKernelSpec fused{Format::Q8_0, KernelIsa::Scalar, 4, 90112, 8, 8};
+  fused.fuseQuantize = true;
+  EXPECT_EQ(error(fused),
+            "matmul kernel q8_0/scalar r4 c8 [8 x 90112] fused quantize: a "
+            "fused quantization packs 1081344 bytes on the stack, expected at "
+            "most 1048576");
+  fused.k = 87360;
+  EXPECT_EQ(error(fused), "");
+  // Decoding once needs cache blocks, a quantized format and calls of more
+  // columns than one tile, and its scratch must fit 1 MiB: 128 rows of
+  // 8192 decoded weights do, 136 do not.
+  auto decodeOnce = [&](int64_t l2Rows, bool fuseQuantize) {
+    MatmulKernelSpec spec{Format::IQ2_XXS, KernelIsa::Scalar, 4, 8192, 256, 8};
+    spec.decodeOnce = true;
+    spec.l2Rows = l2Rows;
+    spec.fuseQuantize = fuseQuantize;
+    return error(spec);
+  };
+  EXPECT_EQ(decodeOnce(0, false),
+            "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] decode once: "
+            "decode once needs cache blocks (l1_k or l2_rows), the blocks it "
+            "decodes");
+  EXPECT_EQ(decodeOnce(128, false), "");
+  EXPECT_EQ(decodeOnce(136, false),
+            "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] l1_k 0 l2_rows "
+            "136 decode once: decoding once takes 1114112 bytes of stack, "
+            "expected at most 1048576");
+  EXPECT_EQ(decodeOnce(4, true),
+            "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] l1_k 0 l2_rows 4 "
+            "fused quantize decode once: decode once needs calls of more "
+            "columns than one tile, which a fused quantization never makes");
+  MatmulKernelSpec floats{Format::BF16, KernelIsa::Scalar, 4, 64, 8, 8};
+  floats.decodeOnce = true;
+  floats.l1K = 32;
+  EXPECT_EQ(error(floats),
+            "matmul kernel bf16/scalar r4 c8 [8 x 64] l1_k 32 l2_rows 0 "
+            "decode once: decode once needs a quantized format, whose "
+            "weights are decoded");
+  MatmulKernelSpec twice{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
+  llvm::Expected<std::vector<JitKernel>> kernels =
+      jitMatmuls({twice, twice}, target);
+  ASSERT_FALSE(static_cast<bool>(kernels));
+  EXPECT_EQ(errorOf(kernels.takeError()),
+            "matmul kernel q8_0/scalar r4 c8 [8 x 64] is requested twice");
+}
+
+TEST(MatmulKernel, RefusesToJitForAnotherArchitecture) {
+  MatmulKernelSpec spec{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
+  const TargetInfo other = testTarget(
+      hostTarget().arch == target::Arch::X86_64 ? "neoverse-v1" : "x86-64-v2");
+  llvm::Expected<JitKernel> jit = jitMatmul(spec, other);
+  ASSERT_FALSE(static_cast<bool>(jit));
+  EXPECT_NE(errorOf(jit.takeError()).find("cannot run code for target"),
+            std::string::npos);
 }
 
 // `isa`'s kernel for (format, k, n), compiled for this machine (or
@@ -1034,223 +1031,6 @@ TEST_P(IntegerKernelOnIsa, RoundsToBf16LikeTheReference) {
                 (nan & 0x400000u) != 0)
         << std::hex << nan;
   }
-}
-
-// A target without the ISA's features is refused before any IR exists, with
-// one line naming the kernel, the feature and the target.
-TEST(MatmulKernel, RefusesMissingFeatures) {
-  MatmulKernelSpec vnni{Format::Q8_0, KernelIsa::Avx512Vnni, 16, 64, 32, 8};
-  EXPECT_EQ(errorOf(emitObject(vnni, testTarget("x86-64-v4"), "/dev/null")),
-            "matmul kernel q8_0/avx512vnni r16 c8 [32 x 64]: avx512vnni needs "
-            "target feature 'avx512vnni', which target 'x86-64-v4' lacks");
-  llvm::Expected<std::string> assembly =
-      emitAssembly(vnni, testTarget("x86-64-v3"));
-  ASSERT_FALSE(static_cast<bool>(assembly));
-  EXPECT_EQ(errorOf(assembly.takeError()),
-            "matmul kernel q8_0/avx512vnni r16 c8 [32 x 64]: avx512vnni needs "
-            "target feature 'avx512f', which target 'x86-64-v3' lacks");
-
-  MatmulKernelSpec avx2{Format::Q4_0, KernelIsa::Avx2, 8, 64, 32, 8};
-  EXPECT_EQ(errorOf(emitObject(avx2, testTarget("neoverse-v1"), "/dev/null")),
-            "matmul kernel q4_0/avx2 r8 c8 [32 x 64]: avx2 is an x86-64 ISA, "
-            "target 'neoverse-v1' is aarch64");
-  avx2.rows = 16;
-  EXPECT_EQ(errorOf(emitObject(avx2, testTarget("x86-64-v3"), "/dev/null")),
-            "matmul kernel q4_0/avx2 r16 c8 [32 x 64]: avx2 holds 8 rows per "
-            "vector, expected rows = 8");
-
-  MatmulKernelSpec neon{Format::Q8_0, KernelIsa::NeonDotprod, 4, 64, 32, 8};
-  EXPECT_EQ(errorOf(emitObject(neon, testTarget("znver5"), "/dev/null")),
-            "matmul kernel q8_0/neon_dotprod r4 c8 [32 x 64]: neon_dotprod is "
-            "an aarch64 ISA, target 'znver5' is x86_64");
-  TargetInfo armv8 = testTarget("neoverse-v1");
-  armv8.name = "armv8-a";
-  armv8.cpu = "generic";
-  armv8.features.reset(static_cast<size_t>(target::Feature::DotProd));
-  EXPECT_EQ(errorOf(emitObject(neon, armv8, "/dev/null")),
-            "matmul kernel q8_0/neon_dotprod r4 c8 [32 x 64]: neon_dotprod "
-            "needs target feature 'dotprod', which target 'armv8-a' lacks");
-  neon.rows = 16;
-  EXPECT_EQ(errorOf(verifyMatmulKernel(neon, testTarget("neoverse-v1"))),
-            "matmul kernel q8_0/neon_dotprod r16 c8 [32 x 64]: neon_dotprod "
-            "holds 4 rows per vector, expected rows = 4");
-
-  // vdpbf16ps needs avx512bf16, which x86-64-v4 (and skylake-avx512) lacks:
-  // those get the avx512 kernel, which widens bf16 by shifts.
-  MatmulKernelSpec bf16{Format::BF16, KernelIsa::Avx512Bf16, 16, 64, 32, 8};
-  EXPECT_EQ(errorOf(emitObject(bf16, testTarget("x86-64-v4"), "/dev/null")),
-            "matmul kernel bf16/avx512bf16 r16 c8 [32 x 64]: avx512bf16 needs "
-            "target feature 'avx512bf16', which target 'x86-64-v4' lacks");
-  bf16.isa = KernelIsa::Avx512;
-  EXPECT_EQ(errorOf(verifyMatmulKernel(bf16, testTarget("x86-64-v4"))), "");
-  MatmulKernelSpec bfdot{Format::BF16, KernelIsa::NeonBf16, 4, 64, 32, 8};
-  EXPECT_EQ(errorOf(verifyMatmulKernel(bfdot, testTarget("apple-m1"))),
-            "matmul kernel bf16/neon_bf16 r4 c8 [32 x 64]: neon_bf16 needs "
-            "target feature 'bf16', which target 'apple-m1' lacks");
-  EXPECT_EQ(errorOf(verifyMatmulKernel(bfdot, testTarget("neoverse-v1"))), "");
-}
-
-// IQ2_XXS's code book layout is read by the AVX-512 VNNI kernels of targets
-// with VBMI, GFNI and BMI2 alone, and chosen by default there alone.
-TEST(MatmulKernel, CodeBookLayoutNeedsItsLookup) {
-  MatmulKernelSpec spec{Format::IQ2_XXS, KernelIsa::Avx512Vnni, 16, 256, 32, 8};
-  spec.coding = WeightCoding::CodeBook;
-  const TargetInfo znver5 = testTarget("znver5");
-  EXPECT_EQ(errorOf(verifyMatmulKernel(spec, znver5)), "");
-  EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, spec.isa, znver5),
-            WeightCoding::CodeBook);
-  TargetInfo noGfni = znver5;
-  noGfni.features.reset(static_cast<size_t>(target::Feature::GFNI));
-  EXPECT_EQ(errorOf(verifyMatmulKernel(spec, noGfni)),
-            "matmul kernel iq2_xxs codebook/avx512vnni r16 c8 [32 x 256]: a "
-            "code book layout needs avx512vbmi, gfni and bmi2, of which "
-            "target 'znver5' lacks gfni");
-  EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, spec.isa, noGfni),
-            WeightCoding::File);
-  EXPECT_EQ(getDefaultWeightCoding(Format::IQ2_XXS, KernelIsa::Avx2, znver5),
-            WeightCoding::File);
-  MatmulKernelSpec avx2 = spec;
-  avx2.isa = KernelIsa::Avx2;
-  avx2.rows = 8;
-  EXPECT_EQ(errorOf(verifyMatmulKernel(avx2, znver5)),
-            "matmul kernel iq2_xxs codebook/avx2 r8 c8 [32 x 256]: a code "
-            "book layout needs avx512vnni kernels, not avx2 ones");
-  spec.format = Format::IQ1_S;
-  EXPECT_EQ(errorOf(verifyMatmulKernel(spec, znver5)),
-            "matmul kernel iq1_s codebook/avx512vnni r16 c8 [32 x 256]: a code "
-            "book layout is IQ2_XXS's, expected iq2_xxs weights");
-}
-
-// Each ISA builds the kernels of its family only.
-TEST(MatmulKernel, RefusesFormatsTheIsaHasNoKernelsFor) {
-  auto error = [](Format format, KernelIsa isa, int64_t rows,
-                  llvm::StringRef target) {
-    return errorOf(
-        verifyMatmulKernel({format, isa, rows, 64, 32, 8}, testTarget(target)));
-  };
-  EXPECT_EQ(error(Format::BF16, KernelIsa::Avx512Vnni, 16, "znver5"),
-            "matmul kernel bf16/avx512vnni r16 c8 [32 x 64]: avx512vnni has "
-            "no kernels for bf16 weights");
-  EXPECT_EQ(error(Format::F32, KernelIsa::Avx512Bf16, 16, "znver5"),
-            "matmul kernel f32/avx512bf16 r16 c8 [32 x 64]: avx512bf16 has "
-            "no kernels for f32 weights");
-  EXPECT_EQ(error(Format::Q8_0, KernelIsa::Neon, 4, "neoverse-v1"),
-            "matmul kernel q8_0/neon r4 c8 [32 x 64]: neon has no kernels "
-            "for q8_0 weights");
-  for (Format format : {Format::BF16, Format::F32}) {
-    EXPECT_EQ(error(format, KernelIsa::Avx512, 16, "znver5"), "");
-    EXPECT_EQ(error(format, KernelIsa::Avx2, 8, "x86-64-v3"), "");
-    EXPECT_EQ(error(format, KernelIsa::Neon, 4, "apple-m1"), "");
-    EXPECT_EQ(error(format, KernelIsa::Scalar, 1, "x86-64-v2"), "");
-  }
-  // Any K > 0: the packed rows end in a zero-padded block.
-  EXPECT_EQ(
-      errorOf(verifyMatmulKernel({Format::F32, KernelIsa::Scalar, 4, 7, 8, 8},
-                                 testTarget("x86-64-v2"))),
-      "");
-}
-
-// sdot multiplies signed bytes, so NEON kernels read the signed layouts; the
-// others, and the portable kernel on any target, the unsigned ones.
-TEST(MatmulKernel, WeightLayoutFollowsTheIsa) {
-  auto layout = [](Format format, KernelIsa isa, int64_t rows) {
-    return layout_name(
-        MatmulKernelSpec{format, isa, rows, 64, 8, 8}.getWeightLayout());
-  };
-  EXPECT_EQ(layout(Format::Q8_0, KernelIsa::NeonDotprod, 4), "q8_0_r4s");
-  EXPECT_EQ(layout(Format::Q4_0, KernelIsa::NeonDotprod, 4), "q4_0_r4");
-  EXPECT_EQ(layout(Format::Q8_0, KernelIsa::Scalar, 4), "q8_0_r4");
-  EXPECT_EQ(layout(Format::Q8_0, KernelIsa::Avx512Vnni, 16), "q8_0_r16");
-  EXPECT_EQ(layout(Format::BF16, KernelIsa::Avx512Bf16, 16), "bf16_r16");
-  EXPECT_EQ(layout(Format::F32, KernelIsa::Neon, 4), "f32_r4");
-  EXPECT_EQ(lookupIsa("neon_dotprod"), KernelIsa::NeonDotprod);
-  EXPECT_EQ(getIsaName(KernelIsa::NeonDotprod), "neon_dotprod");
-  for (KernelIsa isa : target::getIsasByPreference())
-    EXPECT_EQ(lookupIsa(getIsaName(isa)), isa);
-}
-
-TEST(MatmulKernel, RefusesBadSpecs) {
-  const TargetInfo target = testTarget("x86-64-v2");
-  auto error = [&](MatmulKernelSpec spec) {
-    return errorOf(verifyMatmulKernel(spec, target));
-  };
-  EXPECT_EQ(error({Format::Q3_K, KernelIsa::Scalar, 4, 256, 8, 8}),
-            "matmul kernel q3_k/scalar r4 c8 [8 x 256]: no emitter for this "
-            "format, expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, "
-            "iq1_s, iq1_m, fractal64, vq3_64, bf16 or f32");
-  EXPECT_EQ(error({Format::Q4_K, KernelIsa::Scalar, 4, 96, 8, 8}),
-            "matmul kernel q4_k/scalar r4 c8 [8 x 96]: expected K a positive "
-            "multiple of 256");
-  EXPECT_EQ(error({Format::Q8_0, KernelIsa::Scalar, 4, 48, 8, 8}),
-            "matmul kernel q8_0/scalar r4 c8 [8 x 48]: expected K a positive "
-            "multiple of 32");
-  EXPECT_NE(error({Format::Q8_0, KernelIsa::Scalar, 3, 64, 8, 8}), "");
-  EXPECT_NE(error({Format::Q8_0, KernelIsa::Scalar, 4, 64, 0, 8}), "");
-  EXPECT_NE(error({Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 9}), "");
-  MatmulKernelSpec blocked{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
-  blocked.l1K = 48;
-  EXPECT_EQ(error(blocked),
-            "matmul kernel q8_0/scalar r4 c8 [8 x 64] l1_k 48 l2_rows 0: "
-            "expected l1_k a multiple of 32 below K, K itself, or 0");
-  blocked.l1K = 32;
-  blocked.l2Rows = 6;
-  EXPECT_NE(error(blocked), "");
-  // A fused quantization's eight packed columns of K = 90112 (2816 blocks of
-  // 48 bytes each) would take more than 1 MiB of stack; K = 87360 fits.
-  MatmulKernelSpec fused{Format::Q8_0, KernelIsa::Scalar, 4, 90112, 8, 8};
-  fused.fuseQuantize = true;
-  EXPECT_EQ(error(fused),
-            "matmul kernel q8_0/scalar r4 c8 [8 x 90112] fused quantize: a "
-            "fused quantization packs 1081344 bytes on the stack, expected at "
-            "most 1048576");
-  fused.k = 87360;
-  EXPECT_EQ(error(fused), "");
-  // Decoding once needs cache blocks, a quantized format and calls of more
-  // columns than one tile, and its scratch must fit 1 MiB: 128 rows of
-  // 8192 decoded weights do, 136 do not.
-  auto decodeOnce = [&](int64_t l2Rows, bool fuseQuantize) {
-    MatmulKernelSpec spec{Format::IQ2_XXS, KernelIsa::Scalar, 4, 8192, 256, 8};
-    spec.decodeOnce = true;
-    spec.l2Rows = l2Rows;
-    spec.fuseQuantize = fuseQuantize;
-    return error(spec);
-  };
-  EXPECT_EQ(decodeOnce(0, false),
-            "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] decode once: "
-            "decode once needs cache blocks (l1_k or l2_rows), the blocks it "
-            "decodes");
-  EXPECT_EQ(decodeOnce(128, false), "");
-  EXPECT_EQ(decodeOnce(136, false),
-            "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] l1_k 0 l2_rows "
-            "136 decode once: decoding once takes 1114112 bytes of stack, "
-            "expected at most 1048576");
-  EXPECT_EQ(decodeOnce(4, true),
-            "matmul kernel iq2_xxs/scalar r4 c8 [256 x 8192] l1_k 0 l2_rows 4 "
-            "fused quantize decode once: decode once needs calls of more "
-            "columns than one tile, which a fused quantization never makes");
-  MatmulKernelSpec floats{Format::BF16, KernelIsa::Scalar, 4, 64, 8, 8};
-  floats.decodeOnce = true;
-  floats.l1K = 32;
-  EXPECT_EQ(error(floats),
-            "matmul kernel bf16/scalar r4 c8 [8 x 64] l1_k 32 l2_rows 0 "
-            "decode once: decode once needs a quantized format, whose "
-            "weights are decoded");
-  MatmulKernelSpec twice{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
-  llvm::Expected<std::vector<JitKernel>> kernels =
-      jitMatmuls({twice, twice}, target);
-  ASSERT_FALSE(static_cast<bool>(kernels));
-  EXPECT_EQ(errorOf(kernels.takeError()),
-            "matmul kernel q8_0/scalar r4 c8 [8 x 64] is requested twice");
-}
-
-TEST(MatmulKernel, RefusesToJitForAnotherArchitecture) {
-  MatmulKernelSpec spec{Format::Q8_0, KernelIsa::Scalar, 4, 64, 8, 8};
-  const TargetInfo other = testTarget(
-      host().arch == target::Arch::X86_64 ? "neoverse-v1" : "x86-64-v2");
-  llvm::Expected<JitKernel> jit = jitMatmul(spec, other);
-  ASSERT_FALSE(static_cast<bool>(jit));
-  EXPECT_NE(errorOf(jit.takeError()).find("cannot run code for target"),
-            std::string::npos);
 }
 
 } // namespace
