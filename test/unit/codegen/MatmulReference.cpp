@@ -1,5 +1,7 @@
 #include "MatmulReference.h"
 
+#include "KernelCases.h"
+
 #include "kf/runtime/half.h"
 #include "kf/runtime/packed_layout.h"
 #include "kf/runtime/packing.h"
@@ -70,7 +72,7 @@ void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
   std::vector<float> wf = gaussian(n * k, seed, 1.0f);
   for (int64_t i = 0; i < k; ++i)
     wf[i] *= 40.0f;
-  const bool isFloat = is_float_format(spec.format);
+  const bool isFloat = getTolerance(spec.format) == Tolerance::FloatBound;
   std::vector<uint8_t> w(*row_bytes(spec.format, n * k));
   ASSERT_TRUE(quantize(spec.format, wf, w).ok());
   // Q8_0's -128, which files may hold though the quantizer never writes it:

@@ -2,8 +2,9 @@
 // drawn, quantized by the reference quantizer and packed to the kernel's
 // layout; kMaxM activation columns (packed, or the floats for a kernel that
 // packs them); and kf::dot of every weight row
-// with every column. Shared by the JIT tests (MatmulKernelTest.cpp) and the
-// AArch64 tests run under QEMU (AArch64CrossTest.cpp).
+// with every column. Shared by the JIT tests (MatmulKernelTest.cpp,
+// SharedLibraryTest.cpp) and the AArch64 tests run under QEMU
+// (AArch64CrossTest.cpp).
 #ifndef KF_TEST_UNIT_CODEGEN_MATMULREFERENCE_H
 #define KF_TEST_UNIT_CODEGEN_MATMULREFERENCE_H
 
@@ -23,8 +24,9 @@ struct MatmulReference {
   /// columns of K floats, K apart, that the packed ones are made from.
   std::vector<uint8_t> kernelX;
   std::vector<float> want; ///< [kMaxM][n], kf::dot
-  /// [kMaxM][n]: how far the kernel's result may be from `want`: 0 (bit for
-  /// bit) for the int8 family, floatKernelTolerance for the float family.
+  /// [kMaxM][n]: how far the kernel's result may be from `want`, as the
+  /// format's Tolerance (KernelCases.h) says: 0 (bit for bit) where Exact,
+  /// floatKernelTolerance where FloatBound.
   std::vector<float> tolerance;
 };
 
@@ -44,8 +46,8 @@ std::vector<float> gaussian(size_t n, uint32_t seed, float sigma);
 /// column is all zero; and some columns copy weight rows: their block dots
 /// are near the largest integers with many significant bits, where a float
 /// operation done in another order would round differently (random data
-/// rarely gets there). For BF16 and F32 weights the tolerance of each result
-/// is floatKernelTolerance's.
+/// rarely gets there). For formats of Tolerance::FloatBound (BF16, F32) the
+/// tolerance of each result is floatKernelTolerance's.
 void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
                           MatmulReference &ref);
 

@@ -8,6 +8,7 @@
 // x86 ISA (skipped by name where this machine cannot run it), against the
 // plain table for every index at every byte position.
 #include "HostIsa.h"
+#include "KernelCases.h"
 #include "TestTarget.h"
 #include "kf/Codegen/Emitters.h"
 #include "kf/Codegen/KernelCompiler.h"
@@ -160,16 +161,17 @@ TEST(TableLookup, X86InstructionsFor16And17Entries) {
   EXPECT_EQ(count(text, "vpermb", "%zmm"), 1u) << text;
 }
 
-// The lookups of each x86 ISA's emitter computed here for every index at
-// every byte position: the portable selects (x86-64-v2), AVX2 at its ISA
+// The lookups of each x86 ISA's int8 dot emitter (the ISAs with kernels of
+// Tolerance::Exact, KernelCases.h) computed here for every index at every
+// byte position: the portable selects (x86-64-v2), AVX2 at its ISA
 // level and on this machine's CPU, AVX-512 VNNI without VBMI (the x86-64-v4
 // level plus VNNI: vpshufb and masked moves) and on this machine (vpermb
 // when it has VBMI).
 class TableLookupOnIsa : public testing::TestWithParam<KernelIsa> {};
 
 INSTANTIATE_TEST_SUITE_P(Isa, TableLookupOnIsa,
-                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
-                                         KernelIsa::Avx512Vnni),
+                         testing::ValuesIn(getKernelIsas(target::Arch::X86_64,
+                                                         Tolerance::Exact)),
                          isaParamName);
 
 TEST_P(TableLookupOnIsa, LookupsMatchTheTable) {
