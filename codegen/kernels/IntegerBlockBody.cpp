@@ -196,16 +196,18 @@ protected:
   }
 };
 
-/// The lanes decoded in the decoder's packed order (WeightDecodeEmitter::
-/// hasPackedOrderSteps), for a one-column tile with cache blocks: each lane
-/// vector meets the activation bytes of its own elements, loaded as they lie
-/// where they are 4 bytes of one activation block, else from the masked
-/// words prepareTile computed once (its entries).
+/// The lanes decoded in the decoder's packed order (PackedOrderSteps), for a
+/// one-column tile with cache blocks: each lane vector meets the activation
+/// bytes of its own elements, loaded as they lie where they are 4 bytes of one
+/// activation block, else from the masked words prepareTile computed once (its
+/// entries).
 class PackedOrderDecode : public LaneSource, public TileEntries {
 public:
-  explicit PackedOrderDecode(const IntegerBlockContext &ctx) : LaneSource(ctx) {
+  PackedOrderDecode(const IntegerBlockContext &ctx,
+                    const PackedOrderSteps &steps)
+      : LaneSource(ctx), steps(steps) {
     SmallVector<ActivationWord, 32> words;
-    ctx.decode.getPackedOrderWords(words);
+    steps.getPackedOrderWords(words);
     for (const ActivationWord &word : words)
       if (!isWholeWord(word) && !llvm::is_contained(preparedWords, word))
         preparedWords.push_back(word);
@@ -258,8 +260,8 @@ public:
 protected:
   void emitLanes(const BlockOperands &operands, int64_t step,
                  SmallVectorImpl<DecodedLanes> &out) const override {
-    ctx.decode.decodePackedOrderStep(ctx.b, ctx.loc, operands.weights,
-                                     ctx.spec.rows, step, ctx.dot, out);
+    steps.decodePackedOrderStep(ctx.b, ctx.loc, operands.weights, ctx.spec.rows,
+                                step, ctx.dot, out);
     for (DecodedLanes &d : out)
       d.lanes = ctx.dot.prepareLanes(ctx.b, ctx.loc, d.lanes, ctx.range);
   }
@@ -271,6 +273,7 @@ private:
            word.kOffset % ctx.act.block_elems + 4 <= ctx.act.block_elems;
   }
 
+  const PackedOrderSteps &steps;
   /// The packed order's activation words that are not whole words, in
   /// prepareTile's order.
   SmallVector<ActivationWord, 8> preparedWords;
@@ -331,7 +334,9 @@ protected:
 /// sum pair (emitSumPairTimes).
 class SubBlockMinSums : public TileEntries {
 public:
-  explicit SubBlockMinSums(const IntegerBlockContext &ctx) : ctx(ctx) {
+  SubBlockMinSums(const IntegerBlockContext &ctx,
+                  const SubBlockMinDecode &minDecode)
+      : ctx(ctx), minDecode(minDecode) {
     assert(ctx.correction == 0 && ctx.getSubBlocks() % 2 == 0 &&
            "the mins' formats have unsigned codes, sub-blocks in pairs");
   }
@@ -363,7 +368,7 @@ public:
                      Value xScale) const {
     OpBuilder &b = ctx.b;
     Location loc = ctx.loc;
-    return ctx.decode.subtractMins(
+    return minDecode.subtractMins(
         b, loc, scaled,
         arith::SIToFPOp::create(b, loc, ctx.rowsOf(b.getF32Type()), msum),
         block, ctx.spec.rows, xScale);
@@ -394,11 +399,12 @@ private:
     Location loc = ctx.loc;
     return emitInt16Pairs(
         b, loc,
-        ctx.decode.getSubBlockMin(b, loc, block, ctx.spec.rows, 2 * pair),
-        ctx.decode.getSubBlockMin(b, loc, block, ctx.spec.rows, 2 * pair + 1));
+        minDecode.getSubBlockMin(b, loc, block, ctx.spec.rows, 2 * pair),
+        minDecode.getSubBlockMin(b, loc, block, ctx.spec.rows, 2 * pair + 1));
   }
 
   const IntegerBlockContext &ctx;
+  const SubBlockMinDecode &minDecode;
 };
 
 void SubBlockMinSums::emitSums(const BlockOperands &operands,
@@ -433,7 +439,7 @@ void SubBlockMinSums::emitSums(const BlockOperands &operands,
   }
   for (int64_t index = 0; index < numSubs; ++index) {
     Value factor = ctx.dot.prepareSumFactor(
-        b, loc, ctx.decode.getSubBlockMin(b, loc, block, ctx.spec.rows, index));
+        b, loc, minDecode.getSubBlockMin(b, loc, block, ctx.spec.rows, index));
     for (auto [xBlock, msum] : llvm::zip_equal(operands.activations, msums))
       addTo(msum, [&](Value acc) {
         return ctx.dot.emitSumPairTimes(
@@ -528,14 +534,16 @@ IntegerBlockBody::IntegerBlockBody(
   sums = scaledDot ? createScaledSubBlocks(ctx, *scaledDot)
                    : createSubBlockChains(ctx);
   ctx.tileParts.push_back(sums.get());
-  assert(!(decode.hasPackedOrderSteps() && decode.hasSubBlockMins()) &&
+  const PackedOrderSteps *packedOrderSteps = decode.getPackedOrderSteps();
+  const SubBlockMinDecode *minDecode = decode.getSubBlockMins();
+  assert(!(packedOrderSteps && minDecode) &&
          "the tile buffer holds the packed order's words or the mins' sums");
-  if (decode.hasPackedOrderSteps() && !scaledDot) {
-    packedOrder = std::make_unique<PackedOrderDecode>(ctx);
+  if (packedOrderSteps && !scaledDot) {
+    packedOrder = std::make_unique<PackedOrderDecode>(ctx, *packedOrderSteps);
     ctx.tileParts.push_back(packedOrder.get());
   }
-  if (decode.hasSubBlockMins()) {
-    mins = std::make_unique<SubBlockMinSums>(ctx);
+  if (minDecode) {
+    mins = std::make_unique<SubBlockMinSums>(ctx, *minDecode);
     ctx.tileParts.push_back(mins.get());
   }
   if (spec.decodeOnce)

@@ -12,7 +12,7 @@
 //    in integers (IntegerScaling: the dot emitter's emitScaledAdd, one
 //    vpdpwssd on AVX-512 when the dot fits int16, FRACTAL64's; Q4_K's and
 //    Q5_K's sub-blocks are kept in parts whose dots fit,
-//    getCheapScaledAddBound) or, where the emitter prefers it and it is
+//    SubBlockScaleCosts) or, where the emitter prefers it and it is
 //    exact, in fp32 (FloatScaling, VQ3_64's on AVX-512).
 //  * ScaledSubBlocks: where the dot instruction takes the scale for free
 //    (AVX2: vpmaddwd's multiplier) and each decode step yields whole
@@ -241,7 +241,8 @@ SubBlockChains::SubBlockChains(const IntegerBlockContext &ctx)
                             : range.isSigned
                                 ? int64_t(1) << (range.bits - 1)
                                 : std::max(correction, maxLane - correction);
-  const int64_t cheapBound = ctx.dot.getCheapScaledAddBound();
+  const SubBlockScaleCosts costs = ctx.dot.getSubBlockScaleCosts();
+  const int64_t cheapBound = costs.cheapScaledAddBound;
   partElems = ctx.subElems;
   if (correction == 0)
     while (partElems * maxWeight * 127 > cheapBound && partElems % 8 == 0)
@@ -251,7 +252,7 @@ SubBlockChains::SubBlockChains(const IntegerBlockContext &ctx)
   const int64_t dotBound = partElems * maxWeight * 127;
   const int64_t partsPerSum =
       std::min(ctx.blockElems, ctx.act.block_elems) / partElems;
-  if (ctx.dot.prefersFloatSubBlockScales() && ctx.subElems < ctx.blockElems &&
+  if (costs.prefersFloat && ctx.subElems < ctx.blockElems &&
       dotBound > cheapBound && dotBound < (int64_t(1) << 22) &&
       partsPerSum * dotBound * ctx.decode.getSubBlockScaleBound() <
           (int64_t(1) << 24))
