@@ -14,9 +14,9 @@
 //    takes the scale for free);
 //  * a SubBlockMinSums for formats with mins.
 //
-// They share an IntegerBlockContext: the kernel, its two emitters and the
-// activation loads they all make. This header is the contract between the
-// files; nothing outside the int8 body includes it.
+// They share an IntegerBlockContext (IntegerBlockContext.cpp): the kernel,
+// its two emitters and the activation loads they all make. This header is the
+// contract between the files; nothing outside the int8 body includes it.
 //
 //===----------------------------------------------------------------------===//
 
