@@ -67,7 +67,8 @@ WeightPrefetch getDefaultWeightPrefetch(kf::Format format, int64_t width) {
 
 bool hasCodeBookLayout(KernelIsa isa, const target::TargetInfo &target) {
   std::unique_ptr<DotEmitter> dot = createDotEmitter(isa, target);
-  return dot && dot->hasCodeBookMaskedLanes();
+  const CodeBookLookup *lookup = dot ? dot->getCodeBookLookup() : nullptr;
+  return lookup && lookup->hasCodeBookMaskedLanes();
 }
 
 std::string whyNoCodeBookLayout(KernelIsa isa,

@@ -72,7 +72,7 @@ std::array<uint64_t, 256> iq2xxsLaneTable() {
   });
 }
 
-/// iq2xxs_grid as a code book (DotEmitter::emitCodeBookLanes): each byte's
+/// iq2xxs_grid as a code book (CodeBookLookup::emitCodeBookLanes): each byte's
 /// magnitude 8, 25 or 43 as the 2-bit code 0, 1 or 2.
 std::array<uint16_t, 256> iq2xxsCodeBook() {
   std::array<uint16_t, 256> book;
@@ -121,11 +121,11 @@ Value extractBits(OpBuilder &b, Location loc, Value value, int64_t shift,
   return arith::AndIOp::create(b, loc, value, emitSplat(b, loc, type, mask));
 }
 
-/// Where the dot emitter has a code book lookup (getCodeBookIndices), a step
+/// Where the dot emitter has a code book lookup (getCodeBookLookup), a step
 /// is the slots of as many indices (AVX-512 VBMI: 4 slots of 16 rows, a
 /// sub-block), looked up as 2-bit codes; elsewhere one slot, gathered. The
 /// code book layout is read only where the lookup takes its indices and
-/// masks as they lie (DotEmitter::hasCodeBookMaskedLanes; the kernel's
+/// masks as they lie (CodeBookLookup::hasCodeBookMaskedLanes; the kernel's
 /// verification requires it).
 class Iq2XxsDecode : public WeightDecodeEmitter {
 public:
@@ -133,11 +133,12 @@ public:
                const DotEmitter &isa)
       : packed(layout), slotsPerStep(1), hardwareHalf(hardwareHalf) {
     const int64_t rows = layout.rows;
-    const int64_t indices = isa.getCodeBookIndices();
+    const CodeBookLookup *lookup = isa.getCodeBookLookup();
+    const int64_t indices = lookup ? lookup->getCodeBookIndices() : 0;
     if (indices != 0 && indices % rows == 0 && 32 % (indices / rows) == 0)
       slotsPerStep = indices / rows;
-    assert((!isCodeBook() ||
-            (isa.hasCodeBookMaskedLanes() && slotsPerStep == 4)) &&
+    assert((!isCodeBook() || (lookup && lookup->hasCodeBookMaskedLanes() &&
+                              slotsPerStep == 4)) &&
            "the code book layout needs the masked code book lookup");
   }
 
@@ -269,8 +270,8 @@ private:
     Value signs = vector::ShuffleOp::create(b, loc, both, both, signMask);
     static const std::array<uint16_t, 256> book = iq2xxsCodeBook();
     SmallVector<Value, 8> lanes;
-    isa.emitCodeBookLanes(b, loc, indices, signs, book, codeValues(),
-                          2 * kIq2xxsOffset, lanes);
+    isa.getCodeBookLookup()->emitCodeBookLanes(
+        b, loc, indices, signs, book, codeValues(), 2 * kIq2xxsOffset, lanes);
     assert(static_cast<int64_t>(lanes.size()) == 2 * slotsPerStep &&
            "two K-groups per slot");
     appendSlotLanes(lanes, first, out);
@@ -294,8 +295,8 @@ private:
             iq2_xxs_codebook_sign_bit(packed, s, /*r=*/0, j) / 8));
     static const std::array<uint16_t, 256> book = iq2xxsCodeBook();
     SmallVector<Value, 8> lanes;
-    isa.emitCodeBookMaskedLanes(b, loc, indices, masks, book, codeValues(),
-                                2 * kIq2xxsOffset, lanes);
+    isa.getCodeBookLookup()->emitCodeBookMaskedLanes(
+        b, loc, indices, masks, book, codeValues(), 2 * kIq2xxsOffset, lanes);
     appendSlotLanes(lanes, first, out);
   }
 

@@ -62,7 +62,7 @@ protected:
 };
 
 /// Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins.
-class Q4KDecode : public KQuantDecode {
+class Q4KDecode : public KQuantDecode, public SubBlockMinDecode {
 public:
   using KQuantDecode::KQuantDecode;
 
@@ -112,7 +112,7 @@ public:
     return unpack6(b, loc, block, rows, j, /*mins=*/true);
   }
 
-  bool hasSubBlockMins() const override { return true; }
+  const SubBlockMinDecode *getSubBlockMins() const override { return this; }
 
   // kf::dot: ... - s.dmin * d_x * msum, after the scales' term.
   Value subtractMins(OpBuilder &b, Location loc, Value scaled, Value minDot,

@@ -79,7 +79,7 @@ constexpr bool readsThePackedStreamBits() {
 static_assert(readsThePackedStreamBits(),
               "subScaleWords reads the stream bits where the layout puts them");
 
-class Vq3Decode : public WeightDecodeEmitter {
+class Vq3Decode : public WeightDecodeEmitter, public PackedOrderSteps {
 public:
   Vq3Decode(const kf::PackedLayout &layout, bool hardwareHalf)
       : hardwareHalf(hardwareHalf),
@@ -138,7 +138,7 @@ public:
   // merges and 16 dots. The K-groups of component 1 that straddle two
   // sub-blocks are looked up in both steps: the same invariant loads and
   // lookups, which LLVM merges.
-  bool hasPackedOrderSteps() const override { return true; }
+  const PackedOrderSteps *getPackedOrderSteps() const override { return this; }
 
   void decodePackedOrderStep(
       OpBuilder &b, Location loc, Value block, int64_t rows, int64_t step,

@@ -7,11 +7,11 @@
 //
 // A sub-block's integer scale meets its dot in one vpdpwssd when the dot fits
 // int16 (FRACTAL64's; Q4_K's and Q5_K's in parts that fit: emitScaledAdd,
-// getCheapScaledAddBound), a larger one in fp32 where that is exact (VQ3_64's:
-// prefersFloatSubBlockScales) or, split into a low byte and a high part, when
-// the scale fits a byte (Q6_K's), and a K-quant's min meets the activation's
-// sum in one vpdpwssd (emitSumPairTimes); the kernels keep LLVM from
-// splitting them (getTuningFeatures).
+// SubBlockScaleCosts::cheapScaledAddBound), a larger one in fp32 where that is
+// exact (VQ3_64's: SubBlockScaleCosts::prefersFloat) or, split into a low byte
+// and a high part, when the scale fits a byte (Q6_K's), and a
+// K-quant's min meets the activation's sum in one vpdpwssd (emitSumPairTimes);
+// the kernels keep LLVM from splitting them (getTuningFeatures).
 //
 // Table lookups of up to 16 bytes are one vpshufb (AVX-512BW). Up to 64
 // bytes, a target with AVX512_VBMI does one vpermb, which picks any of the
@@ -45,8 +45,10 @@ namespace kf::codegen {
 namespace {
 
 constexpr size_t kVectorBytes = 64;
+/// The largest sub-block dot emitScaledAdd scales with one vpdpwssd.
+constexpr int64_t kCheapScaledAddBound = 32767;
 
-class Avx512VnniDot : public DotEmitter {
+class Avx512VnniDot : public DotEmitter, public CodeBookLookup {
 public:
   Avx512VnniDot(bool vbmi, bool gfni, bool bmi2)
       : vbmi(vbmi), gfni(gfni), bmi2(bmi2) {}
@@ -78,7 +80,7 @@ public:
   Value emitScaledAdd(OpBuilder &b, Location loc, Value acc, Value dot,
                       Value scale, int64_t dotBound,
                       int64_t scaleBound) const override {
-    if (dotBound <= getCheapScaledAddBound()) {
+    if (dotBound <= kCheapScaledAddBound) {
       Value lowScale = arith::AndIOp::create(
           b, loc, scale,
           emitSplat(b, loc, cast<VectorType>(scale.getType()), 0xffff));
@@ -112,12 +114,13 @@ public:
     return emitDpwssd(b, loc, acc, x, y);
   }
 
-  int64_t getCheapScaledAddBound() const override { return 32767; }
-
-  // A dot beyond int16 (VQ3_64's) meets its scale as an fp32 FMA, which runs
+  // A dot within int16 meets its scale in one vpdpwssd (emitScaledAdd). A
+  // dot beyond int16 (VQ3_64's) meets its scale as an fp32 FMA, which runs
   // on port 0 or 5, instead of a vpshufb of its bytes (port 5) and a vpdpwssd
   // (port 0, where every vpdpbusd runs) or a vpmulld (two port-0 uops).
-  bool prefersFloatSubBlockScales() const override { return true; }
+  SubBlockScaleCosts getSubBlockScaleCosts() const override {
+    return {kCheapScaledAddBound, /*prefersFloat=*/true};
+  }
 
   // On Intel CPUs LLVM splits a vpdpwssd that adds to a chain into vpmaddwd
   // and vpaddd (a MachineCombiner pattern shortening the chain's latency):
@@ -195,9 +198,10 @@ public:
     return emitAffine(b, loc, bytes, matrix, 0);
   }
 
-  int64_t getCodeBookIndices() const override {
-    return vbmi ? kVectorBytes : 0;
+  const CodeBookLookup *getCodeBookLookup() const override {
+    return vbmi ? this : nullptr;
   }
+  int64_t getCodeBookIndices() const override { return kVectorBytes; }
 
   // 4 slots of 16 rows, their indices first permuted so that qword q holds
   // rows 2q and 2q + 1 of every slot (byte 2s + rr: slot s, row 2q + rr). The

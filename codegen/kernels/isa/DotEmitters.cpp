@@ -19,19 +19,6 @@ Value DotEmitter::emitTableLookup(OpBuilder &b, Location loc, Value indices,
   return emitSelectTableLookup(b, loc, indices, table);
 }
 
-void DotEmitter::emitCodeBookLanes(OpBuilder &, Location, Value, Value,
-                                   ArrayRef<uint16_t>, ArrayRef<int8_t>,
-                                   int64_t, SmallVectorImpl<Value> &) const {
-  llvm_unreachable("only where getCodeBookIndices() is not 0");
-}
-
-void DotEmitter::emitCodeBookMaskedLanes(OpBuilder &, Location, Value,
-                                         ArrayRef<Value>, ArrayRef<uint16_t>,
-                                         ArrayRef<int8_t>, int64_t,
-                                         SmallVectorImpl<Value> &) const {
-  llvm_unreachable("only where hasCodeBookMaskedLanes()");
-}
-
 Value DotEmitter::emitScaledAdd(OpBuilder &b, Location loc, Value acc,
                                 Value dot, Value scale, int64_t dotBound,
                                 int64_t scaleBound) const {

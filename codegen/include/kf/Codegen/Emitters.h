@@ -43,7 +43,7 @@ struct LaneRange {
 
 /// Lanes for the 4 weights at elements kOffset .. kOffset + 3 of a block, or
 /// for those of them `mask` names (packed-order steps: WeightDecodeEmitter::
-/// hasPackedOrderSteps), whose dot then meets zero activation bytes in the
+/// PackedOrderSteps), whose dot then meets zero activation bytes in the
 /// other lanes, whatever they hold.
 struct DecodedLanes {
   mlir::Value lanes; ///< vector<4R x i8>
@@ -61,6 +61,51 @@ struct ActivationWord {
 };
 
 class DotEmitter;
+
+/// Sub-block mins, of the formats that have them (Q4_K, Q5_K): the loop nest
+/// multiplies each sub-block's integer min by the activation's sum over the
+/// sub-block and adds them up over the block, into the block's integer min
+/// sum, whose term the block's contribution then loses.
+class SubBlockMinDecode {
+public:
+  virtual ~SubBlockMinDecode() = default;
+
+  /// Sub-block `j`'s integer min for the R rows (vector<R x i32>).
+  virtual mlir::Value getSubBlockMin(mlir::OpBuilder &b, mlir::Location loc,
+                                     mlir::Value block, int64_t rows,
+                                     int64_t j) const = 0;
+  /// The block's contribution `scaled` (WeightDecodeEmitter::scaleBlock's)
+  /// minus the min term of the block's integer min sum `minDot` (vector<R x
+  /// f32>), in kf::dot's order (the R rows' dmin read from `block`).
+  virtual mlir::Value subtractMins(mlir::OpBuilder &b, mlir::Location loc,
+                                   mlir::Value scaled, mlir::Value minDot,
+                                   mlir::Value block, int64_t rows,
+                                   mlir::Value xScale) const = 0;
+};
+
+/// A decoder's packed-order steps: lanes as the packed K-groups hold them,
+/// without the instructions that move them into K order, each met by the
+/// activation bytes of its own elements (at any offset, masked where a
+/// K-group straddles sub-blocks), at the cost of more dots. It pays where the
+/// dots are few, a tile of one column, and the masked words are prepared
+/// once per tile (the words getPackedOrderWords lists that are not 4 bytes of
+/// one activation block).
+class PackedOrderSteps {
+public:
+  virtual ~PackedOrderSteps() = default;
+
+  /// WeightDecodeEmitter::decodeStep's lanes in the packed order: step
+  /// `step` yields whole sub-blocks still, each lane vector with its kOffset
+  /// and mask.
+  virtual void
+  decodePackedOrderStep(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value block, int64_t rows, int64_t step,
+                        const DotEmitter &isa,
+                        llvm::SmallVectorImpl<DecodedLanes> &out) const = 0;
+  /// The activation words the packed-order steps' lanes meet, step by step.
+  virtual void
+  getPackedOrderWords(llvm::SmallVectorImpl<ActivationWord> &out) const = 0;
+};
 
 class WeightDecodeEmitter {
 public:
@@ -100,17 +145,9 @@ public:
   /// The largest |getSubBlockScale| for any block: int16's unless the format
   /// bounds it closer (DotEmitter::emitScaledAdd may use it).
   virtual int64_t getSubBlockScaleBound() const { return 32767; }
-  /// For formats with mins (Q4_K, Q5_K): sub-block `j`'s integer min for the
-  /// R rows (vector<R x i32>), which the loop nest multiplies by the
-  /// activation's sum over the sub-block and adds up over the block, into the
-  /// block's integer min sum; null for the others.
-  virtual mlir::Value getSubBlockMin(mlir::OpBuilder &b, mlir::Location loc,
-                                     mlir::Value block, int64_t rows,
-                                     int64_t j) const {
-    return {};
-  }
-  /// Whether getSubBlockMin gives mins (Q4_K's and Q5_K's).
-  virtual bool hasSubBlockMins() const { return false; }
+  /// The decoder's sub-block mins, for formats with mins (Q4_K's and
+  /// Q5_K's); null for the others.
+  virtual const SubBlockMinDecode *getSubBlockMins() const { return nullptr; }
   /// Whether each decodeStep yields whole sub-blocks (every lane of a
   /// sub-block in one step), so that the dot emitter can scale a sub-block's
   /// dot as it computes it (ScaledSubBlockDot).
@@ -126,27 +163,11 @@ public:
                           mlir::Value block, int64_t rows, int64_t step,
                           const DotEmitter &isa,
                           llvm::SmallVectorImpl<DecodedLanes> &out) const = 0;
-  /// Whether the decoder has packed-order steps (decodePackedOrderStep):
-  /// lanes as the packed K-groups hold them, without the instructions that
-  /// move them into K order, each met by the activation bytes of its own
-  /// elements (at any offset, masked where a K-group straddles sub-blocks),
-  /// at the cost of more dots. It pays where the dots are few, a tile of one
-  /// column, and the masked words are prepared once per tile
-  /// (the words getPackedOrderWords lists that are not 4 bytes of one
-  /// activation block).
-  virtual bool hasPackedOrderSteps() const { return false; }
-  /// decodeStep's lanes in the packed order: step `step` yields whole
-  /// sub-blocks still, each lane vector with its kOffset and mask.
-  virtual void
-  decodePackedOrderStep(mlir::OpBuilder &b, mlir::Location loc,
-                        mlir::Value block, int64_t rows, int64_t step,
-                        const DotEmitter &isa,
-                        llvm::SmallVectorImpl<DecodedLanes> &out) const {
-    decodeStep(b, loc, block, rows, step, isa, out);
+  /// The decoder's packed-order steps (PackedOrderSteps, VQ3_64's), or null
+  /// where it has none.
+  virtual const PackedOrderSteps *getPackedOrderSteps() const {
+    return nullptr;
   }
-  /// The activation words the packed-order steps' lanes meet, step by step.
-  virtual void
-  getPackedOrderWords(llvm::SmallVectorImpl<ActivationWord> &out) const {}
   /// A block's contribution to the fp32 accumulator (per activation block it
   /// spans: each half of a 64-weight block meets its own xScale), from its
   /// exact integer dot `dot` (vector<R x f32>), the weights' scales `wScales`
@@ -156,15 +177,6 @@ public:
   virtual mlir::Value scaleBlock(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::Value dot, mlir::Value wScales,
                                  mlir::Value xScale) const = 0;
-  /// For formats with mins: the block's contribution `scaled` (scaleBlock's)
-  /// minus the min term of the block's integer min sum `minDot` (vector<R x
-  /// f32>), in kf::dot's order (the R rows' dmin read from `block`).
-  virtual mlir::Value subtractMins(mlir::OpBuilder &b, mlir::Location loc,
-                                   mlir::Value scaled, mlir::Value minDot,
-                                   mlir::Value block, int64_t rows,
-                                   mlir::Value xScale) const {
-    return scaled;
-  }
   /// Declares in `module` the constants the decode reads (the IQ formats'
   /// grids), before the kernel is built: decodeStep runs while the loop nest
   /// is under construction and cannot reach the module from its builder.
@@ -190,6 +202,24 @@ createWeightDecodeEmitter(const kf::PackedLayout &layout,
                           const DotEmitter &isa);
 
 class ScaledSubBlockDot;
+class CodeBookLookup;
+
+/// How an ISA best scales sub-block dots by their integer scales
+/// (DotEmitter::getSubBlockScaleCosts), which the loop nest weighs against
+/// the dots' bounds.
+struct SubBlockScaleCosts {
+  /// The largest dotBound for which emitScaledAdd costs one instruction and
+  /// no multiply: the loop nest then splits a sub-block's dot into parts
+  /// within it, each scaled on its own, where that saves the multiply (the
+  /// lanes carry no offset). 0 when a dot is best summed whole and
+  /// multiplied once.
+  int64_t cheapScaledAddBound = 0;
+  /// Whether sub-block dots best meet their integer scales in fp32 where that
+  /// is exact (the loop nest decides by the bounds): the dot's int32 chain
+  /// read as a float and one FMA with the row's float scale, shared by the
+  /// columns, instead of emitScaledAdd.
+  bool prefersFloat = false;
+};
 
 class DotEmitter {
 public:
@@ -219,18 +249,9 @@ public:
                                     mlir::Value acc, mlir::Value dot,
                                     mlir::Value scale, int64_t dotBound,
                                     int64_t scaleBound) const;
-  /// The largest dotBound for which emitScaledAdd costs one instruction and
-  /// no multiply: the loop nest then splits a sub-block's dot into parts
-  /// within it, each scaled on its own, where that saves the multiply (the
-  /// lanes carry no offset). 0, the default, when a dot is best summed whole
-  /// and multiplied once.
-  virtual int64_t getCheapScaledAddBound() const { return 0; }
-  /// Whether sub-block dots best meet their integer scales in fp32 where that
-  /// is exact (the loop nest decides by the bounds): the dot's int32 chain
-  /// read as a float and one FMA with the row's float scale, shared by the
-  /// columns, instead of emitScaledAdd. False, the default, keeps the
-  /// integer multiply.
-  virtual bool prefersFloatSubBlockScales() const { return false; }
+  /// How the ISA best scales sub-block dots (the defaults: summed whole and
+  /// multiplied once by emitScaledAdd).
+  virtual SubBlockScaleCosts getSubBlockScaleCosts() const { return {}; }
   /// The row operand emitSumPairTimes takes for the integer factors `factor`
   /// (vector<R x i32>, each fitting int16: a K-quant's sub-block mins);
   /// computed once per row group and block and shared by the tile's columns.
@@ -307,10 +328,18 @@ public:
                                      llvm::ArrayRef<int8_t> from) const {
     return nullptr;
   }
-  /// How many indices emitCodeBookLanes looks up at once, or 0 (the default)
-  /// when the ISA has no lookup of a code book cheaper than gathering the
-  /// grid's 8-byte entries (AVX-512 with VBMI: 64).
-  virtual int64_t getCodeBookIndices() const { return 0; }
+  /// The ISA's code book lookup, or null (the default) when it has none
+  /// cheaper than gathering the grid's 8-byte entries (AVX-512 with VBMI).
+  virtual const CodeBookLookup *getCodeBookLookup() const { return nullptr; }
+};
+
+/// A lookup of IQ2_XXS's code book (DotEmitter::getCodeBookLookup).
+class CodeBookLookup {
+public:
+  virtual ~CodeBookLookup() = default;
+
+  /// How many indices emitCodeBookLanes looks up at once (AVX-512: 64).
+  virtual int64_t getCodeBookIndices() const = 0;
   /// Lanes from a book of 256 entries of eight 2-bit codes (`book`, code t in
   /// bits 2t .. 2t + 1: IQ2_XXS's grid as magnitude indices) for
   /// getCodeBookIndices() / R slots of 8 weights of the R rows: `indices` and
@@ -321,16 +350,15 @@ public:
   /// values[c] where its sign bit is set, c the code of weight 4h + t of the
   /// row's entry. The 4 values are affine over GF(2) in c (values[3] =
   /// values[0] ^ values[1] ^ values[2]), for GFNI's vgf2p8affineqb.
-  virtual void emitCodeBookLanes(mlir::OpBuilder &b, mlir::Location loc,
-                                 mlir::Value indices, mlir::Value signs,
-                                 llvm::ArrayRef<uint16_t> book,
-                                 llvm::ArrayRef<int8_t> values,
-                                 int64_t negatedFrom,
-                                 llvm::SmallVectorImpl<mlir::Value> &out) const;
+  virtual void
+  emitCodeBookLanes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value indices,
+                    mlir::Value signs, llvm::ArrayRef<uint16_t> book,
+                    llvm::ArrayRef<int8_t> values, int64_t negatedFrom,
+                    llvm::SmallVectorImpl<mlir::Value> &out) const = 0;
   /// Whether emitCodeBookMaskedLanes reads a layout stored for it (AVX-512
   /// with VBMI, GFNI and BMI2), which makes the lanes with neither an index
   /// permute nor a sign mask to build.
-  virtual bool hasCodeBookMaskedLanes() const { return false; }
+  virtual bool hasCodeBookMaskedLanes() const = 0;
   /// emitCodeBookLanes's lanes for R = 16 rows and 4 slots from IQ2_XXS's
   /// code book layout (kf/runtime/packed_layout.h): `indices` in row-pair
   /// order (qword q holds rows 2q, 2q + 1 of every slot, slot s's at bytes
@@ -340,7 +368,7 @@ public:
       mlir::OpBuilder &b, mlir::Location loc, mlir::Value indices,
       llvm::ArrayRef<mlir::Value> masks, llvm::ArrayRef<uint16_t> book,
       llvm::ArrayRef<int8_t> values, int64_t negatedFrom,
-      llvm::SmallVectorImpl<mlir::Value> &out) const;
+      llvm::SmallVectorImpl<mlir::Value> &out) const = 0;
 };
 
 /// Dots of whole sub-blocks scaled as they are computed, for decoders of whole
