@@ -510,11 +510,10 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
 
   // The mins' integer sums (formats with mins). A one-column tile adds them
   // after the block's dots: it is bound by the weights' stream, and its
-  // loads and prefetches stay in the decode's order (first, Q4_K's cold M =
-  // 1 was 3-4 % slower). A wider tile, bound by its ports and registers,
-  // adds them first, so that they are done before the chains take the
-  // registers (after, Q5_K's 8-column tile spilled 175 vector moves per
-  // block instead of 102, and ran 6-10 % slower).
+  // loads and prefetches stay in the decode's order. A wider tile, bound by
+  // its ports and registers, adds them first, so that they are done before
+  // the chains take the registers (docs/codegen-measurements.md, "The mins
+  // two sub-blocks at a time, and where a tile adds them").
   SmallVector<Value, 8> msums(width);
   if (mins && width > 1)
     mins->emitSums(operands, msums);

@@ -200,11 +200,11 @@ private:
                                      scaling->getBias()));
   }
   /// Independent int32 accumulators per column and block. A dot instruction
-  /// waits for the previous one on the same accumulator (vpdpbusd: about 5
-  /// cycles), so a narrow tile with one accumulator per column would run at
-  /// that latency, not at the dot units' throughput; splitting each column's
-  /// block dot over chains keeps about 4 in flight, wide tiles having them
-  /// already.
+  /// waits for the previous one on the same accumulator (vpdpbusd's latency,
+  /// which `kf-bench ports` measures), so a narrow tile with one accumulator
+  /// per column would run at that latency, not at the dot units' throughput;
+  /// splitting each column's block dot over chains keeps about 4 in flight,
+  /// wide tiles having them already.
   int64_t getIntChains(int64_t width) const {
     int64_t stepsPerPart = std::max<int64_t>(1, ctx.decode.getStepsPerBlock() *
                                                     partElems / ctx.blockElems);

@@ -451,8 +451,8 @@ mlir::Value emitLoad(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
 /// its weights, so LLVM may reuse a value loaded in an earlier decode step
 /// across the ordering points that keep the prefetch shares in place
 /// (`WeightPrefetch::keepOrder`), which otherwise forced each step to load
-/// its K-groups again and to repeat everything computed from them (VQ3_64's
-/// one-column block: 167 -> 152 instructions, 13 -> 7 byte bit maps).
+/// its K-groups again and to repeat everything computed from them
+/// (docs/codegen-measurements.md, "Invariant weight loads").
 /// Never for the decode-once scratch or fused-quantize columns, which the
 /// kernel itself writes.
 mlir::Value emitWeightLoad(mlir::OpBuilder &b, mlir::Location loc,
