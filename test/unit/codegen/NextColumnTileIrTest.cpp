@@ -1,5 +1,6 @@
 // The IR a kernel evaluates at run time to pick its next column tile agrees
-// with the C++ rule (kf/Tiling/ColumnTiles.h, tested in test/unit/target/tiling).
+// with the C++ rule (kf/Tiling/ColumnTiles.h, tested in
+// test/unit/target/tiling).
 #include "kf/Codegen/MatmulEmitter.h"
 #include "kf/Tiling/ColumnTiles.h"
 
