@@ -208,7 +208,7 @@ Value emitHalfToFloat(OpBuilder &b, Location loc, Value halves,
   return arith::BitcastOp::create(b, loc, f32Type, bits);
 }
 
-// The integer path, for x >= 0 (kf::fp32_to_fp16's cases): past the largest
+// The integer path, for x >= 0 (kf::fp32ToFp16's cases): past the largest
 // half it is inf; in the half normal range, dropping 13 mantissa bits with
 // ties to even; below it, a multiple of 2^-24 rounded by the float adder
 // (x * 2^24 < 2^14, so adding and removing 2^23 rounds it to an integer,
@@ -252,7 +252,7 @@ Value emitRoundToHalf(OpBuilder &b, Location loc, Value x, bool hardwareHalf) {
       result);
 }
 
-// kf::fp32_to_bf16 then back to fp32, on the integer bits: round to nearest,
+// kf::fp32ToBf16 then back to fp32, on the integer bits: round to nearest,
 // ties to even, by adding 0x7fff plus the kept part's lowest bit; a NaN is
 // truncated and made quiet instead, as the carry could turn it into an
 // infinity.

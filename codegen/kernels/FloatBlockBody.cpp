@@ -44,10 +44,10 @@ public:
         kGroups(kf::kFloatBlockRowBytes / 4) {}
 
   int64_t getBlockElems() const override {
-    return kf::packed_block_elems(spec.format);
+    return kf::packedBlockElems(spec.format);
   }
   int64_t getBlockBytes() const override {
-    return kf::packed_block_bytes(layout);
+    return kf::packedBlockBytes(layout);
   }
   int64_t getAccumulators(int64_t width) const override {
     return std::clamp<int64_t>(kProductsInFlight / width, 1, kGroups);
@@ -62,7 +62,7 @@ public:
       if (block.prefetch)
         block.prefetch(g, kGroups);
       Value lanes = emitWeightLoad(b, loc, lanesType, block.weights,
-                                   kf::packed_kgroup_offset(layout, g));
+                                   kf::packedKgroupOffset(layout, g));
       SmallVector<Value, 2> weights = dot->prepareWeights(b, loc, lanes);
       for (auto [j, xBlock] : llvm::enumerate(block.activations)) {
         SmallVector<Value, 2> x = dot->loadActivation(

@@ -155,7 +155,7 @@ private:
   /// Whether `word` is 4 bytes of one activation block, loaded as they lie.
   bool isWholeWord(const ActivationWord &word) const {
     return word.mask == 0xf &&
-           word.kOffset % ctx.act.block_elems + 4 <= ctx.act.block_elems;
+           word.kOffset % ctx.act.blockElems + 4 <= ctx.act.blockElems;
   }
 
   const PackedOrderSteps &steps;
@@ -299,7 +299,7 @@ void SubBlockMinSums::emitSums(const BlockOperands &operands,
   Value block = operands.weights;
   VectorType i32Rows = ctx.rowsOf(b.getI32Type());
   const int64_t numSubs = ctx.getSubBlocks();
-  const kf::ActivationSums &sums = ctx.act.fine_sums;
+  const kf::ActivationSums &sums = ctx.act.fineSums;
   assert(ctx.actBlocks == 1 && sums.bytes == 2 &&
          ctx.subElems == 2 * sums.elems &&
          "mins over one activation block, a sub-block's sum two int16");
@@ -408,7 +408,7 @@ IntegerBlockBody::IntegerBlockBody(
     std::unique_ptr<DotEmitter> dotEmitter)
     : decodeOwner(std::move(decodeEmitter)), dotOwner(std::move(dotEmitter)),
       ctx(b, loc, spec, *decodeOwner, *dotOwner),
-      blockBytes(kf::packed_block_bytes(spec.getWeightLayout())),
+      blockBytes(kf::packedBlockBytes(spec.getWeightLayout())),
       entry(b.getInsertionBlock()), kOrder(ctx) {
   const WeightDecodeEmitter &decode = ctx.decode;
   // Where the dot instruction takes a sub-block's scale for free and each
@@ -470,7 +470,7 @@ Value IntegerBlockBody::prepareTile(OpBuilder &, Location,
       b, loc, kBegin, kEnd, ctx.i64(1), ValueRange{},
       [&](OpBuilder &, Location, Value blk, ValueRange) {
         Value xOffset = arith::MulIOp::create(
-            b, loc, blk, ctx.i64(ctx.actBlocks * ctx.act.block_bytes));
+            b, loc, blk, ctx.i64(ctx.actBlocks * ctx.act.blockBytes));
         for (int64_t j = 0; j < width; ++j) {
           Value column = arith::AddIOp::create(b, loc, col, ctx.i64(j));
           Value xBlock = emitByteOffset(
@@ -504,7 +504,7 @@ void IntegerBlockBody::emitBlock(OpBuilder &, Location,
   for (auto [h, scales] : llvm::enumerate(xScales))
     for (Value xBlock : operands.activations) {
       Value d = emitLoad(b, loc, b.getF32Type(), xBlock,
-                         h * ctx.act.block_bytes + ctx.act.scale_offset);
+                         h * ctx.act.blockBytes + ctx.act.scaleOffset);
       scales.push_back(vector::BroadcastOp::create(b, loc, f32Rows, d));
     }
 

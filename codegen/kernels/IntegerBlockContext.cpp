@@ -27,18 +27,18 @@ IntegerBlockContext::IntegerBlockContext(OpBuilder &b, Location loc,
     : b(b), loc(loc), spec(spec), decode(decode), dot(dot),
       range(decode.getLaneRange()), correction(dot.getCorrectionOffset(range)),
       blockElems(decode.getBlockElems()), subElems(decode.getSubBlockElems()),
-      act(kf::activation_layout(spec.getActivationFormat())),
-      actBlocks(blockElems / act.block_elems) {
-  assert(blockElems % subElems == 0 && subElems % act.fine_sums.elems == 0);
-  assert(blockElems % act.block_elems == 0 &&
-         (act.block_elems % subElems == 0 || actBlocks == 1) &&
+      act(kf::activationLayout(spec.getActivationFormat())),
+      actBlocks(blockElems / act.blockElems) {
+  assert(blockElems % subElems == 0 && subElems % act.fineSums.elems == 0);
+  assert(blockElems % act.blockElems == 0 &&
+         (act.blockElems % subElems == 0 || actBlocks == 1) &&
          "a sub-block lies in one activation block");
 }
 
 Value IntegerBlockContext::emitActivationBlock(Value xBlock,
                                                int64_t kOffset) const {
   return emitByteOffset(b, loc, xBlock,
-                        kOffset / act.block_elems * act.block_bytes);
+                        kOffset / act.blockElems * act.blockBytes);
 }
 
 // The 4 activation bytes at element kOffset of the weight block, broadcast
@@ -47,7 +47,7 @@ Value IntegerBlockContext::emitActivationBlock(Value xBlock,
 Value IntegerBlockContext::emitActivation(Value xBlock, int64_t kOffset) const {
   return emitWordSplat(emitLoad(b, loc, b.getI32Type(),
                                 emitActivationBlock(xBlock, kOffset),
-                                act.quants_offset + kOffset % act.block_elems));
+                                act.quantsOffset + kOffset % act.blockElems));
 }
 
 Value IntegerBlockContext::emitWordSplat(Value word) const {
@@ -58,7 +58,7 @@ Value IntegerBlockContext::emitWordSplat(Value word) const {
 
 Value IntegerBlockContext::emitActivationByte(Value xBlock, int64_t e) const {
   return emitLoad(b, loc, b.getI8Type(), emitActivationBlock(xBlock, e),
-                  act.quants_offset + e % act.block_elems);
+                  act.quantsOffset + e % act.blockElems);
 }
 
 // The activations' sums over the sub-block added: the coarsest sums that
@@ -66,14 +66,14 @@ Value IntegerBlockContext::emitActivationByte(Value xBlock, int64_t e) const {
 // 8 for one of 8; Q8_K's int16 sums of 16).
 Value IntegerBlockContext::emitSubBlockSum(Value xBlock, int64_t sub) const {
   const kf::ActivationSums &sums =
-      subElems % act.sums.elems == 0 ? act.sums : act.fine_sums;
+      subElems % act.sums.elems == 0 ? act.sums : act.fineSums;
   Type i32 = b.getI32Type();
   Type sumType = b.getIntegerType(8 * sums.bytes);
   Value total;
   for (int64_t e = sub * subElems; e < (sub + 1) * subElems; e += sums.elems) {
     Value sum =
         emitLoad(b, loc, sumType, emitActivationBlock(xBlock, e),
-                 sums.offset + e % act.block_elems / sums.elems * sums.bytes);
+                 sums.offset + e % act.blockElems / sums.elems * sums.bytes);
     if (sumType != i32)
       sum = arith::ExtSIOp::create(b, loc, i32, sum);
     total = total ? arith::AddIOp::create(b, loc, total, sum) : sum;

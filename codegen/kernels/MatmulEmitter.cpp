@@ -158,7 +158,7 @@ buildMatmulKernel(ModuleOp module, const MatmulKernelSpec &spec,
                   entry->getArgument(4), entry->getArgument(5),
                   entry->getArgument(6)};
   std::unique_ptr<MatmulBlockBody> body =
-      kf::is_float_format(spec.format)
+      kf::isFloatFormat(spec.format)
           ? createFloatBlockBody(b, loc, spec)
           : createIntegerBlockBody(b, loc, spec, target);
   if (StringRef tuning = body->getTuningFeatures(); !tuning.empty())

@@ -47,9 +47,9 @@ std::vector<tuning::Fact> tuningFacts(kf::Format format,
                                       std::optional<kf::WeightCoding> coding,
                                       std::optional<int64_t> width) {
   std::vector<tuning::Fact> facts = {
-      {"format", std::string(kf::format_info(format).name)}};
+      {"format", std::string(kf::formatInfo(format).name)}};
   if (coding)
-    facts.push_back({"coding", std::string(kf::weight_coding_name(*coding))});
+    facts.push_back({"coding", std::string(kf::weightCodingName(*coding))});
   if (width)
     facts.push_back({"width", std::to_string(*width)});
   return facts;
@@ -90,12 +90,12 @@ std::string whyNoCodeBookLayout(KernelIsa isa,
 
 kf::WeightCoding getDefaultWeightCoding(kf::Format format, KernelIsa isa,
                                         const target::TargetInfo &target) {
-  if (kf::has_weight_coding(format, kf::WeightCoding::Ternary))
+  if (kf::hasWeightCoding(format, kf::WeightCoding::Ternary))
     return kf::WeightCoding::Ternary;
   // Where the kernels read it, the code book layout takes the index permute
   // and the sign masks' pext out of the decode (docs/codegen.md, "IQ grid
   // formats"; the figures: docs/codegen-measurements.md, "IQ grid formats").
-  if (kf::has_weight_coding(format, kf::WeightCoding::CodeBook) &&
+  if (kf::hasWeightCoding(format, kf::WeightCoding::CodeBook) &&
       hasCodeBookLayout(isa, target))
     return kf::WeightCoding::CodeBook;
   return kf::WeightCoding::File;
@@ -119,8 +119,8 @@ bool decodesOnceByDefault(kf::Format format, kf::WeightCoding coding,
 
 std::string MatmulKernelSpec::getSymbolName() const {
   return llvm::formatv("kf_matmul_{0}{1}_{2}_r{3}_c{4}_k{5}_n{6}",
-                       format_info(format).name,
-                       kf::weight_coding_suffix(coding, '_'), getIsaName(isa),
+                       formatInfo(format).name,
+                       kf::weightCodingSuffix(coding, '_'), getIsaName(isa),
                        rows, maxCols, k, n)
              .str() +
          (roundToBf16 ? "_bf16" : "") +
@@ -144,15 +144,15 @@ kf::PackedLayout MatmulKernelSpec::getWeightLayout() const {
 }
 
 int64_t MatmulKernelSpec::getWeightBytes() const {
-  return (n + rows - 1) / rows * kf::packed_group_bytes(getWeightLayout(), k);
+  return (n + rows - 1) / rows * kf::packedGroupBytes(getWeightLayout(), k);
 }
 
 kf::Format MatmulKernelSpec::getActivationFormat() const {
-  return format_info(format).dot_format;
+  return formatInfo(format).dotFormat;
 }
 
 int64_t MatmulKernelSpec::getActivationColumnBytes() const {
-  return kf::packed_activation_column_bytes(getActivationFormat(), k);
+  return kf::packedActivationColumnBytes(getActivationFormat(), k);
 }
 
 int64_t MatmulKernelSpec::getPrologueBytes() const {
@@ -163,15 +163,15 @@ int64_t MatmulKernelSpec::getDecodeScratchBytes() const {
   if (!decodeOnce)
     return 0;
   const int64_t blocks =
-      llvm::divideCeil(l1K != 0 ? l1K : k, kf::packed_block_elems(format));
+      llvm::divideCeil(l1K != 0 ? l1K : k, kf::packedBlockElems(format));
   return (l2Rows != 0 ? l2Rows : rows) * blocks *
          tiling::decodedRowBlockBytes(format);
 }
 
 std::string MatmulKernelSpec::describe() const {
   return llvm::formatv("{0}{1}/{2} r{3} c{4} [{5} x {6}]",
-                       format_info(format).name,
-                       kf::weight_coding_suffix(coding, ' '), getIsaName(isa),
+                       formatInfo(format).name,
+                       kf::weightCodingSuffix(coding, ' '), getIsaName(isa),
                        rows, maxCols, n, k)
              .str() +
          (roundToBf16 ? " bf16" : "") +
@@ -221,7 +221,7 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
     return fail(spec, "no emitter for this format, expected q8_0, q4_0, "
                       "mxfp4, q4_k, q5_k, q6_k, iq2_xxs, iq1_s, iq1_m, "
                       "fractal64, vq3_64, bf16 or f32");
-  if (!kf::has_weight_coding(spec.format, spec.coding))
+  if (!kf::hasWeightCoding(spec.format, spec.coding))
     return fail(spec, spec.coding == kf::WeightCoding::Ternary
                           ? "a ternary layout is IQ1_S's or IQ1_M's, expected "
                             "iq1_s or iq1_m weights"
@@ -230,7 +230,7 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
   if (!isaSupportsFormat(spec.isa, spec.format))
     return fail(spec, llvm::formatv("{0} has no kernels for {1} weights",
                                     getIsaName(spec.isa),
-                                    format_info(spec.format).name));
+                                    formatInfo(spec.format).name));
   if (spec.rows != 1 && spec.rows != 4 && spec.rows != 8 && spec.rows != 16)
     return fail(spec, "expected 1, 4, 8 or 16 rows per group");
   if (int64_t rows = getIsaRows(spec.isa);
@@ -239,7 +239,7 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                                     "rows = {1}",
                                     getIsaName(spec.isa), rows));
   // The float formats' rows end in a zero-padded block, so any K works.
-  if (int64_t block = format_info(spec.format).block_elems;
+  if (int64_t block = formatInfo(spec.format).blockElems;
       spec.k <= 0 || spec.k % block != 0)
     return fail(spec,
                 llvm::formatv("expected K a positive multiple of {0}", block));
@@ -248,7 +248,7 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
   if (spec.maxCols < 1 || spec.maxCols > tiling::kMaxColumnTile)
     return fail(spec, llvm::formatv("expected a widest column tile of 1 to {0}",
                                     tiling::kMaxColumnTile));
-  if (int64_t block = kf::packed_block_elems(spec.format);
+  if (int64_t block = kf::packedBlockElems(spec.format);
       spec.l1K < 0 || spec.l1K > spec.k ||
       (spec.l1K % block != 0 && spec.l1K != spec.k))
     return fail(spec, llvm::formatv("expected l1_k a multiple of {0} below "
@@ -261,7 +261,7 @@ llvm::Error verifyMatmulKernel(const MatmulKernelSpec &spec,
                 llvm::formatv("a fused quantization packs {0} bytes on "
                               "the stack, expected at most {1}",
                               spec.getPrologueBytes(), kMaxPrologueBytes));
-  if (spec.decodeOnce && kf::is_float_format(spec.format))
+  if (spec.decodeOnce && kf::isFloatFormat(spec.format))
     return fail(spec, "decode once needs a quantized format, whose weights "
                       "are decoded");
   if (spec.decodeOnce && spec.l1K == 0 && spec.l2Rows == 0)

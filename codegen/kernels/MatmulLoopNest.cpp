@@ -82,8 +82,8 @@ public:
         blockKBlocks(spec.l1K != 0 ? llvm::divideCeil(spec.l1K, blockElems)
                                    : kBlocks),
         blockRowGroups(spec.l2Rows != 0 ? spec.l2Rows / spec.rows : 1),
-        act(kf::activation_layout(spec.getActivationFormat())) {
-    assert(blockElems % act.block_elems == 0 &&
+        act(kf::activationLayout(spec.getActivationFormat())) {
+    assert(blockElems % act.blockElems == 0 &&
            "a weight block covers whole activation blocks");
   }
 
@@ -376,7 +376,7 @@ void MatmulLoopNest::emitTileGroup(const KernelArgs &args, int64_t width,
         // A weight block may span several activation blocks (FRACTAL64's
         // and VQ3_64's 64 weights, two Q8_0 blocks); xBlocks is the first.
         Value xOffset = arith::MulIOp::create(
-            b, loc, blk, i64(blockElems / act.block_elems * act.block_bytes));
+            b, loc, blk, i64(blockElems / act.blockElems * act.blockBytes));
         SmallVector<Value, 8> xBlocks;
         for (Value column : xColumns)
           xBlocks.push_back(emitByteOffset(b, loc, column, xOffset));

@@ -17,7 +17,7 @@
 // that). The same single IEEE operations as the reference.
 //
 // BF16 and F32 (the float kernels' activations): each element rounded to the
-// nearest bf16 (ties to even, NaNs kept quiet: kf::fp32_to_bf16) or copied,
+// nearest bf16 (ties to even, NaNs kept quiet: kf::fp32ToBf16) or copied,
 // and the column's last block padded with zeros.
 //
 //===----------------------------------------------------------------------===//
@@ -42,18 +42,18 @@ using namespace mlir;
 namespace kf::codegen {
 
 std::string QuantizeKernelSpec::getSymbolName() const {
-  return llvm::formatv("kf_quantize_{0}_k{1}", format_info(activation).name, k)
+  return llvm::formatv("kf_quantize_{0}_k{1}", formatInfo(activation).name, k)
       .str();
 }
 
 std::string QuantizeKernelSpec::describe() const {
   return llvm::formatv("{0} activation quantizer [K = {1}]",
-                       format_info(activation).name, k)
+                       formatInfo(activation).name, k)
       .str();
 }
 
 llvm::Error verifyQuantizeKernel(const QuantizeKernelSpec &spec) {
-  if (kf::is_float_format(spec.activation)) {
+  if (kf::isFloatFormat(spec.activation)) {
     if (spec.k <= 0)
       return llvm::createStringError(spec.describe() + ": expected K > 0");
     return llvm::Error::success();
@@ -62,7 +62,7 @@ llvm::Error verifyQuantizeKernel(const QuantizeKernelSpec &spec) {
       spec.activation != kf::Format::Q8_K)
     return llvm::createStringError(
         spec.describe() + ": expected q8_0, q8_k, bf16 or f32 activations");
-  int64_t block = kf::activation_layout(spec.activation).block_elems;
+  int64_t block = kf::activationLayout(spec.activation).blockElems;
   if (spec.k <= 0 || spec.k % block != 0)
     return llvm::createStringError(
         spec.describe() +
@@ -260,7 +260,7 @@ void emitQ8KBlock(OpBuilder &b, Location loc, Value in, Value out) {
 
 /// `elems` floats at `in` (at most a block) as the float activation format
 /// `format` at `out`: rounded to bf16 (the top halves of
-/// kf::bf16_to_fp32(kf::fp32_to_bf16(x))) or as they are.
+/// kf::bf16ToFp32(kf::fp32ToBf16(x))) or as they are.
 void emitFloatElements(OpBuilder &b, Location loc, Value in, Value out,
                        kf::Format format, int64_t elems) {
   auto floats = VectorType::get({elems}, b.getF32Type());
@@ -289,13 +289,13 @@ void emitQuantizeColumns(OpBuilder &b, Location loc,
     return arith::ConstantIntOp::create(b, loc, i64, v);
   };
   const bool hardwareHalf = hasHardwareHalf(target);
-  const ActivationLayout act = activation_layout(spec.activation);
+  const ActivationLayout act = activationLayout(spec.activation);
   const int64_t columnBytes =
-      packed_activation_column_bytes(spec.activation, spec.k);
-  const bool isFloat = is_float_format(spec.activation);
+      packedActivationColumnBytes(spec.activation, spec.k);
+  const bool isFloat = isFloatFormat(spec.activation);
   // Only the float formats have a partial last block (K a multiple of the
   // block otherwise).
-  const int64_t tail = spec.k % act.block_elems;
+  const int64_t tail = spec.k % act.blockElems;
   scf::ForOp::create(
       b, loc, constant(0), m, constant(1), ValueRange{},
       [&](OpBuilder &, Location, Value j, ValueRange) {
@@ -307,20 +307,18 @@ void emitQuantizeColumns(OpBuilder &b, Location loc,
             b, loc, packed,
             arith::MulIOp::create(b, loc, j, constant(columnBytes)));
         scf::ForOp::create(
-            b, loc, constant(0), constant(spec.k / act.block_elems),
-            constant(1), ValueRange{},
-            [&](OpBuilder &, Location, Value blk, ValueRange) {
+            b, loc, constant(0), constant(spec.k / act.blockElems), constant(1),
+            ValueRange{}, [&](OpBuilder &, Location, Value blk, ValueRange) {
               Value blockIn = emitByteOffset(
                   b, loc, in,
                   arith::MulIOp::create(b, loc, blk,
-                                        constant(4 * act.block_elems)));
-              Value blockOut =
-                  emitByteOffset(b, loc, out,
-                                 arith::MulIOp::create(
-                                     b, loc, blk, constant(act.block_bytes)));
+                                        constant(4 * act.blockElems)));
+              Value blockOut = emitByteOffset(
+                  b, loc, out,
+                  arith::MulIOp::create(b, loc, blk, constant(act.blockBytes)));
               if (isFloat)
                 emitFloatElements(b, loc, blockIn, blockOut, spec.activation,
-                                  act.block_elems);
+                                  act.blockElems);
               else if (spec.activation == kf::Format::Q8_K)
                 emitQ8KBlock(b, loc, blockIn, blockOut);
               else
@@ -329,13 +327,13 @@ void emitQuantizeColumns(OpBuilder &b, Location loc,
             });
         if (tail != 0) {
           // The last block: zeros, then the tail's elements over them.
-          const int64_t full = spec.k / act.block_elems;
-          Value blockOut = emitByteOffset(b, loc, out, full * act.block_bytes);
-          auto words = VectorType::get({act.block_bytes / 4}, b.getI32Type());
+          const int64_t full = spec.k / act.blockElems;
+          Value blockOut = emitByteOffset(b, loc, out, full * act.blockBytes);
+          auto words = VectorType::get({act.blockBytes / 4}, b.getI32Type());
           LLVM::StoreOp::create(b, loc, emitSplat(b, loc, words, 0), blockOut,
                                 1);
           emitFloatElements(
-              b, loc, emitByteOffset(b, loc, in, 4 * full * act.block_elems),
+              b, loc, emitByteOffset(b, loc, in, 4 * full * act.blockElems),
               blockOut, spec.activation, tail);
         }
         scf::YieldOp::create(b, loc);

@@ -251,7 +251,7 @@ SubBlockChains::SubBlockChains(const IntegerBlockContext &ctx)
     partElems = ctx.subElems;
   const int64_t dotBound = partElems * maxWeight * 127;
   const int64_t partsPerSum =
-      std::min(ctx.blockElems, ctx.act.block_elems) / partElems;
+      std::min(ctx.blockElems, ctx.act.blockElems) / partElems;
   if (costs.prefersFloat && ctx.subElems < ctx.blockElems &&
       dotBound > cheapBound && dotBound < (int64_t(1) << 22) &&
       partsPerSum * dotBound * ctx.decode.getSubBlockScaleBound() <
@@ -311,7 +311,7 @@ void SubBlockChains::emitSums(const BlockOperands &operands,
     const int64_t sub = index * partElems / ctx.subElems;
     scaling->prepare(block, sub);
     for (auto [columnChains, isum] : llvm::zip_equal(
-             part.chains, isums[index * partElems / ctx.act.block_elems])) {
+             part.chains, isums[index * partElems / ctx.act.blockElems])) {
       Value iacc = columnChains.front();
       for (Value chain : ArrayRef(columnChains).drop_front())
         iacc = arith::AddIOp::create(b, loc, iacc, chain);
@@ -403,9 +403,9 @@ void ScaledSubBlocks::emitSums(const BlockOperands &operands,
   };
 
   if (ctx.correction != 0) {
-    const kf::ActivationSums &sums = act.fine_sums;
+    const kf::ActivationSums &sums = act.fineSums;
     assert(sums.elems == subElems && sums.bytes == 2 &&
-           act.block_elems % (2 * subElems) == 0 &&
+           act.blockElems % (2 * subElems) == 0 &&
            "one int16 sum per sub-block, pairs in one activation block");
     auto pairType = VectorType::get({2 * ctx.spec.rows}, b.getI16Type());
     for (int64_t index = 0; index < numSubs; index += 2) {
@@ -418,10 +418,10 @@ void ScaledSubBlocks::emitSums(const BlockOperands &operands,
                                 emitSplat(b, loc, pairType, -ctx.correction)));
       const int64_t e = index * subElems;
       for (auto [xBlock, isum] :
-           llvm::zip_equal(xBlocks, isums[e / act.block_elems])) {
+           llvm::zip_equal(xBlocks, isums[e / act.blockElems])) {
         Value sumPair = emitLoad(
             b, loc, b.getI32Type(), ctx.emitActivationBlock(xBlock, e),
-            sums.offset + e % act.block_elems / sums.elems * sums.bytes);
+            sums.offset + e % act.blockElems / sums.elems * sums.bytes);
         Value columnPair =
             vector::BroadcastOp::create(b, loc, i32Rows, sumPair);
         addTo(isum, [&](Value acc) {
@@ -448,7 +448,7 @@ void ScaledSubBlocks::emitSums(const BlockOperands &operands,
       if (!operand)
         operand = scaledDot.prepareScale(b, loc, scaleOf(index));
       for (auto [j, isum] :
-           llvm::enumerate(isums[index * subElems / act.block_elems])) {
+           llvm::enumerate(isums[index * subElems / act.blockElems])) {
         acts.clear();
         for (size_t i = first; i < end; ++i)
           acts.push_back(lanes.emitActivation(operands, j, decoded[i]));

@@ -128,7 +128,7 @@ llvm::hash_code mlir::kf::hash_value(const PackedLayout &layout) {
 
 std::string mlir::kf::stringifyPackedLayout(const PackedLayout &layout) {
   return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows) +
-          ::kf::weight_coding_suffix(layout.coding))
+          ::kf::weightCodingSuffix(layout.coding))
       .str();
 }
 
@@ -141,7 +141,7 @@ FailureOr<PackedLayout> mlir::kf::parsePackedLayout(AsmParser &parser) {
   ::kf::WeightCoding coding = ::kf::WeightCoding::File;
   for (::kf::WeightCoding c : ::kf::kWeightCodings)
     if (c != ::kf::WeightCoding::File &&
-        keyword.consume_back(::kf::weight_coding_suffix(c))) {
+        keyword.consume_back(::kf::weightCodingSuffix(c))) {
       coding = c;
       break;
     }
@@ -239,12 +239,12 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ActivationQuantize quantize,
                                  WeightDecode decode) {
   const ::kf::FormatInfo &format =
-      ::kf::format_info(static_cast<::kf::Format>(layout.format));
+      ::kf::formatInfo(static_cast<::kf::Format>(layout.format));
   if (format.role != ::kf::FormatRole::Weight)
     return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)
                        << ": " << format.name
                        << " is not a weight format a matmul multiplies by";
-  if (!::kf::has_weight_coding(format.format, layout.coding))
+  if (!::kf::hasWeightCoding(format.format, layout.coding))
     return emitError() << "#kf.kernel: layout " << stringifyPackedLayout(layout)
                        << ": "
                        << (layout.coding == ::kf::WeightCoding::Ternary
@@ -298,11 +298,11 @@ LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#kf.kernel: l2_rows = " << *l2Rows
                        << " must be a positive multiple of the layout's "
                        << layout.rows << " rows";
-  if (l1K && (*l1K <= 0 || *l1K % format.block_elems != 0))
+  if (l1K && (*l1K <= 0 || *l1K % format.blockElems != 0))
     return emitError() << "#kf.kernel: l1_k = " << *l1K
                        << " must be a positive multiple of " << format.name
-                       << "'s block of " << format.block_elems;
-  if (decode == WeightDecode::once && ::kf::is_float_format(format.format))
+                       << "'s block of " << format.blockElems;
+  if (decode == WeightDecode::once && ::kf::isFloatFormat(format.format))
     return emitError() << "#kf.kernel: decode = once needs a quantized "
                           "format, whose weights are decoded; "
                        << format.name << " is not";

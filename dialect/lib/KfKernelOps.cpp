@@ -22,15 +22,15 @@ namespace {
 /// F32).
 bool hasPackedActivations(::kf::Format format) {
   return format == ::kf::Format::Q8_0 || format == ::kf::Format::Q8_K ||
-         ::kf::is_float_format(format);
+         ::kf::isFloatFormat(format);
 }
 
 /// The K a row of packed `format` activations must be a multiple of: the
 /// block, or 1 for the float formats (their last block is padded).
 int64_t packedActivationGranule(::kf::Format format) {
-  return ::kf::is_float_format(format)
+  return ::kf::isFloatFormat(format)
              ? 1
-             : ::kf::activation_layout(format).block_elems;
+             : ::kf::activationLayout(format).blockElems;
 }
 
 /// Checks that `weight` is a weight whose format takes packed activations,
@@ -40,11 +40,11 @@ FailureOr<int64_t> checkPackedWeight(Operation *op, QWeightType weight) {
   if (failed(checkFloatWeight(op, "weight", weight)))
     return failure();
   auto format = static_cast<::kf::Format>(weight.getFormat());
-  ::kf::Format activation = ::kf::format_info(format).dot_format;
+  ::kf::Format activation = ::kf::formatInfo(format).dotFormat;
   if (!hasPackedActivations(activation))
     return op->emitOpError()
            << "weight format " << stringifyFormat(weight.getFormat())
-           << " takes " << ::kf::format_info(activation).name
+           << " takes " << ::kf::formatInfo(activation).name
            << " activations, expected a format that takes q8_0, q8_k, bf16 "
               "or f32 (the packed activations' blocks)";
   int64_t k = weight.getCols();
@@ -52,7 +52,7 @@ FailureOr<int64_t> checkPackedWeight(Operation *op, QWeightType weight) {
   if (k % block != 0)
     return op->emitOpError()
            << "weight has K = " << k << ", expected a multiple of " << block;
-  return ::kf::packed_activation_column_bytes(activation, k);
+  return ::kf::packedActivationColumnBytes(activation, k);
 }
 
 /// The kf.kernel decisions a kernel op was built from, or null after
@@ -149,7 +149,7 @@ LogicalResult QuantizeActivationsOp::verify() {
     return emitOpError() << "input has K = " << *k
                          << " columns, expected a multiple of " << block;
   SmallVector<int64_t> packed(getInput().getType().getShape());
-  packed.back() = ::kf::packed_activation_column_bytes(format, *k);
+  packed.back() = ::kf::packedActivationColumnBytes(format, *k);
   return checkShape(*this, "result", getType(), packed);
 }
 

@@ -12,7 +12,7 @@ namespace {
 /// The runtime's table row for a dialect format. Both enums are generated from
 /// formats.def with the ggml type id as value, so the cast is the mapping.
 const ::kf::FormatInfo &formatInfo(Format format) {
-  return ::kf::format_info(static_cast<::kf::Format>(format));
+  return ::kf::formatInfo(static_cast<::kf::Format>(format));
 }
 
 } // namespace
@@ -28,7 +28,7 @@ FailureOr<Format> mlir::kf::parseFormat(AsmParser &parser) {
                             << "unknown format '" << keyword
                             << "' (expected one of ";
   llvm::interleaveComma(
-      ::kf::all_formats(), diag,
+      ::kf::allFormats(), diag,
       [&](const ::kf::FormatInfo &info) { diag << info.name; });
   diag << ")";
   return failure();
@@ -48,11 +48,11 @@ LogicalResult QWeightType::verify(function_ref<InFlightDiagnostic()> emitError,
     if (d <= 0)
       return emitError() << "!kf.qweight: dimensions must be positive, got "
                          << d;
-  if (shape.back() % info.block_elems != 0)
+  if (shape.back() % info.blockElems != 0)
     return emitError() << "!kf.qweight: " << info.name
-                       << " stores rows in blocks of " << info.block_elems
+                       << " stores rows in blocks of " << info.blockElems
                        << ", but cols = " << shape.back()
-                       << " is not a multiple of " << info.block_elems;
+                       << " is not a multiple of " << info.blockElems;
   return success();
 }
 
@@ -65,7 +65,7 @@ uint64_t QWeightType::getSizeInBytes() const {
   for (int64_t d : getShape().drop_back())
     rows *= static_cast<uint64_t>(d);
   return rows *
-         *::kf::row_bytes(static_cast<::kf::Format>(getFormat()), getCols());
+         *::kf::rowBytes(static_cast<::kf::Format>(getFormat()), getCols());
 }
 
 namespace {

@@ -70,8 +70,8 @@ constexpr float kDefaultRopeBase = 10000;
 constexpr float kDefaultYarnBetaFast = 32;
 constexpr float kDefaultYarnBetaSlow = 1;
 
-std::string model_key(std::string_view suffix) {
-  return absl::StrCat(to_absl(kArchitecture), ".", to_absl(suffix));
+std::string modelKey(std::string_view suffix) {
+  return absl::StrCat(toAbsl(kArchitecture), ".", toAbsl(suffix));
 }
 
 // Typed reads of one file's keys, and its one-line errors.
@@ -83,17 +83,17 @@ public:
     return file_.get<T>(key);
   }
   template <typename T> absl::StatusOr<T> model(std::string_view suffix) const {
-    return file_.get<T>(model_key(suffix));
+    return file_.get<T>(modelKey(suffix));
   }
   // The value of an optional model key, or `fallback` when it is absent.
   template <typename T>
-  absl::StatusOr<T> model_or(std::string_view suffix, T fallback) const {
-    if (!file_.find(model_key(suffix)))
+  absl::StatusOr<T> modelOr(std::string_view suffix, T fallback) const {
+    if (!file_.find(modelKey(suffix)))
       return fallback;
     return model<T>(suffix);
   }
-  bool has_model(std::string_view suffix) const {
-    return file_.find(model_key(suffix)) != nullptr;
+  bool hasModel(std::string_view suffix) const {
+    return file_.find(modelKey(suffix)) != nullptr;
   }
 
   // "FILE: key 'K' is V, expected WHAT".
@@ -102,29 +102,29 @@ public:
                        std::string_view expected) const {
     return absl::InvalidArgumentError(
         absl::StrCat(file_.name(), ": key ", gguf::quoted(key), " is ", value,
-                     ", expected ", to_absl(expected)));
+                     ", expected ", toAbsl(expected)));
   }
   template <typename V>
-  absl::Status invalid_model(std::string_view suffix, const V &value,
-                             std::string_view expected) const {
-    return invalid(model_key(suffix), value, expected);
+  absl::Status invalidModel(std::string_view suffix, const V &value,
+                            std::string_view expected) const {
+    return invalid(modelKey(suffix), value, expected);
   }
 
   // A model key that must be at least 1.
   absl::StatusOr<uint32_t> positive(std::string_view suffix) const {
     KF_ASSIGN_OR_RETURN(uint32_t value, model<uint32_t>(suffix));
     if (value == 0)
-      return invalid_model(suffix, value, "at least 1");
+      return invalidModel(suffix, value, "at least 1");
     return value;
   }
 
   // A scalar float32, or an array of exactly `layers` of them, as llama.cpp's
   // get_key_or_arr reads swiglu_clamp_exp.
-  absl::StatusOr<std::vector<float>> per_layer(std::string_view suffix,
-                                               uint32_t layers) const {
-    std::string key = model_key(suffix);
+  absl::StatusOr<std::vector<float>> perLayer(std::string_view suffix,
+                                              uint32_t layers) const {
+    std::string key = modelKey(suffix);
     const gguf::Value *value = file_.find(key);
-    if (value && value->is_array()) {
+    if (value && value->isArray()) {
       KF_ASSIGN_OR_RETURN(std::span<const float> values,
                           file_.get<std::span<const float>>(key));
       if (values.size() != layers)
@@ -140,8 +140,8 @@ public:
 
   // attention.compress_ratios: INT32 or UINT32, at least `layers` values
   // (llama.cpp's files carry the MTP stages' too), each 0, 4 or 128.
-  absl::StatusOr<std::vector<uint32_t>> compress_ratios(uint32_t layers) const {
-    std::string key = model_key(kCompressRatios);
+  absl::StatusOr<std::vector<uint32_t>> compressRatios(uint32_t layers) const {
+    std::string key = modelKey(kCompressRatios);
     const gguf::Value *value = file_.find(key);
     if (!value)
       return file_.get<std::span<const uint32_t>>(key).status();
@@ -153,7 +153,7 @@ public:
     else
       return absl::InvalidArgumentError(absl::StrCat(
           file_.name(), ": key ", gguf::quoted(key), " has type ",
-          value->type_description(), ", expected array of uint32 or int32"));
+          value->typeDescription(), ", expected array of uint32 or int32"));
     if (ratios.size() < layers)
       return absl::InvalidArgumentError(absl::StrCat(
           file_.name(), ": key ", gguf::quoted(key), " has ", ratios.size(),
@@ -175,242 +175,237 @@ private:
 };
 
 // The keys that describe the vocabulary: its size and special tokens.
-absl::Status read_vocabulary(const Keys &keys, const gguf::File &file,
-                             Config &c) {
+absl::Status readVocabulary(const Keys &keys, const gguf::File &file,
+                            Config &c) {
   // llama.cpp refuses a file without a tokenizer model; which one it is
   // concerns the tokenizer, not the forward pass.
   KF_RETURN_IF_ERROR(keys.get<std::string_view>(kTokenizerModel).status());
-  std::optional<uint32_t> vocab_size;
-  if (keys.has_model(kVocabSize)) {
-    KF_ASSIGN_OR_RETURN(vocab_size, keys.model<uint32_t>(kVocabSize));
+  std::optional<uint32_t> vocabSize;
+  if (keys.hasModel(kVocabSize)) {
+    KF_ASSIGN_OR_RETURN(vocabSize, keys.model<uint32_t>(kVocabSize));
   }
   if (file.find(kTokenizerTokens)) {
     KF_ASSIGN_OR_RETURN(
         std::span<const std::string> tokens,
         keys.get<std::span<const std::string>>(kTokenizerTokens));
-    if (vocab_size && *vocab_size != tokens.size())
-      return keys.invalid_model(kVocabSize, *vocab_size,
-                                absl::StrCat(tokens.size(), ", the length of ",
-                                             gguf::quoted(kTokenizerTokens)));
-    c.n_vocab = static_cast<uint32_t>(tokens.size());
-  } else if (vocab_size) {
-    c.n_vocab = *vocab_size;
+    if (vocabSize && *vocabSize != tokens.size())
+      return keys.invalidModel(kVocabSize, *vocabSize,
+                               absl::StrCat(tokens.size(), ", the length of ",
+                                            gguf::quoted(kTokenizerTokens)));
+    c.nVocab = static_cast<uint32_t>(tokens.size());
+  } else if (vocabSize) {
+    c.nVocab = *vocabSize;
   } else {
     return absl::NotFoundError(absl::StrCat(
-        file.name(), ": no key ", gguf::quoted(model_key(kVocabSize)),
+        file.name(), ": no key ", gguf::quoted(modelKey(kVocabSize)),
         " and no ", gguf::quoted(kTokenizerTokens),
         ": the vocabulary size is unknown"));
   }
-  if (c.n_vocab == 0)
-    return keys.invalid_model(kVocabSize, 0, "at least 1");
-  for (auto [key, token] : {std::pair{kBosToken, &c.bos_token},
-                            std::pair{kEosToken, &c.eos_token}}) {
+  if (c.nVocab == 0)
+    return keys.invalidModel(kVocabSize, 0, "at least 1");
+  for (auto [key, token] :
+       {std::pair{kBosToken, &c.bosToken}, std::pair{kEosToken, &c.eosToken}}) {
     if (!file.find(key))
       continue;
     KF_ASSIGN_OR_RETURN(uint32_t id, keys.get<uint32_t>(key));
-    if (id >= c.n_vocab)
-      return keys.invalid(key, id,
-                          absl::StrCat("a token id below ", c.n_vocab));
+    if (id >= c.nVocab)
+      return keys.invalid(key, id, absl::StrCat("a token id below ", c.nVocab));
     *token = id;
   }
   return absl::OkStatus();
 }
 
-absl::Status read_attention(const Keys &keys, Config &c) {
-  KF_ASSIGN_OR_RETURN(c.n_head, keys.positive(kHeadCount));
-  KF_ASSIGN_OR_RETURN(uint32_t kv_heads, keys.model<uint32_t>(kHeadCountKv));
-  if (kv_heads != 1)
-    return keys.invalid_model(kHeadCountKv, kv_heads,
-                              "1 (DeepSeek-V4 has one KV latent)");
-  KF_ASSIGN_OR_RETURN(c.head_dim, keys.positive(kKeyLength));
-  KF_ASSIGN_OR_RETURN(uint32_t value_length,
-                      keys.model<uint32_t>(kValueLength));
-  if (value_length != c.head_dim)
-    return keys.invalid_model(
-        kValueLength, value_length,
-        absl::StrCat(c.head_dim, ", the key length (K and V are one latent)"));
-  KF_ASSIGN_OR_RETURN(c.q_lora_rank, keys.positive(kQLoraRank));
-  KF_ASSIGN_OR_RETURN(c.o_groups, keys.positive(kOutputGroups));
-  if (c.n_head % c.o_groups != 0)
-    return keys.invalid_model(
-        kOutputGroups, c.o_groups,
-        absl::StrCat("a divisor of the ", c.n_head, " heads"));
-  KF_ASSIGN_OR_RETURN(c.o_lora_rank, keys.positive(kOutputLoraRank));
+absl::Status readAttention(const Keys &keys, Config &c) {
+  KF_ASSIGN_OR_RETURN(c.nHead, keys.positive(kHeadCount));
+  KF_ASSIGN_OR_RETURN(uint32_t kvHeads, keys.model<uint32_t>(kHeadCountKv));
+  if (kvHeads != 1)
+    return keys.invalidModel(kHeadCountKv, kvHeads,
+                             "1 (DeepSeek-V4 has one KV latent)");
+  KF_ASSIGN_OR_RETURN(c.headDim, keys.positive(kKeyLength));
+  KF_ASSIGN_OR_RETURN(uint32_t valueLength, keys.model<uint32_t>(kValueLength));
+  if (valueLength != c.headDim)
+    return keys.invalidModel(
+        kValueLength, valueLength,
+        absl::StrCat(c.headDim, ", the key length (K and V are one latent)"));
+  KF_ASSIGN_OR_RETURN(c.qLoraRank, keys.positive(kQLoraRank));
+  KF_ASSIGN_OR_RETURN(c.oGroups, keys.positive(kOutputGroups));
+  if (c.nHead % c.oGroups != 0)
+    return keys.invalidModel(
+        kOutputGroups, c.oGroups,
+        absl::StrCat("a divisor of the ", c.nHead, " heads"));
+  KF_ASSIGN_OR_RETURN(c.oLoraRank, keys.positive(kOutputLoraRank));
   KF_ASSIGN_OR_RETURN(c.window, keys.positive(kSlidingWindow));
-  KF_ASSIGN_OR_RETURN(c.compress_ratios, keys.compress_ratios(c.n_layer));
-  KF_ASSIGN_OR_RETURN(c.indexer_heads, keys.positive(kIndexerHeads));
-  KF_ASSIGN_OR_RETURN(c.indexer_head_dim, keys.positive(kIndexerHeadDim));
-  if (!std::has_single_bit(c.indexer_head_dim))
-    return keys.invalid_model(
-        kIndexerHeadDim, c.indexer_head_dim,
+  KF_ASSIGN_OR_RETURN(c.compressRatios, keys.compressRatios(c.nLayer));
+  KF_ASSIGN_OR_RETURN(c.indexerHeads, keys.positive(kIndexerHeads));
+  KF_ASSIGN_OR_RETURN(c.indexerHeadDim, keys.positive(kIndexerHeadDim));
+  if (!std::has_single_bit(c.indexerHeadDim))
+    return keys.invalidModel(
+        kIndexerHeadDim, c.indexerHeadDim,
         "a power of two (the indexer's Hadamard transform)");
-  KF_ASSIGN_OR_RETURN(c.indexer_top_k, keys.positive(kIndexerTopK));
+  KF_ASSIGN_OR_RETURN(c.indexerTopK, keys.positive(kIndexerTopK));
   return absl::OkStatus();
 }
 
-absl::Status read_rope(const Keys &keys, Config &c) {
-  KF_ASSIGN_OR_RETURN(c.rope_dim, keys.positive(kRopeDim));
+absl::Status readRope(const Keys &keys, Config &c) {
+  KF_ASSIGN_OR_RETURN(c.ropeDim, keys.positive(kRopeDim));
   // Heads and compressed entries keep dims that do not rotate: the FP8
   // simulation and the indexer's pooled keys act on them (model §4.2-§4.4,
   // docs/models/deepseek_v4_model.md).
-  uint32_t narrowest = std::min(c.head_dim, c.indexer_head_dim);
-  if (c.rope_dim % 2 != 0 || c.rope_dim >= narrowest)
-    return keys.invalid_model(
-        kRopeDim, c.rope_dim,
+  uint32_t narrowest = std::min(c.headDim, c.indexerHeadDim);
+  if (c.ropeDim % 2 != 0 || c.ropeDim >= narrowest)
+    return keys.invalidModel(
+        kRopeDim, c.ropeDim,
         absl::StrCat("an even number of dimensions, fewer than ", narrowest,
                      " (the head and indexer key lengths)"));
-  KF_ASSIGN_OR_RETURN(c.rope_base, keys.model_or(kRopeBase, kDefaultRopeBase));
-  KF_ASSIGN_OR_RETURN(c.compress_rope_base,
-                      keys.model<float>(kCompressRopeBase));
+  KF_ASSIGN_OR_RETURN(c.ropeBase, keys.modelOr(kRopeBase, kDefaultRopeBase));
+  KF_ASSIGN_OR_RETURN(c.compressRopeBase, keys.model<float>(kCompressRopeBase));
   // Without the type llama.cpp applies linear scaling, without the factor
   // or the original length none: both load and give wrong logits.
   KF_ASSIGN_OR_RETURN(std::string_view scaling,
                       keys.model<std::string_view>(kRopeScalingType));
   if (scaling != "yarn")
-    return keys.invalid_model(kRopeScalingType,
-                              absl::StrCat("\"", to_absl(scaling), "\""),
-                              "\"yarn\"");
-  KF_ASSIGN_OR_RETURN(c.yarn_factor, keys.model<float>(kYarnFactor));
-  KF_ASSIGN_OR_RETURN(c.yarn_original_context,
+    return keys.invalidModel(kRopeScalingType,
+                             absl::StrCat("\"", toAbsl(scaling), "\""),
+                             "\"yarn\"");
+  KF_ASSIGN_OR_RETURN(c.yarnFactor, keys.model<float>(kYarnFactor));
+  KF_ASSIGN_OR_RETURN(c.yarnOriginalContext,
                       keys.positive(kYarnOriginalContext));
-  KF_ASSIGN_OR_RETURN(c.yarn_beta_fast,
-                      keys.model_or(kYarnBetaFast, kDefaultYarnBetaFast));
-  KF_ASSIGN_OR_RETURN(c.yarn_beta_slow,
-                      keys.model_or(kYarnBetaSlow, kDefaultYarnBetaSlow));
+  KF_ASSIGN_OR_RETURN(c.yarnBetaFast,
+                      keys.modelOr(kYarnBetaFast, kDefaultYarnBetaFast));
+  KF_ASSIGN_OR_RETURN(c.yarnBetaSlow,
+                      keys.modelOr(kYarnBetaSlow, kDefaultYarnBetaSlow));
   return absl::OkStatus();
 }
 
-absl::Status read_hyper_connections(const Keys &keys, Config &c) {
+absl::Status readHyperConnections(const Keys &keys, Config &c) {
   KF_ASSIGN_OR_RETURN(c.hc, keys.positive(kHcCount));
-  KF_ASSIGN_OR_RETURN(c.sinkhorn_iterations,
+  KF_ASSIGN_OR_RETURN(c.sinkhornIterations,
                       keys.positive(kHcSinkhornIterations));
-  KF_ASSIGN_OR_RETURN(c.hc_eps, keys.model<float>(kHcEps));
-  KF_ASSIGN_OR_RETURN(c.norm_eps, keys.model<float>(kNormEps));
-  if (keys.has_model(kEmbeddingLengthOut)) {
+  KF_ASSIGN_OR_RETURN(c.hcEps, keys.model<float>(kHcEps));
+  KF_ASSIGN_OR_RETURN(c.normEps, keys.model<float>(kNormEps));
+  if (keys.hasModel(kEmbeddingLengthOut)) {
     KF_ASSIGN_OR_RETURN(uint32_t out,
                         keys.model<uint32_t>(kEmbeddingLengthOut));
-    if (out != c.hc * c.n_embd)
-      return keys.invalid_model(
+    if (out != c.hc * c.nEmbd)
+      return keys.invalidModel(
           kEmbeddingLengthOut, out,
-          absl::StrCat(c.hc * c.n_embd, " (streams times embedding length)"));
+          absl::StrCat(c.hc * c.nEmbd, " (streams times embedding length)"));
   }
   return absl::OkStatus();
 }
 
-absl::Status read_experts(const Keys &keys, Config &c) {
-  KF_ASSIGN_OR_RETURN(c.n_expert, keys.positive(kExpertCount));
-  KF_ASSIGN_OR_RETURN(c.n_expert_used, keys.positive(kExpertUsedCount));
-  if (c.n_expert_used > c.n_expert)
-    return keys.invalid_model(
-        kExpertUsedCount, c.n_expert_used,
-        absl::StrCat("at most the ", c.n_expert, " experts"));
-  KF_ASSIGN_OR_RETURN(c.n_expert_shared, keys.positive(kExpertSharedCount));
-  KF_ASSIGN_OR_RETURN(c.n_ff_exp, keys.positive(kExpertFfLength));
-  KF_ASSIGN_OR_RETURN(c.route_scale, keys.model<float>(kExpertWeightsScale));
-  KF_ASSIGN_OR_RETURN(c.normalize_weights,
-                      keys.model<bool>(kExpertWeightsNorm));
+absl::Status readExperts(const Keys &keys, Config &c) {
+  KF_ASSIGN_OR_RETURN(c.nExpert, keys.positive(kExpertCount));
+  KF_ASSIGN_OR_RETURN(c.nExpertUsed, keys.positive(kExpertUsedCount));
+  if (c.nExpertUsed > c.nExpert)
+    return keys.invalidModel(
+        kExpertUsedCount, c.nExpertUsed,
+        absl::StrCat("at most the ", c.nExpert, " experts"));
+  KF_ASSIGN_OR_RETURN(c.nExpertShared, keys.positive(kExpertSharedCount));
+  KF_ASSIGN_OR_RETURN(c.nFfExp, keys.positive(kExpertFfLength));
+  KF_ASSIGN_OR_RETURN(c.routeScale, keys.model<float>(kExpertWeightsScale));
+  KF_ASSIGN_OR_RETURN(c.normalizeWeights, keys.model<bool>(kExpertWeightsNorm));
   KF_ASSIGN_OR_RETURN(uint32_t gating, keys.model<uint32_t>(kExpertGatingFunc));
   if (gating != kSqrtSoftplusGating)
-    return keys.invalid_model(kExpertGatingFunc, gating,
-                              "4 (sqrt-softplus scoring)");
-  KF_ASSIGN_OR_RETURN(c.hash_layers, keys.model<uint32_t>(kHashLayerCount));
-  if (c.hash_layers > c.n_layer)
-    return keys.invalid_model(
-        kHashLayerCount, c.hash_layers,
-        absl::StrCat("at most the ", c.n_layer, " layers"));
-  KF_ASSIGN_OR_RETURN(c.swiglu_clamp_exp,
-                      keys.per_layer(kSwigluClampExp, c.n_layer));
+    return keys.invalidModel(kExpertGatingFunc, gating,
+                             "4 (sqrt-softplus scoring)");
+  KF_ASSIGN_OR_RETURN(c.hashLayers, keys.model<uint32_t>(kHashLayerCount));
+  if (c.hashLayers > c.nLayer)
+    return keys.invalidModel(kHashLayerCount, c.hashLayers,
+                             absl::StrCat("at most the ", c.nLayer, " layers"));
+  KF_ASSIGN_OR_RETURN(c.swigluClampExp,
+                      keys.perLayer(kSwigluClampExp, c.nLayer));
   // The shared expert is clamped too (model §4.5); llama.cpp defaults its
   // clamp to the routed experts'.
-  if (keys.has_model(kSwigluClampShexp)) {
-    KF_ASSIGN_OR_RETURN(c.swiglu_clamp_shexp,
-                        keys.per_layer(kSwigluClampShexp, c.n_layer));
+  if (keys.hasModel(kSwigluClampShexp)) {
+    KF_ASSIGN_OR_RETURN(c.swigluClampShexp,
+                        keys.perLayer(kSwigluClampShexp, c.nLayer));
   } else {
-    c.swiglu_clamp_shexp = c.swiglu_clamp_exp;
+    c.swigluClampShexp = c.swigluClampExp;
   }
   return absl::OkStatus();
 }
 
 } // namespace
 
-absl::StatusOr<Config> Config::from_gguf(const gguf::File &file) {
+absl::StatusOr<Config> Config::fromGguf(const gguf::File &file) {
   Keys keys(file);
   KF_ASSIGN_OR_RETURN(std::string_view architecture,
                       keys.get<std::string_view>(kArchitectureKey));
   if (architecture != kArchitecture)
     return keys.invalid(kArchitectureKey,
-                        absl::StrCat("\"", to_absl(architecture), "\""),
-                        absl::StrCat("\"", to_absl(kArchitecture), "\""));
+                        absl::StrCat("\"", toAbsl(architecture), "\""),
+                        absl::StrCat("\"", toAbsl(kArchitecture), "\""));
   Config c;
-  KF_ASSIGN_OR_RETURN(c.n_embd, keys.positive(kEmbeddingLength));
-  KF_ASSIGN_OR_RETURN(c.n_layer, keys.positive(kBlockCount));
-  KF_ASSIGN_OR_RETURN(c.context_length, keys.positive(kContextLength));
-  if (keys.has_model(kNextnPredictLayers)) {
+  KF_ASSIGN_OR_RETURN(c.nEmbd, keys.positive(kEmbeddingLength));
+  KF_ASSIGN_OR_RETURN(c.nLayer, keys.positive(kBlockCount));
+  KF_ASSIGN_OR_RETURN(c.contextLength, keys.positive(kContextLength));
+  if (keys.hasModel(kNextnPredictLayers)) {
     KF_ASSIGN_OR_RETURN(uint32_t nextn,
                         keys.model<uint32_t>(kNextnPredictLayers));
     if (nextn != 0)
-      return keys.invalid_model(
+      return keys.invalidModel(
           kNextnPredictLayers, nextn,
           "0: Kernelforge does not run MTP or DSpark stages yet");
   }
-  KF_RETURN_IF_ERROR(read_vocabulary(keys, file, c));
-  KF_RETURN_IF_ERROR(read_attention(keys, c));
-  KF_RETURN_IF_ERROR(read_rope(keys, c));
-  KF_RETURN_IF_ERROR(read_hyper_connections(keys, c));
-  KF_RETURN_IF_ERROR(read_experts(keys, c));
+  KF_RETURN_IF_ERROR(readVocabulary(keys, file, c));
+  KF_RETURN_IF_ERROR(readAttention(keys, c));
+  KF_RETURN_IF_ERROR(readRope(keys, c));
+  KF_RETURN_IF_ERROR(readHyperConnections(keys, c));
+  KF_RETURN_IF_ERROR(readExperts(keys, c));
   return c;
 }
 
-std::vector<gguf::KeyValue> Config::gguf_metadata() const {
+std::vector<gguf::KeyValue> Config::ggufMetadata() const {
   std::vector<gguf::KeyValue> kv;
   kv.push_back({std::string(kArchitectureKey), std::string(kArchitecture)});
   auto add = [&](std::string_view suffix, gguf::Value value) {
-    kv.push_back({model_key(suffix), std::move(value)});
+    kv.push_back({modelKey(suffix), std::move(value)});
   };
-  add(kContextLength, context_length);
-  add(kEmbeddingLength, n_embd);
-  add(kEmbeddingLengthOut, hc * n_embd);
-  add(kBlockCount, n_layer);
-  add(kVocabSize, n_vocab);
-  add(kHeadCount, n_head);
+  add(kContextLength, contextLength);
+  add(kEmbeddingLength, nEmbd);
+  add(kEmbeddingLengthOut, hc * nEmbd);
+  add(kBlockCount, nLayer);
+  add(kVocabSize, nVocab);
+  add(kHeadCount, nHead);
   add(kHeadCountKv, uint32_t{1});
-  add(kKeyLength, head_dim);
-  add(kValueLength, head_dim);
-  add(kNormEps, norm_eps);
-  add(kQLoraRank, q_lora_rank);
+  add(kKeyLength, headDim);
+  add(kValueLength, headDim);
+  add(kNormEps, normEps);
+  add(kQLoraRank, qLoraRank);
   add(kSlidingWindow, window);
-  add(kOutputGroups, o_groups);
-  add(kOutputLoraRank, o_lora_rank);
-  add(kCompressRatios, compress_ratios);
-  add(kCompressRopeBase, compress_rope_base);
-  add(kIndexerHeads, indexer_heads);
-  add(kIndexerHeadDim, indexer_head_dim);
-  add(kIndexerTopK, indexer_top_k);
-  add(kRopeDim, rope_dim);
-  add(kRopeBase, rope_base);
+  add(kOutputGroups, oGroups);
+  add(kOutputLoraRank, oLoraRank);
+  add(kCompressRatios, compressRatios);
+  add(kCompressRopeBase, compressRopeBase);
+  add(kIndexerHeads, indexerHeads);
+  add(kIndexerHeadDim, indexerHeadDim);
+  add(kIndexerTopK, indexerTopK);
+  add(kRopeDim, ropeDim);
+  add(kRopeBase, ropeBase);
   add(kRopeScalingType, "yarn");
-  add(kYarnFactor, yarn_factor);
-  add(kYarnOriginalContext, yarn_original_context);
-  add(kYarnBetaFast, yarn_beta_fast);
-  add(kYarnBetaSlow, yarn_beta_slow);
-  add(kExpertCount, n_expert);
-  add(kExpertUsedCount, n_expert_used);
-  add(kExpertSharedCount, n_expert_shared);
-  add(kExpertFfLength, n_ff_exp);
-  add(kExpertWeightsScale, route_scale);
-  add(kExpertWeightsNorm, normalize_weights);
+  add(kYarnFactor, yarnFactor);
+  add(kYarnOriginalContext, yarnOriginalContext);
+  add(kYarnBetaFast, yarnBetaFast);
+  add(kYarnBetaSlow, yarnBetaSlow);
+  add(kExpertCount, nExpert);
+  add(kExpertUsedCount, nExpertUsed);
+  add(kExpertSharedCount, nExpertShared);
+  add(kExpertFfLength, nFfExp);
+  add(kExpertWeightsScale, routeScale);
+  add(kExpertWeightsNorm, normalizeWeights);
   add(kExpertGatingFunc, kSqrtSoftplusGating);
-  add(kSwigluClampExp, swiglu_clamp_exp);
-  add(kSwigluClampShexp, swiglu_clamp_shexp);
+  add(kSwigluClampExp, swigluClampExp);
+  add(kSwigluClampShexp, swigluClampShexp);
   add(kHcCount, hc);
-  add(kHcSinkhornIterations, sinkhorn_iterations);
-  add(kHcEps, hc_eps);
-  add(kHashLayerCount, hash_layers);
+  add(kHcSinkhornIterations, sinkhornIterations);
+  add(kHcEps, hcEps);
+  add(kHashLayerCount, hashLayers);
   add(kNextnPredictLayers, uint32_t{0});
   return kv;
 }
 
-const char *attention_kind_name(AttentionKind kind) {
+const char *attentionKindName(AttentionKind kind) {
   switch (kind) {
   case AttentionKind::Window:
     return "SWA";
@@ -423,7 +418,7 @@ const char *attention_kind_name(AttentionKind kind) {
 }
 
 AttentionKind Config::attention(uint32_t layer) const {
-  switch (compress_ratios.at(layer)) {
+  switch (compressRatios.at(layer)) {
   case 0:
     return AttentionKind::Window;
   case 4:
@@ -433,7 +428,7 @@ AttentionKind Config::attention(uint32_t layer) const {
   }
 }
 
-uint32_t Config::compressor_halves(uint32_t layer) const {
+uint32_t Config::compressorHalves(uint32_t layer) const {
   switch (attention(layer)) {
   case AttentionKind::Window:
     return 0;

@@ -33,7 +33,7 @@ constexpr std::array kRoles = {
 
 } // namespace
 
-const LinearRoleInfo &linear_role(LinearRole role) {
+const LinearRoleInfo &linearRole(LinearRole role) {
   for (const LinearRoleInfo &info : kRoles)
     if (info.role == role)
       return info;

@@ -4,26 +4,26 @@
 
 namespace kf::deepseek_v4 {
 
-ParameterCount count_parameters(const Config &config) {
+ParameterCount countParameters(const Config &config) {
   ParameterCount count;
-  for (const TensorSpec &spec : tensor_specs(config)) {
+  for (const TensorSpec &spec : tensorSpecs(config)) {
     int64_t n = spec.elements();
     switch (spec.kind) {
     case TensorKind::Tid2Eid:
       break;
     case TensorKind::Embedding:
       count.total += n;
-      count.embedding_and_head += n;
+      count.embeddingAndHead += n;
       break;
     case TensorKind::Output:
       count.total += n;
       count.active += n;
-      count.embedding_and_head += n;
+      count.embeddingAndHead += n;
       break;
     case TensorKind::RoutedExperts:
       count.total += n;
       // n = E experts of equal size, of which k take part.
-      count.active += n / config.n_expert * config.n_expert_used;
+      count.active += n / config.nExpert * config.nExpertUsed;
       break;
     default:
       count.total += n;

@@ -53,12 +53,12 @@ uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-uint64_t random_bits(uint64_t stream, uint64_t counter) {
+uint64_t randomBits(uint64_t stream, uint64_t counter) {
   return mix(stream + (counter + 1) * kGolden);
 }
 
 // The stream of a tensor: its name's FNV-1a hash mixed with the seed.
-uint64_t stream_of(uint64_t seed, std::string_view name) {
+uint64_t streamOf(uint64_t seed, std::string_view name) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (char ch : name) {
     h ^= static_cast<uint8_t>(ch);
@@ -68,7 +68,7 @@ uint64_t stream_of(uint64_t seed, std::string_view name) {
 }
 
 // Uniform in [0, 1) with 24 bits: exact in float.
-float unit_uniform(uint64_t bits) {
+float unitUniform(uint64_t bits) {
   return static_cast<float>(bits >> 40) * 0x1p-24f;
 }
 
@@ -76,7 +76,7 @@ float unit_uniform(uint64_t bits) {
 // one per 16 bits: mean 0, variance 1, bounded at ±2√3. One random draw per
 // value and no transcendental functions, which keeps synth's 27 billion
 // values of flash-slice:4 cheap; the bounded tails suit test weights.
-float standard_normal(uint64_t bits) {
+float standardNormal(uint64_t bits) {
   float sum = 0;
   for (int i = 0; i < 4; ++i)
     sum += static_cast<float>((bits >> (16 * i)) & 0xffff);
@@ -87,11 +87,11 @@ float standard_normal(uint64_t bits) {
 Distribution constant(float value) {
   return {.shape = Distribution::Shape::Constant, .mean = value};
 }
-Distribution normal(float mean, float stddev, bool centred_rows = false) {
+Distribution normal(float mean, float stddev, bool centredRows = false) {
   return {.shape = Distribution::Shape::Normal,
           .mean = mean,
           .stddev = stddev,
-          .centred_rows = centred_rows};
+          .centredRows = centredRows};
 }
 
 } // namespace
@@ -99,13 +99,13 @@ Distribution normal(float mean, float stddev, bool centred_rows = false) {
 Distribution distribution(const TensorSpec &spec) {
   // A matrix's rows are its outputs' weights over shape[0] inputs: weights
   // of variance 1/fan-in keep unit-variance inputs at unit variance.
-  const float fan_in = static_cast<float>(spec.shape[0]);
-  const float unit_gain = 1.0f / std::sqrt(fan_in);
+  const float fanIn = static_cast<float>(spec.shape[0]);
+  const float unitGain = 1.0f / std::sqrt(fanIn);
   switch (spec.kind) {
   case TensorKind::Norm:
     return constant(1.0f);
   case TensorKind::HcFn:
-    return normal(0, kHcSpread * std::sqrt(kHcReferenceWidth / fan_in));
+    return normal(0, kHcSpread * std::sqrt(kHcReferenceWidth / fanIn));
   case TensorKind::HcBase:
     return normal(0, kHcSpread);
   case TensorKind::HcScale:
@@ -123,26 +123,26 @@ Distribution distribution(const TensorSpec &spec) {
   case TensorKind::Embedding:
     return normal(kEmbeddingOffset, 1.0f);
   case TensorKind::IndexerWeight:
-    return normal(kIndexerBias / fan_in, unit_gain);
+    return normal(kIndexerBias / fanIn, unitGain);
   case TensorKind::Router:
   case TensorKind::Output:
-    return normal(0, unit_gain, /*centred_rows=*/true);
+    return normal(0, unitGain, /*centredRows=*/true);
   case TensorKind::Projection:
   case TensorKind::RoutedExperts:
   case TensorKind::SharedExperts:
-    return normal(0, unit_gain);
+    return normal(0, unitGain);
   }
   return constant(0);
 }
 
 TensorDraw::TensorDraw(const TensorSpec &spec, const Config &config,
                        uint64_t seed)
-    : distribution_(distribution(spec)), n_expert_(config.n_expert),
-      row_length_(spec.shape[0]), stream_(stream_of(seed, spec.name)) {}
+    : distribution_(distribution(spec)), nExpert_(config.nExpert),
+      rowLength_(spec.shape[0]), stream_(streamOf(seed, spec.name)) {}
 
 void TensorDraw::row(int64_t row, std::span<float> out) const {
   const Distribution &d = distribution_;
-  const uint64_t first = static_cast<uint64_t>(row * row_length_);
+  const uint64_t first = static_cast<uint64_t>(row * rowLength_);
   switch (d.shape) {
   case Distribution::Shape::Constant:
     std::fill(out.begin(), out.end(), d.mean);
@@ -156,13 +156,13 @@ void TensorDraw::row(int64_t row, std::span<float> out) const {
   case Distribution::Shape::Uniform:
     for (size_t i = 0; i < out.size(); ++i)
       out[i] = d.low +
-               (d.high - d.low) * unit_uniform(random_bits(stream_, first + i));
+               (d.high - d.low) * unitUniform(randomBits(stream_, first + i));
     return;
   case Distribution::Shape::Normal:
     for (size_t i = 0; i < out.size(); ++i)
-      out[i] = d.stddev * standard_normal(random_bits(stream_, first + i));
+      out[i] = d.stddev * standardNormal(randomBits(stream_, first + i));
     float shift = d.mean;
-    if (d.centred_rows) {
+    if (d.centredRows) {
       double sum = std::accumulate(out.begin(), out.end(), 0.0);
       shift -= static_cast<float>(sum / static_cast<double>(out.size()));
     }
@@ -176,11 +176,11 @@ void TensorDraw::experts(int64_t row, std::span<int32_t> out) const {
   // The first out.size() places of a Fisher-Yates shuffle of 0..E-1: a
   // uniformly random subset, in random order. The modulo's bias is below
   // E / 2^64.
-  std::vector<int32_t> pool(n_expert_);
+  std::vector<int32_t> pool(nExpert_);
   std::iota(pool.begin(), pool.end(), 0);
-  const uint64_t first = static_cast<uint64_t>(row) * n_expert_;
+  const uint64_t first = static_cast<uint64_t>(row) * nExpert_;
   for (size_t j = 0; j < out.size(); ++j) {
-    uint64_t pick = j + random_bits(stream_, first + j) % (n_expert_ - j);
+    uint64_t pick = j + randomBits(stream_, first + j) % (nExpert_ - j);
     std::swap(pool[j], pool[pick]);
     out[j] = pool[j];
   }

@@ -15,9 +15,9 @@ const std::string_view kDefaultRecipe =
 
 namespace {
 
-Format choose_format(const TensorSpec &spec, const Recipe *user,
-                     const Recipe &defaults, std::ostream *log) {
-  if (std::optional<Format> fixed = fixed_format(spec.kind))
+Format chooseFormat(const TensorSpec &spec, const Recipe *user,
+                    const Recipe &defaults, std::ostream *log) {
+  if (std::optional<Format> fixed = fixedFormat(spec.kind))
     return *fixed;
   for (const Recipe *recipe : {user, &defaults}) {
     if (!recipe)
@@ -29,12 +29,12 @@ Format choose_format(const TensorSpec &spec, const Recipe *user,
         break; // keep: the default rules decide
       if (!accepts(spec.kind, *rule.target))
         continue;
-      const FormatInfo &to = format_info(*rule.target);
-      if (spec.shape[0] % to.block_elems != 0) {
+      const FormatInfo &to = formatInfo(*rule.target);
+      if (spec.shape[0] % to.blockElems != 0) {
         if (log)
           *log << "warning: tensor " << gguf::quoted(spec.name)
                << " has rows of " << spec.shape[0]
-               << " elements, not a multiple of " << to.block_elems
+               << " elements, not a multiple of " << to.blockElems
                << " (the block size of " << to.name << "); rule "
                << gguf::quoted(rule.text) << " passed over\n";
         continue;
@@ -48,8 +48,8 @@ Format choose_format(const TensorSpec &spec, const Recipe *user,
 } // namespace
 
 absl::StatusOr<std::vector<Format>>
-tensor_formats(std::span<const TensorSpec> specs,
-               std::optional<std::string_view> recipe, std::ostream *log) {
+tensorFormats(std::span<const TensorSpec> specs,
+              std::optional<std::string_view> recipe, std::ostream *log) {
   std::optional<Recipe> user;
   if (recipe) {
     KF_ASSIGN_OR_RETURN(user, Recipe::parse(*recipe));
@@ -59,7 +59,7 @@ tensor_formats(std::span<const TensorSpec> specs,
   formats.reserve(specs.size());
   for (const TensorSpec &spec : specs)
     formats.push_back(
-        choose_format(spec, user ? &*user : nullptr, defaults, log));
+        chooseFormat(spec, user ? &*user : nullptr, defaults, log));
   return formats;
 }
 

@@ -81,8 +81,8 @@ struct Decision {
 
 /// The activation format the kernels of `matmul` read.
 ::kf::Format getActivationFormat(const Matmul &matmul) {
-  return ::kf::format_info(static_cast<::kf::Format>(matmul.weight.getFormat()))
-      .dot_format;
+  return ::kf::formatInfo(static_cast<::kf::Format>(matmul.weight.getFormat()))
+      .dotFormat;
 }
 
 /// Whether `matmul`, one of a kf.moe's, reads the MoE's input: its gate and

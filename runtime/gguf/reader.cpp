@@ -31,7 +31,7 @@ constexpr uint64_t kMinKeyValueBytes = 8 + 1 + 4 + 1;
 constexpr uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8;
 
 // Calls f(std::type_identity<T>()) with the C++ type of scalar type `type`.
-template <typename F> auto with_scalar_type(ValueType type, F &&f) {
+template <typename F> auto withScalarType(ValueType type, F &&f) {
   switch (type) {
   case ValueType::Uint8:
     return f(std::type_identity<uint8_t>());
@@ -63,8 +63,8 @@ template <typename F> auto with_scalar_type(ValueType type, F &&f) {
   std::abort(); // callers pass scalar types only
 }
 
-std::string not_a_bool(std::string_view subject, uint8_t byte) {
-  return absl::StrCat(to_absl(subject), " is ", byte,
+std::string notABool(std::string_view subject, uint8_t byte) {
+  return absl::StrCat(toAbsl(subject), " is ", byte,
                       ", expected a bool (0 or 1)");
 }
 
@@ -77,10 +77,10 @@ public:
   explicit Parser(File &file) : file_(file), bytes_(file.bytes_) {}
 
   absl::Status parse() {
-    KF_ASSIGN_OR_RETURN(Header header, read_header());
-    KF_RETURN_IF_ERROR(read_metadata(header.kv_count));
-    KF_RETURN_IF_ERROR(read_tensor_infos(header.tensor_count));
-    return check_data();
+    KF_ASSIGN_OR_RETURN(Header header, readHeader());
+    KF_RETURN_IF_ERROR(readMetadata(header.kvCount));
+    KF_RETURN_IF_ERROR(readTensorInfos(header.tensorCount));
+    return checkData();
   }
 
 private:
@@ -88,8 +88,8 @@ private:
   using Subject = absl::FunctionRef<std::string()>;
 
   struct Header {
-    int64_t tensor_count;
-    int64_t kv_count;
+    int64_t tensorCount;
+    int64_t kvCount;
   };
 
   absl::Status error(uint64_t at, absl::string_view message) const {
@@ -120,26 +120,26 @@ private:
     return value;
   }
 
-  absl::StatusOr<std::string_view> read_string(Subject what) {
+  absl::StatusOr<std::string_view> readString(Subject what) {
     uint64_t at = pos_;
     KF_ASSIGN_OR_RETURN(uint64_t length, read<uint64_t>([&] {
                           return absl::StrCat("the length of ", what());
                         }));
     if (length > kMaxStringBytes)
-      return error(at, string_too_long(what(), length));
+      return error(at, stringTooLong(what(), length));
     KF_ASSIGN_OR_RETURN(const uint8_t *p, take(length, what));
     return std::string_view(reinterpret_cast<const char *>(p), length);
   }
 
-  template <typename T> absl::StatusOr<Value> read_scalar(Subject what) {
+  template <typename T> absl::StatusOr<Value> readScalar(Subject what) {
     if constexpr (std::is_same_v<T, std::string>) {
-      KF_ASSIGN_OR_RETURN(std::string_view s, read_string(what));
+      KF_ASSIGN_OR_RETURN(std::string_view s, readString(what));
       return Value(std::string(s));
     } else if constexpr (std::is_same_v<T, bool>) {
       uint64_t at = pos_;
       KF_ASSIGN_OR_RETURN(uint8_t byte, read<uint8_t>(what));
       if (byte > 1)
-        return error(at, not_a_bool(what(), byte));
+        return error(at, notABool(what(), byte));
       return Value(byte == 1);
     } else {
       KF_ASSIGN_OR_RETURN(T value, read<T>(what));
@@ -148,7 +148,7 @@ private:
   }
 
   template <typename T>
-  absl::StatusOr<Value> read_array(uint64_t count, Subject what) {
+  absl::StatusOr<Value> readArray(uint64_t count, Subject what) {
     auto element = [&](uint64_t i) {
       return absl::StrCat("element ", i, " of ", what());
     };
@@ -166,7 +166,7 @@ private:
                                   bytes_.size()));
       for (uint64_t i = 0; i < count; ++i) {
         KF_ASSIGN_OR_RETURN(std::string_view s,
-                            read_string([&] { return element(i); }));
+                            readString([&] { return element(i); }));
         elements.emplace_back(s);
       }
     } else if constexpr (std::is_same_v<T, bool>) {
@@ -175,7 +175,7 @@ private:
       elements.reserve(count);
       for (uint64_t i = 0; i < count; ++i) {
         if (p[i] > 1)
-          return error(at + i, not_a_bool(element(i), p[i]));
+          return error(at + i, notABool(element(i), p[i]));
         elements.push_back(p[i] == 1);
       }
     } else {
@@ -189,7 +189,7 @@ private:
   }
 
   // A value type id, which must name a type of GGUF.
-  absl::StatusOr<ValueType> read_value_type(Subject what) {
+  absl::StatusOr<ValueType> readValueType(Subject what) {
     uint64_t at = pos_;
     KF_ASSIGN_OR_RETURN(uint32_t id, read<uint32_t>(what));
     if (id >= kValueTypeCount)
@@ -198,7 +198,7 @@ private:
     return static_cast<ValueType>(id);
   }
 
-  absl::StatusOr<Header> read_header() {
+  absl::StatusOr<Header> readHeader() {
     KF_ASSIGN_OR_RETURN(const uint8_t *magic,
                         take(kMagic.size(), [] { return "the magic 'GGUF'"; }));
     if (std::memcmp(magic, kMagic.data(), kMagic.size()) != 0)
@@ -220,157 +220,155 @@ private:
                                : "",
                            ", expected 2 or 3"));
     Header header;
-    uint64_t tensors_at = pos_;
-    KF_ASSIGN_OR_RETURN(header.tensor_count,
+    uint64_t tensorsAt = pos_;
+    KF_ASSIGN_OR_RETURN(header.tensorCount,
                         read<int64_t>([] { return "the tensor count"; }));
-    uint64_t kvs_at = pos_;
-    KF_ASSIGN_OR_RETURN(header.kv_count,
+    uint64_t kvsAt = pos_;
+    KF_ASSIGN_OR_RETURN(header.kvCount,
                         read<int64_t>([] { return "the metadata key count"; }));
-    auto check_count = [&](uint64_t at, int64_t count, std::string_view what,
-                           uint64_t min_bytes) {
+    auto checkCount = [&](uint64_t at, int64_t count, std::string_view what,
+                          uint64_t minBytes) {
       if (count < 0)
-        return error(at, absl::StrCat("the ", to_absl(what), " count is ",
-                                      count, ", expected >= 0"));
-      if (uint64_t(count) > remaining() / min_bytes)
+        return error(at, absl::StrCat("the ", toAbsl(what), " count is ", count,
+                                      ", expected >= 0"));
+      if (uint64_t(count) > remaining() / minBytes)
         return error(at,
-                     absl::StrCat("the ", to_absl(what), " count ", count,
-                                  " needs at least ", min_bytes, " bytes per ",
-                                  to_absl(what), ", but the file ends at byte ",
+                     absl::StrCat("the ", toAbsl(what), " count ", count,
+                                  " needs at least ", minBytes, " bytes per ",
+                                  toAbsl(what), ", but the file ends at byte ",
                                   bytes_.size()));
       return absl::OkStatus();
     };
-    KF_RETURN_IF_ERROR(check_count(tensors_at, header.tensor_count, "tensor",
-                                   kMinTensorInfoBytes));
-    KF_RETURN_IF_ERROR(check_count(kvs_at, header.kv_count, "metadata key",
-                                   kMinKeyValueBytes));
+    KF_RETURN_IF_ERROR(checkCount(tensorsAt, header.tensorCount, "tensor",
+                                  kMinTensorInfoBytes));
+    KF_RETURN_IF_ERROR(
+        checkCount(kvsAt, header.kvCount, "metadata key", kMinKeyValueBytes));
     return header;
   }
 
-  absl::Status read_metadata(int64_t count) {
+  absl::Status readMetadata(int64_t count) {
     for (int64_t i = 0; i < count; ++i) {
       uint64_t at = pos_;
-      KF_ASSIGN_OR_RETURN(std::string_view key, read_string([&] {
+      KF_ASSIGN_OR_RETURN(std::string_view key, readString([&] {
                             return absl::StrCat("the name of key ", i);
                           }));
       if (key.empty())
         return error(at, absl::StrCat("key ", i, " has an empty name"));
-      if (auto first = file_.key_index_.find(key);
-          first != file_.key_index_.end())
+      if (auto first = file_.keyIndex_.find(key);
+          first != file_.keyIndex_.end())
         return error(at, absl::StrCat("duplicate key ", quoted(key),
                                       ", first at byte ",
-                                      key_starts_[first->second]));
+                                      keyStarts_[first->second]));
       auto subject = [&] { return absl::StrCat("key ", quoted(key)); };
-      KF_ASSIGN_OR_RETURN(Value value, read_value(subject));
-      key_starts_.push_back(at);
-      file_.key_index_.emplace(key, file_.metadata_.size());
+      KF_ASSIGN_OR_RETURN(Value value, readValue(subject));
+      keyStarts_.push_back(at);
+      file_.keyIndex_.emplace(key, file_.metadata_.size());
       file_.metadata_.push_back({std::string(key), std::move(value)});
     }
-    return check_reserved_keys();
+    return checkReservedKeys();
   }
 
   // The type and value of a metadata entry.
-  absl::StatusOr<Value> read_value(Subject key) {
+  absl::StatusOr<Value> readValue(Subject key) {
     auto field = [&](std::string_view what) {
-      return
-          [&key, what] { return absl::StrCat(to_absl(what), " of ", key()); };
+      return [&key, what] { return absl::StrCat(toAbsl(what), " of ", key()); };
     };
-    KF_ASSIGN_OR_RETURN(ValueType type,
-                        read_value_type(field("the value type")));
+    KF_ASSIGN_OR_RETURN(ValueType type, readValueType(field("the value type")));
     if (type != ValueType::Array)
-      return with_scalar_type(type, [&](auto t) {
-        return read_scalar<typename decltype(t)::type>(field("the value"));
+      return withScalarType(type, [&](auto t) {
+        return readScalar<typename decltype(t)::type>(field("the value"));
       });
-    uint64_t element_at = pos_;
+    uint64_t elementAt = pos_;
     KF_ASSIGN_OR_RETURN(ValueType element,
-                        read_value_type(field("the element type")));
+                        readValueType(field("the element type")));
     if (element == ValueType::Array)
-      return error(element_at,
+      return error(elementAt,
                    absl::StrCat(key(), " is an array of arrays, expected "
                                        "an array of scalars or strings"));
-    uint64_t count_at = pos_;
+    uint64_t countAt = pos_;
     KF_ASSIGN_OR_RETURN(uint64_t count,
                         read<uint64_t>(field("the element count")));
     if (count > kMaxArrayElements)
-      return error(count_at, array_too_long(key(), count));
-    return with_scalar_type(element, [&](auto t) {
-      return read_array<typename decltype(t)::type>(count, key);
+      return error(countAt, arrayTooLong(key(), count));
+    return withScalarType(element, [&](auto t) {
+      return readArray<typename decltype(t)::type>(count, key);
     });
   }
 
   // general.alignment and kernelforge.private_types, which say how to read
   // the tensors.
-  absl::Status check_reserved_keys() {
-    if (auto it = file_.key_index_.find(kAlignmentKey);
-        it != file_.key_index_.end()) {
+  absl::Status checkReservedKeys() {
+    if (auto it = file_.keyIndex_.find(kAlignmentKey);
+        it != file_.keyIndex_.end()) {
       absl::StatusOr<uint32_t> alignment =
-          alignment_from(file_.metadata_[it->second].value);
+          alignmentFrom(file_.metadata_[it->second].value);
       if (!alignment.ok())
-        return error(key_starts_[it->second], alignment.status());
+        return error(keyStarts_[it->second], alignment.status());
       file_.alignment_ = *alignment;
     }
-    if (auto it = file_.key_index_.find(kPrivateTypesKey);
-        it != file_.key_index_.end()) {
+    if (auto it = file_.keyIndex_.find(kPrivateTypesKey);
+        it != file_.keyIndex_.end()) {
       absl::StatusOr<std::vector<Format>> declared =
-          declared_private_types(file_.metadata_[it->second].value);
+          declaredPrivateTypes(file_.metadata_[it->second].value);
       if (!declared.ok())
-        return error(key_starts_[it->second], declared.status());
-      declared_private_ = *std::move(declared);
+        return error(keyStarts_[it->second], declared.status());
+      declaredPrivate_ = *std::move(declared);
     }
     return absl::OkStatus();
   }
 
   // A tensor's type id as a format of the table; a private one must be
   // declared in kernelforge.private_types.
-  absl::StatusOr<Format> read_format(const std::string &tensor) {
+  absl::StatusOr<Format> readFormat(const std::string &tensor) {
     uint64_t at = pos_;
     KF_ASSIGN_OR_RETURN(uint32_t id, read<uint32_t>([&] {
                           return absl::StrCat("the type of tensor ",
                                               quoted(tensor));
                         }));
-    std::optional<Format> format = format_from_ggml_type(id);
+    std::optional<Format> format = formatFromGgmlType(id);
     if (!format)
       return error(at, absl::StrCat("tensor ", quoted(tensor), " has type ", id,
                                     ", which is not in Kernelforge's format "
                                     "table (formats.def)"));
-    if (format_info(*format).is_private() &&
-        std::find(declared_private_.begin(), declared_private_.end(),
-                  *format) == declared_private_.end())
+    if (formatInfo(*format).isPrivate() &&
+        std::find(declaredPrivate_.begin(), declaredPrivate_.end(), *format) ==
+            declaredPrivate_.end())
       return error(at,
                    absl::StrCat("tensor ", quoted(tensor), " has private type ",
-                                private_type_entry(*format),
+                                privateTypeEntry(*format),
                                 ", expected it declared in ",
-                                to_absl(kPrivateTypesKey)));
+                                toAbsl(kPrivateTypesKey)));
     return *format;
   }
 
-  absl::Status read_tensor_infos(int64_t count) {
+  absl::Status readTensorInfos(int64_t count) {
     // Offsets must be exactly the running sum of the padded sizes, as ggml's
     // reader requires: tensors then neither overlap nor leave gaps.
-    uint64_t expected_offset = 0;
+    uint64_t expectedOffset = 0;
     for (int64_t i = 0; i < count; ++i) {
       uint64_t at = pos_;
       TensorInfo t;
-      KF_ASSIGN_OR_RETURN(std::string_view name, read_string([&] {
+      KF_ASSIGN_OR_RETURN(std::string_view name, readString([&] {
                             return absl::StrCat("the name of tensor ", i);
                           }));
-      if (absl::Status s = check_tensor_name(name); !s.ok())
+      if (absl::Status s = checkTensorName(name); !s.ok())
         return error(at, s);
-      if (auto first = file_.tensor_index_.find(name);
-          first != file_.tensor_index_.end())
+      if (auto first = file_.tensorIndex_.find(name);
+          first != file_.tensorIndex_.end())
         return error(at, absl::StrCat("duplicate tensor name ", quoted(name),
                                       ", first at byte ",
-                                      tensor_starts_[first->second]));
+                                      tensorStarts_[first->second]));
       t.name = std::string(name);
       auto field = [&](std::string_view what) {
         return [&t, what] {
-          return absl::StrCat(to_absl(what), " of tensor ", quoted(t.name));
+          return absl::StrCat(toAbsl(what), " of tensor ", quoted(t.name));
         };
       };
-      uint64_t dims_at = pos_;
+      uint64_t dimsAt = pos_;
       KF_ASSIGN_OR_RETURN(uint32_t dims,
                           read<uint32_t>(field("the dimension count")));
-      if (absl::Status s = check_dim_count(t.name, dims); !s.ok())
-        return error(dims_at, s);
+      if (absl::Status s = checkDimCount(t.name, dims); !s.ok())
+        return error(dimsAt, s);
       for (uint32_t d = 0; d < dims; ++d) {
         KF_ASSIGN_OR_RETURN(int64_t n, read<int64_t>([&] {
                               return absl::StrCat("dimension ", d,
@@ -379,37 +377,37 @@ private:
                             }));
         t.shape.push_back(n);
       }
-      KF_ASSIGN_OR_RETURN(t.format, read_format(t.name));
-      absl::StatusOr<uint64_t> bytes = tensor_bytes(t.name, t.format, t.shape);
+      KF_ASSIGN_OR_RETURN(t.format, readFormat(t.name));
+      absl::StatusOr<uint64_t> bytes = tensorBytes(t.name, t.format, t.shape);
       if (!bytes.ok())
         return error(at, bytes.status());
       t.bytes = *bytes;
-      uint64_t offset_at = pos_;
+      uint64_t offsetAt = pos_;
       KF_ASSIGN_OR_RETURN(t.offset, read<uint64_t>(field("the offset")));
-      if (t.offset != expected_offset)
-        return error(offset_at,
+      if (t.offset != expectedOffset)
+        return error(offsetAt,
                      absl::StrCat("tensor ", quoted(t.name), " has offset ",
-                                  t.offset, ", expected ", expected_offset));
+                                  t.offset, ", expected ", expectedOffset));
       std::optional<uint64_t> size = padded(t.bytes, file_.alignment_);
       if (!size ||
-          __builtin_add_overflow(expected_offset, *size, &expected_offset))
+          __builtin_add_overflow(expectedOffset, *size, &expectedOffset))
         return error(at, absl::StrCat("tensor ", quoted(t.name),
                                       " ends past 2^64 bytes of data"));
-      tensor_starts_.push_back(at);
-      file_.tensor_index_.emplace(t.name, file_.tensors_.size());
+      tensorStarts_.push_back(at);
+      file_.tensorIndex_.emplace(t.name, file_.tensors_.size());
       file_.tensors_.push_back(std::move(t));
     }
-    data_bytes_ = expected_offset;
+    dataBytes_ = expectedOffset;
     return absl::OkStatus();
   }
 
   // The data section starts at the next multiple of the alignment, except in
   // a file without tensors, which ends with its metadata (as gguf-py writes
   // vocab files). It holds every tensor and the padding after each.
-  absl::Status check_data() {
-    bool has_tensors = !file_.tensors_.empty();
-    file_.data_offset_ = has_tensors ? *padded(pos_, file_.alignment_) : pos_;
-    auto beyond_file = [&](uint64_t start, uint64_t bytes, Subject what) {
+  absl::Status checkData() {
+    bool hasTensors = !file_.tensors_.empty();
+    file_.dataOffset_ = hasTensors ? *padded(pos_, file_.alignment_) : pos_;
+    auto beyondFile = [&](uint64_t start, uint64_t bytes, Subject what) {
       uint64_t end;
       if (!__builtin_add_overflow(start, bytes, &end) && end <= bytes_.size())
         return absl::OkStatus();
@@ -420,11 +418,10 @@ private:
     // In order, stopping at the first that does not fit: each start is then
     // at most the end of the file plus padding, so no sum overflows.
     for (const TensorInfo &t : file_.tensors_)
-      KF_RETURN_IF_ERROR(
-          beyond_file(file_.data_offset_ + t.offset, t.bytes, [&] {
-            return absl::StrCat("the data of tensor ", quoted(t.name));
-          }));
-    return beyond_file(file_.data_offset_, data_bytes_, [&] {
+      KF_RETURN_IF_ERROR(beyondFile(file_.dataOffset_ + t.offset, t.bytes, [&] {
+        return absl::StrCat("the data of tensor ", quoted(t.name));
+      }));
+    return beyondFile(file_.dataOffset_, dataBytes_, [&] {
       return absl::StrCat("the data section (each tensor padded to ",
                           file_.alignment_, " bytes)");
     });
@@ -435,10 +432,10 @@ private:
   uint64_t pos_ = 0;
   // Where each metadata entry and tensor info starts, for errors that point
   // back at them.
-  std::vector<uint64_t> key_starts_;
-  std::vector<uint64_t> tensor_starts_;
-  std::vector<Format> declared_private_;
-  uint64_t data_bytes_ = 0; // the data section, tensors and padding
+  std::vector<uint64_t> keyStarts_;
+  std::vector<uint64_t> tensorStarts_;
+  std::vector<Format> declaredPrivate_;
+  uint64_t dataBytes_ = 0; // the data section, tensors and padding
 };
 
 absl::StatusOr<File> File::parse(std::span<const uint8_t> bytes,
@@ -463,13 +460,13 @@ File &File::operator=(File &&) noexcept = default;
 File::~File() = default;
 
 const Value *File::find(std::string_view key) const {
-  auto it = key_index_.find(key);
-  return it == key_index_.end() ? nullptr : &metadata_[it->second].value;
+  auto it = keyIndex_.find(key);
+  return it == keyIndex_.end() ? nullptr : &metadata_[it->second].value;
 }
 
-const TensorInfo *File::find_tensor(std::string_view name) const {
-  auto it = tensor_index_.find(name);
-  return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+const TensorInfo *File::findTensor(std::string_view name) const {
+  auto it = tensorIndex_.find(name);
+  return it == tensorIndex_.end() ? nullptr : &tensors_[it->second];
 }
 
 int64_t TensorInfo::elements() const {

@@ -20,25 +20,25 @@ absl::Status invalid(std::string message) {
 
 } // namespace
 
-std::string shape_string(std::span<const int64_t> shape) {
+std::string shapeString(std::span<const int64_t> shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
 std::string quoted(std::string_view name) {
-  return absl::StrCat("'", absl::Utf8SafeCHexEscape(to_absl(name)), "'");
+  return absl::StrCat("'", absl::Utf8SafeCHexEscape(toAbsl(name)), "'");
 }
 
-std::string string_too_long(std::string_view subject, uint64_t bytes) {
-  return absl::StrCat(to_absl(subject), " is ", bytes,
+std::string stringTooLong(std::string_view subject, uint64_t bytes) {
+  return absl::StrCat(toAbsl(subject), " is ", bytes,
                       " bytes long, expected at most ", kMaxStringBytes);
 }
 
-std::string array_too_long(std::string_view subject, uint64_t elements) {
-  return absl::StrCat(to_absl(subject), " has ", elements,
+std::string arrayTooLong(std::string_view subject, uint64_t elements) {
+  return absl::StrCat(toAbsl(subject), " has ", elements,
                       " elements, expected at most ", kMaxArrayElements);
 }
 
-absl::Status check_tensor_name(std::string_view name) {
+absl::Status checkTensorName(std::string_view name) {
   if (name.empty())
     return invalid("a tensor has an empty name");
   if (name.size() > kMaxNameBytes)
@@ -48,21 +48,21 @@ absl::Status check_tensor_name(std::string_view name) {
   return absl::OkStatus();
 }
 
-absl::Status check_dim_count(std::string_view tensor, uint64_t dims) {
+absl::Status checkDimCount(std::string_view tensor, uint64_t dims) {
   if (dims == 0 || dims > kMaxDims)
     return invalid(absl::StrCat("tensor ", quoted(tensor), " has ", dims,
                                 " dimensions, expected 1 to ", kMaxDims));
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> tensor_bytes(std::string_view tensor, Format format,
-                                      std::span<const int64_t> shape) {
-  if (absl::Status s = check_dim_count(tensor, shape.size()); !s.ok())
+absl::StatusOr<uint64_t> tensorBytes(std::string_view tensor, Format format,
+                                     std::span<const int64_t> shape) {
+  if (absl::Status s = checkDimCount(tensor, shape.size()); !s.ok())
     return s;
-  const FormatInfo &info = format_info(format);
+  const FormatInfo &info = formatInfo(format);
   auto describe = [&] {
     return absl::StrCat("tensor ", quoted(tensor), " of shape ",
-                        shape_string(shape));
+                        shapeString(shape));
   };
   for (size_t i = 0; i < shape.size(); ++i)
     if (shape[i] < 0)
@@ -70,14 +70,14 @@ absl::StatusOr<uint64_t> tensor_bytes(std::string_view tensor, Format format,
                                   shape[i], ", expected >= 0"));
   if (info.role == FormatRole::Activation)
     return invalid(absl::StrCat("tensor ", quoted(tensor), " has format ",
-                                to_absl(info.name),
+                                toAbsl(info.name),
                                 ", an activation format; expected a weight "
                                 "format"));
-  if (shape[0] % info.block_elems != 0)
+  if (shape[0] % info.blockElems != 0)
     return invalid(absl::StrCat("tensor ", quoted(tensor), " has rows of ",
                                 shape[0], " elements, expected a multiple of ",
-                                info.block_elems, " (the block size of ",
-                                to_absl(info.name), ")"));
+                                info.blockElems, " (the block size of ",
+                                toAbsl(info.name), ")"));
   // As ggml: a tensor with a zero dimension is empty, whatever the others.
   if (std::find(shape.begin(), shape.end(), 0) != shape.end())
     return 0;
@@ -86,22 +86,22 @@ absl::StatusOr<uint64_t> tensor_bytes(std::string_view tensor, Format format,
     if (__builtin_mul_overflow(elements, n, &elements))
       return invalid(
           absl::StrCat(describe(), " has more than 2^63 - 1 elements"));
-  std::optional<uint64_t> row = row_bytes(format, shape[0]);
+  std::optional<uint64_t> row = rowBytes(format, shape[0]);
   uint64_t bytes = 0;
   if (!row ||
       __builtin_mul_overflow(*row, uint64_t(elements / shape[0]), &bytes))
-    return invalid(absl::StrCat(describe(), " in ", to_absl(info.name),
+    return invalid(absl::StrCat(describe(), " in ", toAbsl(info.name),
                                 " has more than 2^64 - 1 bytes"));
   return bytes;
 }
 
-absl::StatusOr<uint32_t> alignment_from(const Value &value) {
+absl::StatusOr<uint32_t> alignmentFrom(const Value &value) {
   std::optional<uint32_t> alignment = value.as<uint32_t>();
   if (!alignment)
     return invalid(absl::StrCat("key ", quoted(kAlignmentKey), " has type ",
-                                value.type_description(), ", expected uint32"));
+                                value.typeDescription(), ", expected uint32"));
   if (!std::has_single_bit(*alignment))
-    return invalid(absl::StrCat(to_absl(kAlignmentKey), " is ", *alignment,
+    return invalid(absl::StrCat(toAbsl(kAlignmentKey), " is ", *alignment,
                                 ", expected a power of two"));
   return *alignment;
 }
@@ -113,40 +113,40 @@ std::optional<uint64_t> padded(uint64_t bytes, uint32_t alignment) {
   return sum & ~uint64_t{alignment - 1};
 }
 
-std::string private_type_entry(Format f) {
-  const FormatInfo &info = format_info(f);
-  return absl::StrCat(info.ggml_type, "=", to_absl(info.name));
+std::string privateTypeEntry(Format f) {
+  const FormatInfo &info = formatInfo(f);
+  return absl::StrCat(info.ggmlType, "=", toAbsl(info.name));
 }
 
-absl::StatusOr<std::vector<Format>> declared_private_types(const Value &value) {
+absl::StatusOr<std::vector<Format>> declaredPrivateTypes(const Value &value) {
   auto entries = value.as<std::span<const std::string>>();
   if (!entries)
     return invalid(absl::StrCat("key ", quoted(kPrivateTypesKey), " has type ",
-                                value.type_description(),
+                                value.typeDescription(),
                                 ", expected array of string"));
   std::vector<Format> declared;
   for (size_t i = 0; i < entries->size(); ++i) {
     const std::string &entry = (*entries)[i];
     auto problem = [&](std::string_view what) {
-      return invalid(absl::StrCat(to_absl(kPrivateTypesKey), "[", i, "] is ",
-                                  quoted(entry), ": ", to_absl(what)));
+      return invalid(absl::StrCat(toAbsl(kPrivateTypesKey), "[", i, "] is ",
+                                  quoted(entry), ": ", toAbsl(what)));
     };
     size_t eq = entry.find('=');
     uint32_t id;
     if (eq == std::string::npos ||
         !absl::SimpleAtoi(absl::string_view(entry.data(), eq), &id))
       return problem("expected '<type id>=<format>', e.g. '" +
-                     private_type_entry(Format::FRACTAL64) + "'");
+                     privateTypeEntry(Format::FRACTAL64) + "'");
     std::string_view name = std::string_view(entry).substr(eq + 1);
-    std::optional<Format> format = format_from_ggml_type(id);
+    std::optional<Format> format = formatFromGgmlType(id);
     if (id < kFirstPrivateType)
       return problem(absl::StrCat(
           "expected a private type id (>= ", kFirstPrivateType, ")"));
     if (!format)
       return problem(absl::StrCat("Kernelforge has no private type ", id));
-    if (format_info(*format).name != name)
+    if (formatInfo(*format).name != name)
       return problem(absl::StrCat("Kernelforge's private type ", id, " is ",
-                                  to_absl(format_info(*format).name)));
+                                  toAbsl(formatInfo(*format).name)));
     if (std::find(declared.begin(), declared.end(), *format) != declared.end())
       return problem("declared twice");
     declared.push_back(*format);

@@ -25,29 +25,29 @@ inline constexpr uint64_t kMaxArrayElements = uint64_t{1} << 30;
 inline constexpr size_t kMaxNameBytes = 63;
 inline constexpr uint64_t kMaxDims = 4;
 
-std::string string_too_long(std::string_view subject, uint64_t bytes);
-std::string array_too_long(std::string_view subject, uint64_t elements);
+std::string stringTooLong(std::string_view subject, uint64_t bytes);
+std::string arrayTooLong(std::string_view subject, uint64_t elements);
 
 // Non-empty and at most kMaxNameBytes.
-absl::Status check_tensor_name(std::string_view name);
-absl::Status check_dim_count(std::string_view tensor, uint64_t dims);
+absl::Status checkTensorName(std::string_view name);
+absl::Status checkDimCount(std::string_view tensor, uint64_t dims);
 
 // The byte size of a tensor of `format` and `shape` (ggml order), after
 // checking what ggml checks: 1..4 dimensions, none negative, an element count
 // and a byte size that fit 63 and 64 bits, rows a whole number of blocks; and
 // that `format` is a weight format.
-absl::StatusOr<uint64_t> tensor_bytes(std::string_view tensor, Format format,
-                                      std::span<const int64_t> shape);
+absl::StatusOr<uint64_t> tensorBytes(std::string_view tensor, Format format,
+                                     std::span<const int64_t> shape);
 
 // The value of general.alignment: a UINT32 power of two.
-absl::StatusOr<uint32_t> alignment_from(const Value &value);
+absl::StatusOr<uint32_t> alignmentFrom(const Value &value);
 
 // `bytes` rounded up to a multiple of `alignment`, nullopt on overflow.
 std::optional<uint64_t> padded(uint64_t bytes, uint32_t alignment);
 
 // kernelforge.private_types: the entry naming private format `f`
 // ("4096=fractal64"), and the formats a value of the key declares.
-std::string private_type_entry(Format f);
-absl::StatusOr<std::vector<Format>> declared_private_types(const Value &value);
+std::string privateTypeEntry(Format f);
+absl::StatusOr<std::vector<Format>> declaredPrivateTypes(const Value &value);
 
 } // namespace kf::gguf

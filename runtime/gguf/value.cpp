@@ -24,7 +24,7 @@ static_assert(Value::kIndexOf<uint64_t> ==
 
 } // namespace
 
-std::string_view value_type_name(ValueType type) {
+std::string_view valueTypeName(ValueType type) {
   switch (type) {
   case ValueType::Uint8:
     return "uint8";
@@ -67,13 +67,12 @@ size_t Value::size() const {
       storage_);
 }
 
-ValueType Value::scalar_type_of_index(size_t index) {
+ValueType Value::scalarTypeOfIndex(size_t index) {
   return kScalarTypes[index % kScalarCount];
 }
 
-std::string Value::describe_index(size_t index) {
-  absl::string_view element =
-      to_absl(value_type_name(scalar_type_of_index(index)));
+std::string Value::describeIndex(size_t index) {
+  absl::string_view element = toAbsl(valueTypeName(scalarTypeOfIndex(index)));
   return index >= kScalarCount ? absl::StrCat("array of ", element)
                                : std::string(element);
 }

@@ -17,8 +17,8 @@ static_assert(std::endian::native == std::endian::little,
 namespace kf::gguf {
 
 struct Writer::Layout {
-  std::vector<uint8_t> head;          // header, metadata, tensor infos, padding
-  std::vector<uint64_t> tensor_bytes; // without padding, in file order
+  std::vector<uint8_t> head;         // header, metadata, tensor infos, padding
+  std::vector<uint64_t> tensorBytes; // without padding, in file order
   uint32_t alignment = kDefaultAlignment;
 };
 
@@ -42,8 +42,8 @@ public:
 
   void put(const Value &value) {
     put<uint32_t>(static_cast<uint32_t>(value.type()));
-    if (value.is_array()) {
-      put<uint32_t>(static_cast<uint32_t>(value.element_type()));
+    if (value.isArray()) {
+      put<uint32_t>(static_cast<uint32_t>(value.elementType()));
       put<uint64_t>(value.size());
     }
     std::visit(
@@ -72,48 +72,48 @@ private:
 };
 
 absl::Status invalid(std::string_view file, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(to_absl(file), ": ", message));
+  return absl::InvalidArgumentError(absl::StrCat(toAbsl(file), ": ", message));
 }
 
 // The limits the reader enforces on string lengths and array sizes.
-std::optional<std::string> value_problem(const std::string &key,
-                                         const Value &value) {
+std::optional<std::string> valueProblem(const std::string &key,
+                                        const Value &value) {
   auto subject = [&] { return absl::StrCat("key ", quoted(key)); };
-  if (const auto *s = value.get_if<std::string>();
+  if (const auto *s = value.getIf<std::string>();
       s && s->size() > kMaxStringBytes)
-    return string_too_long(subject(), s->size());
-  if (value.is_array() && value.size() > kMaxArrayElements)
-    return array_too_long(subject(), value.size());
-  if (const auto *strings = value.get_if<std::vector<std::string>>())
+    return stringTooLong(subject(), s->size());
+  if (value.isArray() && value.size() > kMaxArrayElements)
+    return arrayTooLong(subject(), value.size());
+  if (const auto *strings = value.getIf<std::vector<std::string>>())
     for (size_t i = 0; i < strings->size(); ++i)
       if ((*strings)[i].size() > kMaxStringBytes)
-        return string_too_long(absl::StrCat("element ", i, " of ", subject()),
-                               (*strings)[i].size());
+        return stringTooLong(absl::StrCat("element ", i, " of ", subject()),
+                             (*strings)[i].size());
   return std::nullopt;
 }
 
 } // namespace
 
-Writer Writer::copy_of(const File &file) {
+Writer Writer::copyOf(const File &file) {
   Writer writer;
   for (const KeyValue &kv : file.metadata())
-    writer.add_metadata(kv.key, kv.value);
+    writer.addMetadata(kv.key, kv.value);
   for (const TensorInfo &t : file.tensors())
-    writer.add_tensor(t.name, t.format, t.shape, file.data(t));
+    writer.addTensor(t.name, t.format, t.shape, file.data(t));
   return writer;
 }
 
-void Writer::add_metadata(std::string key, Value value) {
+void Writer::addMetadata(std::string key, Value value) {
   metadata_.push_back({std::move(key), std::move(value)});
 }
 
-void Writer::add_tensor(std::string name, Format format,
-                        std::vector<int64_t> shape, Data data) {
+void Writer::addTensor(std::string name, Format format,
+                       std::vector<int64_t> shape, Data data) {
   tensors_.push_back(
       {std::move(name), format, std::move(shape), std::move(data)});
 }
 
-absl::StatusOr<uint32_t> Writer::check_metadata(std::string_view name) const {
+absl::StatusOr<uint32_t> Writer::checkMetadata(std::string_view name) const {
   uint32_t alignment = kDefaultAlignment;
   std::set<std::string_view> keys;
   for (size_t i = 0; i < metadata_.size(); ++i) {
@@ -121,14 +121,14 @@ absl::StatusOr<uint32_t> Writer::check_metadata(std::string_view name) const {
     if (kv.key.empty())
       return invalid(name, absl::StrCat("key ", i, " has an empty name"));
     if (kv.key.size() > kMaxStringBytes)
-      return invalid(name, string_too_long(absl::StrCat("the name of key ", i),
-                                           kv.key.size()));
+      return invalid(name, stringTooLong(absl::StrCat("the name of key ", i),
+                                         kv.key.size()));
     if (!keys.insert(kv.key).second)
       return invalid(name, absl::StrCat("duplicate key ", quoted(kv.key)));
-    if (std::optional<std::string> problem = value_problem(kv.key, kv.value))
+    if (std::optional<std::string> problem = valueProblem(kv.key, kv.value))
       return invalid(name, *problem);
     if (kv.key == kAlignmentKey) {
-      absl::StatusOr<uint32_t> value = alignment_from(kv.value);
+      absl::StatusOr<uint32_t> value = alignmentFrom(kv.value);
       if (!value.ok())
         return invalid(name, value.status().message());
       alignment = *value;
@@ -138,16 +138,16 @@ absl::StatusOr<uint32_t> Writer::check_metadata(std::string_view name) const {
 }
 
 absl::StatusOr<std::vector<uint64_t>>
-Writer::check_tensors(std::string_view name) const {
+Writer::checkTensors(std::string_view name) const {
   std::vector<uint64_t> sizes;
   std::set<std::string_view> names;
   for (const Tensor &t : tensors_) {
-    if (absl::Status s = check_tensor_name(t.name); !s.ok())
+    if (absl::Status s = checkTensorName(t.name); !s.ok())
       return invalid(name, s.message());
     if (!names.insert(t.name).second)
       return invalid(name,
                      absl::StrCat("duplicate tensor name ", quoted(t.name)));
-    absl::StatusOr<uint64_t> bytes = tensor_bytes(t.name, t.format, t.shape);
+    absl::StatusOr<uint64_t> bytes = tensorBytes(t.name, t.format, t.shape);
     if (!bytes.ok())
       return invalid(name, bytes.status().message());
     size_t given = std::visit(
@@ -167,22 +167,22 @@ Writer::check_tensors(std::string_view name) const {
   return sizes;
 }
 
-std::vector<std::string> Writer::private_type_entries() const {
+std::vector<std::string> Writer::privateTypeEntries() const {
   std::vector<uint32_t> ids;
   for (const Tensor &t : tensors_)
-    if (const FormatInfo &info = format_info(t.format); info.is_private())
-      ids.push_back(info.ggml_type);
+    if (const FormatInfo &info = formatInfo(t.format); info.isPrivate())
+      ids.push_back(info.ggmlType);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::vector<std::string> entries;
   for (uint32_t id : ids)
-    entries.push_back(private_type_entry(*format_from_ggml_type(id)));
+    entries.push_back(privateTypeEntry(*formatFromGgmlType(id)));
   return entries;
 }
 
 std::vector<const KeyValue *>
-Writer::metadata_to_write(const KeyValue &private_types) const {
-  bool needed = private_types.value.size() > 0;
+Writer::metadataToWrite(const KeyValue &privateTypes) const {
+  bool needed = privateTypes.value.size() > 0;
   bool added = false;
   std::vector<const KeyValue *> written;
   for (const KeyValue &kv : metadata_) {
@@ -192,19 +192,19 @@ Writer::metadata_to_write(const KeyValue &private_types) const {
     }
     added = true;
     if (needed)
-      written.push_back(&private_types);
+      written.push_back(&privateTypes);
   }
   if (needed && !added)
-    written.push_back(&private_types);
+    written.push_back(&privateTypes);
   return written;
 }
 
 absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
   Layout layout;
-  KF_ASSIGN_OR_RETURN(layout.alignment, check_metadata(name));
-  KF_ASSIGN_OR_RETURN(layout.tensor_bytes, check_tensors(name));
-  KeyValue private_types{std::string(kPrivateTypesKey), private_type_entries()};
-  std::vector<const KeyValue *> written = metadata_to_write(private_types);
+  KF_ASSIGN_OR_RETURN(layout.alignment, checkMetadata(name));
+  KF_ASSIGN_OR_RETURN(layout.tensorBytes, checkTensors(name));
+  KeyValue privateTypes{std::string(kPrivateTypesKey), privateTypeEntries()};
+  std::vector<const KeyValue *> written = metadataToWrite(privateTypes);
 
   Encoder out(layout.head);
   for (char c : kMagic)
@@ -223,10 +223,10 @@ absl::StatusOr<Writer::Layout> Writer::layout(std::string_view name) const {
     out.put<uint32_t>(static_cast<uint32_t>(t.shape.size()));
     for (int64_t n : t.shape)
       out.put<int64_t>(n);
-    out.put<uint32_t>(format_info(t.format).ggml_type);
+    out.put<uint32_t>(formatInfo(t.format).ggmlType);
     out.put<uint64_t>(offset);
     std::optional<uint64_t> size =
-        padded(layout.tensor_bytes[i], layout.alignment);
+        padded(layout.tensorBytes[i], layout.alignment);
     if (!size || __builtin_add_overflow(offset, *size, &offset))
       return invalid(name, absl::StrCat("tensor ", quoted(t.name),
                                         " ends past 2^64 bytes of data"));
@@ -243,7 +243,7 @@ absl::Status Writer::emit(std::string_view name, const Layout &layout,
   std::vector<uint8_t> produced;
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const Tensor &t = tensors_[i];
-    uint64_t bytes = layout.tensor_bytes[i];
+    uint64_t bytes = layout.tensorBytes[i];
     std::span<const uint8_t> data;
     if (const auto *view = std::get_if<std::span<const uint8_t>>(&t.data)) {
       data = *view;
@@ -253,7 +253,7 @@ absl::Status Writer::emit(std::string_view name, const Layout &layout,
       produced.assign(bytes, 0);
       if (absl::Status s = std::get<Producer>(t.data)(produced); !s.ok())
         return absl::Status(s.code(),
-                            absl::StrCat(to_absl(name), ": tensor ",
+                            absl::StrCat(toAbsl(name), ": tensor ",
                                          quoted(t.name), ": ", s.message()));
       data = produced;
     }

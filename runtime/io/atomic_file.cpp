@@ -14,7 +14,7 @@ namespace kf {
 namespace {
 
 // The directory part of `path`, to sync after the rename.
-std::string directory_of(const std::string &path) {
+std::string directoryOf(const std::string &path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos)
     return ".";
@@ -37,20 +37,20 @@ absl::StatusOr<AtomicFile> AtomicFile::create(std::string path) {
       return AtomicFile(std::move(path), std::move(temp), fd);
     int err = errno;
     if (err != EEXIST || attempt == 100)
-      return system_error(err, path, absl::StrCat("cannot create ", temp));
+      return systemError(err, path, absl::StrCat("cannot create ", temp));
   }
 }
 
 AtomicFile::AtomicFile(AtomicFile &&other) noexcept
     : path_(std::move(other.path_)),
-      temp_path_(std::exchange(other.temp_path_, {})),
+      tempPath_(std::exchange(other.tempPath_, {})),
       fd_(std::exchange(other.fd_, -1)) {}
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0)
     close(fd_);
-  if (!temp_path_.empty())
-    unlink(temp_path_.c_str());
+  if (!tempPath_.empty())
+    unlink(tempPath_.c_str());
 }
 
 absl::Status AtomicFile::write(std::span<const uint8_t> bytes) {
@@ -59,7 +59,7 @@ absl::Status AtomicFile::write(std::span<const uint8_t> bytes) {
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      return system_error(errno, path_, "cannot write");
+      return systemError(errno, path_, "cannot write");
     }
     bytes = bytes.subspan(static_cast<size_t>(n));
   }
@@ -68,24 +68,24 @@ absl::Status AtomicFile::write(std::span<const uint8_t> bytes) {
 
 absl::Status AtomicFile::commit() {
   if (fsync(fd_) != 0)
-    return system_error(errno, path_, "cannot sync");
+    return systemError(errno, path_, "cannot sync");
   if (close(std::exchange(fd_, -1)) != 0)
-    return system_error(errno, path_, "cannot close");
-  if (rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    return systemError(errno, path_, "cannot close");
+  if (rename(tempPath_.c_str(), path_.c_str()) != 0) {
     int err = errno;
-    return system_error(err, path_,
-                        absl::StrCat("cannot rename ", temp_path_, " over it"));
+    return systemError(err, path_,
+                       absl::StrCat("cannot rename ", tempPath_, " over it"));
   }
-  temp_path_.clear();
-  std::string dir = directory_of(path_);
-  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0)
-    return system_error(errno, path_, "cannot open its directory to sync it");
+  tempPath_.clear();
+  std::string dir = directoryOf(path_);
+  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd < 0)
+    return systemError(errno, path_, "cannot open its directory to sync it");
   absl::Status status =
-      fsync(dir_fd) == 0
+      fsync(dirFd) == 0
           ? absl::OkStatus()
-          : system_error(errno, path_, "cannot sync its directory");
-  close(dir_fd);
+          : systemError(errno, path_, "cannot sync its directory");
+  close(dirFd);
   return status;
 }
 

@@ -16,13 +16,13 @@ namespace kf {
 absl::StatusOr<MappedFile> MappedFile::open(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return system_error(errno, path, "cannot open");
+    return systemError(errno, path, "cannot open");
   struct stat st;
   absl::Status status;
   void *data = nullptr;
   size_t size = 0;
   if (fstat(fd, &st) != 0) {
-    status = system_error(errno, path, "cannot stat");
+    status = systemError(errno, path, "cannot stat");
   } else if (!S_ISREG(st.st_mode)) {
     status =
         absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
@@ -30,7 +30,7 @@ absl::StatusOr<MappedFile> MappedFile::open(const std::string &path) {
     size = static_cast<size_t>(st.st_size);
     data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (data == MAP_FAILED)
-      status = system_error(errno, path, "cannot map");
+      status = systemError(errno, path, "cannot map");
   }
   close(fd); // the mapping keeps the file open
   if (!status.ok())

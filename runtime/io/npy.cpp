@@ -7,7 +7,7 @@
 
 namespace kf {
 
-std::vector<uint8_t> npy_float32_header(std::span<const int64_t> shape) {
+std::vector<uint8_t> npyFloat32Header(std::span<const int64_t> shape) {
   // A 1-tuple needs its trailing comma: "(5,)".
   std::string dims = absl::StrJoin(shape, ", ");
   if (shape.size() == 1)
@@ -29,9 +29,9 @@ std::vector<uint8_t> npy_float32_header(std::span<const int64_t> shape) {
   return header;
 }
 
-absl::Status write_npy_float32(const std::string &path,
-                               std::span<const int64_t> shape,
-                               std::span<const float> values) {
+absl::Status writeNpyFloat32(const std::string &path,
+                             std::span<const int64_t> shape,
+                             std::span<const float> values) {
   int64_t elements = 1;
   for (int64_t d : shape)
     elements *= d;
@@ -40,7 +40,7 @@ absl::Status write_npy_float32(const std::string &path,
                                                    " values for an array of ",
                                                    elements, " elements"));
   KF_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
-  KF_RETURN_IF_ERROR(out.write(npy_float32_header(shape)));
+  KF_RETURN_IF_ERROR(out.write(npyFloat32Header(shape)));
   KF_RETURN_IF_ERROR(out.write(
       {reinterpret_cast<const uint8_t *>(values.data()), values.size_bytes()}));
   return out.commit();

@@ -11,10 +11,10 @@ namespace kf {
 
 // "<path>: <what>: <strerror(err)>", with the code errno implies. Callers
 // pass errno as `err` before anything else can change it.
-inline absl::Status system_error(int err, std::string_view path,
-                                 std::string_view what) {
+inline absl::Status systemError(int err, std::string_view path,
+                                std::string_view what) {
   return absl::ErrnoToStatus(err,
-                             absl::StrCat(to_absl(path), ": ", to_absl(what)));
+                             absl::StrCat(toAbsl(path), ": ", toAbsl(what)));
 }
 
 } // namespace kf

@@ -8,8 +8,8 @@
 
 namespace kf {
 
-absl::StatusOr<ExpertBuckets> bucket_by_expert(std::span<const int32_t> ids,
-                                               int64_t experts) {
+absl::StatusOr<ExpertBuckets> bucketByExpert(std::span<const int32_t> ids,
+                                             int64_t experts) {
   if (experts <= 0)
     return absl::InvalidArgumentError(
         absl::StrCat("bucket_by_expert: ", experts, " experts, expected > 0"));
@@ -33,26 +33,26 @@ absl::StatusOr<ExpertBuckets> bucket_by_expert(std::span<const int32_t> ids,
   return buckets;
 }
 
-absl::Status run_expert_matmul(const ExpertMatmul &matmul,
-                               const ExpertBuckets &buckets,
-                               const ExpertActivations &x, std::span<float> y) {
+absl::Status runExpertMatmul(const ExpertMatmul &matmul,
+                             const ExpertBuckets &buckets,
+                             const ExpertActivations &x, std::span<float> y) {
   const auto slots = static_cast<int64_t>(buckets.slots.size());
-  if (!matmul.kernel || !matmul.packed_w || matmul.expert_bytes <= 0 ||
+  if (!matmul.kernel || !matmul.packedW || matmul.expertBytes <= 0 ||
       matmul.n <= 0)
     return absl::InvalidArgumentError(
         "run_expert_matmul: a kernel, packed weights, a positive expert size "
         "and n > 0 are required");
-  if (x.row_bytes <= 0 || x.slots_per_row <= 0 ||
-      static_cast<int64_t>(x.packed.size()) % x.row_bytes != 0)
+  if (x.rowBytes <= 0 || x.slotsPerRow <= 0 ||
+      static_cast<int64_t>(x.packed.size()) % x.rowBytes != 0)
     return absl::InvalidArgumentError(absl::StrCat(
         "run_expert_matmul: ", x.packed.size(),
-        " bytes of activations are not rows of ", x.row_bytes, " bytes"));
-  const int64_t rows = static_cast<int64_t>(x.packed.size()) / x.row_bytes;
-  if (rows * x.slots_per_row != slots)
+        " bytes of activations are not rows of ", x.rowBytes, " bytes"));
+  const int64_t rows = static_cast<int64_t>(x.packed.size()) / x.rowBytes;
+  if (rows * x.slotsPerRow != slots)
     return absl::InvalidArgumentError(
         absl::StrCat("run_expert_matmul: ", rows, " activation rows for ",
-                     slots, " slots, expected ", slots / x.slots_per_row,
-                     " (one per ", x.slots_per_row, " slots)"));
+                     slots, " slots, expected ", slots / x.slotsPerRow,
+                     " (one per ", x.slotsPerRow, " slots)"));
   if (static_cast<int64_t>(y.size()) != slots * matmul.n)
     return absl::InvalidArgumentError(
         absl::StrCat("run_expert_matmul: y holds ", y.size(), " floats, ",
@@ -63,7 +63,7 @@ absl::Status run_expert_matmul(const ExpertMatmul &matmul,
   int64_t widest = 0;
   for (int64_t e = 0; e < buckets.experts(); ++e)
     widest = std::max(widest, buckets.begin[e + 1] - buckets.begin[e]);
-  std::vector<uint8_t> gathered(static_cast<size_t>(widest * x.row_bytes));
+  std::vector<uint8_t> gathered(static_cast<size_t>(widest * x.rowBytes));
   std::vector<float> out(static_cast<size_t>(widest * matmul.n));
   for (int64_t e = 0; e < buckets.experts(); ++e) {
     std::span<const int64_t> bucket = buckets.bucket(e);
@@ -71,10 +71,10 @@ absl::Status run_expert_matmul(const ExpertMatmul &matmul,
       continue;
     const auto m = static_cast<int64_t>(bucket.size());
     for (int64_t i = 0; i < m; ++i)
-      std::memcpy(gathered.data() + i * x.row_bytes,
-                  x.packed.data() + bucket[i] / x.slots_per_row * x.row_bytes,
-                  static_cast<size_t>(x.row_bytes));
-    matmul.kernel(matmul.packed_w + e * matmul.expert_bytes, gathered.data(),
+      std::memcpy(gathered.data() + i * x.rowBytes,
+                  x.packed.data() + bucket[i] / x.slotsPerRow * x.rowBytes,
+                  static_cast<size_t>(x.rowBytes));
+    matmul.kernel(matmul.packedW + e * matmul.expertBytes, gathered.data(),
                   out.data(), matmul.n, m, 0, matmul.n);
     for (int64_t i = 0; i < m; ++i)
       std::memcpy(y.data() + bucket[i] * matmul.n, out.data() + i * matmul.n,

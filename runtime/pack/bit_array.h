@@ -7,11 +7,11 @@
 
 namespace kf::pack {
 
-inline bool get_bit(const uint8_t *bytes, int64_t bit) {
+inline bool getBit(const uint8_t *bytes, int64_t bit) {
   return (bytes[bit / 8] >> bit % 8 & 1) != 0;
 }
 
-inline void set_bit(uint8_t *bytes, int64_t bit, bool value) {
+inline void setBit(uint8_t *bytes, int64_t bit, bool value) {
   const auto mask = static_cast<uint8_t>(1u << bit % 8);
   bytes[bit / 8] = static_cast<uint8_t>(value ? bytes[bit / 8] | mask
                                               : bytes[bit / 8] & ~mask);

@@ -23,52 +23,52 @@
 namespace kf {
 namespace {
 
-using quant::load_fp16;
-using quant::store_f32;
-using quant::store_u32;
+using quant::loadFp16;
+using quant::storeF32;
+using quant::storeU32;
 
 constexpr int64_t kBlockElems = 32;
 
 // Bytes of one row's block in the file format (and in the packed payload,
 // scale aside).
-int64_t file_block_bytes(Format f) { return format_info(f).block_bytes; }
+int64_t fileBlockBytes(Format f) { return formatInfo(f).blockBytes; }
 
 // Elements of one (super-)block: 32, or 256 for the K-quants.
-int64_t block_elems(Format f) { return packed_block_elems(f); }
+int64_t blockElems(Format f) { return packedBlockElems(f); }
 
-bool is_kquant(Format f) {
+bool isKquant(Format f) {
   return f == Format::Q4_K || f == Format::Q5_K || f == Format::Q6_K;
 }
 
 // Weight bytes of one row's block: 32 for Q8_0, 16 nibble pairs for Q4_0 and
 // MXFP4.
-int64_t payload_bytes(Format f) {
-  return file_block_bytes(f) - packed_scale_bytes(f);
+int64_t payloadBytes(Format f) {
+  return fileBlockBytes(f) - packedScaleBytes(f);
 }
 
 std::string shape(const PackedLayout &layout, int64_t n, int64_t k) {
-  return absl::StrCat(layout_name(layout), " [", n, ", ", k, "]");
+  return absl::StrCat(layoutName(layout), " [", n, ", ", k, "]");
 }
 
 // A ternary layout's block whose codes no packing wrote.
-absl::Status bad_codes(const char *what, const PackedLayout &layout, int64_t n,
-                       int64_t k, int64_t row, int64_t block) {
+absl::Status badCodes(const char *what, const PackedLayout &layout, int64_t n,
+                      int64_t k, int64_t row, int64_t block) {
   return absl::InvalidArgumentError(absl::StrCat(
       what, ": ", shape(layout, n, k), ": row ", row, ", super-block ", block,
       ": a slot's 2-bit codes are no entry of iq1s_grid"));
 }
 
-absl::Status check_shape(const char *what, const PackedLayout &layout,
-                         int64_t n, int64_t k) {
-  if (absl::Status s = check_layout(layout); !s.ok())
+absl::Status checkShape(const char *what, const PackedLayout &layout, int64_t n,
+                        int64_t k) {
+  if (absl::Status s = checkLayout(layout); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
-  if (is_float_format(layout.format)) {
+  if (isFloatFormat(layout.format)) {
     if (n <= 0 || k <= 0)
       return absl::InvalidArgumentError(absl::StrCat(
           what, ": ", shape(layout, n, k), ": expected n > 0 and k > 0"));
     return absl::OkStatus();
   }
-  const int64_t elems = block_elems(layout.format);
+  const int64_t elems = blockElems(layout.format);
   if (n <= 0 || k <= 0 || k % elems != 0)
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": ", shape(layout, n, k),
@@ -76,8 +76,8 @@ absl::Status check_shape(const char *what, const PackedLayout &layout,
   return absl::OkStatus();
 }
 
-absl::Status check_bytes(const char *what, const char *buffer, uint64_t want,
-                         uint64_t got) {
+absl::Status checkBytes(const char *what, const char *buffer, uint64_t want,
+                        uint64_t got) {
   if (want == got)
     return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
@@ -86,106 +86,102 @@ absl::Status check_bytes(const char *what, const char *buffer, uint64_t want,
 
 // Both the file rows and the packed tensor of [n, k]: checks everything
 // pack/unpack/dequantize need before they touch a byte.
-absl::Status check_tensor(const char *what, const PackedLayout &layout,
-                          int64_t n, int64_t k, uint64_t packed_bytes) {
-  if (absl::Status s = check_shape(what, layout, n, k); !s.ok())
+absl::Status checkTensor(const char *what, const PackedLayout &layout,
+                         int64_t n, int64_t k, uint64_t packedBytes) {
+  if (absl::Status s = checkShape(what, layout, n, k); !s.ok())
     return s;
-  return check_bytes(what, "the packed tensor",
-                     *packed_weight_bytes(layout, n, k), packed_bytes);
+  return checkBytes(what, "the packed tensor", *packedWeightBytes(layout, n, k),
+                    packedBytes);
 }
 
-uint64_t file_bytes(Format f, int64_t n, int64_t k) {
-  return static_cast<uint64_t>(n) * (k / format_info(f).block_elems) *
-         file_block_bytes(f);
+uint64_t fileBytes(Format f, int64_t n, int64_t k) {
+  return static_cast<uint64_t>(n) * (k / formatInfo(f).blockElems) *
+         fileBlockBytes(f);
 }
 
-// Calls fn(row, element, packed_byte) for the first byte of every element
+// Calls fn(row, element, packedByte) for the first byte of every element
 // slot of a packed float tensor: row -1 for a padding row, element >= k for
 // the padding of a row's last block.
 template <typename Fn>
-void for_each_float_slot(const PackedLayout &layout, int64_t n, int64_t k,
-                         Fn fn) {
-  const int64_t blocks = packed_k_blocks(layout.format, k);
+void forEachFloatSlot(const PackedLayout &layout, int64_t n, int64_t k, Fn fn) {
+  const int64_t blocks = packedKBlocks(layout.format, k);
   const int64_t groups = (n + layout.rows - 1) / layout.rows;
-  const int64_t block_bytes = packed_block_bytes(layout);
-  const int64_t elems = packed_block_elems(layout.format);
-  const int64_t per_group = packed_kgroup_elems(layout.format);
-  const int64_t elem_bytes = 4 / per_group;
+  const int64_t blockBytes = packedBlockBytes(layout);
+  const int64_t elems = packedBlockElems(layout.format);
+  const int64_t perGroup = packedKgroupElems(layout.format);
+  const int64_t elemBytes = 4 / perGroup;
   for (int64_t grp = 0; grp < groups; ++grp)
     for (int64_t b = 0; b < blocks; ++b)
-      for (int64_t g = 0; g < elems / per_group; ++g)
+      for (int64_t g = 0; g < elems / perGroup; ++g)
         for (int r = 0; r < layout.rows; ++r)
-          for (int64_t i = 0; i < per_group; ++i) {
+          for (int64_t i = 0; i < perGroup; ++i) {
             const int64_t row = grp * layout.rows + r;
-            fn(row < n ? row : -1, b * elems + g * per_group + i,
-               (grp * blocks + b) * block_bytes +
-                   packed_kgroup_offset(layout, g, r) + i * elem_bytes);
+            fn(row < n ? row : -1, b * elems + g * perGroup + i,
+               (grp * blocks + b) * blockBytes +
+                   packedKgroupOffset(layout, g, r) + i * elemBytes);
           }
 }
 
 // The packed lane byte for file byte `b` of a row's payload.
-uint8_t to_lane(const PackedLayout &layout, uint8_t b) {
+uint8_t toLane(const PackedLayout &layout, uint8_t b) {
   if (layout.format == Format::Q8_0)
-    return static_cast<uint8_t>(b + lane_offset(layout));
+    return static_cast<uint8_t>(b + laneOffset(layout));
   return b; // Q4_0 and MXFP4 nibbles are stored as in the file
 }
 
-uint8_t from_lane(const PackedLayout &layout, uint8_t lane) {
+uint8_t fromLane(const PackedLayout &layout, uint8_t lane) {
   if (layout.format == Format::Q8_0)
-    return static_cast<uint8_t>(lane - lane_offset(layout));
+    return static_cast<uint8_t>(lane - laneOffset(layout));
   return lane;
 }
 
 // The lane byte of a padding row: weights 0 (Q4_0's nibbles 8, MXFP4's code 0;
 // a K-quant's padding rows have all scales 0, so their codes do not matter).
-uint8_t zero_lane(const PackedLayout &layout) {
+uint8_t zeroLane(const PackedLayout &layout) {
   switch (layout.format) {
   case Format::Q4_0:
     return 0x88;
   case Format::Q8_0:
-    return to_lane(layout, 0);
+    return toLane(layout, 0);
   default:
     return 0x00;
   }
 }
 
 // The file's byte offset of header byte j and of payload (weight) byte p.
-int64_t file_header_byte(Format f, int64_t j) {
-  return file_scale_offset(f) + j;
-}
-int64_t file_payload_byte(Format f, int64_t p) {
-  return file_scale_offset(f) == 0 ? packed_scale_bytes(f) + p : p;
+int64_t fileHeaderByte(Format f, int64_t j) { return fileScaleOffset(f) + j; }
+int64_t filePayloadByte(Format f, int64_t p) {
+  return fileScaleOffset(f) == 0 ? packedScaleBytes(f) + p : p;
 }
 
 // Calls fn(file_row_block, packed_block, r) for every real row of every
 // packed block, with the packed block's base and the row's lane in it.
 template <typename Fn>
-void for_each_row_block(const PackedLayout &layout, int64_t n, int64_t k,
-                        Fn fn) {
-  const int64_t blocks = k / block_elems(layout.format);
+void forEachRowBlock(const PackedLayout &layout, int64_t n, int64_t k, Fn fn) {
+  const int64_t blocks = k / blockElems(layout.format);
   const int64_t groups = (n + layout.rows - 1) / layout.rows;
-  const int64_t block_bytes = packed_block_bytes(layout);
+  const int64_t blockBytes = packedBlockBytes(layout);
   for (int64_t grp = 0; grp < groups; ++grp)
     for (int64_t b = 0; b < blocks; ++b)
       for (int r = 0; r < layout.rows; ++r) {
         int64_t row = grp * layout.rows + r;
-        fn(row < n ? row : -1, b, (grp * blocks + b) * block_bytes, r);
+        fn(row < n ? row : -1, b, (grp * blocks + b) * blockBytes, r);
       }
 }
 
 // A K-quant super-block of row r straight from the packed block, in the
-// reference decoder's arithmetic (kquants.cpp's dequantize_k): per sub-block
+// reference decoder's arithmetic (kquants.cpp's dequantizeK): per sub-block
 // dl = d * scale and ml = dmin * min, then dl * q - ml.
-void dequantize_kquant(const PackedLayout &layout, const uint8_t *block, int r,
-                       float *y) {
+void dequantizeKquant(const PackedLayout &layout, const uint8_t *block, int r,
+                      float *y) {
   auto header = [&](int64_t j) -> uint8_t {
-    return block[packed_scale_offset(layout, j, r)];
+    return block[packedScaleOffset(layout, j, r)];
   };
   auto payload = [&](int64_t p) -> int {
-    return block[packed_kgroup_offset(layout, p / 4, r) + p % 4];
+    return block[packedKgroupOffset(layout, p / 4, r) + p % 4];
   };
   auto half = [&](int64_t j) {
-    return fp16_to_fp32(static_cast<uint16_t>(header(j) | header(j + 1) << 8));
+    return fp16ToFp32(static_cast<uint16_t>(header(j) | header(j + 1) << 8));
   };
   if (layout.format == Format::Q6_K) {
     const float d = half(16);
@@ -221,21 +217,20 @@ void dequantize_kquant(const PackedLayout &layout, const uint8_t *block, int r,
 
 } // namespace
 
-absl::Status check_layout(const PackedLayout &layout) {
-  if (!has_weight_coding(layout.format, layout.coding))
+absl::Status checkLayout(const PackedLayout &layout) {
+  if (!hasWeightCoding(layout.format, layout.coding))
     return absl::InvalidArgumentError(absl::StrCat(
         layout.coding == WeightCoding::Ternary ? "no ternary layout"
                                                : "no code book layout",
-        " for format ", to_absl(format_info(layout.format).name),
+        " for format ", toAbsl(formatInfo(layout.format).name),
         layout.coding == WeightCoding::Ternary ? ": expected iq1_s or iq1_m"
                                                : ": expected iq2_xxs"));
   if (layout.format != Format::Q8_0 && layout.format != Format::Q4_0 &&
-      layout.format != Format::MXFP4 && !is_kquant(layout.format) &&
-      !is_iq_grid_format(layout.format) && !is_private_format(layout.format) &&
-      !is_float_format(layout.format))
+      layout.format != Format::MXFP4 && !isKquant(layout.format) &&
+      !isIqGridFormat(layout.format) && !isPrivateFormat(layout.format) &&
+      !isFloatFormat(layout.format))
     return absl::InvalidArgumentError(absl::StrCat(
-        "no packed layout for format ",
-        to_absl(format_info(layout.format).name),
+        "no packed layout for format ", toAbsl(formatInfo(layout.format).name),
         ": expected q8_0, q4_0, mxfp4, q4_k, q5_k, q6_k, iq2_xxs, iq1_s, "
         "iq1_m, fractal64, vq3_64, bf16 or f32"));
   if (layout.rows != 1 && layout.rows != 4 && layout.rows != 8 &&
@@ -246,213 +241,208 @@ absl::Status check_layout(const PackedLayout &layout) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> packed_weight_bytes(const PackedLayout &layout,
-                                             int64_t n, int64_t k) {
-  if (absl::Status s = check_shape("packed_weight_bytes", layout, n, k);
-      !s.ok())
+absl::StatusOr<uint64_t> packedWeightBytes(const PackedLayout &layout,
+                                           int64_t n, int64_t k) {
+  if (absl::Status s = checkShape("packed_weight_bytes", layout, n, k); !s.ok())
     return s;
   uint64_t groups = static_cast<uint64_t>((n + layout.rows - 1) / layout.rows);
-  return groups * static_cast<uint64_t>(packed_group_bytes(layout, k));
+  return groups * static_cast<uint64_t>(packedGroupBytes(layout, k));
 }
 
-absl::Status pack_weights(const PackedLayout &layout,
-                          std::span<const uint8_t> src, int64_t n, int64_t k,
-                          std::span<uint8_t> dst) {
-  if (absl::Status s = check_tensor("pack_weights", layout, n, k, dst.size());
+absl::Status packWeights(const PackedLayout &layout,
+                         std::span<const uint8_t> src, int64_t n, int64_t k,
+                         std::span<uint8_t> dst) {
+  if (absl::Status s = checkTensor("pack_weights", layout, n, k, dst.size());
       !s.ok())
     return s;
-  if (absl::Status s = check_bytes("pack_weights", "the source rows",
-                                   file_bytes(layout.format, n, k), src.size());
+  if (absl::Status s = checkBytes("pack_weights", "the source rows",
+                                  fileBytes(layout.format, n, k), src.size());
       !s.ok())
     return s;
   const Format f = layout.format;
-  if (is_float_format(f)) {
-    const int64_t elem_bytes = file_block_bytes(f);
-    for_each_float_slot(layout, n, k, [&](int64_t row, int64_t e, int64_t at) {
+  if (isFloatFormat(f)) {
+    const int64_t elemBytes = fileBlockBytes(f);
+    forEachFloatSlot(layout, n, k, [&](int64_t row, int64_t e, int64_t at) {
       if (row < 0 || e >= k)
-        std::memset(dst.data() + at, 0, elem_bytes);
+        std::memset(dst.data() + at, 0, elemBytes);
       else
-        std::memcpy(dst.data() + at, src.data() + (row * k + e) * elem_bytes,
-                    elem_bytes);
+        std::memcpy(dst.data() + at, src.data() + (row * k + e) * elemBytes,
+                    elemBytes);
     });
     return absl::OkStatus();
   }
-  const int64_t row_bytes = (k / block_elems(f)) * file_block_bytes(f);
-  const int64_t scale_bytes = packed_scale_bytes(f);
-  const int64_t groups_per_block = payload_bytes(f) / 4;
-  for_each_row_block(
+  const int64_t rowBytes = (k / blockElems(f)) * fileBlockBytes(f);
+  const int64_t scaleBytes = packedScaleBytes(f);
+  const int64_t groupsPerBlock = payloadBytes(f) / 4;
+  forEachRowBlock(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         uint8_t *block = dst.data() + base;
         // The IQ grid and private formats pack one row's block at a time.
-        if (auto pack_row = is_iq_grid_format(f)   ? pack::pack_grid_row
-                            : is_private_format(f) ? pack::pack_private_row
-                                                   : nullptr) {
-          pack_row(layout,
-                   row < 0
-                       ? nullptr
-                       : src.data() + row * row_bytes + b * file_block_bytes(f),
-                   block, r);
+        if (auto packRow = isIqGridFormat(f)    ? pack::packGridRow
+                           : isPrivateFormat(f) ? pack::packPrivateRow
+                                                : nullptr) {
+          packRow(layout,
+                  row < 0 ? nullptr
+                          : src.data() + row * rowBytes + b * fileBlockBytes(f),
+                  block, r);
           return;
         }
         if (row < 0) { // padding: scales 0 and weights 0
-          for (int64_t j = 0; j < scale_bytes; ++j)
-            block[packed_scale_offset(layout, j, r)] = 0;
-          for (int64_t g = 0; g < groups_per_block; ++g)
-            std::memset(block + packed_kgroup_offset(layout, g, r),
-                        zero_lane(layout), 4);
+          for (int64_t j = 0; j < scaleBytes; ++j)
+            block[packedScaleOffset(layout, j, r)] = 0;
+          for (int64_t g = 0; g < groupsPerBlock; ++g)
+            std::memset(block + packedKgroupOffset(layout, g, r),
+                        zeroLane(layout), 4);
           return;
         }
-        const uint8_t *in =
-            src.data() + row * row_bytes + b * file_block_bytes(f);
-        for (int64_t j = 0; j < scale_bytes; ++j)
-          block[packed_scale_offset(layout, j, r)] = in[file_header_byte(f, j)];
-        for (int64_t g = 0; g < groups_per_block; ++g)
+        const uint8_t *in = src.data() + row * rowBytes + b * fileBlockBytes(f);
+        for (int64_t j = 0; j < scaleBytes; ++j)
+          block[packedScaleOffset(layout, j, r)] = in[fileHeaderByte(f, j)];
+        for (int64_t g = 0; g < groupsPerBlock; ++g)
           for (int i = 0; i < 4; ++i)
-            block[packed_kgroup_offset(layout, g, r) + i] =
-                to_lane(layout, in[file_payload_byte(f, g * 4 + i)]);
+            block[packedKgroupOffset(layout, g, r) + i] =
+                toLane(layout, in[filePayloadByte(f, g * 4 + i)]);
       });
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<uint8_t>> pack_weights(const PackedLayout &layout,
-                                                  std::span<const uint8_t> src,
-                                                  int64_t n, int64_t k) {
-  absl::StatusOr<uint64_t> bytes = packed_weight_bytes(layout, n, k);
+absl::StatusOr<std::vector<uint8_t>> packWeights(const PackedLayout &layout,
+                                                 std::span<const uint8_t> src,
+                                                 int64_t n, int64_t k) {
+  absl::StatusOr<uint64_t> bytes = packedWeightBytes(layout, n, k);
   if (!bytes.ok())
     return bytes.status();
   std::vector<uint8_t> out(*bytes);
-  if (absl::Status s = pack_weights(layout, src, n, k, out); !s.ok())
+  if (absl::Status s = packWeights(layout, src, n, k, out); !s.ok())
     return s;
   return out;
 }
 
 absl::StatusOr<std::vector<uint8_t>>
-pack_expert_weights(const PackedLayout &layout, std::span<const uint8_t> src,
-                    int64_t experts, int64_t n, int64_t k) {
-  absl::StatusOr<uint64_t> bytes = packed_weight_bytes(layout, n, k);
+packExpertWeights(const PackedLayout &layout, std::span<const uint8_t> src,
+                  int64_t experts, int64_t n, int64_t k) {
+  absl::StatusOr<uint64_t> bytes = packedWeightBytes(layout, n, k);
   if (!bytes.ok())
     return bytes.status();
   if (experts <= 0)
     return absl::InvalidArgumentError(absl::StrCat(
         "pack_expert_weights: ", experts, " experts, expected > 0"));
-  const uint64_t expert_file_bytes = file_bytes(layout.format, n, k);
-  if (absl::Status s = check_bytes(
+  const uint64_t expertFileBytes = fileBytes(layout.format, n, k);
+  if (absl::Status s = checkBytes(
           "pack_expert_weights", "the source stack",
-          static_cast<uint64_t>(experts) * expert_file_bytes, src.size());
+          static_cast<uint64_t>(experts) * expertFileBytes, src.size());
       !s.ok())
     return s;
   std::vector<uint8_t> out(static_cast<size_t>(experts) * *bytes);
   for (int64_t e = 0; e < experts; ++e)
-    if (absl::Status s = pack_weights(
-            layout, src.subspan(e * expert_file_bytes, expert_file_bytes), n, k,
+    if (absl::Status s = packWeights(
+            layout, src.subspan(e * expertFileBytes, expertFileBytes), n, k,
             std::span<uint8_t>(out).subspan(e * *bytes, *bytes));
         !s.ok())
       return s;
   return out;
 }
 
-absl::Status unpack_weights(const PackedLayout &layout,
-                            std::span<const uint8_t> packed, int64_t n,
-                            int64_t k, std::span<uint8_t> dst) {
+absl::Status unpackWeights(const PackedLayout &layout,
+                           std::span<const uint8_t> packed, int64_t n,
+                           int64_t k, std::span<uint8_t> dst) {
   if (absl::Status s =
-          check_tensor("unpack_weights", layout, n, k, packed.size());
+          checkTensor("unpack_weights", layout, n, k, packed.size());
       !s.ok())
     return s;
-  if (absl::Status s = check_bytes("unpack_weights", "the destination rows",
-                                   file_bytes(layout.format, n, k), dst.size());
+  if (absl::Status s = checkBytes("unpack_weights", "the destination rows",
+                                  fileBytes(layout.format, n, k), dst.size());
       !s.ok())
     return s;
   const Format f = layout.format;
-  if (is_float_format(f)) {
-    const int64_t elem_bytes = file_block_bytes(f);
-    for_each_float_slot(layout, n, k, [&](int64_t row, int64_t e, int64_t at) {
+  if (isFloatFormat(f)) {
+    const int64_t elemBytes = fileBlockBytes(f);
+    forEachFloatSlot(layout, n, k, [&](int64_t row, int64_t e, int64_t at) {
       if (row >= 0 && e < k)
-        std::memcpy(dst.data() + (row * k + e) * elem_bytes, packed.data() + at,
-                    elem_bytes);
+        std::memcpy(dst.data() + (row * k + e) * elemBytes, packed.data() + at,
+                    elemBytes);
     });
     return absl::OkStatus();
   }
-  const int64_t row_bytes = (k / block_elems(f)) * file_block_bytes(f);
-  const int64_t scale_bytes = packed_scale_bytes(f);
-  const int64_t groups_per_block = payload_bytes(f) / 4;
+  const int64_t rowBytes = (k / blockElems(f)) * fileBlockBytes(f);
+  const int64_t scaleBytes = packedScaleBytes(f);
+  const int64_t groupsPerBlock = payloadBytes(f) / 4;
   absl::Status bad;
-  for_each_row_block(
+  forEachRowBlock(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         if (row < 0)
           return;
         const uint8_t *block = packed.data() + base;
-        uint8_t *out = dst.data() + row * row_bytes + b * file_block_bytes(f);
-        if (is_iq_grid_format(f)) {
-          if (!pack::unpack_grid_row(layout, block, r, out) && bad.ok())
-            bad = bad_codes("unpack_weights", layout, n, k, row, b);
+        uint8_t *out = dst.data() + row * rowBytes + b * fileBlockBytes(f);
+        if (isIqGridFormat(f)) {
+          if (!pack::unpackGridRow(layout, block, r, out) && bad.ok())
+            bad = badCodes("unpack_weights", layout, n, k, row, b);
           return;
         }
-        if (is_private_format(f)) {
-          pack::unpack_private_row(layout, block, r, out);
+        if (isPrivateFormat(f)) {
+          pack::unpackPrivateRow(layout, block, r, out);
           return;
         }
-        for (int64_t j = 0; j < scale_bytes; ++j)
-          out[file_header_byte(f, j)] =
-              block[packed_scale_offset(layout, j, r)];
-        for (int64_t g = 0; g < groups_per_block; ++g)
+        for (int64_t j = 0; j < scaleBytes; ++j)
+          out[fileHeaderByte(f, j)] = block[packedScaleOffset(layout, j, r)];
+        for (int64_t g = 0; g < groupsPerBlock; ++g)
           for (int i = 0; i < 4; ++i)
-            out[file_payload_byte(f, g * 4 + i)] = from_lane(
-                layout, block[packed_kgroup_offset(layout, g, r) + i]);
+            out[filePayloadByte(f, g * 4 + i)] =
+                fromLane(layout, block[packedKgroupOffset(layout, g, r) + i]);
       });
   return bad;
 }
 
-absl::Status dequantize_packed(const PackedLayout &layout,
-                               std::span<const uint8_t> packed, int64_t n,
-                               int64_t k, std::span<float> dst) {
+absl::Status dequantizePacked(const PackedLayout &layout,
+                              std::span<const uint8_t> packed, int64_t n,
+                              int64_t k, std::span<float> dst) {
   if (absl::Status s =
-          check_tensor("dequantize_packed", layout, n, k, packed.size());
+          checkTensor("dequantize_packed", layout, n, k, packed.size());
       !s.ok())
     return s;
   if (dst.size() != static_cast<uint64_t>(n) * static_cast<uint64_t>(k))
     return absl::InvalidArgumentError(
         absl::StrCat("dequantize_packed: the destination holds ", dst.size(),
                      " floats, expected ", n * k));
-  if (is_float_format(layout.format)) {
+  if (isFloatFormat(layout.format)) {
     // The reference decoders' conversions: bf16 widened, f32 as stored.
     const bool bf16 = layout.format == Format::BF16;
-    for_each_float_slot(layout, n, k, [&](int64_t row, int64_t e, int64_t at) {
+    forEachFloatSlot(layout, n, k, [&](int64_t row, int64_t e, int64_t at) {
       if (row >= 0 && e < k)
-        dst[row * k + e] =
-            bf16 ? bf16_to_fp32(quant::load_u16(packed.data() + at))
-                 : quant::load_f32(packed.data() + at);
+        dst[row * k + e] = bf16 ? bf16ToFp32(quant::loadU16(packed.data() + at))
+                                : quant::loadF32(packed.data() + at);
     });
     return absl::OkStatus();
   }
-  const int offset = lane_offset(layout);
-  const int64_t elems = block_elems(layout.format);
+  const int offset = laneOffset(layout);
+  const int64_t elems = blockElems(layout.format);
   absl::Status bad;
-  for_each_row_block(
+  forEachRowBlock(
       layout, n, k, [&](int64_t row, int64_t b, int64_t base, int r) {
         if (row < 0)
           return;
         const uint8_t *block = packed.data() + base;
         float *y = dst.data() + row * k + b * elems;
-        if (is_kquant(layout.format)) {
-          dequantize_kquant(layout, block, r, y);
+        if (isKquant(layout.format)) {
+          dequantizeKquant(layout, block, r, y);
           return;
         }
-        if (is_iq_grid_format(layout.format)) {
-          if (!pack::dequantize_grid_row(layout, block, r, y) && bad.ok())
-            bad = bad_codes("dequantize_packed", layout, n, k, row, b);
+        if (isIqGridFormat(layout.format)) {
+          if (!pack::dequantizeGridRow(layout, block, r, y) && bad.ok())
+            bad = badCodes("dequantize_packed", layout, n, k, row, b);
           return;
         }
-        if (is_private_format(layout.format)) {
-          pack::dequantize_private_row(layout, block, r, y);
+        if (isPrivateFormat(layout.format)) {
+          pack::dequantizePrivateRow(layout, block, r, y);
           return;
         }
         auto lane = [&](int64_t g, int i) -> int {
-          return block[packed_kgroup_offset(layout, g, r) + i];
+          return block[packedKgroupOffset(layout, g, r) + i];
         };
         if (layout.format == Format::MXFP4) {
           // The reference decoder's value * d, with d = 2^(e - 128) built
           // from its bits as the kernels build it.
-          float d = mxfp4_scale(block[r]);
+          float d = mxfp4Scale(block[r]);
           for (int64_t g = 0; g < 4; ++g)
             for (int i = 0; i < 4; ++i) {
               y[g * 4 + i] = kMxfp4Values[lane(g, i) & 15] * d;
@@ -460,7 +450,7 @@ absl::Status dequantize_packed(const PackedLayout &layout,
             }
           return;
         }
-        float d = load_fp16(block + r * packed_scale_bytes(layout.format));
+        float d = loadFp16(block + r * packedScaleBytes(layout.format));
         if (layout.format == Format::Q8_0) {
           for (int64_t g = 0; g < 8; ++g)
             for (int i = 0; i < 4; ++i)
@@ -477,34 +467,34 @@ absl::Status dequantize_packed(const PackedLayout &layout,
   return bad;
 }
 
-absl::StatusOr<uint64_t> packed_activation_bytes(int64_t k) {
-  return packed_activation_bytes(Format::Q8_0, k);
+absl::StatusOr<uint64_t> packedActivationBytes(int64_t k) {
+  return packedActivationBytes(Format::Q8_0, k);
 }
 
-absl::StatusOr<uint64_t> packed_activation_bytes(Format activation, int64_t k) {
+absl::StatusOr<uint64_t> packedActivationBytes(Format activation, int64_t k) {
   if (activation != Format::Q8_0 && activation != Format::Q8_K &&
-      !is_float_format(activation))
+      !isFloatFormat(activation))
     return absl::InvalidArgumentError(absl::StrCat(
         "packed_activation_bytes: no packed activations of format ",
-        to_absl(format_info(activation).name),
+        toAbsl(formatInfo(activation).name),
         ", expected q8_0, q8_k, bf16 or f32"));
-  const ActivationLayout act = activation_layout(activation);
-  if (is_float_format(activation)) {
+  const ActivationLayout act = activationLayout(activation);
+  if (isFloatFormat(activation)) {
     if (k <= 0)
       return absl::InvalidArgumentError(
           absl::StrCat("packed_activation_bytes: k = ", k, ", expected k > 0"));
-    return static_cast<uint64_t>(packed_activation_column_bytes(activation, k));
+    return static_cast<uint64_t>(packedActivationColumnBytes(activation, k));
   }
-  if (k <= 0 || k % act.block_elems != 0)
+  if (k <= 0 || k % act.blockElems != 0)
     return absl::InvalidArgumentError(
         absl::StrCat("packed_activation_bytes: k = ", k,
-                     ", expected a positive multiple of ", act.block_elems));
-  return static_cast<uint64_t>(k / act.block_elems) * act.block_bytes;
+                     ", expected a positive multiple of ", act.blockElems));
+  return static_cast<uint64_t>(k / act.blockElems) * act.blockBytes;
 }
 
-absl::Status pack_activations(std::span<const float> x, int64_t m, int64_t k,
-                              int64_t ldx, std::span<uint8_t> dst) {
-  return pack_activations(Format::Q8_0, x, m, k, ldx, dst);
+absl::Status packActivations(std::span<const float> x, int64_t m, int64_t k,
+                             int64_t ldx, std::span<uint8_t> dst) {
+  return packActivations(Format::Q8_0, x, m, k, ldx, dst);
 }
 
 namespace {
@@ -512,11 +502,10 @@ namespace {
 // One Q8_0-family block of 32: quantize_activation(Q8_0)'s arithmetic, the
 // scale as fp16, the quants from the unrounded 127 / amax, rounded half to
 // even.
-void pack_q8_0_block(const float *in, uint8_t *out) {
+void packQ8_0Block(const float *in, uint8_t *out) {
   float amax = quant::absmax(in, kBlockElems);
   float id = amax != 0 ? 127.f / amax : 0.f;
-  store_f32(out + kActivationScaleOffset,
-            fp16_to_fp32(fp32_to_fp16(amax / 127.f)));
+  storeF32(out + kActivationScaleOffset, fp16ToFp32(fp32ToFp16(amax / 127.f)));
   int32_t sum = 0;
   int16_t sums8[kBlockElems / 8] = {};
   for (int64_t i = 0; i < kBlockElems; ++i) {
@@ -526,40 +515,40 @@ void pack_q8_0_block(const float *in, uint8_t *out) {
     sum += q;
     sums8[i / 8] = static_cast<int16_t>(sums8[i / 8] + q);
   }
-  store_u32(out + kActivationSumOffset, static_cast<uint32_t>(sum));
+  storeU32(out + kActivationSumOffset, static_cast<uint32_t>(sum));
   std::memcpy(out + kActivationSums8Offset, sums8, sizeof sums8);
 }
 
 // One Q8_K block of 256: quantize_activation(Q8_K)'s arithmetic (q8_k.cpp):
 // the signed extreme (the first of largest magnitude) maps to -127, iscale =
-// -127 / max, q = min(127, nearest_int(iscale * x)), d = 1 / iscale; an
+// -127 / max, q = min(127, nearestInt(iscale * x)), d = 1 / iscale; an
 // all-zero block is all zero bytes.
-void pack_q8_k_block(const float *in, uint8_t *out) {
+void packQ8_KBlock(const float *in, uint8_t *out) {
   std::memset(out, 0, kQ8KActivationBlockBytes);
-  float max = quant::signed_absmax(in, 256);
+  float max = quant::signedAbsmax(in, 256);
   if (max == 0)
     return;
   float iscale = -127.f / max;
   for (int k = 0; k < 16; ++k) {
     int sum = 0;
     for (int i = 16 * k; i < 16 * k + 16; ++i) {
-      int q = std::min(127, quant::nearest_int(iscale * in[i]));
+      int q = std::min(127, quant::nearestInt(iscale * in[i]));
       out[kQ8KActivationQuantsOffset + i] =
           static_cast<uint8_t>(static_cast<int8_t>(q));
       sum += q;
     }
-    quant::store_u16(out + kQ8KActivationSumsOffset + 2 * k,
-                     static_cast<uint16_t>(static_cast<int16_t>(sum)));
+    quant::storeU16(out + kQ8KActivationSumsOffset + 2 * k,
+                    static_cast<uint16_t>(static_cast<int16_t>(sum)));
   }
-  store_f32(out + kQ8KActivationScaleOffset, 1.f / iscale);
+  storeF32(out + kQ8KActivationScaleOffset, 1.f / iscale);
 }
 
 } // namespace
 
-absl::Status pack_activations(Format activation, std::span<const float> x,
-                              int64_t m, int64_t k, int64_t ldx,
-                              std::span<uint8_t> dst) {
-  absl::StatusOr<uint64_t> column = packed_activation_bytes(activation, k);
+absl::Status packActivations(Format activation, std::span<const float> x,
+                             int64_t m, int64_t k, int64_t ldx,
+                             std::span<uint8_t> dst) {
+  absl::StatusOr<uint64_t> column = packedActivationBytes(activation, k);
   if (!column.ok())
     return column.status();
   if (m < 0 || ldx < k)
@@ -572,32 +561,32 @@ absl::Status pack_activations(Format activation, std::span<const float> x,
         absl::StrCat("pack_activations: the input holds ", x.size(),
                      " floats, expected at least ", need));
   if (absl::Status s =
-          check_bytes("pack_activations", "the destination",
-                      static_cast<uint64_t>(m) * *column, dst.size());
+          checkBytes("pack_activations", "the destination",
+                     static_cast<uint64_t>(m) * *column, dst.size());
       !s.ok())
     return s;
-  const ActivationLayout act = activation_layout(activation);
-  if (is_float_format(activation)) {
+  const ActivationLayout act = activationLayout(activation);
+  if (isFloatFormat(activation)) {
     // quantize_activation's elements (bf16 rounded to nearest even, f32 as
     // they are), then zeros up to the column's last whole block.
     std::memset(dst.data(), 0, dst.size());
-    const int64_t elem_bytes = format_info(activation).block_bytes;
+    const int64_t elemBytes = formatInfo(activation).blockBytes;
     for (int64_t j = 0; j < m; ++j)
       if (absl::Status s =
-              quantize_activation(activation, x.subspan(j * ldx, k),
-                                  dst.subspan(j * *column, k * elem_bytes));
+              quantizeActivation(activation, x.subspan(j * ldx, k),
+                                 dst.subspan(j * *column, k * elemBytes));
           !s.ok())
         return s;
     return absl::OkStatus();
   }
   for (int64_t j = 0; j < m; ++j)
-    for (int64_t b = 0; b < k / act.block_elems; ++b) {
-      const float *in = x.data() + j * ldx + b * act.block_elems;
-      uint8_t *out = dst.data() + j * *column + b * act.block_bytes;
+    for (int64_t b = 0; b < k / act.blockElems; ++b) {
+      const float *in = x.data() + j * ldx + b * act.blockElems;
+      uint8_t *out = dst.data() + j * *column + b * act.blockBytes;
       if (activation == Format::Q8_K)
-        pack_q8_k_block(in, out);
+        packQ8_KBlock(in, out);
       else
-        pack_q8_0_block(in, out);
+        packQ8_0Block(in, out);
     }
   return absl::OkStatus();
 }

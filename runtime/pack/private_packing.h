@@ -11,14 +11,14 @@ namespace kf::pack {
 
 // Row r of the packed block `block` from the file block `in`, or a zero row
 // (every weight 0) when `in` is null.
-void pack_private_row(const PackedLayout &layout, const uint8_t *in,
-                      uint8_t *block, int r);
+void packPrivateRow(const PackedLayout &layout, const uint8_t *in,
+                    uint8_t *block, int r);
 // The file block of row r back from the packed block.
-void unpack_private_row(const PackedLayout &layout, const uint8_t *block, int r,
-                        uint8_t *out);
+void unpackPrivateRow(const PackedLayout &layout, const uint8_t *block, int r,
+                      uint8_t *out);
 // Row r's 64 weights from the packed block, as the reference decoder gives
 // them for the file block.
-void dequantize_private_row(const PackedLayout &layout, const uint8_t *block,
-                            int r, float *y);
+void dequantizePrivateRow(const PackedLayout &layout, const uint8_t *block,
+                          int r, float *y);
 
 } // namespace kf::pack

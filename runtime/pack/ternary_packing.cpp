@@ -16,10 +16,10 @@
 namespace kf::pack {
 namespace {
 
-using quant::load_u16;
-using quant::load_u32;
-using quant::store_u16;
-using quant::store_u32;
+using quant::loadU16;
+using quant::loadU32;
+using quant::storeU16;
+using quant::storeU32;
 using quant::grids::iq1s_grid;
 
 // One row's super-block as the two file formats hold it: a grid index and a
@@ -40,7 +40,7 @@ struct Iq1Block {
 // u16 scales[4].
 constexpr int kIq1sQh = 34, kIq1mQh = 32, kIq1mScales = 48;
 
-Iq1Block read_block(Format format, const uint8_t *in) {
+Iq1Block readBlock(Format format, const uint8_t *in) {
   Iq1Block block;
   const bool m = format == Format::IQ1_M;
   const uint8_t *qs = m ? in : in + 2;
@@ -53,7 +53,7 @@ Iq1Block read_block(Format format, const uint8_t *in) {
       high = nibble & 7;
       negative = nibble & 8;
     } else {
-      const uint16_t qh = load_u16(in + kIq1sQh + 2 * g);
+      const uint16_t qh = loadU16(in + kIq1sQh + 2 * g);
       high = qh >> 3 * l & 7;
       negative = qh >> 15;
       block.scale[g] = qh >> 12 & 7;
@@ -63,25 +63,25 @@ Iq1Block read_block(Format format, const uint8_t *in) {
   }
   if (m)
     for (int p = 0; p < 4; ++p)
-      block.words[p] = load_u16(in + kIq1mScales + 2 * p);
+      block.words[p] = loadU16(in + kIq1mScales + 2 * p);
   else
-    block.d = load_u16(in);
+    block.d = loadU16(in);
   return block;
 }
 
-void write_block(Format format, const Iq1Block &block, uint8_t *out) {
+void writeBlock(Format format, const Iq1Block &block, uint8_t *out) {
   const bool m = format == Format::IQ1_M;
   uint8_t *qs = m ? out : out + 2;
   if (m) {
     std::memset(out + kIq1mQh, 0, 16);
     for (int p = 0; p < 4; ++p)
-      store_u16(out + kIq1mScales + 2 * p, block.words[p]);
+      storeU16(out + kIq1mScales + 2 * p, block.words[p]);
   } else {
-    store_u16(out, block.d);
+    storeU16(out, block.d);
     for (int g = 0; g < 8; ++g)
-      store_u16(out + kIq1sQh + 2 * g,
-                static_cast<uint16_t>(block.scale[g] << 12 |
-                                      (block.negative >> 4 * g & 1) << 15));
+      storeU16(out + kIq1sQh + 2 * g,
+               static_cast<uint16_t>(block.scale[g] << 12 |
+                                     (block.negative >> 4 * g & 1) << 15));
   }
   for (int s = 0; s < 32; ++s) {
     qs[s] = static_cast<uint8_t>(block.index[s]);
@@ -91,16 +91,16 @@ void write_block(Format format, const Iq1Block &block, uint8_t *out) {
           (high | (block.negative >> s & 1) << 3) << 4 * (s % 2));
     } else {
       const int g = s / 4, l = s % 4;
-      store_u16(out + kIq1sQh + 2 * g,
-                static_cast<uint16_t>(load_u16(out + kIq1sQh + 2 * g) |
-                                      high << 3 * l));
+      storeU16(out + kIq1sQh + 2 * g,
+               static_cast<uint16_t>(loadU16(out + kIq1sQh + 2 * g) |
+                                     high << 3 * l));
     }
   }
 }
 
 // The 2-bit codes v + 1 of a grid entry's eight values, weight j's in bits
 // 2j..2j + 1.
-uint16_t entry_codes(uint64_t entry) {
+uint16_t entryCodes(uint64_t entry) {
   uint16_t codes = 0;
   for (int j = 0; j < 8; ++j)
     codes |= static_cast<uint16_t>((static_cast<int8_t>(entry >> 8 * j) + 1)
@@ -111,12 +111,12 @@ uint16_t entry_codes(uint64_t entry) {
 constexpr uint16_t kNoEntry = 0xffff;
 
 // The grid index of each 16-bit code word, kNoEntry where none has it.
-const std::array<uint16_t, 1 << 16> &code_indices() {
+const std::array<uint16_t, 1 << 16> &codeIndices() {
   static const auto *table = [] {
     auto *t = new std::array<uint16_t, 1 << 16>;
     t->fill(kNoEntry);
     for (uint16_t i = 0; i < std::size(iq1s_grid); ++i)
-      (*t)[entry_codes(iq1s_grid[i])] = i;
+      (*t)[entryCodes(iq1s_grid[i])] = i;
     return t;
   }();
   return *table;
@@ -124,74 +124,71 @@ const std::array<uint16_t, 1 << 16> &code_indices() {
 
 // Row r's IQ1_M delta bits, as Iq1Block's `negative` (bit s: slot s's delta
 // is -1/8; the layout's bits are set where it is +1/8).
-void store_iq1_m_negative(const PackedLayout &layout, uint8_t *block, int r,
-                          uint32_t negative) {
-  uint8_t *deltas = block + iq1_m_ternary_deltas_offset(layout);
+void storeIQ1_MNegative(const PackedLayout &layout, uint8_t *block, int r,
+                        uint32_t negative) {
+  uint8_t *deltas = block + iq1mTernaryDeltasOffset(layout);
   for (int s = 0; s < 32; ++s)
-    set_bit(deltas, iq1_m_ternary_delta_bit(layout, s, r),
-            !(negative >> s & 1));
+    setBit(deltas, iq1mTernaryDeltaBit(layout, s, r), !(negative >> s & 1));
 }
-uint32_t load_iq1_m_negative(const PackedLayout &layout, const uint8_t *block,
-                             int r) {
-  const uint8_t *deltas = block + iq1_m_ternary_deltas_offset(layout);
+uint32_t loadIQ1_MNegative(const PackedLayout &layout, const uint8_t *block,
+                           int r) {
+  const uint8_t *deltas = block + iq1mTernaryDeltasOffset(layout);
   uint32_t negative = 0;
   for (int s = 0; s < 32; ++s)
     negative |= static_cast<uint32_t>(
-                    !get_bit(deltas, iq1_m_ternary_delta_bit(layout, s, r)))
+                    !getBit(deltas, iq1mTernaryDeltaBit(layout, s, r)))
                 << s;
   return negative;
 }
 
 // Where weight w's code lies: byte and bit offset of its 2 bits.
-int64_t code_byte(const PackedLayout &layout, int w, int r) {
-  return iq1_ternary_codes_offset(layout, w / 16, r) + w % 4;
+int64_t codeByte(const PackedLayout &layout, int w, int r) {
+  return iq1TernaryCodesOffset(layout, w / 16, r) + w % 4;
 }
-int code_shift(int w) { return 2 * (w % 16 / 4); }
+int codeShift(int w) { return 2 * (w % 16 / 4); }
 
 } // namespace
 
-void pack_ternary_row(const PackedLayout &layout, const uint8_t *in,
-                      uint8_t *block, int r) {
+void packTernaryRow(const PackedLayout &layout, const uint8_t *in,
+                    uint8_t *block, int r) {
   // A zero row (no `in`): every field 0, every value 0 (code 1).
-  const Iq1Block fields = in ? read_block(layout.format, in) : Iq1Block{};
+  const Iq1Block fields = in ? readBlock(layout.format, in) : Iq1Block{};
   if (layout.format == Format::IQ1_M) {
     for (int p = 0; p < 4; ++p)
-      store_u16(block + iq1_m_scales_offset(layout, p, r), fields.words[p]);
-    store_iq1_m_negative(layout, block, r, fields.negative);
+      storeU16(block + iq1mScalesOffset(layout, p, r), fields.words[p]);
+    storeIQ1_MNegative(layout, block, r, fields.negative);
   } else {
-    store_u16(block + iq1_s_ternary_d_offset(r), fields.d);
+    storeU16(block + iq1sTernaryDOffset(r), fields.d);
     uint32_t word = 0;
     for (int g = 0; g < 8; ++g)
       word |= static_cast<uint32_t>(fields.scale[g]) << 3 * g |
               (fields.negative >> 4 * g & 1) << (24 + g);
-    store_u32(block + iq1_s_ternary_scales_offset(layout, r), word);
+    storeU32(block + iq1sTernaryScalesOffset(layout, r), word);
   }
   for (int t = 0; t < 16; ++t)
-    std::memset(block + iq1_ternary_codes_offset(layout, t, r), in ? 0 : 0x55,
-                4);
+    std::memset(block + iq1TernaryCodesOffset(layout, t, r), in ? 0 : 0x55, 4);
   if (!in)
     return;
   for (int s = 0; s < 32; ++s) {
-    const uint16_t codes = entry_codes(iq1s_grid[fields.index[s]]);
+    const uint16_t codes = entryCodes(iq1s_grid[fields.index[s]]);
     for (int j = 0; j < 8; ++j) {
       const int w = 8 * s + j;
-      block[code_byte(layout, w, r)] |=
-          static_cast<uint8_t>((codes >> 2 * j & 3) << code_shift(w));
+      block[codeByte(layout, w, r)] |=
+          static_cast<uint8_t>((codes >> 2 * j & 3) << codeShift(w));
     }
   }
 }
 
-bool unpack_ternary_row(const PackedLayout &layout, const uint8_t *block, int r,
-                        uint8_t *out) {
+bool unpackTernaryRow(const PackedLayout &layout, const uint8_t *block, int r,
+                      uint8_t *out) {
   Iq1Block fields;
   if (layout.format == Format::IQ1_M) {
     for (int p = 0; p < 4; ++p)
-      fields.words[p] = load_u16(block + iq1_m_scales_offset(layout, p, r));
-    fields.negative = load_iq1_m_negative(layout, block, r);
+      fields.words[p] = loadU16(block + iq1mScalesOffset(layout, p, r));
+    fields.negative = loadIQ1_MNegative(layout, block, r);
   } else {
-    fields.d = load_u16(block + iq1_s_ternary_d_offset(r));
-    const uint32_t word =
-        load_u32(block + iq1_s_ternary_scales_offset(layout, r));
+    fields.d = loadU16(block + iq1sTernaryDOffset(r));
+    const uint32_t word = loadU32(block + iq1sTernaryScalesOffset(layout, r));
     for (int g = 0; g < 8; ++g) {
       fields.scale[g] = word >> 3 * g & 7;
       if (word >> (24 + g) & 1)
@@ -203,13 +200,13 @@ bool unpack_ternary_row(const PackedLayout &layout, const uint8_t *block, int r,
     for (int j = 0; j < 8; ++j) {
       const int w = 8 * s + j;
       codes |= static_cast<uint16_t>(
-          (block[code_byte(layout, w, r)] >> code_shift(w) & 3) << 2 * j);
+          (block[codeByte(layout, w, r)] >> codeShift(w) & 3) << 2 * j);
     }
-    fields.index[s] = code_indices()[codes];
+    fields.index[s] = codeIndices()[codes];
     if (fields.index[s] == kNoEntry)
       return false;
   }
-  write_block(layout.format, fields, out);
+  writeBlock(layout.format, fields, out);
   return true;
 }
 

@@ -21,8 +21,8 @@ struct Codec {
   // Reference quantizer for weights.
   void (*quantize)(const float *src, uint8_t *dst, int64_t n) = nullptr;
   // Activation quantizer (activation formats only).
-  void (*quantize_activation)(const float *src, uint8_t *dst,
-                              int64_t n) = nullptr;
+  void (*quantizeActivation)(const float *src, uint8_t *dst,
+                             int64_t n) = nullptr;
   // Weight row (this format) . activation row (its dot_format).
   float (*dot)(const uint8_t *w, const uint8_t *a, int64_t n) = nullptr;
 };
@@ -33,41 +33,41 @@ struct CodecEntry {
 };
 
 // One list per family; codec.cpp gathers them.
-std::span<const CodecEntry> plain_codecs();   // F32, F16, BF16, I32
-std::span<const CodecEntry> legacy_codecs();  // Q4_0, Q4_1, Q5_0, Q8_0, Q8_1
-std::span<const CodecEntry> q8_k_codecs();    // Q8_K (activations)
-std::span<const CodecEntry> kquant_codecs();  // Q2_K .. Q6_K
-std::span<const CodecEntry> iq1_codecs();     // IQ1_S, IQ1_M
-std::span<const CodecEntry> iq2_codecs();     // IQ2_XXS, IQ2_XS
-std::span<const CodecEntry> iq4_codecs();     // IQ4_NL, IQ4_XS
-std::span<const CodecEntry> fp4_codecs();     // MXFP4
-std::span<const CodecEntry> private_codecs(); // FRACTAL64, VQ3_64
+std::span<const CodecEntry> plainCodecs();   // F32, F16, BF16, I32
+std::span<const CodecEntry> legacyCodecs();  // Q4_0, Q4_1, Q5_0, Q8_0, Q8_1
+std::span<const CodecEntry> q8kCodecs();     // Q8_K (activations)
+std::span<const CodecEntry> kquantCodecs();  // Q2_K .. Q6_K
+std::span<const CodecEntry> iq1Codecs();     // IQ1_S, IQ1_M
+std::span<const CodecEntry> iq2Codecs();     // IQ2_XXS, IQ2_XS
+std::span<const CodecEntry> iq4Codecs();     // IQ4_NL, IQ4_XS
+std::span<const CodecEntry> fp4Codecs();     // MXFP4
+std::span<const CodecEntry> privateCodecs(); // FRACTAL64, VQ3_64
 
 // The codec of `f`, or null when no family lists it.
-const Codec *find_codec(Format f);
+const Codec *findCodec(Format f);
 
 // Little-endian field access. Blocks sit at any byte offset inside a tensor, so
 // fields are copied out, never read through a cast pointer.
-inline uint16_t load_u16(const uint8_t *p) {
+inline uint16_t loadU16(const uint8_t *p) {
   uint16_t v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-inline uint32_t load_u32(const uint8_t *p) {
+inline uint32_t loadU32(const uint8_t *p) {
   uint32_t v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-inline float load_f32(const uint8_t *p) {
+inline float loadF32(const uint8_t *p) {
   float v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-inline float load_fp16(const uint8_t *p) { return fp16_to_fp32(load_u16(p)); }
-inline void store_u16(uint8_t *p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
-inline void store_u32(uint8_t *p, uint32_t v) { std::memcpy(p, &v, sizeof v); }
-inline void store_f32(uint8_t *p, float v) { std::memcpy(p, &v, sizeof v); }
-inline void store_fp16(uint8_t *p, float v) { store_u16(p, fp32_to_fp16(v)); }
+inline float loadFp16(const uint8_t *p) { return fp16ToFp32(loadU16(p)); }
+inline void storeU16(uint8_t *p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
+inline void storeU32(uint8_t *p, uint32_t v) { std::memcpy(p, &v, sizeof v); }
+inline void storeF32(uint8_t *p, float v) { std::memcpy(p, &v, sizeof v); }
+inline void storeFp16(uint8_t *p, float v) { storeU16(p, fp32ToFp16(v)); }
 
 // The largest magnitude among x[0..n).
 inline float absmax(const float *x, int64_t n) {
@@ -79,7 +79,7 @@ inline float absmax(const float *x, int64_t n) {
 
 // The element of largest magnitude, with its sign (the first one on ties): the
 // symmetric quantizers map it onto their extreme code.
-inline float signed_absmax(const float *x, int64_t n) {
+inline float signedAbsmax(const float *x, int64_t n) {
   float amax = 0, max = 0;
   for (int64_t i = 0; i < n; ++i)
     if (std::fabs(x[i]) > amax) {
@@ -89,9 +89,9 @@ inline float signed_absmax(const float *x, int64_t n) {
   return max;
 }
 
-// ggml's nearest_int: round half to even through the float adder, valid for
+// ggml's nearestInt: round half to even through the float adder, valid for
 // |x| < 2^22 (docs/formats/README.md, "Conventions").
-inline int nearest_int(float x) {
+inline int nearestInt(float x) {
   float v = x + 12582912.f;
   uint32_t bits;
   std::memcpy(&bits, &v, sizeof bits);

@@ -31,17 +31,17 @@ using grids::iq1s_grid;
 constexpr int kIq1sBytes = 50;
 constexpr int kIq1sQhOffset = 34;
 
-void dequantize_iq1_s(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeIQ1_S(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kIq1sBytes) {
-    float d = load_fp16(src);
+    float d = loadFp16(src);
     for (int g = 0; g < 8; ++g) {
-      uint16_t qh = load_u16(src + kIq1sQhOffset + 2 * g);
+      uint16_t qh = loadU16(src + kIq1sQhOffset + 2 * g);
       float dl = d * (2 * (qh >> 12 & 7) + 1);
       float delta = qh & 0x8000 ? -kIq1Delta : kIq1Delta;
       for (int l = 0; l < 4; ++l, dst += 8) {
         uint64_t grid = iq1s_grid[src[2 + 4 * g + l] | (qh >> 3 * l & 7) << 8];
         for (int j = 0; j < 8; ++j)
-          dst[j] = dl * (grid_value(grid, j) + delta);
+          dst[j] = dl * (gridValue(grid, j) + delta);
       }
     }
   }
@@ -49,26 +49,25 @@ void dequantize_iq1_s(const uint8_t *src, float *dst, int64_t n) {
 
 // The delta term of a group is delta * (sum of its 32 q8), which Q8_K's bsums
 // hold; it is carried as an integer in units of the delta (1/8).
-float dot_iq1_s(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotIQ1_S(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sumf = 0;
   for (int64_t b = 0; b < n / QK; ++b, w += kIq1sBytes, a += kQ8_KBytes) {
-    const int8_t *q8 = q8_k_qs(a);
-    int sumi = 0, sumi_delta = 0;
+    const int8_t *q8 = q8kQs(a);
+    int sumi = 0, sumiDelta = 0;
     for (int g = 0; g < 8; ++g) {
-      uint16_t qh = load_u16(w + kIq1sQhOffset + 2 * g);
+      uint16_t qh = loadU16(w + kIq1sQhOffset + 2 * g);
       int ls = 2 * (qh >> 12 & 7) + 1;
       int delta = qh & 0x8000 ? -1 : 1;
       int lsum = 0;
       for (int l = 0; l < 4; ++l, q8 += 8) {
         uint64_t grid = iq1s_grid[w[2 + 4 * g + l] | (qh >> 3 * l & 7) << 8];
         for (int j = 0; j < 8; ++j)
-          lsum += q8[j] * grid_value(grid, j);
+          lsum += q8[j] * gridValue(grid, j);
       }
       sumi += ls * lsum;
-      sumi_delta +=
-          ls * delta * (q8_k_bsum(a, 2 * g) + q8_k_bsum(a, 2 * g + 1));
+      sumiDelta += ls * delta * (q8kBsum(a, 2 * g) + q8kBsum(a, 2 * g + 1));
     }
-    sumf += load_fp16(w) * load_f32(a) * (sumi + kIq1Delta * sumi_delta);
+    sumf += loadFp16(w) * loadF32(a) * (sumi + kIq1Delta * sumiDelta);
   }
   return sumf;
 }
@@ -83,41 +82,41 @@ constexpr int kIq1mQhOffset = 32;
 constexpr int kIq1mScalesOffset = 48;
 
 // The super-scale's fp16 bits: nibble k comes from the top of the u16 k.
-uint16_t iq1_m_scale_bits(const uint8_t *block) {
+uint16_t iq1mScaleBits(const uint8_t *block) {
   uint16_t sc[4];
   for (int k = 0; k < 4; ++k)
-    sc[k] = load_u16(block + kIq1mScalesOffset + 2 * k);
+    sc[k] = loadU16(block + kIq1mScalesOffset + 2 * k);
   return static_cast<uint16_t>((sc[0] >> 12) | (sc[1] >> 8 & 0x00f0) |
                                (sc[2] >> 4 & 0x0f00) | (sc[3] & 0xf000));
 }
 
 // The 3-bit scale of the 16 weights h (0: first, 1: second) of group g.
-int iq1_m_subscale(const uint8_t *block, int g, int h) {
-  uint16_t sc = load_u16(block + kIq1mScalesOffset + 2 * (g / 2));
+int iq1mSubscale(const uint8_t *block, int g, int h) {
+  uint16_t sc = loadU16(block + kIq1mScalesOffset + 2 * (g / 2));
   return sc >> (6 * (g % 2) + 3 * h) & 7;
 }
 
 // The 11-bit grid index and the delta sign bit of 8 weights l of group g.
-int iq1_m_index(const uint8_t *block, int g, int l) {
+int iq1mIndex(const uint8_t *block, int g, int l) {
   uint8_t qh = block[kIq1mQhOffset + 2 * g + l / 2];
   return block[4 * g + l] | (qh >> 4 * (l % 2) & 7) << 8;
 }
-bool iq1_m_negative_delta(const uint8_t *block, int g, int l) {
+bool iq1mNegativeDelta(const uint8_t *block, int g, int l) {
   uint8_t qh = block[kIq1mQhOffset + 2 * g + l / 2];
   return qh >> (4 * (l % 2) + 3) & 1;
 }
 
-void dequantize_iq1_m(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeIQ1_M(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kIq1mBytes) {
-    float d = fp16_to_fp32(iq1_m_scale_bits(src));
+    float d = fp16ToFp32(iq1mScaleBits(src));
     for (int g = 0; g < 8; ++g) {
-      float dl[2] = {d * (2 * iq1_m_subscale(src, g, 0) + 1),
-                     d * (2 * iq1_m_subscale(src, g, 1) + 1)};
+      float dl[2] = {d * (2 * iq1mSubscale(src, g, 0) + 1),
+                     d * (2 * iq1mSubscale(src, g, 1) + 1)};
       for (int l = 0; l < 4; ++l, dst += 8) {
-        uint64_t grid = iq1s_grid[iq1_m_index(src, g, l)];
-        float delta = iq1_m_negative_delta(src, g, l) ? -kIq1Delta : kIq1Delta;
+        uint64_t grid = iq1s_grid[iq1mIndex(src, g, l)];
+        float delta = iq1mNegativeDelta(src, g, l) ? -kIq1Delta : kIq1Delta;
         for (int j = 0; j < 8; ++j)
-          dst[j] = dl[l / 2] * (grid_value(grid, j) + delta);
+          dst[j] = dl[l / 2] * (gridValue(grid, j) + delta);
       }
     }
   }
@@ -125,30 +124,30 @@ void dequantize_iq1_m(const uint8_t *src, float *dst, int64_t n) {
 
 // The delta has a sign per 8 weights, finer than Q8_K's bsums (16 weights), so
 // the q8 are summed here.
-float dot_iq1_m(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotIQ1_M(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sumf = 0;
   for (int64_t b = 0; b < n / QK; ++b, w += kIq1mBytes, a += kQ8_KBytes) {
-    const int8_t *q8 = q8_k_qs(a);
-    int sumi = 0, sumi_delta = 0;
+    const int8_t *q8 = q8kQs(a);
+    int sumi = 0, sumiDelta = 0;
     for (int g = 0; g < 8; ++g) {
-      int sum[2] = {0, 0}, sum_delta[2] = {0, 0};
+      int sum[2] = {0, 0}, sumDelta[2] = {0, 0};
       for (int l = 0; l < 4; ++l, q8 += 8) {
-        uint64_t grid = iq1s_grid[iq1_m_index(w, g, l)];
+        uint64_t grid = iq1s_grid[iq1mIndex(w, g, l)];
         int lsum = 0, q8sum = 0;
         for (int j = 0; j < 8; ++j) {
-          lsum += q8[j] * grid_value(grid, j);
+          lsum += q8[j] * gridValue(grid, j);
           q8sum += q8[j];
         }
         sum[l / 2] += lsum;
-        sum_delta[l / 2] += iq1_m_negative_delta(w, g, l) ? -q8sum : q8sum;
+        sumDelta[l / 2] += iq1mNegativeDelta(w, g, l) ? -q8sum : q8sum;
       }
-      int ls1 = 2 * iq1_m_subscale(w, g, 0) + 1;
-      int ls2 = 2 * iq1_m_subscale(w, g, 1) + 1;
+      int ls1 = 2 * iq1mSubscale(w, g, 0) + 1;
+      int ls2 = 2 * iq1mSubscale(w, g, 1) + 1;
       sumi += sum[0] * ls1 + sum[1] * ls2;
-      sumi_delta += sum_delta[0] * ls1 + sum_delta[1] * ls2;
+      sumiDelta += sumDelta[0] * ls1 + sumDelta[1] * ls2;
     }
-    sumf += fp16_to_fp32(iq1_m_scale_bits(w)) * load_f32(a) *
-            (sumi + kIq1Delta * sumi_delta);
+    sumf += fp16ToFp32(iq1mScaleBits(w)) * loadF32(a) *
+            (sumi + kIq1Delta * sumiDelta);
   }
   return sumf;
 }
@@ -162,16 +161,16 @@ struct Iq1Grid {
   // a = n + 2 delta S of each class for delta = +1/8 and -1/8, and the
   // classes by it, largest first.
   std::array<std::array<float, kMaxClasses>, 2> slope;
-  std::array<std::vector<int>, 2> by_slope;
+  std::array<std::vector<int>, 2> bySlope;
 };
 
-const Iq1Grid &iq1s_search_grid() {
+const Iq1Grid &iq1sSearchGrid() {
   static const Iq1Grid grid = [] {
     std::vector<std::array<int, 8>> values;
     for (uint64_t entry : iq1s_grid) {
       std::array<int, 8> v;
       for (int j = 0; j < 8; ++j)
-        v[j] = grid_value(entry, j);
+        v[j] = gridValue(entry, j);
       values.push_back(v);
     }
     Iq1Grid g;
@@ -190,8 +189,7 @@ const Iq1Grid &iq1s_search_grid() {
       g.slope[1][k] = g.classes.norm[k] - 2 * kIq1Delta * g.classes.sum[k];
     }
     for (int neg = 0; neg < 2; ++neg)
-      g.by_slope[neg] =
-          by_slope(std::span(g.slope[neg]).first(g.classes.count));
+      g.bySlope[neg] = bySlope(std::span(g.slope[neg]).first(g.classes.count));
     return g;
   }();
   return grid;
@@ -201,20 +199,18 @@ struct Iq1Subgroup {
   float sumsq = 0, total = 0;       // |x|^2, X
   std::array<Envelope, 2> envelope; // delta = +1/8, -1/8
 
-  float error(float s, bool negative_delta, int *line = nullptr) const {
-    float delta = negative_delta ? -kIq1Delta : kIq1Delta;
+  float error(float s, bool negativeDelta, int *line = nullptr) const {
+    float delta = negativeDelta ? -kIq1Delta : kIq1Delta;
     return sumsq - 2 * s * delta * total + 8 * s * s * delta * delta +
-           envelope[negative_delta].least(s, line);
+           envelope[negativeDelta].least(s, line);
   }
   // The delta sign of least error at s (ties: positive, the bit left clear).
-  bool negative_delta(float s) const {
-    return error(s, true) < error(s, false);
-  }
+  bool negativeDelta(float s) const { return error(s, true) < error(s, false); }
 };
 
 // x . g_e = (sum of x over the +1 weights) - (sum over the -1 weights): with
 // the 256 subset sums of x at hand, two look-ups per entry.
-Iq1Subgroup iq1_subgroup(const Iq1Grid &grid, const float *x) {
+Iq1Subgroup iq1Subgroup(const Iq1Grid &grid, const float *x) {
   Iq1Subgroup sub;
   std::array<float, 256> subset;
   subset[0] = 0;
@@ -226,7 +222,7 @@ Iq1Subgroup iq1_subgroup(const Iq1Grid &grid, const float *x) {
   const GridClasses &classes = grid.classes;
   std::array<float, kMaxClasses> p;
   std::array<uint16_t, kMaxClasses> entry;
-  std::array<uint8_t, kMaxClasses> no_signs{};
+  std::array<uint8_t, kMaxClasses> noSigns{};
   for (int k = 0; k < classes.count; ++k) {
     p[k] = -std::numeric_limits<float>::infinity();
     int best = classes.begin[k];
@@ -240,9 +236,8 @@ Iq1Subgroup iq1_subgroup(const Iq1Grid &grid, const float *x) {
     entry[k] = classes.order[best];
   }
   for (int neg = 0; neg < 2; ++neg)
-    sub.envelope[neg] =
-        lower_envelope(grid.by_slope[neg], grid.slope[neg].data(), p.data(),
-                       entry.data(), no_signs.data());
+    sub.envelope[neg] = lowerEnvelope(grid.bySlope[neg], grid.slope[neg].data(),
+                                      p.data(), entry.data(), noSigns.data());
   return sub;
 }
 
@@ -251,12 +246,12 @@ constexpr std::array<float, 8> kIq1Multipliers = {1, 3, 5, 7, 9, 11, 13, 15};
 
 // IQ1_S: 8 groups of 32 weights with a 3-bit scale code and one delta sign
 // each. A group's error at a scale is the smaller over the two delta signs
-// of the sum of its four 8-weight errors; search_scales picks d and the codes,
+// of the sum of its four 8-weight errors; searchScales picks d and the codes,
 // then each group its delta and entries at its final scale: least squares
 // again for every d tried. SQNR: 7.0 dB on Gaussian data, 5.4 dB on Student-t
 // (nu = 3).
-void quantize_iq1_s(const float *src, uint8_t *dst, int64_t n) {
-  const Iq1Grid &grid = iq1s_search_grid();
+void quantizeIQ1_S(const float *src, uint8_t *dst, int64_t n) {
+  const Iq1Grid &grid = iq1sSearchGrid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq1sBytes) {
     std::fill(dst, dst + kIq1sBytes, 0);
     float amax = absmax(src, QK);
@@ -264,32 +259,32 @@ void quantize_iq1_s(const float *src, uint8_t *dst, int64_t n) {
       continue;
     std::array<Iq1Subgroup, 32> sub;
     for (int k = 0; k < 32; ++k)
-      sub[k] = iq1_subgroup(grid, src + 8 * k);
-    auto error_at = [&](int g, float s, bool negative_delta) {
+      sub[k] = iq1Subgroup(grid, src + 8 * k);
+    auto errorAt = [&](int g, float s, bool negativeDelta) {
       float err = 0;
       for (int l = 0; l < 4; ++l)
-        err += sub[4 * g + l].error(s, negative_delta);
+        err += sub[4 * g + l].error(s, negativeDelta);
       return err;
     };
-    auto group_error = [&](int g, float s) {
-      return std::min(error_at(g, s, false), error_at(g, s, true));
+    auto groupError = [&](int g, float s) {
+      return std::min(errorAt(g, s, false), errorAt(g, s, true));
     };
-    SuperBlockScales scales = search_scales(
-        8, kIq1Multipliers, amax / (1.125f * kIq1Multipliers[7]), group_error);
-    store_fp16(dst, scales.d);
+    SuperBlockScales scales = searchScales(
+        8, kIq1Multipliers, amax / (1.125f * kIq1Multipliers[7]), groupError);
+    storeFp16(dst, scales.d);
     for (int g = 0; g < 8; ++g) {
       float s = scales.d * kIq1Multipliers[scales.code[g]];
-      bool negative_delta = error_at(g, s, true) < error_at(g, s, false);
+      bool negativeDelta = errorAt(g, s, true) < errorAt(g, s, false);
       uint16_t qh = static_cast<uint16_t>(scales.code[g] << 12 |
-                                          (negative_delta ? 0x8000 : 0));
+                                          (negativeDelta ? 0x8000 : 0));
       for (int l = 0; l < 4; ++l) {
-        const Envelope &env = sub[4 * g + l].envelope[negative_delta];
+        const Envelope &env = sub[4 * g + l].envelope[negativeDelta];
         int i = 0;
         env.least(s, &i);
         dst[2 + 4 * g + l] = static_cast<uint8_t>(env.entry[i]);
         qh |= static_cast<uint16_t>((env.entry[i] >> 8) << 3 * l);
       }
-      store_u16(dst + kIq1sQhOffset + 2 * g, qh);
+      storeU16(dst + kIq1sQhOffset + 2 * g, qh);
     }
   }
 }
@@ -299,8 +294,8 @@ void quantize_iq1_s(const float *src, uint8_t *dst, int64_t n) {
 // 8 weights of the smaller error over the two delta signs. Otherwise as
 // IQ1_S; the fp16 d is scattered over the top nibbles of the scales. SQNR:
 // 7.7 dB on Gaussian data, 6.8 dB on Student-t (nu = 3).
-void quantize_iq1_m(const float *src, uint8_t *dst, int64_t n) {
-  const Iq1Grid &grid = iq1s_search_grid();
+void quantizeIQ1_M(const float *src, uint8_t *dst, int64_t n) {
+  const Iq1Grid &grid = iq1sSearchGrid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq1mBytes) {
     std::fill(dst, dst + kIq1mBytes, 0);
     float amax = absmax(src, QK);
@@ -308,45 +303,45 @@ void quantize_iq1_m(const float *src, uint8_t *dst, int64_t n) {
       continue;
     std::array<Iq1Subgroup, 32> sub;
     for (int k = 0; k < 32; ++k)
-      sub[k] = iq1_subgroup(grid, src + 8 * k);
-    auto subgroup_error = [&](int k, float s) {
+      sub[k] = iq1Subgroup(grid, src + 8 * k);
+    auto subgroupError = [&](int k, float s) {
       return std::min(sub[k].error(s, false), sub[k].error(s, true));
     };
-    auto group_error = [&](int g, float s) {
-      return subgroup_error(2 * g, s) + subgroup_error(2 * g + 1, s);
+    auto groupError = [&](int g, float s) {
+      return subgroupError(2 * g, s) + subgroupError(2 * g + 1, s);
     };
-    SuperBlockScales scales = search_scales(
-        16, kIq1Multipliers, amax / (1.125f * kIq1Multipliers[7]), group_error);
-    uint16_t d_bits = fp32_to_fp16(scales.d);
+    SuperBlockScales scales = searchScales(
+        16, kIq1Multipliers, amax / (1.125f * kIq1Multipliers[7]), groupError);
+    uint16_t dBits = fp32ToFp16(scales.d);
     std::array<uint16_t, 4> sc;
     for (int i = 0; i < 4; ++i)
-      sc[i] = static_cast<uint16_t>((d_bits >> 4 * i & 15) << 12);
+      sc[i] = static_cast<uint16_t>((dBits >> 4 * i & 15) << 12);
     for (int k = 0; k < 32; ++k) {
       int code = scales.code[k / 2];
       float s = scales.d * kIq1Multipliers[code];
-      bool negative_delta = sub[k].negative_delta(s);
-      const Envelope &env = sub[k].envelope[negative_delta];
+      bool negativeDelta = sub[k].negativeDelta(s);
+      const Envelope &env = sub[k].envelope[negativeDelta];
       int i = 0;
       env.least(s, &i);
       int g = k / 4, l = k % 4;
       dst[4 * g + l] = static_cast<uint8_t>(env.entry[i]);
       dst[kIq1mQhOffset + 2 * g + l / 2] |= static_cast<uint8_t>(
-          ((env.entry[i] >> 8) | (negative_delta ? 8 : 0)) << 4 * (l % 2));
+          ((env.entry[i] >> 8) | (negativeDelta ? 8 : 0)) << 4 * (l % 2));
       if (l % 2 == 0) // the first 8 of the 16 weights with this code
         sc[g / 2] |= static_cast<uint16_t>(code << (6 * (g % 2) + 3 * (l / 2)));
     }
     for (int i = 0; i < 4; ++i)
-      store_u16(dst + kIq1mScalesOffset + 2 * i, sc[i]);
+      storeU16(dst + kIq1mScalesOffset + 2 * i, sc[i]);
   }
 }
 
 constexpr CodecEntry kCodecs[] = {
-    {Format::IQ1_S, {dequantize_iq1_s, quantize_iq1_s, nullptr, dot_iq1_s}},
-    {Format::IQ1_M, {dequantize_iq1_m, quantize_iq1_m, nullptr, dot_iq1_m}},
+    {Format::IQ1_S, {dequantizeIQ1_S, quantizeIQ1_S, nullptr, dotIQ1_S}},
+    {Format::IQ1_M, {dequantizeIQ1_M, quantizeIQ1_M, nullptr, dotIQ1_M}},
 };
 
 } // namespace
 
-std::span<const CodecEntry> iq1_codecs() { return kCodecs; }
+std::span<const CodecEntry> iq1Codecs() { return kCodecs; }
 
 } // namespace kf::quant

@@ -31,36 +31,36 @@ using grids::ksigns_iq2xs;
 
 constexpr int kIq2xxsBytes = 66;
 
-void dequantize_iq2_xxs(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeIQ2_XXS(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kIq2xxsBytes) {
-    float d = load_fp16(src);
+    float d = loadFp16(src);
     for (int g = 0; g < 8; ++g) {
       const uint8_t *q = src + 2 + 8 * g;
-      uint32_t signs_scale = load_u32(q + 4);
-      float db = d * (0.5f + (signs_scale >> 28)) * 0.25f;
+      uint32_t signsScale = loadU32(q + 4);
+      float db = d * (0.5f + (signsScale >> 28)) * 0.25f;
       for (int l = 0; l < 4; ++l, dst += 8)
-        decode_signed_grid(db, iq2xxs_grid[q[l]],
-                           ksigns_iq2xs[(signs_scale >> 7 * l) & 127], dst);
+        decodeSignedGrid(db, iq2xxs_grid[q[l]],
+                         ksigns_iq2xs[(signsScale >> 7 * l) & 127], dst);
     }
   }
 }
 
 // Integer sums of grid x sign x q8 per group times the odd integer 2 ls + 1;
 // the factor 1/8 that turns 2 ls + 1 into (0.5 + ls) / 4 comes last.
-float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotIQ2_XXS(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sumf = 0;
   for (int64_t b = 0; b < n / QK; ++b, w += kIq2xxsBytes, a += kQ8_KBytes) {
-    float d = load_fp16(w) * load_f32(a);
-    const int8_t *q8 = q8_k_qs(a);
+    float d = loadFp16(w) * loadF32(a);
+    const int8_t *q8 = q8kQs(a);
     int32_t bsum = 0;
     for (int g = 0; g < 8; ++g) {
       const uint8_t *q = w + 2 + 8 * g;
-      uint32_t signs_scale = load_u32(q + 4);
+      uint32_t signsScale = loadU32(q + 4);
       int32_t sumi = 0;
       for (int l = 0; l < 4; ++l, q8 += 8)
-        sumi += signed_grid_dot(iq2xxs_grid[q[l]],
-                                ksigns_iq2xs[(signs_scale >> 7 * l) & 127], q8);
-      bsum += sumi * static_cast<int32_t>(2 * (signs_scale >> 28) + 1);
+        sumi += signedGridDot(iq2xxs_grid[q[l]],
+                              ksigns_iq2xs[(signsScale >> 7 * l) & 127], q8);
+      bsum += sumi * static_cast<int32_t>(2 * (signsScale >> 28) + 1);
     }
     sumf += d * bsum;
   }
@@ -73,36 +73,35 @@ float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int64_t n) {
 constexpr int kIq2xsBytes = 74;
 constexpr int kIq2xsScalesOffset = 66;
 
-void dequantize_iq2_xs(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeIQ2_XS(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kIq2xsBytes) {
-    float d = load_fp16(src);
+    float d = loadFp16(src);
     for (int g = 0; g < 8; ++g) {
       uint8_t scales = src[kIq2xsScalesOffset + g];
       float db[2] = {d * (0.5f + (scales & 15)) * 0.25f,
                      d * (0.5f + (scales >> 4)) * 0.25f};
       for (int l = 0; l < 4; ++l, dst += 8) {
-        uint16_t q = load_u16(src + 2 + 2 * (4 * g + l));
-        decode_signed_grid(db[l / 2], iq2xs_grid[q & 511], ksigns_iq2xs[q >> 9],
-                           dst);
+        uint16_t q = loadU16(src + 2 + 2 * (4 * g + l));
+        decodeSignedGrid(db[l / 2], iq2xs_grid[q & 511], ksigns_iq2xs[q >> 9],
+                         dst);
       }
     }
   }
 }
 
-float dot_iq2_xs(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotIQ2_XS(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sumf = 0;
   for (int64_t b = 0; b < n / QK; ++b, w += kIq2xsBytes, a += kQ8_KBytes) {
-    float d = load_fp16(w) * load_f32(a);
-    const int8_t *q8 = q8_k_qs(a);
+    float d = loadFp16(w) * loadF32(a);
+    const int8_t *q8 = q8kQs(a);
     int32_t bsum = 0;
     for (int g = 0; g < 8; ++g) {
       uint8_t scales = w[kIq2xsScalesOffset + g];
       for (int half = 0; half < 2; ++half) {
         int32_t sumi = 0;
         for (int l = 2 * half; l < 2 * half + 2; ++l, q8 += 8) {
-          uint16_t q = load_u16(w + 2 + 2 * (4 * g + l));
-          sumi +=
-              signed_grid_dot(iq2xs_grid[q & 511], ksigns_iq2xs[q >> 9], q8);
+          uint16_t q = loadU16(w + 2 + 2 * (4 * g + l));
+          sumi += signedGridDot(iq2xs_grid[q & 511], ksigns_iq2xs[q >> 9], q8);
         }
         bsum += sumi * (2 * (scales >> 4 * half & 15) + 1);
       }
@@ -117,21 +116,21 @@ float dot_iq2_xs(const uint8_t *w, const uint8_t *a, int64_t n) {
 struct Iq2Grid {
   GridClasses classes;
   std::vector<std::array<float, 8>> magnitude; // of classes.order[i]
-  std::vector<int> by_slope;                   // classes by n, largest first
+  std::vector<int> bySlope;                    // classes by n, largest first
 };
 
-Iq2Grid make_iq2_grid(std::span<const uint64_t> table) {
+Iq2Grid makeIq2Grid(std::span<const uint64_t> table) {
   std::vector<std::array<int, 8>> values;
   for (uint64_t entry : table) {
     std::array<int, 8> v;
     for (int j = 0; j < 8; ++j)
-      v[j] = grid_byte(entry, j);
+      v[j] = gridByte(entry, j);
     values.push_back(v);
   }
   Iq2Grid grid;
   grid.classes = classify(values);
-  grid.by_slope =
-      by_slope(std::span(grid.classes.norm).first(grid.classes.count));
+  grid.bySlope =
+      bySlope(std::span(grid.classes.norm).first(grid.classes.count));
   for (uint16_t e : grid.classes.order) {
     std::array<float, 8> m;
     for (int j = 0; j < 8; ++j)
@@ -141,12 +140,12 @@ Iq2Grid make_iq2_grid(std::span<const uint64_t> table) {
   return grid;
 }
 
-const Iq2Grid &iq2xxs_search_grid() {
-  static const Iq2Grid grid = make_iq2_grid(iq2xxs_grid);
+const Iq2Grid &iq2xxsSearchGrid() {
+  static const Iq2Grid grid = makeIq2Grid(iq2xxs_grid);
   return grid;
 }
-const Iq2Grid &iq2xs_search_grid() {
-  static const Iq2Grid grid = make_iq2_grid(iq2xs_grid);
+const Iq2Grid &iq2xsSearchGrid() {
+  static const Iq2Grid grid = makeIq2Grid(iq2xs_grid);
   return grid;
 }
 
@@ -162,7 +161,7 @@ struct Iq2Subgroup {
 // The signs of x are best, unless an odd number of them is negative: then
 // the weight with the least g_j |x_j| takes the other sign, which costs the
 // least correlation (2 g_j |x_j|). Zero counts as positive.
-Iq2Subgroup iq2_subgroup(const Iq2Grid &grid, const float *x) {
+Iq2Subgroup iq2Subgroup(const Iq2Grid &grid, const float *x) {
   Iq2Subgroup sub;
   std::array<float, 8> ax;
   uint8_t negative = 0;
@@ -203,8 +202,8 @@ Iq2Subgroup iq2_subgroup(const Iq2Grid &grid, const float *x) {
       signs[k] ^= static_cast<uint8_t>(1 << flip);
     }
   }
-  sub.envelope = lower_envelope(grid.by_slope, classes.norm.data(), p.data(),
-                                entry.data(), signs.data());
+  sub.envelope = lowerEnvelope(grid.bySlope, classes.norm.data(), p.data(),
+                               entry.data(), signs.data());
   return sub;
 }
 
@@ -218,12 +217,12 @@ constexpr std::array<float, 16> kIq2Multipliers = [] {
 
 // IQ2_XXS: 8 groups of 32 weights with a 4-bit scale code each. The grid
 // search gives each 8 weights their best (entry, signs) at any scale;
-// search_scales picks d and the codes; each 8 weights then take their best
+// searchScales picks d and the codes; each 8 weights then take their best
 // entry at their final scale. So for every d it tries, the encoding is the
 // least-squares one. SQNR: 9.7 dB on Gaussian data, 7.8 dB on Student-t
 // (nu = 3).
-void quantize_iq2_xxs(const float *src, uint8_t *dst, int64_t n) {
-  const Iq2Grid &grid = iq2xxs_search_grid();
+void quantizeIQ2_XXS(const float *src, uint8_t *dst, int64_t n) {
+  const Iq2Grid &grid = iq2xxsSearchGrid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq2xxsBytes) {
     std::fill(dst, dst + kIq2xxsBytes, 0);
     float amax = absmax(src, QK);
@@ -231,35 +230,35 @@ void quantize_iq2_xxs(const float *src, uint8_t *dst, int64_t n) {
       continue;
     std::array<Iq2Subgroup, 32> sub;
     for (int k = 0; k < 32; ++k)
-      sub[k] = iq2_subgroup(grid, src + 8 * k);
-    auto group_error = [&](int g, float s) {
+      sub[k] = iq2Subgroup(grid, src + 8 * k);
+    auto groupError = [&](int g, float s) {
       float err = 0;
       for (int l = 0; l < 4; ++l)
         err += sub[4 * g + l].error(s);
       return err;
     };
-    SuperBlockScales scales = search_scales(
-        8, kIq2Multipliers, amax / (43 * kIq2Multipliers[15]), group_error);
-    store_fp16(dst, scales.d);
+    SuperBlockScales scales = searchScales(
+        8, kIq2Multipliers, amax / (43 * kIq2Multipliers[15]), groupError);
+    storeFp16(dst, scales.d);
     for (int g = 0; g < 8; ++g) {
       float s = scales.d * kIq2Multipliers[scales.code[g]];
-      uint32_t signs_scale = static_cast<uint32_t>(scales.code[g]) << 28;
+      uint32_t signsScale = static_cast<uint32_t>(scales.code[g]) << 28;
       for (int l = 0; l < 4; ++l) {
         const Envelope &env = sub[4 * g + l].envelope;
         int i = 0;
         env.least(s, &i);
         dst[2 + 8 * g + l] = static_cast<uint8_t>(env.entry[i]);
-        signs_scale |= static_cast<uint32_t>(env.signs[i] & 127) << 7 * l;
+        signsScale |= static_cast<uint32_t>(env.signs[i] & 127) << 7 * l;
       }
-      store_u32(dst + 2 + 8 * g + 4, signs_scale);
+      storeU32(dst + 2 + 8 * g + 4, signsScale);
     }
   }
 }
 
 // IQ2_XS: as IQ2_XXS with the 512-entry grid and a scale code per 16 weights.
 // SQNR: 10.9 dB on Gaussian data, 9.3 dB on Student-t (nu = 3).
-void quantize_iq2_xs(const float *src, uint8_t *dst, int64_t n) {
-  const Iq2Grid &grid = iq2xs_search_grid();
+void quantizeIQ2_XS(const float *src, uint8_t *dst, int64_t n) {
+  const Iq2Grid &grid = iq2xsSearchGrid();
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kIq2xsBytes) {
     std::fill(dst, dst + kIq2xsBytes, 0);
     float amax = absmax(src, QK);
@@ -267,20 +266,20 @@ void quantize_iq2_xs(const float *src, uint8_t *dst, int64_t n) {
       continue;
     std::array<Iq2Subgroup, 32> sub;
     for (int k = 0; k < 32; ++k)
-      sub[k] = iq2_subgroup(grid, src + 8 * k);
-    auto group_error = [&](int g, float s) {
+      sub[k] = iq2Subgroup(grid, src + 8 * k);
+    auto groupError = [&](int g, float s) {
       return sub[2 * g].error(s) + sub[2 * g + 1].error(s);
     };
-    SuperBlockScales scales = search_scales(
-        16, kIq2Multipliers, amax / (43 * kIq2Multipliers[15]), group_error);
-    store_fp16(dst, scales.d);
+    SuperBlockScales scales = searchScales(
+        16, kIq2Multipliers, amax / (43 * kIq2Multipliers[15]), groupError);
+    storeFp16(dst, scales.d);
     for (int k = 0; k < 32; ++k) {
       int code = scales.code[k / 2];
       const Envelope &env = sub[k].envelope;
       int i = 0;
       env.least(scales.d * kIq2Multipliers[code], &i);
-      store_u16(dst + 2 + 2 * k, static_cast<uint16_t>(
-                                     env.entry[i] | (env.signs[i] & 127) << 9));
+      storeU16(dst + 2 + 2 * k,
+               static_cast<uint16_t>(env.entry[i] | (env.signs[i] & 127) << 9));
       dst[kIq2xsScalesOffset + k / 4] |=
           static_cast<uint8_t>(code << 4 * (k / 2 % 2));
     }
@@ -289,12 +288,12 @@ void quantize_iq2_xs(const float *src, uint8_t *dst, int64_t n) {
 
 constexpr CodecEntry kCodecs[] = {
     {Format::IQ2_XXS,
-     {dequantize_iq2_xxs, quantize_iq2_xxs, nullptr, dot_iq2_xxs}},
-    {Format::IQ2_XS, {dequantize_iq2_xs, quantize_iq2_xs, nullptr, dot_iq2_xs}},
+     {dequantizeIQ2_XXS, quantizeIQ2_XXS, nullptr, dotIQ2_XXS}},
+    {Format::IQ2_XS, {dequantizeIQ2_XS, quantizeIQ2_XS, nullptr, dotIQ2_XS}},
 };
 
 } // namespace
 
-std::span<const CodecEntry> iq2_codecs() { return kCodecs; }
+std::span<const CodecEntry> iq2Codecs() { return kCodecs; }
 
 } // namespace kf::quant

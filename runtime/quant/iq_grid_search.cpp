@@ -8,7 +8,7 @@ namespace kf::quant::iq {
 GridClasses classify(std::span<const std::array<int, 8>> entries) {
   GridClasses c;
   std::vector<std::array<int, 2>> keys; // (n, S) of each class
-  std::vector<int> class_of;
+  std::vector<int> classOf;
   for (const std::array<int, 8> &v : entries) {
     std::array<int, 2> key{0, 0};
     for (int x : v) {
@@ -18,7 +18,7 @@ GridClasses classify(std::span<const std::array<int, 8>> entries) {
     auto it = std::find(keys.begin(), keys.end(), key);
     if (it == keys.end())
       it = keys.insert(keys.end(), key);
-    class_of.push_back(static_cast<int>(it - keys.begin()));
+    classOf.push_back(static_cast<int>(it - keys.begin()));
   }
   c.count = static_cast<int>(keys.size());
   for (int k = 0; k < c.count; ++k) {
@@ -26,14 +26,14 @@ GridClasses classify(std::span<const std::array<int, 8>> entries) {
     c.sum[k] = static_cast<float>(keys[k][1]);
     c.begin[k] = static_cast<int>(c.order.size());
     for (size_t e = 0; e < entries.size(); ++e)
-      if (class_of[e] == k)
+      if (classOf[e] == k)
         c.order.push_back(static_cast<uint16_t>(e));
   }
   c.begin[c.count] = static_cast<int>(c.order.size());
   return c;
 }
 
-std::vector<int> by_slope(std::span<const float> a) {
+std::vector<int> bySlope(std::span<const float> a) {
   std::vector<int> order(a.size());
   for (size_t k = 0; k < a.size(); ++k)
     order[k] = static_cast<int>(k);
@@ -42,21 +42,21 @@ std::vector<int> by_slope(std::span<const float> a) {
   return order;
 }
 
-Envelope lower_envelope(std::span<const int> by_slope, const float *a,
-                        const float *p, const uint16_t *entry,
-                        const uint8_t *signs) {
-  int first = by_slope[0];
-  for (int k : by_slope)
+Envelope lowerEnvelope(std::span<const int> bySlope, const float *a,
+                       const float *p, const uint16_t *entry,
+                       const uint8_t *signs) {
+  int first = bySlope[0];
+  for (int k : bySlope)
     if (p[k] > p[first] || (p[k] == p[first] && a[k] < a[first]))
       first = k;
   Envelope env;
-  // Line m is useless between l and r (a_l > a_m > a_r) when r meets l at
-  // s = 2 (p_l - p_r) / (a_l - a_r) no later than m does.
-  auto useless = [&](int l, int m, float a_r, float p_r) {
-    return (env.p[l] - p_r) * (env.a[l] - env.a[m]) <=
-           (env.p[l] - env.p[m]) * (env.a[l] - a_r);
+  // Line m is useless between l and r (a_l > a_m > aR) when r meets l at
+  // s = 2 (p_l - pR) / (a_l - aR) no later than m does.
+  auto useless = [&](int l, int m, float aR, float pR) {
+    return (env.p[l] - pR) * (env.a[l] - env.a[m]) <=
+           (env.p[l] - env.p[m]) * (env.a[l] - aR);
   };
-  for (int k : by_slope) {
+  for (int k : bySlope) {
     if (a[k] > a[first])
       continue;
     if (env.count > 0 && env.a[env.count - 1] == a[k]) {

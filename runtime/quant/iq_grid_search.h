@@ -73,16 +73,16 @@ struct Envelope {
 };
 
 // The classes in order of slope, steepest first.
-std::vector<int> by_slope(std::span<const float> a);
+std::vector<int> bySlope(std::span<const float> a);
 
 // The lower envelope over s > 0 of the classes' lines (the convex hull
 // trick), given the classes by slope, steepest first. The line of largest p is
 // least just above s = 0 (of equal p, the flatter one), and steeper lines
 // never are at s > 0. From it on, a line is dropped when the next one
 // undercuts the line before it no later than it does.
-Envelope lower_envelope(std::span<const int> by_slope, const float *a,
-                        const float *p, const uint16_t *entry,
-                        const uint8_t *signs);
+Envelope lowerEnvelope(std::span<const int> bySlope, const float *a,
+                       const float *p, const uint16_t *entry,
+                       const uint8_t *signs);
 
 // --- The super-block scale ---------------------------------------------------
 //
@@ -102,40 +102,40 @@ struct SuperBlockScales {
 };
 
 template <typename GroupError>
-SuperBlockScales search_scales(int groups, std::span<const float> multiplier,
-                               float d0, GroupError error) {
+SuperBlockScales searchScales(int groups, std::span<const float> multiplier,
+                              float d0, GroupError error) {
   SuperBlockScales best;
-  float best_err = std::numeric_limits<float>::infinity();
-  auto try_d = [&](float d) {
+  float bestErr = std::numeric_limits<float>::infinity();
+  auto tryD = [&](float d) {
     SuperBlockScales s;
-    s.d = fp16_round(d);
+    s.d = fp16Round(d);
     float total = 0;
     for (int g = 0; g < groups; ++g) {
-      float group_best = std::numeric_limits<float>::infinity();
+      float groupBest = std::numeric_limits<float>::infinity();
       for (size_t c = 0; c < multiplier.size(); ++c) {
         float err = error(g, s.d * multiplier[c]);
-        if (err < group_best) {
-          group_best = err;
+        if (err < groupBest) {
+          groupBest = err;
           s.code[g] = static_cast<uint8_t>(c);
         }
       }
-      total += group_best;
+      total += groupBest;
     }
-    if (total < best_err) {
-      best_err = total;
+    if (total < bestErr) {
+      bestErr = total;
       best = s;
       return true;
     }
     return false;
   };
-  float best_coarse = d0;
+  float bestCoarse = d0;
   for (int i = 0; i <= 12; ++i) {
     float d = 0.3f * d0 * std::exp2(i / 4.0f);
-    if (try_d(d))
-      best_coarse = d;
+    if (tryD(d))
+      bestCoarse = d;
   }
   for (int i : {-2, -1, 1, 2})
-    try_d(best_coarse * std::exp2(i / 16.0f));
+    tryD(bestCoarse * std::exp2(i / 16.0f));
   return best;
 }
 

@@ -32,7 +32,7 @@ struct SuperBlock {
   int q[QK] = {};
 };
 
-float fp16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
+float fp16Round(float x) { return fp16ToFp32(fp32ToFp16(x)); }
 
 // ---------------------------------------------------------------------------
 // Sub-block fits (ggml's make_qkx2_quants, make_q3_quants, make_qx_quants).
@@ -43,71 +43,69 @@ float fp16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
 // ggml treats a group whose largest magnitude is below this as all zero.
 constexpr float kGroupMaxEps = 1e-15f;
 
-// Asymmetric fit x ~ scale * L - *the_min with L in [0, nmax] and *the_min >=
-// 0, minimising the w-weighted error (|e| when `abs_error`, e^2 otherwise).
+// Asymmetric fit x ~ scale * L - *theMin with L in [0, nmax] and *theMin >=
+// 0, minimising the w-weighted error (|e| when `absError`, e^2 otherwise).
 // Starts from the grid of nmax steps over [min(x, 0), max(x)]; then, for
 // nmax + rmin + rdelta * is steps (is = 0..nstep), rounds onto that grid,
 // solves the weighted least-squares scale and offset of those codes, and keeps
 // the best. An offset above zero is refit through the origin: the offset is a
 // min that the format stores unsigned.
-float fit_scale_min(const float *x, const float *w, int n, int nmax, float rmin,
-                    float rdelta, int nstep, bool abs_error, int *L,
-                    float *the_min) {
-  auto error = [abs_error](float e) {
-    return abs_error ? std::fabs(e) : e * e;
-  };
+float fitScaleMin(const float *x, const float *w, int n, int nmax, float rmin,
+                  float rdelta, int nstep, bool absError, int *L,
+                  float *theMin) {
+  auto error = [absError](float e) { return absError ? std::fabs(e) : e * e; };
   float min = x[0], max = x[0];
-  float sum_w = w[0], sum_x = w[0] * x[0];
+  float sumW = w[0], sumX = w[0] * x[0];
   for (int i = 1; i < n; ++i) {
     min = std::min(min, x[i]);
     max = std::max(max, x[i]);
-    sum_w += w[i];
-    sum_x += w[i] * x[i];
+    sumW += w[i];
+    sumX += w[i] * x[i];
   }
   min = std::min(min, 0.f);
   if (max == min) { // all elements equal and <= 0: the min alone carries them
     std::fill(L, L + n, 0);
-    *the_min = -min;
+    *theMin = -min;
     return 0.f;
   }
   float iscale = nmax / (max - min);
   float scale = 1 / iscale;
-  float best_error = 0;
+  float bestError = 0;
   for (int i = 0; i < n; ++i) {
-    L[i] = std::clamp(nearest_int(iscale * (x[i] - min)), 0, nmax);
-    best_error += w[i] * error(scale * L[i] + min - x[i]);
+    L[i] = std::clamp(nearestInt(iscale * (x[i] - min)), 0, nmax);
+    bestError += w[i] * error(scale * L[i] + min - x[i]);
   }
-  int Laux[32];
+  int laux[32];
   for (int is = 0; is <= nstep; ++is) {
     iscale = (rmin + rdelta * is + nmax) / (max - min);
-    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+    float sumL = 0, sumL2 = 0, sumXl = 0;
     for (int i = 0; i < n; ++i) {
-      int l = std::clamp(nearest_int(iscale * (x[i] - min)), 0, nmax);
-      Laux[i] = l;
-      sum_l += w[i] * l;
-      sum_l2 += w[i] * l * l;
-      sum_xl += w[i] * l * x[i];
+      int l = std::clamp(nearestInt(iscale * (x[i] - min)), 0, nmax);
+      laux[i] = l;
+      sumL += w[i] * l;
+      sumL2 += w[i] * l * l;
+      sumXl += w[i] * l * x[i];
     }
-    float det = sum_w * sum_l2 - sum_l * sum_l;
+    float det = sumW * sumL2 - sumL * sumL;
     if (det > 0) {
-      float this_scale = (sum_w * sum_xl - sum_x * sum_l) / det;
-      float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / det;
-      if (this_min > 0) {
-        this_min = 0;
-        this_scale = sum_xl / sum_l2;
+      float thisScale = (sumW * sumXl - sumX * sumL) / det;
+      float thisMin = (sumL2 * sumX - sumL * sumXl) / det;
+      if (thisMin > 0) {
+        thisMin = 0;
+        thisScale = sumXl / sumL2;
       }
-      float this_error = 0;
+      float thisError = 0;
       for (int i = 0; i < n; ++i)
-        this_error += w[i] * error(this_scale * Laux[i] + this_min - x[i]);
-      if (this_error < best_error) {
-        std::copy(Laux, Laux + n, L);
-        best_error = this_error;
-        scale = this_scale;
-        min = this_min;
+        thisError += w[i] * error(thisScale * laux[i] + thisMin - x[i]);
+      if (thisError < bestError) {
+        std::copy(laux, laux + n, L);
+        bestError = thisError;
+        scale = thisScale;
+        min = thisMin;
       }
     }
   }
-  *the_min = -min;
+  *theMin = -min;
   return scale;
 }
 
@@ -119,8 +117,8 @@ float fit_scale_min(const float *x, const float *w, int n, int nmax, float rmin,
 // the weighted error at the least-squares scale. ggml refines only where s' >
 // 0, that is only sub-blocks whose extreme is negative, and so does this, to
 // write ggml's bytes. An all-zero sub-block gets code 0 (L = -nmax), scale 0.
-float fit_scale_refined(const float *x, int n, int nmax, int *L) {
-  float max = signed_absmax(x, n);
+float fitScaleRefined(const float *x, int n, int nmax, int *L) {
+  float max = signedAbsmax(x, n);
   if (std::fabs(max) < kGroupMaxEps) {
     std::fill(L, L + n, -nmax);
     return 0.f;
@@ -128,7 +126,7 @@ float fit_scale_refined(const float *x, int n, int nmax, int *L) {
   float iscale = -nmax / max;
   float sumlx = 0, suml2 = 0;
   for (int i = 0; i < n; ++i) {
-    L[i] = std::clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+    L[i] = std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1);
     float w = x[i] * x[i];
     sumlx += w * x[i] * L[i];
     suml2 += w * L[i] * L[i];
@@ -141,7 +139,7 @@ float fit_scale_refined(const float *x, int n, int nmax, int *L) {
       if (slx <= 0)
         continue;
       float sl2 = suml2 - w * L[i] * L[i];
-      int l = std::clamp(nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
+      int l = std::clamp(nearestInt(x[i] * sl2 / slx), -nmax, nmax - 1);
       if (l == L[i])
         continue;
       slx += w * x[i] * l;
@@ -163,33 +161,33 @@ float fit_scale_refined(const float *x, int n, int nmax, int *L) {
 // against the 19 scales that put the extreme at -(nmax + 0.1 is), is = -9..9,
 // and keeps the rounding whose least-squares scale has the smallest weighted
 // error. An all-zero sub-block gets code 0 (L = -nmax) and scale 0.
-float fit_scale_search(const float *x, int n, int nmax, int *L) {
-  float max = signed_absmax(x, n);
+float fitScaleSearch(const float *x, int n, int nmax, int *L) {
+  float max = signedAbsmax(x, n);
   if (std::fabs(max) < kGroupMaxEps) {
     std::fill(L, L + n, -nmax);
     return 0.f;
   }
   // Rounds x against `iscale` into `codes`; returns sum w x L and sum w L^2.
-  auto round_at = [&](float iscale, int *codes, float &sumlx, float &suml2) {
+  auto roundAt = [&](float iscale, int *codes, float &sumlx, float &suml2) {
     sumlx = suml2 = 0;
     for (int i = 0; i < n; ++i) {
-      codes[i] = std::clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+      codes[i] = std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1);
       float w = x[i] * x[i];
       sumlx += w * x[i] * codes[i];
       suml2 += w * codes[i] * codes[i];
     }
   };
   float sumlx, suml2;
-  round_at(-nmax / max, L, sumlx, suml2);
+  roundAt(-nmax / max, L, sumlx, suml2);
   float scale = suml2 != 0 ? sumlx / suml2 : 0.f;
   float best = scale * sumlx; // (sum w x L)^2 / sum w L^2
-  int Laux[32];
+  int laux[32];
   for (int is = -9; is <= 9; ++is) {
     if (is == 0)
       continue;
-    round_at(-(nmax + 0.1f * is) / max, Laux, sumlx, suml2);
+    roundAt(-(nmax + 0.1f * is) / max, laux, sumlx, suml2);
     if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-      std::copy(Laux, Laux + n, L);
+      std::copy(laux, laux + n, L);
       scale = sumlx / suml2;
       best = scale * sumlx;
     }
@@ -202,14 +200,14 @@ float fit_scale_search(const float *x, int n, int nmax, int *L) {
 // came out 0 keeps the codes of its fit: they decode to the same values
 // whatever they are, and ggml writes those. (The symmetric formats' mins are 0,
 // and x + 0 rounds to the same code as x.)
-void requantize(const float *x, int sub_len, int lo, int hi, SuperBlock &s) {
-  for (int k = 0; k < QK / sub_len; ++k) {
+void requantize(const float *x, int subLen, int lo, int hi, SuperBlock &s) {
+  for (int k = 0; k < QK / subLen; ++k) {
     float dk = s.d * s.scale[k];
     if (dk == 0)
       continue;
     float mk = s.dmin * s.min[k];
-    for (int i = k * sub_len; i < (k + 1) * sub_len; ++i)
-      s.q[i] = std::clamp(nearest_int((x[i] + mk) / dk), lo, hi);
+    for (int i = k * subLen; i < (k + 1) * subLen; ++i)
+      s.q[i] = std::clamp(nearestInt((x[i] + mk) / dk), lo, hi);
   }
 }
 
@@ -219,19 +217,19 @@ void requantize(const float *x, int sub_len, int lo, int hi, SuperBlock &s) {
 // Q2_K's codes and Q3_K's low two bits: element i sits in byte 32h + l at bit
 // 2j, for h = i/128, j = (i%128)/32, l = i%32: each 32-byte quarter of qs holds
 // four 32-element runs, one per bit pair.
-int pair_byte(int i) { return 32 * (i / 128) + i % 32; }
-int pair_shift(int i) { return 2 * (i % 128 / 32); }
+int pairByte(int i) { return 32 * (i / 128) + i % 32; }
+int pairShift(int i) { return 2 * (i % 128 / 32); }
 
 // Q4_K's codes and Q5_K's low four bits: 64-element chunk c is 32 bytes, the
 // first 32 elements in the low nibbles, the next 32 in the high ones.
-int nibble_byte(int i) { return 32 * (i / 64) + i % 32; }
-int nibble_shift(int i) { return 4 * (i / 32 % 2); }
+int nibbleByte(int i) { return 32 * (i / 64) + i % 32; }
+int nibbleShift(int i) { return 4 * (i / 32 % 2); }
 
 // Q4_K's and Q5_K's 12 scale bytes: eight 6-bit scales and eight 6-bit mins.
 // Bytes 0..3 hold scales 0..3 and, in their top two bits, the top two bits of
 // scales 4..7; bytes 4..7 do the same for the mins; bytes 8..11 hold the low
 // nibbles of scales 4..7 (low) and of mins 4..7 (high).
-void unpack_scales_mins_k4(const uint8_t *p, SuperBlock &s) {
+void unpackScalesMinsK4(const uint8_t *p, SuperBlock &s) {
   for (int k = 0; k < 4; ++k) {
     s.scale[k] = p[k] & 63;
     s.min[k] = p[k + 4] & 63;
@@ -240,7 +238,7 @@ void unpack_scales_mins_k4(const uint8_t *p, SuperBlock &s) {
   }
 }
 
-void pack_scales_mins_k4(const SuperBlock &s, uint8_t *p) {
+void packScalesMinsK4(const SuperBlock &s, uint8_t *p) {
   for (int k = 0; k < 4; ++k) {
     p[k] = static_cast<uint8_t>(s.scale[k] | (s.scale[k + 4] >> 4) << 6);
     p[k + 4] = static_cast<uint8_t>(s.min[k] | (s.min[k + 4] >> 4) << 6);
@@ -251,33 +249,33 @@ void pack_scales_mins_k4(const SuperBlock &s, uint8_t *p) {
 
 // Q4_K and Q5_K quantize alike but for the code range and the search grid.
 // Sub-block weights are rms(x) + |x|; the 6-bit scales and mins are rounded
-// against the largest of each (d = max/63, dmin = max_min/63).
-void quantize_scales_mins_k4(const float *x, int nmax, float rmin, int nstep,
-                             SuperBlock &s) {
+// against the largest of each (d = max/63, dmin = maxMin/63).
+void quantizeScalesMinsK4(const float *x, int nmax, float rmin, int nstep,
+                          SuperBlock &s) {
   float scales[8], mins[8];
-  float max_scale = 0, max_min = 0;
+  float maxScale = 0, maxMin = 0;
   for (int k = 0; k < 8; ++k) {
     const float *xk = x + 32 * k;
-    float sum_x2 = 0;
+    float sumX2 = 0;
     for (int i = 0; i < 32; ++i)
-      sum_x2 += xk[i] * xk[i];
-    float rms = std::sqrt(sum_x2 / 32);
+      sumX2 += xk[i] * xk[i];
+    float rms = std::sqrt(sumX2 / 32);
     float w[32];
     for (int i = 0; i < 32; ++i)
       w[i] = rms + std::fabs(xk[i]);
-    scales[k] = fit_scale_min(xk, w, 32, nmax, rmin, 0.1f, nstep, false,
-                              s.q + 32 * k, &mins[k]);
-    max_scale = std::max(max_scale, scales[k]);
-    max_min = std::max(max_min, mins[k]);
+    scales[k] = fitScaleMin(xk, w, 32, nmax, rmin, 0.1f, nstep, false,
+                            s.q + 32 * k, &mins[k]);
+    maxScale = std::max(maxScale, scales[k]);
+    maxMin = std::max(maxMin, mins[k]);
   }
-  float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
-  float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+  float invScale = maxScale > 0 ? 63.f / maxScale : 0.f;
+  float invMin = maxMin > 0 ? 63.f / maxMin : 0.f;
   for (int k = 0; k < 8; ++k) {
-    s.scale[k] = std::clamp(nearest_int(inv_scale * scales[k]), 0, 63);
-    s.min[k] = std::clamp(nearest_int(inv_min * mins[k]), 0, 63);
+    s.scale[k] = std::clamp(nearestInt(invScale * scales[k]), 0, 63);
+    s.min[k] = std::clamp(nearestInt(invMin * mins[k]), 0, 63);
   }
-  s.d = fp16_round(max_scale / 63.f);
-  s.dmin = fp16_round(max_min / 63.f);
+  s.d = fp16Round(maxScale / 63.f);
+  s.dmin = fp16Round(maxMin / 63.f);
   requantize(x, 32, 0, nmax, s);
 }
 
@@ -290,14 +288,14 @@ struct Q2K {
   static constexpr int kScales = 0, kQs = 16, kD = 80, kDmin = 82;
 
   static void unpack(const uint8_t *b, SuperBlock &s) {
-    s.d = load_fp16(b + kD);
-    s.dmin = load_fp16(b + kDmin);
+    s.d = loadFp16(b + kD);
+    s.dmin = loadFp16(b + kDmin);
     for (int k = 0; k < 16; ++k) {
       s.scale[k] = b[kScales + k] & 15;
       s.min[k] = b[kScales + k] >> 4;
     }
     for (int i = 0; i < QK; ++i)
-      s.q[i] = (b[kQs + pair_byte(i)] >> pair_shift(i)) & 3;
+      s.q[i] = (b[kQs + pairByte(i)] >> pairShift(i)) & 3;
   }
 
   static void pack(const SuperBlock &s, uint8_t *b) {
@@ -305,41 +303,41 @@ struct Q2K {
     for (int k = 0; k < 16; ++k)
       b[kScales + k] = static_cast<uint8_t>(s.scale[k] | s.min[k] << 4);
     for (int i = 0; i < QK; ++i)
-      b[kQs + pair_byte(i)] |= static_cast<uint8_t>(s.q[i] << pair_shift(i));
-    store_fp16(b + kD, s.d);
-    store_fp16(b + kDmin, s.dmin);
+      b[kQs + pairByte(i)] |= static_cast<uint8_t>(s.q[i] << pairShift(i));
+    storeFp16(b + kD, s.d);
+    storeFp16(b + kDmin, s.dmin);
   }
 
   // Each 16-weight sub-block is fitted over 16 grids of 2.5..4 steps with
   // weights |x| on absolute error, then the 4-bit scales and mins are rounded
-  // against the largest of each (d = max/15, dmin = max_min/15) and the codes
+  // against the largest of each (d = max/15, dmin = maxMin/15) and the codes
   // redone against them.
   // Round trip (65536 weights): 10.6 dB SQNR on Gaussian, 9.1 dB on
   // Student-t (nu = 3).
   static void quantize(const float *x, SuperBlock &s) {
     float scales[16], mins[16];
-    float max_scale = 0, max_min = 0;
+    float maxScale = 0, maxMin = 0;
     for (int k = 0; k < 16; ++k) {
       const float *xk = x + 16 * k;
       float w[16];
       for (int i = 0; i < 16; ++i)
         w[i] = std::fabs(xk[i]);
-      scales[k] = fit_scale_min(xk, w, 16, 3, -0.5f, 0.1f, 15, true,
-                                s.q + 16 * k, &mins[k]);
-      max_scale = std::max(max_scale, scales[k]);
-      max_min = std::max(max_min, mins[k]);
+      scales[k] = fitScaleMin(xk, w, 16, 3, -0.5f, 0.1f, 15, true, s.q + 16 * k,
+                              &mins[k]);
+      maxScale = std::max(maxScale, scales[k]);
+      maxMin = std::max(maxMin, mins[k]);
     }
-    if (max_scale > 0) {
-      float iscale = 15.f / max_scale;
+    if (maxScale > 0) {
+      float iscale = 15.f / maxScale;
       for (int k = 0; k < 16; ++k)
-        s.scale[k] = std::clamp(nearest_int(iscale * scales[k]), 0, 15);
-      s.d = fp16_round(max_scale / 15.f);
+        s.scale[k] = std::clamp(nearestInt(iscale * scales[k]), 0, 15);
+      s.d = fp16Round(maxScale / 15.f);
     }
-    if (max_min > 0) {
-      float iscale = 15.f / max_min;
+    if (maxMin > 0) {
+      float iscale = 15.f / maxMin;
       for (int k = 0; k < 16; ++k)
-        s.min[k] = std::clamp(nearest_int(iscale * mins[k]), 0, 15);
-      s.dmin = fp16_round(max_min / 15.f);
+        s.min[k] = std::clamp(nearestInt(iscale * mins[k]), 0, 15);
+      s.dmin = fp16Round(maxMin / 15.f);
     }
     requantize(x, 16, 0, 3, s);
   }
@@ -360,14 +358,14 @@ struct Q3K {
   // q = low bits, a clear one q = low bits - 4.
   static void unpack(const uint8_t *b, SuperBlock &s) {
     const uint8_t *sc = b + kScales;
-    s.d = load_fp16(b + kD);
+    s.d = loadFp16(b + kD);
     for (int k = 0; k < 16; ++k) {
       int lo4 = k < 8 ? sc[k] & 15 : sc[k - 8] >> 4;
       int hi2 = (sc[8 + k % 4] >> (2 * (k / 4))) & 3;
       s.scale[k] = (lo4 | hi2 << 4) - 32;
     }
     for (int i = 0; i < QK; ++i) {
-      int low = (b[kQs + pair_byte(i)] >> pair_shift(i)) & 3;
+      int low = (b[kQs + pairByte(i)] >> pairShift(i)) & 3;
       int high = (b[kHmask + i % 32] >> (i / 32)) & 1;
       s.q[i] = high ? low : low - 4;
     }
@@ -386,28 +384,27 @@ struct Q3K {
     }
     for (int i = 0; i < QK; ++i) {
       int code = s.q[i] + 4;
-      b[kQs + pair_byte(i)] |=
-          static_cast<uint8_t>((code & 3) << pair_shift(i));
+      b[kQs + pairByte(i)] |= static_cast<uint8_t>((code & 3) << pairShift(i));
       b[kHmask + i % 32] |= static_cast<uint8_t>((code >> 2) << (i / 32));
     }
-    store_fp16(b + kD, s.d);
+    storeFp16(b + kD, s.d);
   }
 
   // Each 16-weight sub-block gets the refined symmetric fit; the signed
   // scales are rounded to -32..31 against the one of largest magnitude, which
-  // lands on -32 (d = max_scale / -32); the codes are redone against them.
+  // lands on -32 (d = maxScale / -32); the codes are redone against them.
   // Round trip (65536 weights): 16.4 dB SQNR on Gaussian, 14.6 dB on
   // Student-t (nu = 3).
   static void quantize(const float *x, SuperBlock &s) {
     float scales[16];
     for (int k = 0; k < 16; ++k)
-      scales[k] = fit_scale_refined(x + 16 * k, 16, 4, s.q + 16 * k);
-    float max_scale = signed_absmax(scales, 16);
-    if (max_scale != 0) {
-      float iscale = -32.f / max_scale;
+      scales[k] = fitScaleRefined(x + 16 * k, 16, 4, s.q + 16 * k);
+    float maxScale = signedAbsmax(scales, 16);
+    if (maxScale != 0) {
+      float iscale = -32.f / maxScale;
       for (int k = 0; k < 16; ++k)
-        s.scale[k] = std::clamp(nearest_int(iscale * scales[k]), -32, 31);
-      s.d = fp16_round(1 / iscale);
+        s.scale[k] = std::clamp(nearestInt(iscale * scales[k]), -32, 31);
+      s.d = fp16Round(1 / iscale);
     } else {
       std::fill(s.scale, s.scale + 16, -32); // stored 0, as ggml leaves them
     }
@@ -424,28 +421,27 @@ struct Q4K {
   static constexpr int kD = 0, kDmin = 2, kScales = 4, kQs = 16;
 
   static void unpack(const uint8_t *b, SuperBlock &s) {
-    s.d = load_fp16(b + kD);
-    s.dmin = load_fp16(b + kDmin);
-    unpack_scales_mins_k4(b + kScales, s);
+    s.d = loadFp16(b + kD);
+    s.dmin = loadFp16(b + kDmin);
+    unpackScalesMinsK4(b + kScales, s);
     for (int i = 0; i < QK; ++i)
-      s.q[i] = (b[kQs + nibble_byte(i)] >> nibble_shift(i)) & 15;
+      s.q[i] = (b[kQs + nibbleByte(i)] >> nibbleShift(i)) & 15;
   }
 
   static void pack(const SuperBlock &s, uint8_t *b) {
     std::memset(b, 0, kBytes);
-    store_fp16(b + kD, s.d);
-    store_fp16(b + kDmin, s.dmin);
-    pack_scales_mins_k4(s, b + kScales);
+    storeFp16(b + kD, s.d);
+    storeFp16(b + kDmin, s.dmin);
+    packScalesMinsK4(s, b + kScales);
     for (int i = 0; i < QK; ++i)
-      b[kQs + nibble_byte(i)] |=
-          static_cast<uint8_t>(s.q[i] << nibble_shift(i));
+      b[kQs + nibbleByte(i)] |= static_cast<uint8_t>(s.q[i] << nibbleShift(i));
   }
 
   // Sub-block fit over 21 grids of 14..16 steps, squared error.
   // Round trip (65536 weights): 22.9 dB SQNR on Gaussian, 20.8 dB on
   // Student-t (nu = 3).
   static void quantize(const float *x, SuperBlock &s) {
-    quantize_scales_mins_k4(x, 15, -1.f, 20, s);
+    quantizeScalesMinsK4(x, 15, -1.f, 20, s);
   }
 };
 
@@ -459,11 +455,11 @@ struct Q5K {
   static constexpr int kD = 0, kDmin = 2, kScales = 4, kQh = 16, kQs = 48;
 
   static void unpack(const uint8_t *b, SuperBlock &s) {
-    s.d = load_fp16(b + kD);
-    s.dmin = load_fp16(b + kDmin);
-    unpack_scales_mins_k4(b + kScales, s);
+    s.d = loadFp16(b + kD);
+    s.dmin = loadFp16(b + kDmin);
+    unpackScalesMinsK4(b + kScales, s);
     for (int i = 0; i < QK; ++i) {
-      int low = (b[kQs + nibble_byte(i)] >> nibble_shift(i)) & 15;
+      int low = (b[kQs + nibbleByte(i)] >> nibbleShift(i)) & 15;
       int high = (b[kQh + i % 32] >> (i / 32)) & 1;
       s.q[i] = low | high << 4;
     }
@@ -471,12 +467,12 @@ struct Q5K {
 
   static void pack(const SuperBlock &s, uint8_t *b) {
     std::memset(b, 0, kBytes);
-    store_fp16(b + kD, s.d);
-    store_fp16(b + kDmin, s.dmin);
-    pack_scales_mins_k4(s, b + kScales);
+    storeFp16(b + kD, s.d);
+    storeFp16(b + kDmin, s.dmin);
+    packScalesMinsK4(s, b + kScales);
     for (int i = 0; i < QK; ++i) {
-      b[kQs + nibble_byte(i)] |=
-          static_cast<uint8_t>((s.q[i] & 15) << nibble_shift(i));
+      b[kQs + nibbleByte(i)] |=
+          static_cast<uint8_t>((s.q[i] & 15) << nibbleShift(i));
       b[kQh + i % 32] |= static_cast<uint8_t>((s.q[i] >> 4) << (i / 32));
     }
   }
@@ -485,7 +481,7 @@ struct Q5K {
   // Round trip (65536 weights): 28.8 dB SQNR on Gaussian, 26.7 dB on
   // Student-t (nu = 3).
   static void quantize(const float *x, SuperBlock &s) {
-    quantize_scales_mins_k4(x, 31, -0.5f, 15, s);
+    quantizeScalesMinsK4(x, 31, -0.5f, 15, s);
   }
 };
 
@@ -501,20 +497,20 @@ struct Q6K {
   // Each 128-element half h has 64 ql bytes and 32 qh bytes. Its element
   // 32j + l (j = 0..3, l = 0..31) takes the nibble j/2 of ql[64h + 32(j%2) + l]
   // and bits 2j..2j+1 of qh[32h + l].
-  static int low_byte(int i) {
+  static int lowByte(int i) {
     return 64 * (i / 128) + 32 * (i / 32 % 2) + i % 32;
   }
-  static int low_shift(int i) { return 4 * (i % 128 / 64); }
-  static int high_byte(int i) { return 32 * (i / 128) + i % 32; }
-  static int high_shift(int i) { return 2 * (i % 128 / 32); }
+  static int lowShift(int i) { return 4 * (i % 128 / 64); }
+  static int highByte(int i) { return 32 * (i / 128) + i % 32; }
+  static int highShift(int i) { return 2 * (i % 128 / 32); }
 
   static void unpack(const uint8_t *b, SuperBlock &s) {
-    s.d = load_fp16(b + kD);
+    s.d = loadFp16(b + kD);
     for (int k = 0; k < 16; ++k)
       s.scale[k] = static_cast<int8_t>(b[kScales + k]);
     for (int i = 0; i < QK; ++i) {
-      int low = (b[kQl + low_byte(i)] >> low_shift(i)) & 15;
-      int high = (b[kQh + high_byte(i)] >> high_shift(i)) & 3;
+      int low = (b[kQl + lowByte(i)] >> lowShift(i)) & 15;
+      int high = (b[kQh + highByte(i)] >> highShift(i)) & 3;
       s.q[i] = (low | high << 4) - 32;
     }
   }
@@ -525,33 +521,32 @@ struct Q6K {
       b[kScales + k] = static_cast<uint8_t>(s.scale[k]);
     for (int i = 0; i < QK; ++i) {
       int code = s.q[i] + 32;
-      b[kQl + low_byte(i)] |= static_cast<uint8_t>((code & 15) << low_shift(i));
-      b[kQh + high_byte(i)] |=
-          static_cast<uint8_t>((code >> 4) << high_shift(i));
+      b[kQl + lowByte(i)] |= static_cast<uint8_t>((code & 15) << lowShift(i));
+      b[kQh + highByte(i)] |= static_cast<uint8_t>((code >> 4) << highShift(i));
     }
-    store_fp16(b + kD, s.d);
+    storeFp16(b + kD, s.d);
   }
 
   // Each 16-weight sub-block gets the searched symmetric fit; the signed
   // scales are rounded to int8 against the one of largest magnitude, which
-  // lands on -128 (d = max_scale / -128); the codes are redone against them.
+  // lands on -128 (d = maxScale / -128); the codes are redone against them.
   // A block whose scales are all (nearly) zero is written as zero bytes.
   // Round trip (65536 weights): 35.0 dB SQNR on Gaussian, 32.0 dB on
   // Student-t (nu = 3).
   static void quantize(const float *x, SuperBlock &s) {
     float scales[16];
     for (int k = 0; k < 16; ++k)
-      scales[k] = fit_scale_search(x + 16 * k, 16, 32, s.q + 16 * k);
-    float max_scale = signed_absmax(scales, 16), amax = std::fabs(max_scale);
+      scales[k] = fitScaleSearch(x + 16 * k, 16, 32, s.q + 16 * k);
+    float maxScale = signedAbsmax(scales, 16), amax = std::fabs(maxScale);
     if (amax < kGroupMaxEps) {
       s = SuperBlock{};
       std::fill(s.q, s.q + QK, -32); // code 0
       return;
     }
-    float iscale = -128.f / max_scale;
-    s.d = fp16_round(1 / iscale);
+    float iscale = -128.f / maxScale;
+    s.d = fp16Round(1 / iscale);
     for (int k = 0; k < 16; ++k)
-      s.scale[k] = std::clamp(nearest_int(iscale * scales[k]), -128, 127);
+      s.scale[k] = std::clamp(nearestInt(iscale * scales[k]), -128, 127);
     requantize(x, 16, -32, 31, s);
   }
 };
@@ -560,7 +555,7 @@ struct Q6K {
 // The codec entry points, one template each over the format structs above.
 
 template <typename F>
-void dequantize_k(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeK(const uint8_t *src, float *dst, int64_t n) {
   SuperBlock s;
   for (int64_t b = 0; b < n / QK; ++b, src += F::kBytes, dst += QK) {
     F::unpack(src, s);
@@ -578,7 +573,7 @@ void dequantize_k(const uint8_t *src, float *dst, int64_t n) {
 }
 
 template <typename F>
-void quantize_k(const float *src, uint8_t *dst, int64_t n) {
+void quantizeK(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += F::kBytes) {
     SuperBlock s;
     F::quantize(src, s);
@@ -595,7 +590,7 @@ void quantize_k(const float *src, uint8_t *dst, int64_t n) {
 // splits the integer sum into 8 lanes, each scaled and accumulated in float,
 // so its result differs from this one in the last bits.
 template <typename F>
-float dot_k(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotK(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sum = 0;
   SuperBlock s;
   for (int64_t b = 0; b < n / QK; ++b, w += F::kBytes, a += kQ8_KBytes) {
@@ -610,11 +605,11 @@ float dot_k(const uint8_t *w, const uint8_t *a, int64_t n) {
       if constexpr (F::kHasMins) {
         int bsum = 0;
         for (int g = first / 16; g < end / 16; ++g)
-          bsum += static_cast<int16_t>(load_u16(a + kQ8_KBsumsOffset + 2 * g));
+          bsum += static_cast<int16_t>(loadU16(a + kQ8_KBsumsOffset + 2 * g));
         msum += s.min[k] * bsum;
       }
     }
-    float da = load_f32(a);
+    float da = loadF32(a);
     if constexpr (F::kHasMins)
       sum += s.d * da * static_cast<float>(isum) -
              s.dmin * da * static_cast<float>(msum);
@@ -624,24 +619,24 @@ float dot_k(const uint8_t *w, const uint8_t *a, int64_t n) {
   return sum;
 }
 
-template <typename F> constexpr Codec kquant_codec() {
-  return {dequantize_k<F>, quantize_k<F>, nullptr, dot_k<F>};
+template <typename F> constexpr Codec kquantCodec() {
+  return {dequantizeK<F>, quantizeK<F>, nullptr, dotK<F>};
 }
 
-static_assert(Q2K::kBytes == format_info(Format::Q2_K).block_bytes);
-static_assert(Q3K::kBytes == format_info(Format::Q3_K).block_bytes);
-static_assert(Q4K::kBytes == format_info(Format::Q4_K).block_bytes);
-static_assert(Q5K::kBytes == format_info(Format::Q5_K).block_bytes);
-static_assert(Q6K::kBytes == format_info(Format::Q6_K).block_bytes);
+static_assert(Q2K::kBytes == formatInfo(Format::Q2_K).blockBytes);
+static_assert(Q3K::kBytes == formatInfo(Format::Q3_K).blockBytes);
+static_assert(Q4K::kBytes == formatInfo(Format::Q4_K).blockBytes);
+static_assert(Q5K::kBytes == formatInfo(Format::Q5_K).blockBytes);
+static_assert(Q6K::kBytes == formatInfo(Format::Q6_K).blockBytes);
 
 constexpr CodecEntry kCodecs[] = {
-    {Format::Q2_K, kquant_codec<Q2K>()}, {Format::Q3_K, kquant_codec<Q3K>()},
-    {Format::Q4_K, kquant_codec<Q4K>()}, {Format::Q5_K, kquant_codec<Q5K>()},
-    {Format::Q6_K, kquant_codec<Q6K>()},
+    {Format::Q2_K, kquantCodec<Q2K>()}, {Format::Q3_K, kquantCodec<Q3K>()},
+    {Format::Q4_K, kquantCodec<Q4K>()}, {Format::Q5_K, kquantCodec<Q5K>()},
+    {Format::Q6_K, kquantCodec<Q6K>()},
 };
 
 } // namespace
 
-std::span<const CodecEntry> kquant_codecs() { return kCodecs; }
+std::span<const CodecEntry> kquantCodecs() { return kCodecs; }
 
 } // namespace kf::quant

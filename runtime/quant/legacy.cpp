@@ -14,20 +14,20 @@ constexpr int QK = 32;
 // --- Q8_0: fp16 d, int8 qs[32]
 // ------------------------------------------------
 
-void dequantize_q8_0(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeQ8_0(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kQ8_0Bytes, dst += QK) {
-    float d = load_fp16(src);
+    float d = loadFp16(src);
     for (int j = 0; j < QK; ++j)
       dst[j] = d * static_cast<int8_t>(src[kQ8_0QsOffset + j]);
   }
 }
 
 // Weights: d = amax/127, q = roundf(x/d) (half away from zero).
-void quantize_q8_0(const float *src, uint8_t *dst, int64_t n) {
+void quantizeQ8_0(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ8_0Bytes) {
     float d = absmax(src, QK) / 127.f;
     float id = d != 0 ? 1.f / d : 0.f;
-    store_fp16(dst, d);
+    storeFp16(dst, d);
     for (int j = 0; j < QK; ++j)
       dst[kQ8_0QsOffset + j] =
           static_cast<uint8_t>(static_cast<int8_t>(std::roundf(src[j] * id)));
@@ -35,41 +35,40 @@ void quantize_q8_0(const float *src, uint8_t *dst, int64_t n) {
 }
 
 // Activations, as the x86 backend: q = round-half-even(x * (127/amax)).
-void quantize_activation_q8_0(const float *src, uint8_t *dst, int64_t n) {
+void quantizeActivationQ8_0(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ8_0Bytes) {
     float amax = absmax(src, QK);
     float id = amax != 0 ? 127.f / amax : 0.f;
-    store_fp16(dst, amax / 127.f);
+    storeFp16(dst, amax / 127.f);
     for (int j = 0; j < QK; ++j)
       dst[kQ8_0QsOffset + j] = static_cast<uint8_t>(
           static_cast<int8_t>(std::nearbyintf(src[j] * id)));
   }
 }
 
-float dot_q8_0(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotQ8_0(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sum = 0;
   for (int64_t b = 0; b < n / QK; ++b, w += kQ8_0Bytes, a += kQ8_0Bytes) {
     int sumi = 0;
     for (int j = 0; j < QK; ++j)
       sumi += static_cast<int8_t>(w[kQ8_0QsOffset + j]) *
               static_cast<int8_t>(a[kQ8_0QsOffset + j]);
-    sum +=
-        sumi * (load_fp16(w) * load_fp16(a)); // ggml: the scale product first
+    sum += sumi * (loadFp16(w) * loadFp16(a)); // ggml: the scale product first
   }
   return sum;
 }
 
 // --- Q8_1 (activations): fp16 d, fp16 s = d * sum(q), int8 qs[32] -----------
 
-void dequantize_q8_1(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeQ8_1(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kQ8_1Bytes, dst += QK) {
-    float d = load_fp16(src);
+    float d = loadFp16(src);
     for (int j = 0; j < QK; ++j)
       dst[j] = d * static_cast<int8_t>(src[kQ8_1QsOffset + j]);
   }
 }
 
-void quantize_activation_q8_1(const float *src, uint8_t *dst, int64_t n) {
+void quantizeActivationQ8_1(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ8_1Bytes) {
     float amax = absmax(src, QK);
     float d = amax / 127.f;
@@ -80,8 +79,8 @@ void quantize_activation_q8_1(const float *src, uint8_t *dst, int64_t n) {
       dst[kQ8_1QsOffset + j] = static_cast<uint8_t>(static_cast<int8_t>(q));
       sum += q;
     }
-    store_fp16(dst, d);
-    store_fp16(dst + kQ8_1SumOffset, static_cast<float>(sum) * d);
+    storeFp16(dst, d);
+    storeFp16(dst + kQ8_1SumOffset, static_cast<float>(sum) * d);
   }
 }
 
@@ -90,9 +89,9 @@ void quantize_activation_q8_1(const float *src, uint8_t *dst, int64_t n) {
 
 constexpr int kQ4_0Bytes = 18;
 
-void dequantize_q4_0(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeQ4_0(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kQ4_0Bytes, dst += QK) {
-    float d = load_fp16(src);
+    float d = loadFp16(src);
     for (int j = 0; j < QK / 2; ++j) {
       dst[j] = d * ((src[2 + j] & 15) - 8);
       dst[j + 16] = d * ((src[2 + j] >> 4) - 8);
@@ -101,11 +100,11 @@ void dequantize_q4_0(const uint8_t *src, float *dst, int64_t n) {
 }
 
 // d = max / -8 for the signed extreme, which lands on code 0.
-void quantize_q4_0(const float *src, uint8_t *dst, int64_t n) {
+void quantizeQ4_0(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ4_0Bytes) {
-    float d = signed_absmax(src, QK) / -8.f;
+    float d = signedAbsmax(src, QK) / -8.f;
     float id = d != 0 ? 1.f / d : 0.f;
-    store_fp16(dst, d);
+    storeFp16(dst, d);
     for (int j = 0; j < QK / 2; ++j) {
       int q0 = std::min(
           15, static_cast<int>(static_cast<int8_t>(src[j] * id + 8.5f)));
@@ -116,7 +115,7 @@ void quantize_q4_0(const float *src, uint8_t *dst, int64_t n) {
   }
 }
 
-float dot_q4_0(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotQ4_0(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sum = 0;
   for (int64_t b = 0; b < n / QK; ++b, w += kQ4_0Bytes, a += kQ8_0Bytes) {
     const int8_t *q8 = reinterpret_cast<const int8_t *>(a + kQ8_0QsOffset);
@@ -124,7 +123,7 @@ float dot_q4_0(const uint8_t *w, const uint8_t *a, int64_t n) {
     for (int j = 0; j < QK / 2; ++j)
       sumi +=
           ((w[2 + j] & 15) - 8) * q8[j] + ((w[2 + j] >> 4) - 8) * q8[j + 16];
-    sum += sumi * load_fp16(w) * load_fp16(a);
+    sum += sumi * loadFp16(w) * loadFp16(a);
   }
   return sum;
 }
@@ -134,9 +133,9 @@ float dot_q4_0(const uint8_t *w, const uint8_t *a, int64_t n) {
 
 constexpr int kQ4_1Bytes = 20;
 
-void dequantize_q4_1(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeQ4_1(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kQ4_1Bytes, dst += QK) {
-    float d = load_fp16(src), m = load_fp16(src + 2);
+    float d = loadFp16(src), m = loadFp16(src + 2);
     for (int j = 0; j < QK / 2; ++j) {
       dst[j] = (src[4 + j] & 15) * d + m;
       dst[j + 16] = (src[4 + j] >> 4) * d + m;
@@ -145,7 +144,7 @@ void dequantize_q4_1(const uint8_t *src, float *dst, int64_t n) {
 }
 
 // d = (max - min)/15, m = min, q = trunc((x - min)/d + 0.5).
-void quantize_q4_1(const float *src, uint8_t *dst, int64_t n) {
+void quantizeQ4_1(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ4_1Bytes) {
     float min = src[0], max = src[0];
     for (int j = 1; j < QK; ++j) {
@@ -154,8 +153,8 @@ void quantize_q4_1(const float *src, uint8_t *dst, int64_t n) {
     }
     float d = (max - min) / 15.f;
     float id = d != 0 ? 1.f / d : 0.f;
-    store_fp16(dst, d);
-    store_fp16(dst + 2, min);
+    storeFp16(dst, d);
+    storeFp16(dst + 2, min);
     for (int j = 0; j < QK / 2; ++j) {
       int q0 = std::min(15, static_cast<int>(static_cast<int8_t>(
                                 (src[j] - min) * id + 0.5f)));
@@ -167,15 +166,15 @@ void quantize_q4_1(const float *src, uint8_t *dst, int64_t n) {
 }
 
 // Against Q8_1: d_w*d_a*sum(q_w*q_a) + m_w*s_a.
-float dot_q4_1(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotQ4_1(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sum = 0;
   for (int64_t b = 0; b < n / QK; ++b, w += kQ4_1Bytes, a += kQ8_1Bytes) {
     const int8_t *q8 = reinterpret_cast<const int8_t *>(a + kQ8_1QsOffset);
     int sumi = 0;
     for (int j = 0; j < QK / 2; ++j)
       sumi += (w[4 + j] & 15) * q8[j] + (w[4 + j] >> 4) * q8[j + 16];
-    sum += (load_fp16(w) * load_fp16(a)) * sumi +
-           load_fp16(w + 2) * load_fp16(a + kQ8_1SumOffset);
+    sum += (loadFp16(w) * loadFp16(a)) * sumi +
+           loadFp16(w + 2) * loadFp16(a + kQ8_1SumOffset);
   }
   return sum;
 }
@@ -185,26 +184,26 @@ float dot_q4_1(const uint8_t *w, const uint8_t *a, int64_t n) {
 
 constexpr int kQ5_0Bytes = 22;
 
-int q5_0_code(const uint8_t *block, int j) {
-  uint32_t qh = load_u32(block + 2);
+int q5_0Code(const uint8_t *block, int j) {
+  uint32_t qh = loadU32(block + 2);
   int low = j < 16 ? block[6 + j] & 15 : block[6 + j - 16] >> 4;
   return low | static_cast<int>((qh >> j) & 1) << 4;
 }
 
-void dequantize_q5_0(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeQ5_0(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kQ5_0Bytes, dst += QK) {
-    float d = load_fp16(src);
+    float d = loadFp16(src);
     for (int j = 0; j < QK; ++j)
-      dst[j] = d * (q5_0_code(src, j) - 16);
+      dst[j] = d * (q5_0Code(src, j) - 16);
   }
 }
 
-void quantize_q5_0(const float *src, uint8_t *dst, int64_t n) {
+void quantizeQ5_0(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ5_0Bytes) {
-    float d = signed_absmax(src, QK) / -16.f;
+    float d = signedAbsmax(src, QK) / -16.f;
     float id = d != 0 ? 1.f / d : 0.f;
     uint32_t qh = 0;
-    store_fp16(dst, d);
+    storeFp16(dst, d);
     for (int j = 0; j < QK / 2; ++j) {
       int q0 = std::min(
           31, static_cast<int>(static_cast<int8_t>(src[j] * id + 16.5f)));
@@ -214,35 +213,33 @@ void quantize_q5_0(const float *src, uint8_t *dst, int64_t n) {
       qh |= static_cast<uint32_t>((q0 >> 4) & 1) << j;
       qh |= static_cast<uint32_t>((q1 >> 4) & 1) << (j + 16);
     }
-    store_u32(dst + 2, qh);
+    storeU32(dst + 2, qh);
   }
 }
 
-float dot_q5_0(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotQ5_0(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sum = 0;
   for (int64_t b = 0; b < n / QK; ++b, w += kQ5_0Bytes, a += kQ8_0Bytes) {
     const int8_t *q8 = reinterpret_cast<const int8_t *>(a + kQ8_0QsOffset);
     int sumi = 0;
     for (int j = 0; j < QK; ++j)
-      sumi += (q5_0_code(w, j) - 16) * q8[j];
-    sum +=
-        sumi * (load_fp16(w) * load_fp16(a)); // ggml: the scale product first
+      sumi += (q5_0Code(w, j) - 16) * q8[j];
+    sum += sumi * (loadFp16(w) * loadFp16(a)); // ggml: the scale product first
   }
   return sum;
 }
 
 constexpr CodecEntry kCodecs[] = {
-    {Format::Q4_0, {dequantize_q4_0, quantize_q4_0, nullptr, dot_q4_0}},
-    {Format::Q4_1, {dequantize_q4_1, quantize_q4_1, nullptr, dot_q4_1}},
-    {Format::Q5_0, {dequantize_q5_0, quantize_q5_0, nullptr, dot_q5_0}},
+    {Format::Q4_0, {dequantizeQ4_0, quantizeQ4_0, nullptr, dotQ4_0}},
+    {Format::Q4_1, {dequantizeQ4_1, quantizeQ4_1, nullptr, dotQ4_1}},
+    {Format::Q5_0, {dequantizeQ5_0, quantizeQ5_0, nullptr, dotQ5_0}},
     {Format::Q8_0,
-     {dequantize_q8_0, quantize_q8_0, quantize_activation_q8_0, dot_q8_0}},
-    {Format::Q8_1,
-     {dequantize_q8_1, nullptr, quantize_activation_q8_1, nullptr}},
+     {dequantizeQ8_0, quantizeQ8_0, quantizeActivationQ8_0, dotQ8_0}},
+    {Format::Q8_1, {dequantizeQ8_1, nullptr, quantizeActivationQ8_1, nullptr}},
 };
 
 } // namespace
 
-std::span<const CodecEntry> legacy_codecs() { return kCodecs; }
+std::span<const CodecEntry> legacyCodecs() { return kCodecs; }
 
 } // namespace kf::quant

@@ -6,22 +6,22 @@
 namespace kf::quant {
 namespace {
 
-void dequantize_f32(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeF32(const uint8_t *src, float *dst, int64_t n) {
   std::memcpy(dst, src, n * sizeof(float));
 }
-void quantize_f32(const float *src, uint8_t *dst, int64_t n) {
+void quantizeF32(const float *src, uint8_t *dst, int64_t n) {
   std::memcpy(dst, src, n * sizeof(float));
 }
-float dot_f32(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotF32(const uint8_t *w, const uint8_t *a, int64_t n) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i)
-    sum += static_cast<double>(load_f32(w + 4 * i) * load_f32(a + 4 * i));
+    sum += static_cast<double>(loadF32(w + 4 * i) * loadF32(a + 4 * i));
   return static_cast<float>(sum);
 }
 
 // Integer tables decode to the nearest float (exact below 2^24, which covers
 // every index table a model stores).
-void dequantize_i32(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeI32(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     int32_t v;
     std::memcpy(&v, src + 4 * i, sizeof v);
@@ -32,34 +32,34 @@ void dequantize_i32(const uint8_t *src, float *dst, int64_t n) {
 template <float (*Decode)(uint16_t), uint16_t (*Encode)(float)> struct Half {
   static void dequantize(const uint8_t *src, float *dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
-      dst[i] = Decode(load_u16(src + 2 * i));
+      dst[i] = Decode(loadU16(src + 2 * i));
   }
   static void quantize(const float *src, uint8_t *dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
-      store_u16(dst + 2 * i, Encode(src[i]));
+      storeU16(dst + 2 * i, Encode(src[i]));
   }
   static float dot(const uint8_t *w, const uint8_t *a, int64_t n) {
     double sum = 0;
     for (int64_t i = 0; i < n; ++i)
-      sum += static_cast<double>(Decode(load_u16(w + 2 * i)) *
-                                 Decode(load_u16(a + 2 * i)));
+      sum += static_cast<double>(Decode(loadU16(w + 2 * i)) *
+                                 Decode(loadU16(a + 2 * i)));
     return static_cast<float>(sum);
   }
 };
 
-using F16 = Half<fp16_to_fp32, fp32_to_fp16>;
-using BF16 = Half<bf16_to_fp32, fp32_to_bf16>;
+using F16 = Half<fp16ToFp32, fp32ToFp16>;
+using BF16 = Half<bf16ToFp32, fp32ToBf16>;
 
 constexpr CodecEntry kCodecs[] = {
-    {Format::F32, {dequantize_f32, quantize_f32, quantize_f32, dot_f32}},
+    {Format::F32, {dequantizeF32, quantizeF32, quantizeF32, dotF32}},
     {Format::F16, {F16::dequantize, F16::quantize, F16::quantize, F16::dot}},
     {Format::BF16,
      {BF16::dequantize, BF16::quantize, BF16::quantize, BF16::dot}},
-    {Format::I32, {dequantize_i32, nullptr, nullptr, nullptr}},
+    {Format::I32, {dequantizeI32, nullptr, nullptr, nullptr}},
 };
 
 } // namespace
 
-std::span<const CodecEntry> plain_codecs() { return kCodecs; }
+std::span<const CodecEntry> plainCodecs() { return kCodecs; }
 
 } // namespace kf::quant

@@ -3,7 +3,7 @@
 
 namespace kf::quant {
 
-std::span<const CodecEntry> private_codecs() {
+std::span<const CodecEntry> privateCodecs() {
   static const CodecEntry codecs[] = {
       {Format::FRACTAL64, kFractal64Codec},
       {Format::VQ3_64, kVq3_64Codec},

@@ -11,11 +11,11 @@ namespace kf {
 namespace {
 
 // The formats a recipe may name: weight formats with a quantizer.
-std::string quantizable_formats() {
+std::string quantizableFormats() {
   std::vector<absl::string_view> names;
-  for (const FormatInfo &info : all_formats())
-    if (info.role == FormatRole::Weight && has_quantize(info.format))
-      names.push_back(to_absl(info.name));
+  for (const FormatInfo &info : allFormats())
+    if (info.role == FormatRole::Weight && hasQuantize(info.format))
+      names.push_back(toAbsl(info.name));
   return absl::StrJoin(names, ", ");
 }
 
@@ -23,12 +23,12 @@ std::string quantizable_formats() {
 
 absl::StatusOr<Recipe> Recipe::parse(std::string_view text) {
   Recipe recipe;
-  std::vector<absl::string_view> rules = absl::StrSplit(to_absl(text), ',');
+  std::vector<absl::string_view> rules = absl::StrSplit(toAbsl(text), ',');
   for (size_t i = 0; i < rules.size(); ++i) {
     std::string rule(rules[i]);
     auto invalid = [&](std::string_view problem) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "recipe rule ", i + 1, " '", rule, "': ", to_absl(problem)));
+          "recipe rule ", i + 1, " '", rule, "': ", toAbsl(problem)));
     };
     // The format is after the last '=': a regex may contain '=', a format not.
     size_t eq = rule.rfind('=');
@@ -44,20 +44,20 @@ absl::StatusOr<Recipe> Recipe::parse(std::string_view text) {
       }
     }
     if (format != "keep") {
-      std::optional<Format> target = format_from_name(format);
+      std::optional<Format> target = formatFromName(format);
       if (!target)
         return invalid(absl::StrCat("unknown format '", format,
                                     "'; expected keep or one of ",
-                                    quantizable_formats()));
-      if (format_info(*target).role != FormatRole::Weight)
+                                    quantizableFormats()));
+      if (formatInfo(*target).role != FormatRole::Weight)
         return invalid(absl::StrCat(format,
                                     " is not a weight format; "
                                     "expected keep or one of ",
-                                    quantizable_formats()));
-      if (!has_quantize(*target))
+                                    quantizableFormats()));
+      if (!hasQuantize(*target))
         return invalid(absl::StrCat("Kernelforge has no quantizer for ", format,
                                     " yet; expected keep or one of ",
-                                    quantizable_formats()));
+                                    quantizableFormats()));
       parsed.target = target;
     }
     recipe.rules_.push_back(std::move(parsed));

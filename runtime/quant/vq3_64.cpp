@@ -22,12 +22,12 @@ constexpr int kStride = 22; // codeword t covers weights t, t + 22, t + 44
 // Byte 2 + t, t < 20: bits 0..5 and 7 = book3 index (bit 7 is index bit 6, the
 // sign); t = 20, 21: bits 0..5 = book2 index (bit 5 the sign). Bit 6 of every
 // byte, then bit 7 of bytes 20 and 21, form the 24-bit stream of sub-scales.
-int codeword_index(const uint8_t *block, int t) {
+int codewordIndex(const uint8_t *block, int t) {
   uint8_t byte = block[2 + t];
   return t < kBook3Codewords ? (byte & 63) | (byte >> 7) << 6 : byte & 63;
 }
 
-uint32_t scale_stream(const uint8_t *block) {
+uint32_t scaleStream(const uint8_t *block) {
   uint32_t s = 0;
   for (int t = 0; t < kCodewords; ++t)
     s |= static_cast<uint32_t>((block[2 + t] >> 6) & 1) << t;
@@ -46,10 +46,10 @@ int component(int t, int index, int c) {
 int components(int t) { return t < kBook3Codewords ? 3 : 2; }
 
 // The 64 integer weights m_{i/8} * C (|.| <= 9 * 127) of a block.
-void integer_weights(const uint8_t *block, int *out) {
-  uint32_t stream = scale_stream(block);
+void integerWeights(const uint8_t *block, int *out) {
+  uint32_t stream = scaleStream(block);
   for (int t = 0; t < kCodewords; ++t) {
-    int index = codeword_index(block, t);
+    int index = codewordIndex(block, t);
     for (int c = 0; c < components(t); ++c) {
       int i = t + kStride * c;
       int m = kVq3MinSubScale + static_cast<int>((stream >> (3 * (i / 8))) & 7);
@@ -58,15 +58,15 @@ void integer_weights(const uint8_t *block, int *out) {
   }
 }
 
-float block_scale(const uint8_t *block) {
-  return load_fp16(block) * kVq3BlockScaleFactor;
+float blockScale(const uint8_t *block) {
+  return loadFp16(block) * kVq3BlockScaleFactor;
 }
 
-void dequantize_vq3_64(const uint8_t *src, float *dst, int64_t n) {
+void dequantizeVQ3_64(const uint8_t *src, float *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += kBytes, dst += QK) {
     int w[QK];
-    integer_weights(src, w);
-    float dg = block_scale(src);
+    integerWeights(src, w);
+    float dg = blockScale(src);
     for (int i = 0; i < QK; ++i)
       dst[i] = dg * static_cast<float>(w[i]);
   }
@@ -81,18 +81,18 @@ struct Choice {
   float error;
 };
 
-Choice best_codeword(const float *x, int t, float dg, const int *m) {
+Choice bestCodeword(const float *x, int t, float dg, const int *m) {
   int dims = components(t), entries = t < kBook3Codewords ? 64 : 32;
-  float xa[3], a2[3], norm_x = 0;
+  float xa[3], a2[3], normX = 0;
   for (int c = 0; c < dims; ++c) {
     int i = t + kStride * c;
     float a = dg * static_cast<float>(m[i / 8]);
     xa[c] = x[i] * a;
     a2[c] = a * a;
-    norm_x += x[i] * x[i];
+    normX += x[i] * x[i];
   }
   int best = 0;
-  float best_score = -INFINITY;
+  float bestScore = -INFINITY;
   bool negative = false;
   for (int e = 0; e < entries; ++e) {
     float cross = 0, norm = 0;
@@ -102,14 +102,14 @@ Choice best_codeword(const float *x, int t, float dg, const int *m) {
       norm += a2[c] * v * v;
     }
     float score = 2 * std::fabs(cross) - norm;
-    if (score > best_score) {
-      best_score = score;
+    if (score > bestScore) {
+      bestScore = score;
       best = e;
       negative = cross < 0;
     }
   }
-  int sign_bit = t < kBook3Codewords ? 64 : 32;
-  return {best | (negative ? sign_bit : 0), std::max(0.f, norm_x - best_score)};
+  int signBit = t < kBook3Codewords ? 64 : 32;
+  return {best | (negative ? signBit : 0), std::max(0.f, normX - bestScore)};
 }
 
 // An encoding in progress: fp16 d, sub-scales and the chosen codewords.
@@ -125,22 +125,22 @@ struct Encoding {
     return e;
   }
 
-  void choose_all(const float *x) {
-    float dg = fp16_to_fp32(d) * kVq3BlockScaleFactor;
+  void chooseAll(const float *x) {
+    float dg = fp16ToFp32(d) * kVq3BlockScaleFactor;
     for (int t = 0; t < kCodewords; ++t)
-      choice[t] = best_codeword(x, t, dg, m);
+      choice[t] = bestCodeword(x, t, dg, m);
   }
 
   // Re-chooses the codewords with a component in sub-block k (weights
   // 8k..8k+7 sit in slots (8k..8k+7) mod 22).
-  void choose_sub_block(const float *x, int k) {
-    float dg = fp16_to_fp32(d) * kVq3BlockScaleFactor;
+  void chooseSubBlock(const float *x, int k) {
+    float dg = fp16ToFp32(d) * kVq3BlockScaleFactor;
     for (int i = 8 * k; i < 8 * k + 8; ++i)
-      choice[i % kStride] = best_codeword(x, i % kStride, dg, m);
+      choice[i % kStride] = bestCodeword(x, i % kStride, dg, m);
   }
 
   void write(uint8_t *out) const {
-    store_u16(out, d);
+    storeU16(out, d);
     uint32_t stream = 0;
     for (int k = 0; k < 8; ++k)
       stream |= static_cast<uint32_t>(m[k] - kVq3MinSubScale) << (3 * k);
@@ -164,40 +164,40 @@ struct Encoding {
 // least-squares refit of d given the chosen codewords. Then coordinate descent
 // moves single sub-scales by one while that lowers the error: codewords
 // straddle sub-blocks, so the RMS estimate of each m is only a start.
-void quantize_vq3_64(const float *src, uint8_t *dst, int64_t n) {
+void quantizeVQ3_64(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kBytes) {
-    float rms[8], rms_max = 0;
+    float rms[8], rmsMax = 0;
     for (int k = 0; k < 8; ++k) {
       float s = 0;
       for (int i = 8 * k; i < 8 * k + 8; ++i)
         s += src[i] * src[i];
       rms[k] = std::sqrt(s / 8);
-      rms_max = std::max(rms_max, rms[k]);
+      rmsMax = std::max(rmsMax, rms[k]);
     }
     Encoding best;
     std::fill(best.m, best.m + 8, kVq3MinSubScale);
-    best.choose_all(src);
-    float best_err = rms_max == 0 ? 0 : INFINITY;
+    best.chooseAll(src);
+    float bestErr = rmsMax == 0 ? 0 : INFINITY;
     for (float factor : {0.85f, 1.0f}) {
-      if (rms_max == 0)
+      if (rmsMax == 0)
         break;
-      float dg = factor * rms_max / (kVq3UnitsPerSigma * kVq3MaxSubScale);
+      float dg = factor * rmsMax / (kVq3UnitsPerSigma * kVq3MaxSubScale);
       Encoding e;
       for (int k = 0; k < 8; ++k)
         e.m[k] = std::clamp(
             static_cast<int>(std::lround(rms[k] / (kVq3UnitsPerSigma * dg))),
             kVq3MinSubScale, kVq3MaxSubScale);
-      e.d = fp32_to_fp16(dg / kVq3BlockScaleFactor);
+      e.d = fp32ToFp16(dg / kVq3BlockScaleFactor);
       for (int refit = 0; refit < 2; ++refit) {
-        e.choose_all(src);
-        if (e.error() < best_err) {
-          best_err = e.error();
+        e.chooseAll(src);
+        if (e.error() < bestErr) {
+          bestErr = e.error();
           best = e;
         }
         uint8_t block[kBytes] = {};
         e.write(block);
         int w[QK];
-        integer_weights(block, w);
+        integerWeights(block, w);
         float num = 0, den = 0;
         for (int i = 0; i < QK; ++i) {
           num += src[i] * static_cast<float>(w[i]);
@@ -205,10 +205,10 @@ void quantize_vq3_64(const float *src, uint8_t *dst, int64_t n) {
         }
         if (!(num > 0) || den == 0)
           break;
-        e.d = fp32_to_fp16(num / den / kVq3BlockScaleFactor);
+        e.d = fp32ToFp16(num / den / kVq3BlockScaleFactor);
       }
     }
-    for (int pass = 0; pass < 2 && rms_max > 0; ++pass) {
+    for (int pass = 0; pass < 2 && rmsMax > 0; ++pass) {
       bool improved = false;
       for (int k = 0; k < 8; ++k)
         for (int step : {-1, 1}) {
@@ -216,9 +216,9 @@ void quantize_vq3_64(const float *src, uint8_t *dst, int64_t n) {
           e.m[k] += step;
           if (e.m[k] < kVq3MinSubScale || e.m[k] > kVq3MaxSubScale)
             continue;
-          e.choose_sub_block(src, k);
-          if (e.error() < best_err) {
-            best_err = e.error();
+          e.chooseSubBlock(src, k);
+          if (e.error() < bestErr) {
+            bestErr = e.error();
             best = e;
             improved = true;
           }
@@ -233,18 +233,18 @@ void quantize_vq3_64(const float *src, uint8_t *dst, int64_t n) {
 
 // Against two Q8_0 blocks per weight block: an exact integer sum of
 // m * C * q8 per 32 weights, then dG * d_a in float.
-float dot_vq3_64(const uint8_t *w, const uint8_t *a, int64_t n) {
+float dotVQ3_64(const uint8_t *w, const uint8_t *a, int64_t n) {
   float sum = 0;
   for (int64_t b = 0; b < n / QK; ++b, w += kBytes) {
     int iw[QK];
-    integer_weights(w, iw);
-    float dg = block_scale(w);
+    integerWeights(w, iw);
+    float dg = blockScale(w);
     for (int h = 0; h < 2; ++h, a += kQ8_0Bytes) {
       const int8_t *q8 = reinterpret_cast<const int8_t *>(a + kQ8_0QsOffset);
       int sumi = 0;
       for (int i = 0; i < 32; ++i)
         sumi += iw[32 * h + i] * q8[i];
-      sum += sumi * dg * load_fp16(a);
+      sum += sumi * dg * loadFp16(a);
     }
   }
   return sum;
@@ -252,7 +252,7 @@ float dot_vq3_64(const uint8_t *w, const uint8_t *a, int64_t n) {
 
 } // namespace
 
-const Codec kVq3_64Codec = {dequantize_vq3_64, quantize_vq3_64, nullptr,
-                            dot_vq3_64};
+const Codec kVq3_64Codec = {dequantizeVQ3_64, quantizeVQ3_64, nullptr,
+                            dotVQ3_64};
 
 } // namespace kf::quant

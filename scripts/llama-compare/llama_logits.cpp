@@ -26,7 +26,7 @@ namespace {
   std::exit(1);
 }
 
-std::vector<llama_token> parse_tokens(const char *text) {
+std::vector<llama_token> parseTokens(const char *text) {
   std::vector<llama_token> tokens;
   const char *p = text;
   while (*p) {
@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
   if (argc < 5 || argc > 6)
     fail("usage: llama_logits MODEL.gguf T1,T2,... batch|decode|split:N "
          "OUT.npy [THREADS]");
-  std::vector<llama_token> tokens = parse_tokens(argv[2]);
+  std::vector<llama_token> tokens = parseTokens(argv[2]);
   const std::string mode = argv[3];
   const int n = static_cast<int>(tokens.size());
   int first_call = n; // tokens in the first llama_decode call

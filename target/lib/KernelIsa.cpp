@@ -71,7 +71,7 @@ int64_t getIsaRows(KernelIsa isa) { return row(isa).rows; }
 IsaFormats getIsaFormats(KernelIsa isa) { return row(isa).formats; }
 
 bool isaTakesFormat(KernelIsa isa, kf::Format format) {
-  const bool isFloat = kf::is_float_format(format);
+  const bool isFloat = kf::isFloatFormat(format);
   switch (getIsaFormats(isa)) {
   case AllFormats:
     return true;

@@ -15,8 +15,8 @@ namespace {
 /// Bytes of `elems` elements of `format`; `elems` is a whole number of
 /// blocks.
 int64_t bytesOf(const FormatInfo &format, int64_t elems) {
-  assert(elems % format.block_elems == 0 && "not a whole number of blocks");
-  return elems / format.block_elems * format.block_bytes;
+  assert(elems % format.blockElems == 0 && "not a whole number of blocks");
+  return elems / format.blockElems * format.blockBytes;
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return llvm::divideCeilSigned(a, b); }
@@ -33,20 +33,20 @@ int64_t balancedBlock(int64_t total, int64_t limit, int64_t granule) {
 }
 
 /// Bytes of `elems` activations of `format` as the kernels read them: the
-/// packed blocks (kf::activation_layout: Q8_0's 48 bytes per 32, Q8_K's 292
+/// packed blocks (kf::activationLayout: Q8_0's 48 bytes per 32, Q8_K's 292
 /// per 256, 64-byte float blocks) for the activation formats kernels take,
 /// else the format's own blocks.
 int64_t activationBytes(const FormatInfo &format, int64_t elems) {
   if (format.format == Format::Q8_0 || format.format == Format::Q8_K ||
-      is_float_format(format.format))
-    return packed_activation_column_bytes(format.format, elems);
+      isFloatFormat(format.format))
+    return packedActivationColumnBytes(format.format, elems);
   return bytesOf(format, elems);
 }
 
 } // namespace
 
 int64_t decodedRowBlockBytes(Format format) {
-  const int64_t lanes = packed_block_elems(format);
+  const int64_t lanes = packedBlockElems(format);
   // Q4_K's and Q5_K's 8 mins follow the lanes as 4 int16 pairs.
   if (format == Format::Q4_K || format == Format::Q5_K)
     return lanes + 4 * 4;
@@ -54,16 +54,16 @@ int64_t decodedRowBlockBytes(Format format) {
 }
 
 int64_t getKGranule(Format format) {
-  const FormatInfo &weight = format_info(format);
-  const FormatInfo &activation = format_info(weight.dot_format);
-  int64_t blocks = std::lcm(static_cast<int64_t>(weight.block_elems),
-                            static_cast<int64_t>(activation.block_elems));
+  const FormatInfo &weight = formatInfo(format);
+  const FormatInfo &activation = formatInfo(weight.dotFormat);
+  int64_t blocks = std::lcm(static_cast<int64_t>(weight.blockElems),
+                            static_cast<int64_t>(activation.blockElems));
   return std::lcm(blocks, int64_t{32});
 }
 
 CacheBlocks blockCaches(const CacheBlockProblem &problem) {
-  const FormatInfo &weight = format_info(problem.format);
-  const FormatInfo &activation = format_info(weight.dot_format);
+  const FormatInfo &weight = formatInfo(problem.format);
+  const FormatInfo &activation = formatInfo(weight.dotFormat);
   assert(weight.role == FormatRole::Weight && "not a matmul weight");
   assert(problem.rows > 0 && problem.columns > 0 && problem.threads > 0 &&
          problem.n > 0 && problem.k > 0 && "empty problem");
@@ -83,16 +83,16 @@ CacheBlocks blockCaches(const CacheBlockProblem &problem) {
 
   // A row's weights in the packed layout (the float formats' as the file's:
   // their last block's padding aside, and l1K need not be a whole block).
-  int64_t rowBytes = is_float_format(problem.format)
-                         ? bytesOf(weight, l1K)
-                         : l1K / weight.block_elems *
-                               packed_row_block_bytes({problem.format, 1,
-                                                       LaneEncoding::Unsigned,
-                                                       problem.coding});
+  int64_t rowBytes =
+      isFloatFormat(problem.format)
+          ? bytesOf(weight, l1K)
+          : l1K / weight.blockElems *
+                packedRowBlockBytes({problem.format, 1, LaneEncoding::Unsigned,
+                                     problem.coding});
   int64_t rowsFit = static_cast<int64_t>(problem.l2Bytes / 2) / rowBytes;
   if (problem.decodeScratchBytes) {
     // Whole packed blocks decoded (l1K is a number of them, or K).
-    int64_t decodedBytes = ceilDiv(l1K, packed_block_elems(problem.format)) *
+    int64_t decodedBytes = ceilDiv(l1K, packedBlockElems(problem.format)) *
                            decodedRowBlockBytes(problem.format);
     rowsFit = std::min(static_cast<int64_t>(problem.l2Bytes / 2) /
                            (rowBytes + decodedBytes),

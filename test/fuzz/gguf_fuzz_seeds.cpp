@@ -14,44 +14,44 @@ using gguf::Value;
 using gguf::Writer;
 
 // Tensor bytes: a repeating ramp, so that decoded values vary.
-std::vector<uint8_t> bytes_of(Format f, std::vector<int64_t> shape) {
+std::vector<uint8_t> bytesOf(Format f, std::vector<int64_t> shape) {
   int64_t elements = 1;
   for (int64_t n : shape)
     elements *= n;
-  std::vector<uint8_t> bytes(*row_bytes(f, elements));
+  std::vector<uint8_t> bytes(*rowBytes(f, elements));
   for (size_t i = 0; i < bytes.size(); ++i)
     bytes[i] = static_cast<uint8_t>(i * 37);
   return bytes;
 }
 
 void add(Writer &w, const char *name, Format f, std::vector<int64_t> shape) {
-  w.add_tensor(name, f, shape, bytes_of(f, shape));
+  w.addTensor(name, f, shape, bytesOf(f, shape));
 }
 
 std::vector<std::pair<std::string, Writer>> seeds() {
   std::vector<std::pair<std::string, Writer>> files;
 
   Writer values;
-  values.add_metadata("general.architecture", "deepseek4");
-  values.add_metadata("u8", uint8_t{1});
-  values.add_metadata("i8", int8_t{-1});
-  values.add_metadata("u16", uint16_t{2});
-  values.add_metadata("i16", int16_t{-2});
-  values.add_metadata("u32", uint32_t{3});
-  values.add_metadata("i32", int32_t{-3});
-  values.add_metadata("f32", 0.5f);
-  values.add_metadata("bool", true);
-  values.add_metadata("u64", uint64_t{4});
-  values.add_metadata("i64", int64_t{-4});
-  values.add_metadata("f64", 0.25);
-  values.add_metadata("tokens", std::vector<std::string>{"a", "", "bc"});
-  values.add_metadata("types", std::vector<int32_t>{1, 2, 3});
-  values.add_metadata("flags", std::vector<bool>{true, false});
-  values.add_metadata("empty", std::vector<double>{});
+  values.addMetadata("general.architecture", "deepseek4");
+  values.addMetadata("u8", uint8_t{1});
+  values.addMetadata("i8", int8_t{-1});
+  values.addMetadata("u16", uint16_t{2});
+  values.addMetadata("i16", int16_t{-2});
+  values.addMetadata("u32", uint32_t{3});
+  values.addMetadata("i32", int32_t{-3});
+  values.addMetadata("f32", 0.5f);
+  values.addMetadata("bool", true);
+  values.addMetadata("u64", uint64_t{4});
+  values.addMetadata("i64", int64_t{-4});
+  values.addMetadata("f64", 0.25);
+  values.addMetadata("tokens", std::vector<std::string>{"a", "", "bc"});
+  values.addMetadata("types", std::vector<int32_t>{1, 2, 3});
+  values.addMetadata("flags", std::vector<bool>{true, false});
+  values.addMetadata("empty", std::vector<double>{});
   files.emplace_back("values.gguf", std::move(values));
 
   Writer formats;
-  formats.add_metadata("general.alignment", uint32_t{64});
+  formats.addMetadata("general.alignment", uint32_t{64});
   add(formats, "f32", Format::F32, {5});
   add(formats, "f16", Format::F16, {3, 2});
   add(formats, "bf16", Format::BF16, {2, 2, 2});
@@ -61,13 +61,13 @@ std::vector<std::pair<std::string, Writer>> seeds() {
   add(formats, "q4_k", Format::Q4_K, {256});
   files.emplace_back("formats.gguf", std::move(formats));
 
-  Writer private_format;
-  add(private_format, "fractal", Format::FRACTAL64, {64, 2});
-  add(private_format, "vq3", Format::VQ3_64, {128});
-  files.emplace_back("private.gguf", std::move(private_format));
+  Writer privateFormat;
+  add(privateFormat, "fractal", Format::FRACTAL64, {64, 2});
+  add(privateFormat, "vq3", Format::VQ3_64, {128});
+  files.emplace_back("private.gguf", std::move(privateFormat));
 
   Writer packed;
-  packed.add_metadata("general.alignment", uint32_t{1});
+  packed.addMetadata("general.alignment", uint32_t{1});
   add(packed, "a", Format::F16, {3});
   add(packed, "empty", Format::Q8_0, {32, 0, 5});
   add(packed, "b", Format::Q5_0, {32});

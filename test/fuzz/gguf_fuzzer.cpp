@@ -54,7 +54,7 @@ uint64_t touch(const gguf::File &file) {
     std::span<const uint8_t> data = file.data(t);
     for (uint8_t b : data)
       sum += b;
-    if (!has_dequantize(t.format))
+    if (!hasDequantize(t.format))
       continue;
     decoded.resize(static_cast<size_t>(t.elements()));
     if (absl::Status s = dequantize(t.format, data, decoded); !s.ok())
@@ -78,14 +78,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   touched = touch(*file);
 
   absl::StatusOr<std::vector<uint8_t>> once =
-      gguf::Writer::copy_of(*file).serialize("once.gguf");
+      gguf::Writer::copyOf(*file).serialize("once.gguf");
   if (!once.ok())
     fail("the writer refuses what the reader accepted", once.status());
   absl::StatusOr<gguf::File> reread = gguf::File::parse(*once, "once.gguf");
   if (!reread.ok())
     fail("the reader refuses what the writer wrote", reread.status());
   absl::StatusOr<std::vector<uint8_t>> twice =
-      gguf::Writer::copy_of(*reread).serialize("twice.gguf");
+      gguf::Writer::copyOf(*reread).serialize("twice.gguf");
   if (!twice.ok() || *twice != *once)
     fail("writing a written file again changes it", twice.status());
   return 0;

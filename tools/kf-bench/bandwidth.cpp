@@ -31,7 +31,7 @@ enum Hint { kNone = -1, kNta = 0, kT1 = 2, kT0 = 3 };
 // (1 KiB into L1, 4 KiB into L2; docs/codegen.md, "Weight prefetch").
 constexpr int distance(int hint) { return hint == kT1 ? 4096 : 1024; }
 
-constexpr std::string_view hint_name(int hint) {
+constexpr std::string_view hintName(int hint) {
   switch (hint) {
   case kT0:
     return "t0";
@@ -44,7 +44,7 @@ constexpr std::string_view hint_name(int hint) {
   }
 }
 
-template <int H> inline void prefetch_step(const uint8_t *p) {
+template <int H> inline void prefetchStep(const uint8_t *p) {
   if constexpr (H != kNone)
     for (size_t b = 0; b < kStep; b += 64)
       __builtin_prefetch(p + distance(H) + b, 0, H);
@@ -57,12 +57,12 @@ using ReadFn = uint64_t (*)(const uint8_t *base, size_t stride, size_t len);
 // so that the loads cannot be removed. A prefetch past the buffer's end
 // cannot fault.
 template <int Streams, int H>
-uint64_t read_portable(const uint8_t *base, size_t stride, size_t len) {
+uint64_t readPortable(const uint8_t *base, size_t stride, size_t len) {
   uint64_t acc[Streams][4] = {};
   for (size_t o = 0; o < len; o += kStep)
     for (int s = 0; s < Streams; ++s) {
       const uint8_t *p = base + s * stride + o;
-      prefetch_step<H>(p);
+      prefetchStep<H>(p);
       for (size_t b = 0; b < kStep; b += 32)
         for (int l = 0; l < 4; ++l) {
           uint64_t v;
@@ -79,8 +79,8 @@ uint64_t read_portable(const uint8_t *base, size_t stride, size_t len) {
 
 #if defined(__x86_64__)
 template <int Streams, int H>
-__attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t *base,
-                                                   size_t stride, size_t len) {
+__attribute__((target("avx2"))) uint64_t readAvx2(const uint8_t *base,
+                                                  size_t stride, size_t len) {
   __m256i acc[Streams][4];
   for (auto &a : acc)
     for (auto &v : a)
@@ -88,7 +88,7 @@ __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t *base,
   for (size_t o = 0; o < len; o += kStep)
     for (int s = 0; s < Streams; ++s) {
       const uint8_t *p = base + s * stride + o;
-      prefetch_step<H>(p);
+      prefetchStep<H>(p);
       for (int l = 0; l < 8; ++l)
         acc[s][l % 4] = _mm256_add_epi64(
             acc[s][l % 4],
@@ -105,7 +105,7 @@ __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t *base,
 
 template <int Streams, int H>
 __attribute__((target("avx512f"))) uint64_t
-read_avx512(const uint8_t *base, size_t stride, size_t len) {
+readAvx512(const uint8_t *base, size_t stride, size_t len) {
   __m512i acc[Streams][4];
   for (auto &a : acc)
     for (auto &v : a)
@@ -113,7 +113,7 @@ read_avx512(const uint8_t *base, size_t stride, size_t len) {
   for (size_t o = 0; o < len; o += kStep)
     for (int s = 0; s < Streams; ++s) {
       const uint8_t *p = base + s * stride + o;
-      prefetch_step<H>(p);
+      prefetchStep<H>(p);
       for (int l = 0; l < 4; ++l)
         acc[s][l] = _mm512_add_epi64(acc[s][l], _mm512_loadu_si512(p + 64 * l));
     }
@@ -136,7 +136,7 @@ constexpr int kStreams[] = {1, 2, 4, 8};
 constexpr int kHints[] = {kNone, kT0, kT1, kNta};
 constexpr size_t kPatterns = std::size(kStreams) * std::size(kHints);
 
-// One entry per pattern, in read_patterns() order: stream counts outer.
+// One entry per pattern, in readPatterns() order: stream counts outer.
 template <template <int, int> class Reader> struct Table {
   template <size_t... I>
   static constexpr std::array<ReadFn, kPatterns>
@@ -149,14 +149,14 @@ template <template <int, int> class Reader> struct Table {
 };
 
 template <int S, int H> struct Portable {
-  static constexpr ReadFn fn = read_portable<S, H>;
+  static constexpr ReadFn fn = readPortable<S, H>;
 };
 #if defined(__x86_64__)
 template <int S, int H> struct Avx2 {
-  static constexpr ReadFn fn = read_avx2<S, H>;
+  static constexpr ReadFn fn = readAvx2<S, H>;
 };
 template <int S, int H> struct Avx512 {
-  static constexpr ReadFn fn = read_avx512<S, H>;
+  static constexpr ReadFn fn = readAvx512<S, H>;
 };
 #endif
 
@@ -184,18 +184,18 @@ std::string ReadPattern::name() const {
   std::string s = absl::StrCat(streams, streams > 1 ? " streams" : " stream");
   if (!prefetch.empty())
     absl::StrAppend(&s, " + prefetch", std::string(prefetch), " ",
-                    prefetch_bytes % 1024 == 0
-                        ? absl::StrCat(prefetch_bytes / 1024, " KiB")
-                        : absl::StrCat(prefetch_bytes, " B"));
+                    prefetchBytes % 1024 == 0
+                        ? absl::StrCat(prefetchBytes / 1024, " KiB")
+                        : absl::StrCat(prefetchBytes, " B"));
   return s;
 }
 
-std::span<const ReadPattern> read_patterns() {
+std::span<const ReadPattern> readPatterns() {
   static const std::array<ReadPattern, kPatterns> patterns = [] {
     std::array<ReadPattern, kPatterns> p;
     for (size_t i = 0; i < kPatterns; ++i) {
       int hint = kHints[i % std::size(kHints)];
-      p[i] = {kStreams[i / std::size(kHints)], hint_name(hint),
+      p[i] = {kStreams[i / std::size(kHints)], hintName(hint),
               hint == kNone ? 0 : distance(hint)};
     }
     return p;
@@ -203,27 +203,27 @@ std::span<const ReadPattern> read_patterns() {
   return patterns;
 }
 
-absl::StatusOr<Bandwidth>
-measure_read_bandwidth(ThreadPool &pool, std::span<const uint8_t> buffer,
-                       int runs) {
+absl::StatusOr<Bandwidth> measureReadBandwidth(ThreadPool &pool,
+                                               std::span<const uint8_t> buffer,
+                                               int runs) {
   Bandwidth result;
   std::span<const ReadFn> fns;
   result.isa = pick(fns);
   result.runs = runs;
-  std::span<const ReadPattern> patterns = read_patterns();
+  std::span<const ReadPattern> patterns = readPatterns();
   const int threads = pool.size();
-  const int most_streams = kStreams[std::size(kStreams) - 1];
-  if (buffer.size() < uint64_t{most_streams} * kStep * threads)
+  const int mostStreams = kStreams[std::size(kStreams) - 1];
+  if (buffer.size() < uint64_t{mostStreams} * kStep * threads)
     return absl::InvalidArgumentError(
         absl::StrCat("a bandwidth buffer of ", buffer.size(),
                      " bytes is too small for ", threads, " threads"));
   // Every thread reads `len` bytes from each of its streams.
-  const size_t per_thread = buffer.size() / threads;
+  const size_t perThread = buffer.size() / threads;
   auto pass = [&](size_t p) {
     const int streams = patterns[p].streams;
-    const size_t len = per_thread / streams / kStep * kStep;
+    const size_t len = perThread / streams / kStep * kStep;
     pool.run([&](int t) {
-      sink.fetch_xor(fns[p](buffer.data() + t * per_thread, len, len),
+      sink.fetch_xor(fns[p](buffer.data() + t * perThread, len, len),
                      std::memory_order_relaxed);
     });
     return uint64_t{len} * streams * threads;
@@ -254,21 +254,21 @@ measure_read_bandwidth(ThreadPool &pool, std::span<const uint8_t> buffer,
   return result;
 }
 
-double BandwidthSeries::median_gbps() const {
+double BandwidthSeries::medianGbps() const {
   std::vector<double> v;
   for (const Bandwidth &b : probes)
     v.push_back(b.gbps);
   return median(v);
 }
 
-double BandwidthSeries::min_gbps() const {
+double BandwidthSeries::minGbps() const {
   double m = 0;
   for (const Bandwidth &b : probes)
     m = m == 0 ? b.gbps : std::min(m, b.gbps);
   return m;
 }
 
-double BandwidthSeries::max_gbps() const {
+double BandwidthSeries::maxGbps() const {
   double m = 0;
   for (const Bandwidth &b : probes)
     m = std::max(m, b.gbps);

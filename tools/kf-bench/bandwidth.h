@@ -18,12 +18,12 @@ namespace kf::bench {
 class ThreadPool;
 
 // One way of reading a thread's slice: `streams` interleaved sequential
-// streams, each line of which is software-prefetched `prefetch_bytes` ahead
+// streams, each line of which is software-prefetched `prefetchBytes` ahead
 // with `prefetch` ("" for none, "t0", "t1" or "nta").
 struct ReadPattern {
   int streams;
   std::string_view prefetch;
-  int prefetch_bytes;
+  int prefetchBytes;
 
   std::string name() const; // "4 streams", "2 streams + prefetcht0 1 KiB"
 };
@@ -42,21 +42,21 @@ struct Bandwidth {
   uint64_t bytes = 0;   // read per run
   int runs = 0;
   // CPUs other processes kept busy meanwhile; the caller measures it.
-  double other_cpus = 0;
+  double otherCpus = 0;
 };
 
 // The read patterns measured: 1, 2, 4 and 8 streams, each without software
 // prefetch and with prefetcht0, prefetcht1 and prefetchnta ahead of it.
-std::span<const ReadPattern> read_patterns();
+std::span<const ReadPattern> readPatterns();
 
 // Reads `buffer` (which should be far larger than the last-level cache, and
 // written, so that its pages are real) on every thread of `pool`, each
-// thread its own contiguous slice, in every read_patterns() way: one
+// thread its own contiguous slice, in every readPatterns() way: one
 // untimed round, then `runs` timed rounds of one pass per pattern. The loads
 // are the widest the CPU has, as the kernels' are.
-absl::StatusOr<Bandwidth>
-measure_read_bandwidth(ThreadPool &pool, std::span<const uint8_t> buffer,
-                       int runs);
+absl::StatusOr<Bandwidth> measureReadBandwidth(ThreadPool &pool,
+                                               std::span<const uint8_t> buffer,
+                                               int runs);
 
 // The measurements of one thread count over a run (before the first round
 // and after each): the roofline is their median, and a kernel that reads
@@ -65,9 +65,9 @@ struct BandwidthSeries {
   int threads = 0;
   std::vector<Bandwidth> probes;
 
-  double median_gbps() const;
-  double min_gbps() const;
-  double max_gbps() const;
+  double medianGbps() const;
+  double minGbps() const;
+  double maxGbps() const;
 };
 
 } // namespace kf::bench

@@ -20,7 +20,7 @@ Buffer::Buffer(Buffer &&other) noexcept
       size_(std::exchange(other.size_, 0)),
       capacity_(std::exchange(other.capacity_, 0)),
       map_(std::exchange(other.map_, nullptr)),
-      map_bytes_(std::exchange(other.map_bytes_, 0)) {}
+      mapBytes_(std::exchange(other.mapBytes_, 0)) {}
 
 Buffer &Buffer::operator=(Buffer &&other) noexcept {
   if (this != &other) {
@@ -29,7 +29,7 @@ Buffer &Buffer::operator=(Buffer &&other) noexcept {
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
     map_ = std::exchange(other.map_, nullptr);
-    map_bytes_ = std::exchange(other.map_bytes_, 0);
+    mapBytes_ = std::exchange(other.mapBytes_, 0);
   }
   return *this;
 }
@@ -38,10 +38,10 @@ Buffer::~Buffer() { release(); }
 
 void Buffer::release() {
   if (map_)
-    munmap(map_, map_bytes_);
+    munmap(map_, mapBytes_);
   map_ = nullptr;
   data_ = nullptr;
-  size_ = capacity_ = map_bytes_ = 0;
+  size_ = capacity_ = mapBytes_ = 0;
 }
 
 absl::StatusOr<Buffer> Buffer::allocate(uint64_t bytes) {
@@ -65,7 +65,7 @@ absl::StatusOr<Buffer> Buffer::allocate(uint64_t bytes) {
   // Advice only: without transparent huge pages the buffer still works.
   madvise(reinterpret_cast<void *>(aligned), rounded, MADV_HUGEPAGE);
   b.map_ = map;
-  b.map_bytes_ = length;
+  b.mapBytes_ = length;
   b.data_ = reinterpret_cast<uint8_t *>(aligned);
   b.size_ = bytes;
   b.capacity_ = rounded;

@@ -46,7 +46,7 @@ private:
   uint64_t size_ = 0, capacity_ = 0;
   // What was mapped: the capacity plus alignment slack.
   void *map_ = nullptr;
-  size_t map_bytes_ = 0;
+  size_t mapBytes_ = 0;
 };
 
 // The one large buffer of a run, handed from phase to phase (bandwidth probe,

@@ -34,7 +34,7 @@ std::string clean(std::string_view s) {
 
 } // namespace
 
-std::string encode_cases(std::span<const CaseResult> cases) {
+std::string encodeCases(std::span<const CaseResult> cases) {
   std::string text;
   for (const CaseResult &r : cases) {
     absl::StrAppend(&text,
@@ -43,8 +43,7 @@ std::string encode_cases(std::span<const CaseResult> cases) {
                                   "\t"));
     absl::StrAppendFormat(&text, "\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.17g\n",
                           r.m, r.k, r.n, r.threads, r.cold ? 1 : 0,
-                          r.weight_bytes, r.floor_bytes, r.copies,
-                          r.other_cpus);
+                          r.weightBytes, r.floorBytes, r.copies, r.otherCpus);
     for (const Timing &t : r.rounds) {
       text += "round";
       for (double s : t.seconds)
@@ -55,16 +54,16 @@ std::string encode_cases(std::span<const CaseResult> cases) {
   return text;
 }
 
-absl::StatusOr<std::vector<CaseResult>> decode_cases(std::string_view text) {
+absl::StatusOr<std::vector<CaseResult>> decodeCases(std::string_view text) {
   std::vector<CaseResult> cases;
-  int line_number = 0;
+  int lineNumber = 0;
   for (absl::string_view line :
-       absl::StrSplit(to_absl(text), '\n', absl::SkipEmpty())) {
-    ++line_number;
+       absl::StrSplit(toAbsl(text), '\n', absl::SkipEmpty())) {
+    ++lineNumber;
     std::vector<absl::string_view> f = absl::StrSplit(line, '\t');
     auto bad = [&](std::string_view what) {
       return absl::DataLossError(
-          absl::StrCat("timed cases, line ", line_number, ": ", to_absl(what)));
+          absl::StrCat("timed cases, line ", lineNumber, ": ", toAbsl(what)));
     };
     if (f[0] == "case") {
       if (f.size() != kCaseFields)
@@ -77,8 +76,8 @@ absl::StatusOr<std::vector<CaseResult>> decode_cases(std::string_view text) {
       int cold = 0;
       if (!parse(f[4], r.m) || !parse(f[5], r.k) || !parse(f[6], r.n) ||
           !parse(f[7], r.threads) || !parse(f[8], cold) ||
-          !parse(f[9], r.weight_bytes) || !parse(f[10], r.floor_bytes) ||
-          !parse(f[11], r.copies) || !parse(f[12], r.other_cpus))
+          !parse(f[9], r.weightBytes) || !parse(f[10], r.floorBytes) ||
+          !parse(f[11], r.copies) || !parse(f[12], r.otherCpus))
         return bad("a number does not parse");
       r.cold = cold != 0;
       cases.push_back(std::move(r));

@@ -19,7 +19,7 @@ namespace kf::bench {
 // addition per element). Each is thus within γ(k+2)·Σ|w̃_x·ã_x| of the exact
 // sum, γ(n) = n·u / (1 − n·u) with u = 2^-24 (Higham, Accuracy and Stability
 // of Numerical Algorithms, §3.1), and the two are within twice that.
-double reordered_tolerance(int64_t k, double magnitude);
+double reorderedTolerance(int64_t k, double magnitude);
 
 // Compares `args.out`, which a kernel with `agreement` computed for `args`
 // (in the runtime layouts, whatever the kernel read) on `threads` threads in
@@ -28,7 +28,7 @@ double reordered_tolerance(int64_t k, double magnitude);
 // splitting mistakes show), plus rows drawn with `seed`, each for every
 // activation row when M <= 16 and for the first, the last and eight drawn
 // ones otherwise. Returns an error naming the first output out of agreement.
-absl::Status check_output(const MatmulArgs &args, Agreement agreement,
-                          int threads, int64_t row_group, uint64_t seed);
+absl::Status checkOutput(const MatmulArgs &args, Agreement agreement,
+                         int threads, int64_t rowGroup, uint64_t seed);
 
 } // namespace kf::bench

@@ -13,7 +13,7 @@ namespace {
 
 // The child's answer: one status byte ('+' for a result, '-' for an error
 // message), then the text.
-void write_all(int fd, std::string_view text) {
+void writeAll(int fd, std::string_view text) {
   while (!text.empty()) {
     ssize_t n = write(fd, text.data(), text.size());
     if (n < 0 && errno == EINTR)
@@ -27,7 +27,7 @@ void write_all(int fd, std::string_view text) {
 } // namespace
 
 absl::StatusOr<std::string>
-run_in_child(absl::FunctionRef<absl::StatusOr<std::string>()> work) {
+runInChild(absl::FunctionRef<absl::StatusOr<std::string>()> work) {
   int fds[2];
   if (pipe(fds) != 0)
     return absl::InternalError(absl::StrCat(
@@ -44,9 +44,9 @@ run_in_child(absl::FunctionRef<absl::StatusOr<std::string>()> work) {
     close(fds[0]);
     absl::StatusOr<std::string> result = work();
     if (result.ok())
-      write_all(fds[1], absl::StrCat("+", *result));
+      writeAll(fds[1], absl::StrCat("+", *result));
     else
-      write_all(fds[1], absl::StrCat("-", result.status().message()));
+      writeAll(fds[1], absl::StrCat("-", result.status().message()));
     close(fds[1]);
     _exit(0);
   }

@@ -15,6 +15,6 @@ namespace kf::bench {
 // while another thread holds a lock (OpenMP's, the allocator's) may wait for
 // it forever.
 absl::StatusOr<std::string>
-run_in_child(absl::FunctionRef<absl::StatusOr<std::string>()> work);
+runInChild(absl::FunctionRef<absl::StatusOr<std::string>()> work);
 
 } // namespace kf::bench

@@ -62,48 +62,48 @@ constexpr std::string_view kValueOptions[] = {
 constexpr std::string_view kFlags[] = {"--cold", "--hot", "--json"};
 
 template <typename T>
-std::optional<std::string> parse_number(std::string_view option,
-                                        const std::string &text, T &value) {
+std::optional<std::string> parseNumber(std::string_view option,
+                                       const std::string &text, T &value) {
   if (!absl::SimpleAtoi(text, &value))
-    return absl::StrCat(to_absl(option), " is '", text,
+    return absl::StrCat(toAbsl(option), " is '", text,
                         "', expected a whole number");
   return std::nullopt;
 }
 
 // A comma-separated list of distinct whole numbers.
 template <typename T>
-std::optional<std::string> parse_list(std::string_view option,
-                                      const std::string &text,
-                                      std::vector<T> &values) {
+std::optional<std::string> parseList(std::string_view option,
+                                     const std::string &text,
+                                     std::vector<T> &values) {
   values.clear();
   std::set<T> seen;
   for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
     T v;
     if (!absl::SimpleAtoi(item, &v))
-      return absl::StrCat(to_absl(option), " has '", item,
+      return absl::StrCat(toAbsl(option), " has '", item,
                           "', expected whole numbers separated by commas");
     if (!seen.insert(v).second)
-      return absl::StrCat(to_absl(option), " lists ", v, " twice");
+      return absl::StrCat(toAbsl(option), " lists ", v, " twice");
     values.push_back(v);
   }
   if (values.empty())
-    return absl::StrCat(to_absl(option), " is empty");
+    return absl::StrCat(toAbsl(option), " is empty");
   return std::nullopt;
 }
 
-std::optional<std::string> parse_seconds(std::string_view option,
-                                         const std::string &text,
-                                         double &seconds) {
+std::optional<std::string> parseSeconds(std::string_view option,
+                                        const std::string &text,
+                                        double &seconds) {
   if (!absl::SimpleAtod(text, &seconds))
-    return absl::StrCat(to_absl(option), " is '", text,
+    return absl::StrCat(toAbsl(option), " is '", text,
                         "', expected a number of seconds");
   return std::nullopt;
 }
 
 // The value of the option args[i]: after its '=', or the next argument
 // (then i moves onto it).
-std::optional<std::string> take_value(std::span<const std::string> args,
-                                      size_t &i, std::string &value) {
+std::optional<std::string> takeValue(std::span<const std::string> args,
+                                     size_t &i, std::string &value) {
   const std::string &arg = args[i];
   size_t eq = arg.find('=');
   if (eq != std::string::npos)
@@ -115,12 +115,12 @@ std::optional<std::string> take_value(std::span<const std::string> args,
   return std::nullopt;
 }
 
-std::optional<std::string> parse_formats(const std::string &text,
-                                         std::vector<Format> &formats) {
+std::optional<std::string> parseFormats(const std::string &text,
+                                        std::vector<Format> &formats) {
   formats.clear();
   for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
     std::optional<Format> f =
-        format_from_name(std::string_view(item.data(), item.size()));
+        formatFromName(std::string_view(item.data(), item.size()));
     if (!f)
       return absl::StrCat("unknown format '", item, "'");
     if (std::find(formats.begin(), formats.end(), *f) != formats.end())
@@ -134,14 +134,13 @@ std::optional<std::string> parse_formats(const std::string &text,
 
 } // namespace
 
-std::optional<std::string> parse_matmul(std::span<const std::string> args,
-                                        MatmulOptions &o) {
+std::optional<std::string> parseMatmul(std::span<const std::string> args,
+                                       MatmulOptions &o) {
   o = MatmulOptions{};
   o.m = {1, 2, 3, 4, 8, 16, 64, 512};
   o.threads = {
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
-  bool format = false, cold = false, hot = false, reps = false,
-       min_time = false;
+  bool format = false, cold = false, hot = false, reps = false, minTime = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
     size_t eq = arg.find('=');
@@ -161,35 +160,35 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
                  ? absl::StrCat("unknown option '", name, "'")
                  : absl::StrCat("unexpected argument '", arg, "'");
     std::string value;
-    if (std::optional<std::string> problem = take_value(args, i, value))
+    if (std::optional<std::string> problem = takeValue(args, i, value))
       return problem;
 
     std::optional<std::string> problem;
     if (name == "--format") {
-      problem = parse_formats(value, o.formats);
+      problem = parseFormats(value, o.formats);
       format = true;
     } else if (name == "--m") {
-      problem = parse_list(name, value, o.m);
+      problem = parseList(name, value, o.m);
     } else if (name == "--threads") {
-      problem = parse_list(name, value, o.threads);
+      problem = parseList(name, value, o.threads);
     } else if (name == "--k") {
-      problem = parse_number(name, value, o.k);
+      problem = parseNumber(name, value, o.k);
     } else if (name == "--n") {
-      problem = parse_number(name, value, o.n);
+      problem = parseNumber(name, value, o.n);
     } else if (name == "--seed") {
-      problem = parse_number(name, value, o.seed);
+      problem = parseNumber(name, value, o.seed);
     } else if (name == "--reps") {
       int n = 0;
-      problem = parse_number(name, value, n);
+      problem = parseNumber(name, value, n);
       o.reps.reps = n;
       reps = true;
     } else if (name == "--rounds") {
-      problem = parse_number(name, value, o.rounds);
+      problem = parseNumber(name, value, o.rounds);
     } else if (name == "--min-time") {
-      problem = parse_seconds(name, value, o.reps.min_seconds);
-      min_time = true;
+      problem = parseSeconds(name, value, o.reps.minSeconds);
+      minTime = true;
     } else if (name == "--onednn-isa" || name == "--onednn-also") {
-      auto names = onednn_isa_names();
+      auto names = onednnIsaNames();
       bool none = name == "--onednn-also" && value == "none";
       if (!none && std::find(names.begin(), names.end(), value) == names.end())
         problem = absl::StrCat(
@@ -198,7 +197,7 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
             absl::StrJoin(
                 names, ", ",
                 [](std::string *out, std::string_view n) { out->append(n); }));
-      (name == "--onednn-isa" ? o.onednn_isa : o.onednn_also) = value;
+      (name == "--onednn-isa" ? o.onednnIsa : o.onednnAlso) = value;
     } else if (name == "--kernels") {
       o.kernels.clear();
       for (absl::string_view item :
@@ -208,11 +207,11 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
         problem = std::string("--kernels is empty");
     } else if (name == "--cold-mib") {
       uint64_t mib;
-      problem = parse_number(name, value, mib);
+      problem = parseNumber(name, value, mib);
       if (!problem && (mib < 1 || mib > (uint64_t{1} << 20)))
         problem = absl::StrCat("--cold-mib ", mib,
                                " is out of range: expected 1 to 1048576");
-      o.set_bytes = mib << 20;
+      o.setBytes = mib << 20;
     }
     if (problem)
       return problem;
@@ -222,13 +221,13 @@ std::optional<std::string> parse_matmul(std::span<const std::string> args,
   if (cold && hot)
     return std::string("--cold and --hot exclude each other");
   o.cold = !hot;
-  if (reps && min_time)
+  if (reps && minTime)
     return std::string("--reps and --min-time exclude each other");
   return validate(o);
 }
 
-std::optional<std::string> parse_ports(std::span<const std::string> args,
-                                       PortOptions &o) {
+std::optional<std::string> parsePorts(std::span<const std::string> args,
+                                      PortOptions &o) {
   o = PortOptions{};
   for (size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i].substr(0, args[i].find('='));
@@ -237,20 +236,20 @@ std::optional<std::string> parse_ports(std::span<const std::string> args,
                  ? absl::StrCat("unknown option '", name, "'")
                  : absl::StrCat("unexpected argument '", args[i], "'");
     std::string value;
-    std::optional<std::string> problem = take_value(args, i, value);
+    std::optional<std::string> problem = takeValue(args, i, value);
     if (!problem && name == "--isa")
       o.isa = value;
     else if (!problem && name == "--rounds")
-      problem = parse_number(name, value, o.rounds);
+      problem = parseNumber(name, value, o.rounds);
     else if (!problem)
-      problem = parse_seconds(name, value, o.seconds_per_run);
+      problem = parseSeconds(name, value, o.secondsPerRun);
     if (problem)
       return problem;
   }
   if (o.rounds < 1 || o.rounds > 1000)
     return absl::StrCat("--rounds ", o.rounds,
                         " is out of range: expected 1 to 1000");
-  if (!(o.seconds_per_run >= 0.001 && o.seconds_per_run <= 10))
+  if (!(o.secondsPerRun >= 0.001 && o.secondsPerRun <= 10))
     return std::string(
         "--min-time is out of range: expected 0.001 to 10 seconds");
   return std::nullopt;
@@ -269,17 +268,17 @@ int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
   if (args[0] == "ports") {
     PortOptions options;
     if (std::optional<std::string> problem =
-            parse_ports(args.subspan(1), options)) {
+            parsePorts(args.subspan(1), options)) {
       err << "kf-bench: " << *problem << " (kf-bench --help for usage)\n";
       return 1;
     }
     absl::StatusOr<PortReport> report =
-        measure_ports(options.isa, options.rounds, options.seconds_per_run);
+        measurePorts(options.isa, options.rounds, options.secondsPerRun);
     if (!report.ok()) {
       err << "kf-bench: " << report.status().message() << "\n";
       return 1;
     }
-    print_ports(*report, out);
+    printPorts(*report, out);
     return 0;
   }
   if (args[0] != "matmul") {
@@ -289,11 +288,11 @@ int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
   }
   MatmulOptions options;
   if (std::optional<std::string> problem =
-          parse_matmul(args.subspan(1), options)) {
+          parseMatmul(args.subspan(1), options)) {
     err << "kf-bench: " << *problem << " (kf-bench --help for usage)\n";
     return 1;
   }
-  std::vector<MatmulKernel> kernels = {reference_kernel()};
+  std::vector<MatmulKernel> kernels = {referenceKernel()};
   kernels.insert(kernels.end(), compiled.begin(), compiled.end());
   if (!options.kernels.empty()) {
     // Only the named kernels, in the order they are always run.
@@ -312,7 +311,7 @@ int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
                        k.name) == options.kernels.end();
     });
   }
-  if (absl::Status s = run_matmul(options, kernels, out); !s.ok()) {
+  if (absl::Status s = runMatmul(options, kernels, out); !s.ok()) {
     err << "kf-bench: " << s.message() << "\n";
     return 1;
   }

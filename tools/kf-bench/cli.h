@@ -16,18 +16,18 @@ namespace kf::bench {
 
 // Parses the arguments of `kf-bench matmul` (without the command name) into
 // `options`; returns the one-line message of a usage error, if any.
-std::optional<std::string> parse_matmul(std::span<const std::string> args,
-                                        MatmulOptions &options);
+std::optional<std::string> parseMatmul(std::span<const std::string> args,
+                                       MatmulOptions &options);
 
 struct PortOptions {
   std::string isa; // empty: the best this CPU runs
   int rounds = 5;
-  double seconds_per_run = 0.05;
+  double secondsPerRun = 0.05;
 };
 
 // Parses the arguments of `kf-bench ports` (without the command name).
-std::optional<std::string> parse_ports(std::span<const std::string> args,
-                                       PortOptions &options);
+std::optional<std::string> parsePorts(std::span<const std::string> args,
+                                      PortOptions &options);
 
 // The command line: `args` without the program name. Returns the exit code,
 // 0 on success and 1 on any error, whose one-line message goes to `err`.

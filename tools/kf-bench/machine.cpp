@@ -21,7 +21,7 @@ namespace {
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // The first line of a sysfs file, or "" when there is none.
-std::string read_line(const std::string &path) {
+std::string readLine(const std::string &path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
@@ -29,14 +29,14 @@ std::string read_line(const std::string &path) {
 }
 
 // "480 MiB", or KiB for what is not a whole number of MiB.
-std::string binary_size(uint64_t bytes) {
+std::string binarySize(uint64_t bytes) {
   return bytes % kMiB == 0 ? absl::StrCat(bytes / kMiB, " MiB")
                            : absl::StrCat(bytes / 1024, " KiB");
 }
 
 } // namespace
 
-bool cpu_has_amx() {
+bool cpuHasAmx() {
 #if defined(__x86_64__)
   // Leaf 7, sub-leaf 0: EDX bit 25 is AMX-INT8.
   unsigned a = 0, b = 0, c = 0, d = 0;
@@ -46,17 +46,17 @@ bool cpu_has_amx() {
 #endif
 }
 
-uint64_t l3_cache_bytes() {
+uint64_t l3CacheBytes() {
   // sysfs lists cpu0's caches as index0, index1, ...; sizes read "491520K".
   for (int i = 0; i < 16; ++i) {
     std::string dir =
         absl::StrCat("/sys/devices/system/cpu/cpu0/cache/index", i, "/");
-    std::string level = read_line(dir + "level");
+    std::string level = readLine(dir + "level");
     if (level.empty())
       break;
     if (level != "3")
       continue;
-    const std::string text = read_line(dir + "size");
+    const std::string text = readLine(dir + "size");
     absl::string_view size = text;
     uint64_t unit = 1;
     if (absl::ConsumeSuffix(&size, "K"))
@@ -75,7 +75,7 @@ uint64_t l3_cache_bytes() {
   return 0;
 }
 
-uint64_t physical_memory_bytes() {
+uint64_t physicalMemoryBytes() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
 }
@@ -122,20 +122,20 @@ double LoadMeter::stop() const {
                     cpus > 0 ? double(cpus) : 1.0);
 }
 
-ColdSet default_cold_set(uint64_t l3_bytes) {
-  if (l3_bytes == 0)
+ColdSet defaultColdSet(uint64_t l3Bytes) {
+  if (l3Bytes == 0)
     return {kMaxColdSet, "L3 size unknown"};
-  std::string l3 = absl::StrCat("L3 of ", binary_size(l3_bytes));
-  if (4 * l3_bytes <= kMaxColdSet)
-    return {4 * l3_bytes, absl::StrCat("4 x ", l3)};
+  std::string l3 = absl::StrCat("L3 of ", binarySize(l3Bytes));
+  if (4 * l3Bytes <= kMaxColdSet)
+    return {4 * l3Bytes, absl::StrCat("4 x ", l3)};
   return {kMaxColdSet, absl::StrCat("the cap; 4 x ", l3, " would be ",
-                                    binary_size(4 * l3_bytes))};
+                                    binarySize(4 * l3Bytes))};
 }
 
-int64_t copies_in(uint64_t set_bytes, uint64_t matrix_bytes) {
-  if (matrix_bytes == 0)
+int64_t copiesIn(uint64_t setBytes, uint64_t matrixBytes) {
+  if (matrixBytes == 0)
     return 1;
-  return static_cast<int64_t>(std::max<uint64_t>(1, set_bytes / matrix_bytes));
+  return static_cast<int64_t>(std::max<uint64_t>(1, setBytes / matrixBytes));
 }
 
 } // namespace kf::bench

@@ -9,14 +9,14 @@ namespace kf::bench {
 
 // The size of cpu0's level-3 cache from sysfs, else from sysconf; 0 when
 // neither knows.
-uint64_t l3_cache_bytes();
+uint64_t l3CacheBytes();
 
 // Whether the CPU has AMX's int8 tiles (CPUID), which oneDNN prefers to
 // AVX-512 VNNI where it may use them.
-bool cpu_has_amx();
+bool cpuHasAmx();
 
 // Physical memory; 0 when unknown.
-uint64_t physical_memory_bytes();
+uint64_t physicalMemoryBytes();
 
 // How many CPUs other processes (and the hypervisor, as steal time) kept
 // busy between start() and stop(): on a shared machine a figure taken while
@@ -49,10 +49,10 @@ struct ColdSet {
   std::string why; // e.g. "4 x L3 of 480 MiB"
 };
 inline constexpr uint64_t kMaxColdSet = uint64_t{2} << 30;
-ColdSet default_cold_set(uint64_t l3_bytes);
+ColdSet defaultColdSet(uint64_t l3Bytes);
 
-// How many copies of a matrix of `matrix_bytes` fit in `set_bytes`, at
+// How many copies of a matrix of `matrixBytes` fit in `set_bytes`, at
 // least one: the set's buffer then holds them, with no copy beyond it.
-int64_t copies_in(uint64_t set_bytes, uint64_t matrix_bytes);
+int64_t copiesIn(uint64_t setBytes, uint64_t matrixBytes);
 
 } // namespace kf::bench

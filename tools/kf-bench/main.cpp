@@ -13,7 +13,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::vector<kf::bench::MatmulKernel> compiled;
 #ifdef KF_BENCH_COMPILED_KERNELS
-  compiled = kf::bench::compiled_kernels();
+  compiled = kf::bench::compiledKernels();
 #endif
   return kf::bench::run(args, std::cout, std::cerr, compiled);
 }

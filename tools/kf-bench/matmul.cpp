@@ -45,7 +45,7 @@ void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
 
 // Row r of N(0, 1) values, drawn from its own seed so that no result
 // depends on which thread draws it.
-void random_row(uint64_t seed, int64_t r, std::span<float> row) {
+void randomRow(uint64_t seed, int64_t r, std::span<float> row) {
   std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15u + r);
   std::normal_distribution<float> normal;
   for (float &v : row)
@@ -55,14 +55,14 @@ void random_row(uint64_t seed, int64_t r, std::span<float> row) {
 // N x K weights of `f` in the runtime layout, quantized by kf::quantize from
 // random rows on `threads` threads.
 absl::StatusOr<std::vector<uint8_t>>
-random_weights(Format f, int64_t n, int64_t k, uint64_t seed, int threads) {
-  const uint64_t bytes = *row_bytes(f, k);
+randomWeights(Format f, int64_t n, int64_t k, uint64_t seed, int threads) {
+  const uint64_t bytes = *rowBytes(f, k);
   std::vector<uint8_t> weights(bytes * n);
   ThreadPool pool(threads);
-  KF_RETURN_IF_ERROR(parallel_rows(pool, n, [&](int64_t begin, int64_t end) {
+  KF_RETURN_IF_ERROR(parallelRows(pool, n, [&](int64_t begin, int64_t end) {
     std::vector<float> row(k);
     for (int64_t r = begin; r < end; ++r) {
-      random_row(seed, r, row);
+      randomRow(seed, r, row);
       KF_RETURN_IF_ERROR(quantize(f, row, {weights.data() + r * bytes, bytes}));
     }
     return absl::OkStatus();
@@ -77,18 +77,18 @@ struct Activations {
   std::vector<uint8_t> quantized;
 };
 
-absl::StatusOr<Activations> random_activations(Format f, int64_t m, int64_t k,
-                                               uint64_t seed) {
-  const Format af = format_info(f).dot_format;
-  const uint64_t bytes = *row_bytes(af, k);
+absl::StatusOr<Activations> randomActivations(Format f, int64_t m, int64_t k,
+                                              uint64_t seed) {
+  const Format af = formatInfo(f).dotFormat;
+  const uint64_t bytes = *rowBytes(af, k);
   Activations a;
   a.floats.resize(m * k);
   a.quantized.resize(m * bytes);
   for (int64_t i = 0; i < m; ++i) {
     std::span<float> row(a.floats.data() + i * k, k);
-    random_row(seed, i, row);
+    randomRow(seed, i, row);
     KF_RETURN_IF_ERROR(
-        quantize_activation(af, row, {a.quantized.data() + i * bytes, bytes}));
+        quantizeActivation(af, row, {a.quantized.data() + i * bytes, bytes}));
   }
   return a;
 }
@@ -96,11 +96,11 @@ absl::StatusOr<Activations> random_activations(Format f, int64_t m, int64_t k,
 // Copies of one weight matrix at distinct addresses, cycled call by call.
 struct WeightSet {
   Buffer buffer;
-  uint64_t matrix_bytes = 0;
+  uint64_t matrixBytes = 0;
   int64_t copies = 0;
 
   const uint8_t *copy(int64_t call) const {
-    return buffer.data() + (call % copies) * matrix_bytes;
+    return buffer.data() + (call % copies) * matrixBytes;
   }
 };
 
@@ -117,21 +117,20 @@ private:
 
 // Copies of `matrix` filling the cold set (one when hot), in `cache`'s
 // buffer.
-absl::StatusOr<WeightSet> make_weight_set(const MatmulOptions &o,
-                                          std::span<const uint8_t> matrix,
-                                          uint64_t set_bytes,
-                                          BufferCache &cache) {
+absl::StatusOr<WeightSet> makeWeightSet(const MatmulOptions &o,
+                                        std::span<const uint8_t> matrix,
+                                        uint64_t setBytes, BufferCache &cache) {
   WeightSet set;
-  set.matrix_bytes = matrix.size();
-  set.copies = o.cold ? copies_in(set_bytes, set.matrix_bytes) : 1;
-  KF_ASSIGN_OR_RETURN(set.buffer, cache.take(set.matrix_bytes * set.copies));
+  set.matrixBytes = matrix.size();
+  set.copies = o.cold ? copiesIn(setBytes, set.matrixBytes) : 1;
+  KF_ASSIGN_OR_RETURN(set.buffer, cache.take(set.matrixBytes * set.copies));
   // The caches tell matrices apart by address only, so copies of one
   // quantized matrix are as cold as distinct ones, and far cheaper to make
   // than quantizing gigabytes (the IQ quantizers take microseconds per
   // weight).
   for (int64_t c = 0; c < set.copies; ++c)
-    std::memcpy(set.buffer.data() + c * set.matrix_bytes, matrix.data(),
-                set.matrix_bytes);
+    std::memcpy(set.buffer.data() + c * set.matrixBytes, matrix.data(),
+                set.matrixBytes);
   return set;
 }
 
@@ -140,7 +139,7 @@ absl::StatusOr<WeightSet> make_weight_set(const MatmulOptions &o,
 class Cases {
 public:
   explicit Cases(int round) : round_(round) {}
-  bool first_round() const { return round_ == 0; }
+  bool firstRound() const { return round_ == 0; }
   // The next case: `make`d in round 0, found in order later.
   CaseResult &next(absl::FunctionRef<CaseResult()> make,
                    std::vector<CaseResult> &all) {
@@ -155,20 +154,20 @@ private:
 };
 
 // Records one round's calls of `r`.
-void add_round(CaseResult &r, Timing timing, double other_cpus) {
+void addRound(CaseResult &r, Timing timing, double otherCpus) {
   r.rounds.push_back(std::move(timing));
-  r.other_cpus = std::max(r.other_cpus, other_cpus);
+  r.otherCpus = std::max(r.otherCpus, otherCpus);
 }
 
 // One round of oneDNN's int8 and f32 matmuls on every thread count and M.
-absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
-                        BufferCache &cache, Cases &cases,
-                        std::vector<CaseResult> &rows) {
+absl::Status runOnednn(const MatmulOptions &o, const RunInfo &info,
+                       BufferCache &cache, Cases &cases,
+                       std::vector<CaseResult> &rows) {
   for (OneDnnType type : {OneDnnType::Int8, OneDnnType::F32}) {
     std::unique_ptr<OneDnnMatmul> previous;
     Cycle cycle;
     for (int threads : o.threads) {
-      KF_RETURN_IF_ERROR(set_onednn_threads(threads));
+      KF_RETURN_IF_ERROR(setOnednnThreads(threads));
       for (int64_t m : o.m) {
         uint64_t seed = o.seed + static_cast<uint64_t>(m);
         KF_ASSIGN_OR_RETURN(
@@ -180,24 +179,24 @@ absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
         KF_RETURN_IF_ERROR(mm->check(seed));
         LoadMeter load;
         load.start();
-        KF_ASSIGN_OR_RETURN(Timing timing, time_calls(o.reps, call));
+        KF_ASSIGN_OR_RETURN(Timing timing, timeCalls(o.reps, call));
         CaseResult &r = cases.next(
             [&] {
               CaseResult r;
               r.kernel = "onednn";
-              r.format = onednn_type_name(type);
+              r.format = onednnTypeName(type);
               r.implementation = mm->implementation();
               r.m = m;
               r.k = o.k;
               r.n = o.n;
               r.threads = threads;
               r.cold = o.cold;
-              r.weight_bytes = r.floor_bytes = mm->weight_bytes();
+              r.weightBytes = r.floorBytes = mm->weightBytes();
               r.copies = mm->copies();
               return r;
             },
             rows);
-        add_round(r, std::move(timing), load.stop());
+        addRound(r, std::move(timing), load.stop());
         previous = std::move(mm);
       }
     }
@@ -211,28 +210,28 @@ absl::Status run_onednn(const MatmulOptions &o, const RunInfo &info,
 // oneDNN runs at its best. Returns the cases, as kernel onednn@ISA, and the
 // ISA the child found in effect.
 absl::StatusOr<std::pair<std::vector<CaseResult>, std::string>>
-run_onednn_limited(const MatmulOptions &o, const RunInfo &info,
-                   const std::string &isa) {
-  if (onednn_touched())
+runOnednnLimited(const MatmulOptions &o, const RunInfo &info,
+                 const std::string &isa) {
+  if (onednnTouched())
     return absl::FailedPreconditionError(
         "--onednn-also needs a process that has not run oneDNN yet");
   KF_ASSIGN_OR_RETURN(
-      std::string text, run_in_child([&]() -> absl::StatusOr<std::string> {
-        KF_RETURN_IF_ERROR(set_onednn_max_isa(isa));
+      std::string text, runInChild([&]() -> absl::StatusOr<std::string> {
+        KF_RETURN_IF_ERROR(setOnednnMaxIsa(isa));
         BufferCache cache;
         std::vector<CaseResult> rows;
         for (int round = 0; round < o.rounds; ++round) {
           Cases cases(round);
-          KF_RETURN_IF_ERROR(run_onednn(o, info, cache, cases, rows));
+          KF_RETURN_IF_ERROR(runOnednn(o, info, cache, cases, rows));
         }
-        return absl::StrCat(onednn_effective_isa(), "\n", encode_cases(rows));
+        return absl::StrCat(onednnEffectiveIsa(), "\n", encodeCases(rows));
       }));
   size_t eol = text.find('\n');
   if (eol == std::string::npos)
     return absl::DataLossError("the oneDNN child process's answer is cut");
   std::string effective = text.substr(0, eol);
   KF_ASSIGN_OR_RETURN(std::vector<CaseResult> rows,
-                      decode_cases(std::string_view(text).substr(eol + 1)));
+                      decodeCases(std::string_view(text).substr(eol + 1)));
   for (CaseResult &r : rows)
     r.kernel = absl::StrCat("onednn@", effective);
   return std::pair{std::move(rows), effective};
@@ -243,8 +242,8 @@ run_onednn_limited(const MatmulOptions &o, const RunInfo &info,
 // layouts of them.
 struct PreparedKernel {
   const MatmulKernel *kernel;
-  std::vector<uint8_t> packed;                          // empty: `weights`
-  std::vector<std::vector<uint8_t>> packed_activations; // per M; or none
+  std::vector<uint8_t> packed;                         // empty: `weights`
+  std::vector<std::vector<uint8_t>> packedActivations; // per M; or none
 };
 
 struct PreparedFormat {
@@ -255,49 +254,48 @@ struct PreparedFormat {
 };
 
 // The error of `kernel` on `f` (at M = m, when m > 0).
-absl::Status kernel_error(const MatmulKernel &kernel, Format f, int64_t m,
-                          const absl::Status &s) {
+absl::Status kernelError(const MatmulKernel &kernel, Format f, int64_t m,
+                         const absl::Status &s) {
   return absl::Status(
       s.code(),
-      absl::StrCat(kernel.name, " on ", std::string(format_info(f).name),
+      absl::StrCat(kernel.name, " on ", std::string(formatInfo(f).name),
                    m > 0 ? absl::StrCat(", M = ", m) : "", ": ", s.message()));
 }
 
 absl::StatusOr<PreparedFormat>
-prepare_format(const MatmulOptions &o, Format f,
-               std::span<const MatmulKernel> kernels) {
+prepareFormat(const MatmulOptions &o, Format f,
+              std::span<const MatmulKernel> kernels) {
   PreparedFormat p;
   p.format = f;
-  const int most_threads =
-      *std::max_element(o.threads.begin(), o.threads.end());
+  const int mostThreads = *std::max_element(o.threads.begin(), o.threads.end());
   KF_ASSIGN_OR_RETURN(p.weights,
-                      random_weights(f, o.n, o.k, o.seed, most_threads));
+                      randomWeights(f, o.n, o.k, o.seed, mostThreads));
   for (int64_t m : o.m) {
     KF_ASSIGN_OR_RETURN(Activations a,
-                        random_activations(f, m, o.k, o.seed + 1000 + m));
+                        randomActivations(f, m, o.k, o.seed + 1000 + m));
     p.activations.push_back(std::move(a));
   }
   for (const MatmulKernel &kernel : kernels) {
     if (!kernel.supports(f))
       continue;
-    if (kernel.row_group < 1)
-      return kernel_error(kernel, f, 0,
-                          absl::InvalidArgumentError("row_group is below 1"));
+    if (kernel.rowGroup < 1)
+      return kernelError(kernel, f, 0,
+                         absl::InvalidArgumentError("row_group is below 1"));
     PreparedKernel k{&kernel, {}, {}};
-    if (kernel.pack_weights) {
+    if (kernel.packWeights) {
       absl::StatusOr<std::vector<uint8_t>> packed =
-          kernel.pack_weights(f, o.n, o.k, p.weights);
+          kernel.packWeights(f, o.n, o.k, p.weights);
       if (!packed.ok())
-        return kernel_error(kernel, f, 0, packed.status());
+        return kernelError(kernel, f, 0, packed.status());
       k.packed = *std::move(packed);
     }
-    if (kernel.pack_activations)
+    if (kernel.packActivations)
       for (size_t mi = 0; mi < o.m.size(); ++mi) {
         absl::StatusOr<std::vector<uint8_t>> packed =
-            kernel.pack_activations(f, o.m[mi], o.k, p.activations[mi].floats);
+            kernel.packActivations(f, o.m[mi], o.k, p.activations[mi].floats);
         if (!packed.ok())
-          return kernel_error(kernel, f, o.m[mi], packed.status());
-        k.packed_activations.push_back(*std::move(packed));
+          return kernelError(kernel, f, o.m[mi], packed.status());
+        k.packedActivations.push_back(*std::move(packed));
       }
     p.kernels.push_back(std::move(k));
   }
@@ -306,16 +304,16 @@ prepare_format(const MatmulOptions &o, Format f,
 
 // One round of one kernel on one format, every thread count and M; each
 // case checked against the reference before its first round is timed.
-absl::Status run_kernel(const MatmulOptions &o, const RunInfo &info,
-                        const PreparedFormat &p, const PreparedKernel &pk,
-                        BufferCache &cache, Cases &cases,
-                        std::vector<CaseResult> &rows) {
+absl::Status runKernel(const MatmulOptions &o, const RunInfo &info,
+                       const PreparedFormat &p, const PreparedKernel &pk,
+                       BufferCache &cache, Cases &cases,
+                       std::vector<CaseResult> &rows) {
   const MatmulKernel &kernel = *pk.kernel;
   const Format f = p.format;
-  KF_ASSIGN_OR_RETURN(
-      WeightSet set,
-      make_weight_set(o, kernel.pack_weights ? pk.packed : p.weights,
-                      info.set.bytes, cache));
+  KF_ASSIGN_OR_RETURN(WeightSet set,
+                      makeWeightSet(o,
+                                    kernel.packWeights ? pk.packed : p.weights,
+                                    info.set.bytes, cache));
   Cycle cycle;
   for (int threads : o.threads) {
     ThreadPool pool(threads);
@@ -327,54 +325,54 @@ absl::Status run_kernel(const MatmulOptions &o, const RunInfo &info,
       args.m = m;
       args.n = o.n;
       args.k = o.k;
-      args.activations = kernel.pack_activations
-                             ? pk.packed_activations[mi].data()
+      args.activations = kernel.packActivations
+                             ? pk.packedActivations[mi].data()
                              : p.activations[mi].quantized.data();
       args.out = output.data();
       auto call = [&](int64_t) {
         args.weights = set.copy(cycle.next());
-        return parallel_rows(
+        return parallelRows(
             pool, o.n,
             [&](int64_t begin, int64_t end) {
               return kernel.run(args, begin, end);
             },
-            kernel.row_group);
+            kernel.rowGroup);
       };
       std::fill(output.begin(), output.end(), 0.0f);
       if (absl::Status s = call(0); !s.ok())
-        return kernel_error(kernel, f, m, s);
-      if (cases.first_round()) {
+        return kernelError(kernel, f, m, s);
+      if (cases.firstRound()) {
         // Checked in the runtime layouts, which the golden reads.
         MatmulArgs reference = args;
         reference.weights = p.weights.data();
         reference.activations = p.activations[mi].quantized.data();
-        if (absl::Status s = check_output(reference, kernel.agreement, threads,
-                                          kernel.row_group, o.seed);
+        if (absl::Status s = checkOutput(reference, kernel.agreement, threads,
+                                         kernel.rowGroup, o.seed);
             !s.ok())
-          return kernel_error(kernel, f, m, s);
+          return kernelError(kernel, f, m, s);
       }
       CaseResult &r = cases.next(
           [&] {
             CaseResult r;
             r.kernel = kernel.name;
-            r.format = std::string(format_info(f).name);
+            r.format = std::string(formatInfo(f).name);
             r.m = m;
             r.k = o.k;
             r.n = o.n;
             r.threads = threads;
             r.cold = o.cold;
-            r.weight_bytes = set.matrix_bytes;
-            r.floor_bytes = static_cast<uint64_t>(p.weights.size());
+            r.weightBytes = set.matrixBytes;
+            r.floorBytes = static_cast<uint64_t>(p.weights.size());
             r.copies = set.copies;
             return r;
           },
           rows);
       LoadMeter load;
       load.start();
-      absl::StatusOr<Timing> timing = time_calls(o.reps, call);
+      absl::StatusOr<Timing> timing = timeCalls(o.reps, call);
       if (!timing.ok())
-        return kernel_error(kernel, f, m, timing.status());
-      add_round(r, *std::move(timing), load.stop());
+        return kernelError(kernel, f, m, timing.status());
+      addRound(r, *std::move(timing), load.stop());
     }
   }
   cache.give(std::move(set.buffer));
@@ -401,7 +399,7 @@ double CaseResult::spread() const {
   return s > 0 ? (hi - lo) / s : 0;
 }
 
-double CaseResult::min_call_seconds() const {
+double CaseResult::minCallSeconds() const {
   double lo = 0;
   for (const Timing &t : rounds)
     lo = lo == 0 ? t.min() : std::min(lo, t.min());
@@ -412,34 +410,33 @@ int64_t CaseResult::reps() const {
   return rounds.empty() ? 0 : static_cast<int64_t>(rounds[0].seconds.size());
 }
 
-bool CaseResult::beats_probe() const {
+bool CaseResult::beatsProbe() const {
   double s = seconds();
-  return cold && s > 0 && dram_max_gbps > 0 &&
-         floor_bytes / s / 1e9 > dram_max_gbps;
+  return cold && s > 0 && dramMaxGbps > 0 && floorBytes / s / 1e9 > dramMaxGbps;
 }
 
 double CaseResult::gflops() const {
   double s = seconds();
   return s > 0 ? 2.0 * m * n * k / s / 1e9 : 0;
 }
-double CaseResult::weight_gbps() const {
+double CaseResult::weightGbps() const {
   double s = seconds();
-  return s > 0 ? weight_bytes / s / 1e9 : 0;
+  return s > 0 ? weightBytes / s / 1e9 : 0;
 }
-double CaseResult::floor_seconds() const {
-  return dram_gbps > 0 ? floor_bytes / (dram_gbps * 1e9) : 0;
+double CaseResult::floorSeconds() const {
+  return dramGbps > 0 ? floorBytes / (dramGbps * 1e9) : 0;
 }
-double CaseResult::roofline_percent() const {
+double CaseResult::rooflinePercent() const {
   double s = seconds();
-  return s > 0 ? 100 * floor_seconds() / s : 0;
+  return s > 0 ? 100 * floorSeconds() / s : 0;
 }
-double CaseResult::vs_onednn_int8() const {
+double CaseResult::vsOnednnInt8() const {
   double s = seconds();
-  return s > 0 ? onednn_int8_seconds / s : 0;
+  return s > 0 ? onednnInt8Seconds / s : 0;
 }
-double CaseResult::vs_onednn_f32() const {
+double CaseResult::vsOnednnF32() const {
   double s = seconds();
-  return s > 0 ? onednn_f32_seconds / s : 0;
+  return s > 0 ? onednnF32Seconds / s : 0;
 }
 
 std::optional<std::string> validate(const MatmulOptions &o) {
@@ -462,25 +459,25 @@ std::optional<std::string> validate(const MatmulOptions &o) {
       return absl::StrCat("--threads ", t, " is out of range: expected 1 to ",
                           kMaxThreads);
   for (Format f : o.formats) {
-    const FormatInfo &info = format_info(f);
+    const FormatInfo &info = formatInfo(f);
     const std::string name(info.name);
     if (info.role != FormatRole::Weight)
       return absl::StrCat("format ", name, " is not a weight format");
-    if (!has_quantize(f))
+    if (!hasQuantize(f))
       return absl::StrCat("format ", name, " has no reference quantizer");
-    if (!has_dot(f))
+    if (!hasDot(f))
       return absl::StrCat("format ", name, " has no reference dot product");
-    const FormatInfo &act = format_info(info.dot_format);
-    if (!has_quantize_activation(act.format))
+    const FormatInfo &act = formatInfo(info.dotFormat);
+    if (!hasQuantizeActivation(act.format))
       return absl::StrCat("format ", name, "'s activation format ",
                           std::string(act.name), " has no quantizer");
     for (const FormatInfo *b : {&info, &act})
-      if (o.k % b->block_elems != 0)
+      if (o.k % b->blockElems != 0)
         return absl::StrCat("K = ", o.k, " is not a multiple of ",
-                            std::string(b->name), "'s block of ",
-                            b->block_elems, " elements (format ", name, ")");
+                            std::string(b->name), "'s block of ", b->blockElems,
+                            " elements (format ", name, ")");
   }
-  if (!o.reps.reps && !(o.reps.min_seconds >= 0 && o.reps.min_seconds <= 3600))
+  if (!o.reps.reps && !(o.reps.minSeconds >= 0 && o.reps.minSeconds <= 3600))
     return "--min-time is out of range: expected 0 to 3600 seconds";
   if (o.rounds < 1 || o.rounds > kMaxRounds)
     return absl::StrCat("--rounds ", o.rounds,
@@ -492,30 +489,30 @@ std::optional<std::string> validate(const MatmulOptions &o) {
   return std::nullopt;
 }
 
-absl::Status run_matmul(const MatmulOptions &o,
-                        std::span<const MatmulKernel> kernels,
-                        std::ostream &out) {
+absl::Status runMatmul(const MatmulOptions &o,
+                       std::span<const MatmulKernel> kernels,
+                       std::ostream &out) {
   if (std::optional<std::string> problem = validate(o))
     return absl::InvalidArgumentError(*problem);
   RunInfo info;
   info.options = &o;
-  info.l3_bytes = l3_cache_bytes();
-  info.set = default_cold_set(info.l3_bytes);
-  if (o.set_bytes)
+  info.l3Bytes = l3CacheBytes();
+  info.set = defaultColdSet(info.l3Bytes);
+  if (o.setBytes)
     info.set = {
-        *o.set_bytes,
-        *o.set_bytes < 4 * info.l3_bytes
+        *o.setBytes,
+        *o.setBytes < 4 * info.l3Bytes
             ? "--cold-mib; under 4 x L3, calls may find weights in cache"
             : "--cold-mib"};
-  info.onednn_version = onednn_version();
+  info.onednnVersion = onednnVersion();
 
   // The largest buffers, against the machine: a shape or set that cannot fit
   // is a one-line error, not an allocation failure halfway through.
-  if (uint64_t memory = physical_memory_bytes(); memory > 0) {
-    const uint64_t f32_weights = 4 * uint64_t(o.k) * uint64_t(o.n);
-    const uint64_t m_max = *std::max_element(o.m.begin(), o.m.end());
-    const uint64_t rows = 4 * m_max * std::max(uint64_t(o.k), uint64_t(o.n));
-    const uint64_t largest = std::max({info.set.bytes, f32_weights, rows});
+  if (uint64_t memory = physicalMemoryBytes(); memory > 0) {
+    const uint64_t f32Weights = 4 * uint64_t(o.k) * uint64_t(o.n);
+    const uint64_t mMax = *std::max_element(o.m.begin(), o.m.end());
+    const uint64_t rows = 4 * mMax * std::max(uint64_t(o.k), uint64_t(o.n));
+    const uint64_t largest = std::max({info.set.bytes, f32Weights, rows});
     if (largest > memory / 2)
       return absl::ResourceExhaustedError(absl::StrFormat(
           "the run needs buffers of %.1f GiB (cold set, f32 weights for "
@@ -524,27 +521,27 @@ absl::Status run_matmul(const MatmulOptions &o,
           largest / double(1 << 30), memory / double(1 << 30)));
   }
   for (Format f : o.formats)
-    info.weight_bytes.emplace_back(std::string(format_info(f).name),
-                                   *row_bytes(f, o.k) * o.n);
+    info.weightBytes.emplace_back(std::string(formatInfo(f).name),
+                                  *rowBytes(f, o.k) * o.n);
 
   // oneDNN's second ISA first: its child process must be forked before this
   // one sets oneDNN's limit or starts a thread.
-  std::vector<CaseResult> also_rows;
-  std::optional<std::string> also = o.onednn_also;
-  if (!also && cpu_has_amx()) {
+  std::vector<CaseResult> alsoRows;
+  std::optional<std::string> also = o.onednnAlso;
+  if (!also && cpuHasAmx()) {
     also = "avx512_core_vnni";
-    info.onednn_also_why = "where the best is AMX, by default";
+    info.onednnAlsoWhy = "where the best is AMX, by default";
   } else if (also) {
-    info.onednn_also_why = "--onednn-also";
+    info.onednnAlsoWhy = "--onednn-also";
   }
   if (also && *also != "none") {
-    KF_ASSIGN_OR_RETURN(auto limited, run_onednn_limited(o, info, *also));
-    also_rows = std::move(limited.first);
-    info.onednn_also_isa = std::move(limited.second);
+    KF_ASSIGN_OR_RETURN(auto limited, runOnednnLimited(o, info, *also));
+    alsoRows = std::move(limited.first);
+    info.onednnAlsoIsa = std::move(limited.second);
   }
-  if (o.onednn_isa)
-    KF_RETURN_IF_ERROR(set_onednn_max_isa(*o.onednn_isa));
-  info.onednn_isa = onednn_effective_isa();
+  if (o.onednnIsa)
+    KF_RETURN_IF_ERROR(setOnednnMaxIsa(*o.onednnIsa));
+  info.onednnIsa = onednnEffectiveIsa();
 
   BufferCache cache;
   // The DRAM probe on every thread count, in the cold set's buffer (written,
@@ -559,8 +556,8 @@ absl::Status run_matmul(const MatmulOptions &o,
       load.start();
       KF_ASSIGN_OR_RETURN(
           Bandwidth bw,
-          measure_read_bandwidth(pool, buffer.span(), kBandwidthRuns));
-      bw.other_cpus = load.stop();
+          measureReadBandwidth(pool, buffer.span(), kBandwidthRuns));
+      bw.otherCpus = load.stop();
       info.bandwidth[t].threads = o.threads[t];
       info.bandwidth[t].probes.push_back(std::move(bw));
     }
@@ -572,7 +569,7 @@ absl::Status run_matmul(const MatmulOptions &o,
 
   std::vector<PreparedFormat> formats;
   for (Format f : o.formats) {
-    KF_ASSIGN_OR_RETURN(PreparedFormat p, prepare_format(o, f, kernels));
+    KF_ASSIGN_OR_RETURN(PreparedFormat p, prepareFormat(o, f, kernels));
     formats.push_back(std::move(p));
   }
 
@@ -585,16 +582,16 @@ absl::Status run_matmul(const MatmulOptions &o,
       std::cerr << absl::StrFormat("kf-bench: round %d of %d\n", round + 1,
                                    o.rounds);
     Cases cases(round);
-    KF_RETURN_IF_ERROR(run_onednn(o, info, cache, cases, rows));
+    KF_RETURN_IF_ERROR(runOnednn(o, info, cache, cases, rows));
     for (const PreparedFormat &p : formats)
       for (const PreparedKernel &k : p.kernels)
-        KF_RETURN_IF_ERROR(run_kernel(o, info, p, k, cache, cases, rows));
+        KF_RETURN_IF_ERROR(runKernel(o, info, p, k, cache, cases, rows));
     KF_RETURN_IF_ERROR(probe());
   }
   // The limited oneDNN's rows after the best one's.
-  auto after_onednn = std::find_if(
-      rows.begin(), rows.end(), [](auto &r) { return r.kernel != "onednn"; });
-  rows.insert(after_onednn, also_rows.begin(), also_rows.end());
+  auto afterOnednn = std::find_if(rows.begin(), rows.end(),
+                                  [](auto &r) { return r.kernel != "onednn"; });
+  rows.insert(afterOnednn, alsoRows.begin(), alsoRows.end());
 
   // The roofline of each thread count, and oneDNN's medians for the ratios.
   std::map<std::tuple<std::string, int, int64_t>, double> onednn;
@@ -602,32 +599,32 @@ absl::Status run_matmul(const MatmulOptions &o,
     const BandwidthSeries &bw = *std::find_if(
         info.bandwidth.begin(), info.bandwidth.end(),
         [&](const BandwidthSeries &b) { return b.threads == r.threads; });
-    r.dram_gbps = bw.median_gbps();
-    r.dram_max_gbps = bw.max_gbps();
+    r.dramGbps = bw.medianGbps();
+    r.dramMaxGbps = bw.maxGbps();
     if (r.kernel == "onednn")
       onednn[{r.format, r.threads, r.m}] = r.seconds();
   }
   for (CaseResult &r : rows)
     if (r.kernel != "onednn") {
-      r.onednn_int8_seconds = onednn.at(
-          {std::string(onednn_type_name(OneDnnType::Int8)), r.threads, r.m});
-      r.onednn_f32_seconds = onednn.at(
-          {std::string(onednn_type_name(OneDnnType::F32)), r.threads, r.m});
+      r.onednnInt8Seconds = onednn.at(
+          {std::string(onednnTypeName(OneDnnType::Int8)), r.threads, r.m});
+      r.onednnF32Seconds = onednn.at(
+          {std::string(onednnTypeName(OneDnnType::F32)), r.threads, r.m});
     }
 
-  const int kernel_width = kernel_column_width(rows);
+  const int kernelWidth = kernelColumnWidth(rows);
   if (!o.json) {
-    write_header(info, out);
-    write_table_head(kernel_width, out);
+    writeHeader(info, out);
+    writeTableHead(kernelWidth, out);
   }
   for (const CaseResult &r : rows) {
     if (o.json)
-      write_json(r, info, out);
+      writeJson(r, info, out);
     else
-      write_row(r, kernel_width, out);
+      writeRow(r, kernelWidth, out);
   }
   if (!o.json)
-    write_footer(rows, out);
+    writeFooter(rows, out);
   out.flush();
   return absl::OkStatus();
 }

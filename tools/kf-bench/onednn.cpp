@@ -20,10 +20,10 @@ namespace kf::bench {
 
 namespace {
 
-using dt = dnnl::memory::data_type;
-using tag = dnnl::memory::format_tag;
+using Dt = dnnl::memory::data_type;
+using Tag = dnnl::memory::format_tag;
 
-absl::Status onednn_error(const dnnl::error &e) {
+absl::Status onednnError(const dnnl::error &e) {
   return absl::InternalError(absl::StrCat("oneDNN: ", e.what()));
 }
 
@@ -51,15 +51,15 @@ struct OneDnnMatmul::Impl {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
   std::vector<uint8_t> a, c; // plain row-major A and C
-  dnnl::memory a_mem, c_mem;
+  dnnl::memory aMem, cMem;
   std::shared_ptr<OneDnnWeightSet> weights;
 };
 
-std::string_view onednn_type_name(OneDnnType type) {
+std::string_view onednnTypeName(OneDnnType type) {
   return type == OneDnnType::Int8 ? "u8s8s32" : "f32";
 }
 
-std::string onednn_version() {
+std::string onednnVersion() {
   const dnnl::version_t *v = dnnl::version();
   return absl::StrCat(v->major, ".", v->minor, ".", v->patch);
 }
@@ -68,9 +68,9 @@ namespace {
 std::atomic<bool> touched{false};
 } // namespace
 
-bool onednn_touched() { return touched; }
+bool onednnTouched() { return touched; }
 
-absl::Status set_onednn_threads(int threads) {
+absl::Status setOnednnThreads(int threads) {
   touched = true;
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
   // oneDNN runs its parallel regions on the OpenMP runtime it was built with
@@ -120,9 +120,9 @@ constexpr auto kIsaNames = [] {
 
 } // namespace
 
-std::span<const std::string_view> onednn_isa_names() { return kIsaNames; }
+std::span<const std::string_view> onednnIsaNames() { return kIsaNames; }
 
-absl::Status set_onednn_max_isa(std::string_view name) {
+absl::Status setOnednnMaxIsa(std::string_view name) {
   touched = true;
   for (const IsaName &i : kIsas)
     if (i.name == name) {
@@ -130,15 +130,15 @@ absl::Status set_onednn_max_isa(std::string_view name) {
         dnnl::set_max_cpu_isa(i.isa);
       } catch (const dnnl::error &e) {
         return absl::FailedPreconditionError(
-            absl::StrCat("oneDNN refuses ISA ", to_absl(name), ": ", e.what()));
+            absl::StrCat("oneDNN refuses ISA ", toAbsl(name), ": ", e.what()));
       }
       return absl::OkStatus();
     }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown oneDNN ISA '", to_absl(name), "'"));
+      absl::StrCat("unknown oneDNN ISA '", toAbsl(name), "'"));
 }
 
-std::string onednn_effective_isa() {
+std::string onednnEffectiveIsa() {
   touched = true;
   try {
     dnnl::cpu_isa effective = dnnl::get_effective_cpu_isa();
@@ -156,7 +156,7 @@ OneDnnMatmul::OneDnnMatmul(std::unique_ptr<Impl> impl, OneDnnType type)
 OneDnnMatmul::~OneDnnMatmul() = default;
 
 absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
-    OneDnnType type, int64_t m, int64_t k, int64_t n, uint64_t set_bytes,
+    OneDnnType type, int64_t m, int64_t k, int64_t n, uint64_t setBytes,
     uint64_t seed, std::unique_ptr<OneDnnMatmul> previous, BufferCache *cache) {
   touched = true;
   auto impl = std::make_unique<Impl>();
@@ -165,8 +165,8 @@ absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
   d.k = k;
   d.n = n;
   const bool int8 = type == OneDnnType::Int8;
-  const dt a_type = int8 ? dt::u8 : dt::f32, b_type = int8 ? dt::s8 : dt::f32,
-           c_type = int8 ? dt::s32 : dt::f32;
+  const Dt aType = int8 ? Dt::u8 : Dt::f32, bType = int8 ? Dt::s8 : Dt::f32,
+           cType = int8 ? Dt::s32 : Dt::f32;
   const size_t element = int8 ? 1 : 4;
   std::mt19937_64 rng(seed);
   // Activations below 128: no pair of u8 x s8 products can saturate a 16-bit
@@ -174,10 +174,10 @@ absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
   // does not depend on the values.
   std::uniform_int_distribution<int> u7(0, 127), s8(-128, 127);
   std::normal_distribution<float> normal;
-  auto fill = [&](std::vector<uint8_t> &bytes, bool is_a) {
+  auto fill = [&](std::vector<uint8_t> &bytes, bool isA) {
     if (int8) {
       for (uint8_t &v : bytes)
-        v = static_cast<uint8_t>(is_a ? u7(rng) : s8(rng));
+        v = static_cast<uint8_t>(isA ? u7(rng) : s8(rng));
       return;
     }
     for (size_t i = 0; i < bytes.size(); i += 4) {
@@ -189,20 +189,19 @@ absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
   d.c.resize(m * n * 4);
   fill(d.a, true);
   try {
-    dnnl::memory::desc a_md({m, k}, a_type, tag::ab),
-        b_plain({k, n}, b_type, tag::ab), b_any({k, n}, b_type, tag::any),
-        c_md({m, n}, c_type, tag::ab);
-    d.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, c_md),
+    dnnl::memory::desc aMd({m, k}, aType, Tag::ab),
+        bPlain({k, n}, bType, Tag::ab), bAny({k, n}, bType, Tag::any),
+        cMd({m, n}, cType, Tag::ab);
+    d.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(aMd, bAny, cMd),
                                         d.engine);
     d.primitive = dnnl::matmul(d.pd);
-    d.a_mem = dnnl::memory(a_md, d.engine, d.a.data());
-    d.c_mem = dnnl::memory(c_md, d.engine, d.c.data());
-    dnnl::memory::desc w_md = d.pd.weights_desc();
-    const uint64_t copy_bytes = w_md.get_size();
-    const int64_t copies =
-        set_bytes == 0 ? 1 : copies_in(set_bytes, copy_bytes);
+    d.aMem = dnnl::memory(aMd, d.engine, d.a.data());
+    d.cMem = dnnl::memory(cMd, d.engine, d.c.data());
+    dnnl::memory::desc wMd = d.pd.weights_desc();
+    const uint64_t copyBytes = wMd.get_size();
+    const int64_t copies = setBytes == 0 ? 1 : copiesIn(setBytes, copyBytes);
     if (previous && previous->type_ == type && previous->impl_->k == k &&
-        previous->impl_->n == n && previous->impl_->weights->desc == w_md &&
+        previous->impl_->n == n && previous->impl_->weights->desc == wMd &&
         previous->copies() == copies) {
       d.weights = previous->impl_->weights;
     } else {
@@ -210,8 +209,8 @@ absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
       auto set = std::make_shared<OneDnnWeightSet>();
       set->plain.resize(k * n * element);
       fill(set->plain, false);
-      set->desc = w_md;
-      const uint64_t bytes = copy_bytes * copies;
+      set->desc = wMd;
+      const uint64_t bytes = copyBytes * copies;
       if (cache) {
         KF_ASSIGN_OR_RETURN(set->buffer, cache->take(bytes));
         set->cache = cache;
@@ -220,20 +219,20 @@ absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
       }
       // Reorder once, then copy bytes: every copy is the same matrix at
       // its own address, which is all the caches can tell apart.
-      dnnl::memory plain(b_plain, d.engine, set->plain.data());
-      dnnl::memory first(w_md, d.engine, set->buffer.data());
+      dnnl::memory plain(bPlain, d.engine, set->plain.data());
+      dnnl::memory first(wMd, d.engine, set->buffer.data());
       dnnl::reorder(plain, first).execute(d.stream, plain, first);
       d.stream.wait();
       for (int64_t i = 0; i < copies; ++i) {
-        uint8_t *p = set->buffer.data() + i * copy_bytes;
+        uint8_t *p = set->buffer.data() + i * copyBytes;
         if (i > 0)
-          std::memcpy(p, set->buffer.data(), copy_bytes);
-        set->copies.emplace_back(w_md, d.engine, p);
+          std::memcpy(p, set->buffer.data(), copyBytes);
+        set->copies.emplace_back(wMd, d.engine, p);
       }
       d.weights = std::move(set);
     }
   } catch (const dnnl::error &e) {
-    return onednn_error(e);
+    return onednnError(e);
   }
   return std::unique_ptr<OneDnnMatmul>(new OneDnnMatmul(std::move(impl), type));
 }
@@ -243,12 +242,12 @@ absl::Status OneDnnMatmul::run(int64_t call) {
   const auto &copies = d.weights->copies;
   try {
     d.primitive.execute(d.stream,
-                        {{DNNL_ARG_SRC, d.a_mem},
+                        {{DNNL_ARG_SRC, d.aMem},
                          {DNNL_ARG_WEIGHTS, copies[call % copies.size()]},
-                         {DNNL_ARG_DST, d.c_mem}});
+                         {DNNL_ARG_DST, d.cMem}});
     d.stream.wait();
   } catch (const dnnl::error &e) {
-    return onednn_error(e);
+    return onednnError(e);
   }
   return absl::OkStatus();
 }
@@ -257,8 +256,8 @@ absl::Status OneDnnMatmul::check(uint64_t seed) const {
   const Impl &d = *impl_;
   const std::vector<uint8_t> &b = d.weights->plain;
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> any_row(0, d.m - 1),
-      any_column(0, d.n - 1);
+  std::uniform_int_distribution<int64_t> anyRow(0, d.m - 1),
+      anyColumn(0, d.n - 1);
   auto load = [](const std::vector<uint8_t> &v, int64_t i, auto zero) {
     decltype(zero) x;
     std::memcpy(&x, v.data() + i * sizeof(x), sizeof(x));
@@ -266,8 +265,8 @@ absl::Status OneDnnMatmul::check(uint64_t seed) const {
   };
   for (int sample = 0; sample < 64; ++sample) {
     // The corners first, then drawn outputs.
-    int64_t i = sample < 2 ? sample * (d.m - 1) : any_row(rng);
-    int64_t j = sample < 2 ? sample * (d.n - 1) : any_column(rng);
+    int64_t i = sample < 2 ? sample * (d.m - 1) : anyRow(rng);
+    int64_t j = sample < 2 ? sample * (d.n - 1) : anyColumn(rng);
     if (type_ == OneDnnType::Int8) {
       int64_t want = 0;
       for (int64_t x = 0; x < d.k; ++x)
@@ -306,7 +305,7 @@ std::string OneDnnMatmul::implementation() const {
   }
 }
 
-uint64_t OneDnnMatmul::weight_bytes() const {
+uint64_t OneDnnMatmul::weightBytes() const {
   return impl_->weights->desc.get_size();
 }
 

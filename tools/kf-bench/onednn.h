@@ -21,31 +21,31 @@ enum class OneDnnType {
 };
 
 // "u8s8s32" or "f32".
-std::string_view onednn_type_name(OneDnnType type);
+std::string_view onednnTypeName(OneDnnType type);
 
 // oneDNN's version, e.g. "2.6.3".
-std::string onednn_version();
+std::string onednnVersion();
 
 // The number of threads oneDNN's matmuls run on from now on.
-absl::Status set_onednn_threads(int threads);
+absl::Status setOnednnThreads(int threads);
 
 // The instruction sets oneDNN can be limited to, by oneDNN's names
 // ("avx512_core_vnni", ...), "all" first.
-std::span<const std::string_view> onednn_isa_names();
+std::span<const std::string_view> onednnIsaNames();
 
-// Limits oneDNN to `isa` (one of onednn_isa_names()), so that it is
+// Limits oneDNN to `isa` (one of onednnIsaNames()), so that it is
 // compared with kernels on the instructions they use: a CPU with AMX runs
 // oneDNN's int8 matmuls on AMX otherwise. Only before oneDNN's first
 // primitive of the process.
-absl::Status set_onednn_max_isa(std::string_view isa);
+absl::Status setOnednnMaxIsa(std::string_view isa);
 
 // Whether this process has called oneDNN (beyond onednn_version): oneDNN
 // keeps the ISA it has seen in effect, and a child forked afterwards would
 // inherit it (and perhaps a lock of an OpenMP thread).
-bool onednn_touched();
+bool onednnTouched();
 
 // The instruction set oneDNN's kernels use, e.g. "avx512_core_amx".
-std::string onednn_effective_isa();
+std::string onednnEffectiveIsa();
 
 struct OneDnnWeightSet;
 
@@ -67,7 +67,7 @@ public:
   // M; otherwise it is freed before the new set is allocated, so that two
   // sets never take memory at once.
   static absl::StatusOr<std::unique_ptr<OneDnnMatmul>>
-  create(OneDnnType type, int64_t m, int64_t k, int64_t n, uint64_t set_bytes,
+  create(OneDnnType type, int64_t m, int64_t k, int64_t n, uint64_t setBytes,
          uint64_t seed, std::unique_ptr<OneDnnMatmul> previous = nullptr,
          BufferCache *cache = nullptr);
 
@@ -83,7 +83,7 @@ public:
   // The implementation oneDNN chose, e.g. "brg:avx512_core_amx".
   std::string implementation() const;
   // Bytes of one weight copy in oneDNN's layout: what a call reads.
-  uint64_t weight_bytes() const;
+  uint64_t weightBytes() const;
   int64_t copies() const;
 
   // The inputs, row-major as plain matrices, and the last output, for the

@@ -17,7 +17,7 @@ using LoopFn = void (*)(int64_t iterations);
 
 struct Case {
   const char *name;
-  int per_group; // instructions per loop iteration
+  int perGroup; // instructions per loop iteration
   LoopFn loop;
 };
 
@@ -79,20 +79,20 @@ alignas(32) const int32_t kLaneIndices[8] = {0, 8, 16, 24, 32, 40, 48, 56};
 #define KF_ZFMA(n) KF_Z3("vfmadd231ps", n)
 #define KF_ZCHAIN(n) "vpaddd %%zmm0, %%zmm0, %%zmm0\n\t"
 
-KF_LOOP(z_chain, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZCHAIN), KF_ZMM_CLOBBERS)
-KF_LOOP(z_dpbusd, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPBUSD), KF_ZMM_CLOBBERS)
-KF_LOOP(z_dpwssd, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPWSSD), KF_ZMM_CLOBBERS)
-KF_LOOP(z_mulld, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZMULLD), KF_ZMM_CLOBBERS)
-KF_LOOP(z_addd, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZADDD), KF_ZMM_CLOBBERS)
-KF_LOOP(z_shufb, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZSHUFB), KF_ZMM_CLOBBERS)
-KF_LOOP(z_tern, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZTERN), KF_ZMM_CLOBBERS)
-KF_LOOP(z_srlw, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZSRLW), KF_ZMM_CLOBBERS)
-KF_LOOP(z_cvt, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZCVT), KF_ZMM_CLOBBERS)
-KF_LOOP(z_mulps, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZMULPS), KF_ZMM_CLOBBERS)
-KF_LOOP(z_fma, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZFMA), KF_ZMM_CLOBBERS)
+KF_LOOP(zChain, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZCHAIN), KF_ZMM_CLOBBERS)
+KF_LOOP(zDpbusd, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPBUSD), KF_ZMM_CLOBBERS)
+KF_LOOP(zDpwssd, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPWSSD), KF_ZMM_CLOBBERS)
+KF_LOOP(zMulld, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZMULLD), KF_ZMM_CLOBBERS)
+KF_LOOP(zAddd, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZADDD), KF_ZMM_CLOBBERS)
+KF_LOOP(zShufb, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZSHUFB), KF_ZMM_CLOBBERS)
+KF_LOOP(zTern, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZTERN), KF_ZMM_CLOBBERS)
+KF_LOOP(zSrlw, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZSRLW), KF_ZMM_CLOBBERS)
+KF_LOOP(zCvt, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZCVT), KF_ZMM_CLOBBERS)
+KF_LOOP(zMulps, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZMULPS), KF_ZMM_CLOBBERS)
+KF_LOOP(zFma, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZFMA), KF_ZMM_CLOBBERS)
 // A Q8_0 block's column: 8 dots, then its sum converted, scaled by the
 // weight and activation scales and added (kf::dot's order).
-KF_LOOP(z_q8_column, KF_AVX512, KF_ZMM_SETUP,
+KF_LOOP(zQ8Column, KF_AVX512, KF_ZMM_SETUP,
         KF_X8(KF_ZDPBUSD) KF_ZCVT(8) KF_ZMULPS(9) KF_ZMULPS(10)
             KF_Z3("vaddps", 11),
         KF_ZMM_CLOBBERS)
@@ -103,18 +103,18 @@ KF_LOOP(z_q8_column, KF_AVX512, KF_ZMM_SETUP,
 #define KF_ZDPCHAIN(n) "vpdpbusd %%zmm30, %%zmm31, %%zmm0\n\t"
 #define KF_ZDPBCST(n)                                                          \
   "vpdpbusd " #n "*4(%[table])%{1to16%}, %%zmm31, %%zmm" #n "\n\t"
-KF_LOOP(z_dpbusd_chain, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPCHAIN),
+KF_LOOP(zDpbusdChain, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPCHAIN),
         KF_ZMM_CLOBBERS)
-KF_LOOP(z_dpbusd_8, KF_AVX512, KF_ZMM_SETUP, KF_X8(KF_ZDPBUSD), KF_ZMM_CLOBBERS)
-KF_LOOP(z_dpbusd_8_bcst, KF_AVX512, KF_ZMM_SETUP, KF_X8(KF_ZDPBCST),
+KF_LOOP(zDpbusd8, KF_AVX512, KF_ZMM_SETUP, KF_X8(KF_ZDPBUSD), KF_ZMM_CLOBBERS)
+KF_LOOP(zDpbusd8Bcst, KF_AVX512, KF_ZMM_SETUP, KF_X8(KF_ZDPBCST),
         KF_ZMM_CLOBBERS, "memory")
-KF_LOOP(z_dpbusd_12_bcst, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPBCST),
+KF_LOOP(zDpbusd12Bcst, KF_AVX512, KF_ZMM_SETUP, KF_X12(KF_ZDPBCST),
         KF_ZMM_CLOBBERS, "memory")
 // A K-quant sub-block's column: 8 dots and two vpmulld (its scale and min).
-KF_LOOP(z_kquant_sub, KF_AVX512, KF_ZMM_SETUP,
+KF_LOOP(zKquantSub, KF_AVX512, KF_ZMM_SETUP,
         KF_X8(KF_ZDPBUSD) KF_ZMULLD(8) KF_ZMULLD(9), KF_ZMM_CLOBBERS)
 // The same with one vpdpwssd per product instead.
-KF_LOOP(z_kquant_sub_wssd, KF_AVX512, KF_ZMM_SETUP,
+KF_LOOP(zKquantSubWssd, KF_AVX512, KF_ZMM_SETUP,
         KF_X8(KF_ZDPBUSD) KF_ZDPWSSD(8) KF_ZDPWSSD(9), KF_ZMM_CLOBBERS)
 
 // A gather behind the instruction that sets its mask (the gather clears
@@ -122,7 +122,7 @@ KF_LOOP(z_kquant_sub_wssd, KF_AVX512, KF_ZMM_SETUP,
 #define KF_ZGATHER(n)                                                          \
   "kxnorb %%k" #n ", %%k" #n ", %%k" #n "\n\t"                                 \
   "vpgatherdq (%[table], %%ymm29, 8), %%zmm" #n "%{%%k" #n "%}\n\t"
-KF_LOOP(z_gather, KF_AVX512, "vmovdqu32 %[lanes], %%ymm29\n\t",
+KF_LOOP(zGather, KF_AVX512, "vmovdqu32 %[lanes], %%ymm29\n\t",
         KF_ZGATHER(1) KF_ZGATHER(2) KF_ZGATHER(3) KF_ZGATHER(4) KF_ZGATHER(5)
             KF_ZGATHER(6),
         "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm29", "k1", "k2",
@@ -131,7 +131,7 @@ KF_LOOP(z_gather, KF_AVX512, "vmovdqu32 %[lanes], %%ymm29\n\t",
 #define KF_YGATHER(n)                                                          \
   "vpcmpeqd %%ymm1" #n ", %%ymm1" #n ", %%ymm1" #n "\n\t"                      \
   "vpgatherdq %%ymm1" #n ", (%[table], %%xmm9, 8), %%ymm" #n "\n\t"
-KF_LOOP(y_gather, "avx2", "vmovdqu %[lanes], %%xmm9\n\t",
+KF_LOOP(yGather, "avx2", "vmovdqu %[lanes], %%xmm9\n\t",
         KF_YGATHER(0) KF_YGATHER(1) KF_YGATHER(2) KF_YGATHER(3) KF_YGATHER(4)
             KF_YGATHER(5),
         "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm9", "xmm10",
@@ -149,23 +149,23 @@ KF_LOOP(y_gather, "avx2", "vmovdqu %[lanes], %%xmm9\n\t",
 // AVX2's dot of 32 bytes: vpmaddubsw to int16 pairs, vpmaddwd widening.
 #define KF_YDOT(n) KF_YMADDUBSW(n) KF_Y3("vpmaddwd", n)
 
-KF_LOOP(y_chain, "avx2", KF_YMM_SETUP, KF_X12(KF_YCHAIN), KF_YMM_CLOBBERS)
-KF_LOOP(y_maddubsw, "avx2", KF_YMM_SETUP, KF_X12(KF_YMADDUBSW), KF_YMM_CLOBBERS)
-KF_LOOP(y_maddwd, "avx2", KF_YMM_SETUP, KF_X12(KF_YMADDWD), KF_YMM_CLOBBERS)
-KF_LOOP(y_mulld, "avx2", KF_YMM_SETUP, KF_X12(KF_YMULLD), KF_YMM_CLOBBERS)
-KF_LOOP(y_addd, "avx2", KF_YMM_SETUP, KF_X12(KF_YADDD), KF_YMM_CLOBBERS)
-KF_LOOP(y_shufb, "avx2", KF_YMM_SETUP, KF_X12(KF_YSHUFB), KF_YMM_CLOBBERS)
-KF_LOOP(y_cvt, "avx2", KF_YMM_SETUP, KF_X12(KF_YCVT), KF_YMM_CLOBBERS)
-KF_LOOP(y_mulps, "avx2", KF_YMM_SETUP, KF_X12(KF_YMULPS), KF_YMM_CLOBBERS)
-KF_LOOP(y_fma, "avx2,fma", KF_YMM_SETUP, KF_X12(KF_YFMA), KF_YMM_CLOBBERS)
+KF_LOOP(yChain, "avx2", KF_YMM_SETUP, KF_X12(KF_YCHAIN), KF_YMM_CLOBBERS)
+KF_LOOP(yMaddubsw, "avx2", KF_YMM_SETUP, KF_X12(KF_YMADDUBSW), KF_YMM_CLOBBERS)
+KF_LOOP(yMaddwd, "avx2", KF_YMM_SETUP, KF_X12(KF_YMADDWD), KF_YMM_CLOBBERS)
+KF_LOOP(yMulld, "avx2", KF_YMM_SETUP, KF_X12(KF_YMULLD), KF_YMM_CLOBBERS)
+KF_LOOP(yAddd, "avx2", KF_YMM_SETUP, KF_X12(KF_YADDD), KF_YMM_CLOBBERS)
+KF_LOOP(yShufb, "avx2", KF_YMM_SETUP, KF_X12(KF_YSHUFB), KF_YMM_CLOBBERS)
+KF_LOOP(yCvt, "avx2", KF_YMM_SETUP, KF_X12(KF_YCVT), KF_YMM_CLOBBERS)
+KF_LOOP(yMulps, "avx2", KF_YMM_SETUP, KF_X12(KF_YMULPS), KF_YMM_CLOBBERS)
+KF_LOOP(yFma, "avx2,fma", KF_YMM_SETUP, KF_X12(KF_YFMA), KF_YMM_CLOBBERS)
 // A Q8_0 block's column on AVX2: 4 dots of 32 bytes (8 instructions),
 // converted, scaled twice, added.
-KF_LOOP(y_q8_column, "avx2", KF_YMM_SETUP,
+KF_LOOP(yQ8Column, "avx2", KF_YMM_SETUP,
         KF_YDOT(0) KF_YDOT(1) KF_YDOT(2) KF_YDOT(3) KF_YCVT(8) KF_YMULPS(9)
             KF_YMULPS(10) KF_Y3("vaddps", 11),
         KF_YMM_CLOBBERS)
 
-__attribute__((noinline)) void scalar_chain(int64_t n) {
+__attribute__((noinline)) void scalarChain(int64_t n) {
   uint64_t x = 3;
   for (int64_t i = 0; i < n; ++i)
     asm volatile("imul %[x], %[x]\n\timul %[x], %[x]\n\timul %[x], %[x]\n\t"
@@ -174,42 +174,42 @@ __attribute__((noinline)) void scalar_chain(int64_t n) {
 }
 
 const Case kAvx512Cases[] = {
-    {"vpdpbusd zmm", 12, z_dpbusd},
-    {"vpdpwssd zmm", 12, z_dpwssd},
-    {"vpmulld zmm", 12, z_mulld},
-    {"vpaddd zmm", 12, z_addd},
-    {"vpshufb zmm", 12, z_shufb},
-    {"vpternlogd zmm", 12, z_tern},
-    {"vpsrlw zmm", 12, z_srlw},
-    {"vcvtdq2ps zmm", 12, z_cvt},
-    {"vmulps zmm", 12, z_mulps},
-    {"vfmadd231ps zmm", 12, z_fma},
-    {"vpdpbusd zmm, one accumulator (1 / latency)", 12, z_dpbusd_chain},
-    {"vpdpbusd zmm, 8 accumulators", 8, z_dpbusd_8},
-    {"vpdpbusd zmm, 8 accumulators, m32 broadcast", 8, z_dpbusd_8_bcst},
-    {"vpdpbusd zmm, 12 accumulators, m32 broadcast", 12, z_dpbusd_12_bcst},
-    {"8 vpdpbusd + vcvtdq2ps, 2 vmulps, vaddps", 12, z_q8_column},
-    {"8 vpdpbusd + 2 vpmulld", 10, z_kquant_sub},
-    {"8 vpdpbusd + 2 vpdpwssd", 10, z_kquant_sub_wssd},
-    {"vpgatherdq zmm (8 entries from L1) + kxnorb", 6, z_gather},
+    {"vpdpbusd zmm", 12, zDpbusd},
+    {"vpdpwssd zmm", 12, zDpwssd},
+    {"vpmulld zmm", 12, zMulld},
+    {"vpaddd zmm", 12, zAddd},
+    {"vpshufb zmm", 12, zShufb},
+    {"vpternlogd zmm", 12, zTern},
+    {"vpsrlw zmm", 12, zSrlw},
+    {"vcvtdq2ps zmm", 12, zCvt},
+    {"vmulps zmm", 12, zMulps},
+    {"vfmadd231ps zmm", 12, zFma},
+    {"vpdpbusd zmm, one accumulator (1 / latency)", 12, zDpbusdChain},
+    {"vpdpbusd zmm, 8 accumulators", 8, zDpbusd8},
+    {"vpdpbusd zmm, 8 accumulators, m32 broadcast", 8, zDpbusd8Bcst},
+    {"vpdpbusd zmm, 12 accumulators, m32 broadcast", 12, zDpbusd12Bcst},
+    {"8 vpdpbusd + vcvtdq2ps, 2 vmulps, vaddps", 12, zQ8Column},
+    {"8 vpdpbusd + 2 vpmulld", 10, zKquantSub},
+    {"8 vpdpbusd + 2 vpdpwssd", 10, zKquantSubWssd},
+    {"vpgatherdq zmm (8 entries from L1) + kxnorb", 6, zGather},
 };
 
 const Case kAvx2Cases[] = {
-    {"vpmaddubsw ymm", 12, y_maddubsw},
-    {"vpmaddwd ymm", 12, y_maddwd},
-    {"vpmulld ymm", 12, y_mulld},
-    {"vpaddd ymm", 12, y_addd},
-    {"vpshufb ymm", 12, y_shufb},
-    {"vcvtdq2ps ymm", 12, y_cvt},
-    {"vmulps ymm", 12, y_mulps},
-    {"vfmadd231ps ymm", 12, y_fma},
-    {"4 (vpmaddubsw, vpmaddwd) + vcvtdq2ps, 2 vmulps, vaddps", 12, y_q8_column},
-    {"vpgatherdq ymm (4 entries from L1) + vpcmpeqd", 6, y_gather},
+    {"vpmaddubsw ymm", 12, yMaddubsw},
+    {"vpmaddwd ymm", 12, yMaddwd},
+    {"vpmulld ymm", 12, yMulld},
+    {"vpaddd ymm", 12, yAddd},
+    {"vpshufb ymm", 12, yShufb},
+    {"vcvtdq2ps ymm", 12, yCvt},
+    {"vmulps ymm", 12, yMulps},
+    {"vfmadd231ps ymm", 12, yFma},
+    {"4 (vpmaddubsw, vpmaddwd) + vcvtdq2ps, 2 vmulps, vaddps", 12, yQ8Column},
+    {"vpgatherdq ymm (4 entries from L1) + vpcmpeqd", 6, yGather},
 };
 
 #endif // __x86_64__
 
-double seconds_of(LoopFn loop, int64_t iterations) {
+double secondsOf(LoopFn loop, int64_t iterations) {
   auto start = std::chrono::steady_clock::now();
   loop(iterations);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -217,17 +217,17 @@ double seconds_of(LoopFn loop, int64_t iterations) {
 }
 
 // Iterations that take about `seconds`, from a short first run.
-int64_t iterations_for(LoopFn loop, double seconds) {
+int64_t iterationsFor(LoopFn loop, double seconds) {
   constexpr int64_t kProbe = 20000;
-  seconds_of(loop, kProbe);
-  double probe = seconds_of(loop, kProbe);
+  secondsOf(loop, kProbe);
+  double probe = secondsOf(loop, kProbe);
   return std::max<int64_t>(kProbe, int64_t(seconds / probe * kProbe));
 }
 
 } // namespace
 
-absl::StatusOr<PortReport> measure_ports(std::string_view isa, int rounds,
-                                         double seconds_per_run) {
+absl::StatusOr<PortReport> measurePorts(std::string_view isa, int rounds,
+                                        double secondsPerRun) {
 #if defined(__x86_64__)
   const bool avx512 = __builtin_cpu_supports("avx512vnni") &&
                       __builtin_cpu_supports("avx512bw");
@@ -240,10 +240,10 @@ absl::StatusOr<PortReport> measure_ports(std::string_view isa, int rounds,
   LoopFn chain;
   std::span<const Case> cases;
   if (isa == "avx512vnni" && avx512) {
-    chain = z_chain;
+    chain = zChain;
     cases = kAvx512Cases;
   } else if (isa == "avx2" && avx2) {
-    chain = y_chain;
+    chain = yChain;
     cases = kAvx2Cases;
   } else if (isa == "avx512vnni" || isa == "avx2") {
     return absl::FailedPreconditionError(
@@ -254,53 +254,53 @@ absl::StatusOr<PortReport> measure_ports(std::string_view isa, int rounds,
   }
   // Seconds per cycle, each round's own: the chain is timed next to every
   // case so that a clock that moves (turbo, another process) moves both.
-  const int64_t chainIters = iterations_for(chain, seconds_per_run);
+  const int64_t chainIters = iterationsFor(chain, secondsPerRun);
   auto cycle = [&] {
-    return seconds_of(chain, chainIters) / (chainIters * 12.0);
+    return secondsOf(chain, chainIters) / (chainIters * 12.0);
   };
-  const int64_t scalarIters = iterations_for(scalar_chain, seconds_per_run);
+  const int64_t scalarIters = iterationsFor(scalarChain, secondsPerRun);
   std::vector<double> scalar, vector;
   for (int r = 0; r < rounds; ++r) {
-    scalar.push_back(seconds_of(scalar_chain, scalarIters) /
+    scalar.push_back(secondsOf(scalarChain, scalarIters) /
                      (scalarIters * 12.0));
     vector.push_back(cycle());
   }
-  report.scalar_ghz = 1e-9 / median(scalar);
-  report.vector_ghz = 1e-9 / median(vector);
+  report.scalarGhz = 1e-9 / median(scalar);
+  report.vectorGhz = 1e-9 / median(vector);
   for (const Case &c : cases) {
-    const int64_t iters = iterations_for(c.loop, seconds_per_run);
+    const int64_t iters = iterationsFor(c.loop, secondsPerRun);
     std::vector<double> rates;
     for (int r = 0; r < rounds; ++r) {
       // The chain before and after the case, the faster of the two: a chain
       // run that another process interrupts would inflate the rate.
       double before = cycle();
-      double perIter = seconds_of(c.loop, iters) / iters;
+      double perIter = secondsOf(c.loop, iters) / iters;
       double perCycle = std::min(before, cycle());
-      rates.push_back(c.per_group / (perIter / perCycle));
+      rates.push_back(c.perGroup / (perIter / perCycle));
     }
-    report.rates.push_back({c.name, c.per_group, median(rates)});
+    report.rates.push_back({c.name, c.perGroup, median(rates)});
   }
   return report;
 #else
   (void)isa;
   (void)rounds;
-  (void)seconds_per_run;
+  (void)secondsPerRun;
   return absl::FailedPreconditionError(
       "ports measures x86-64 vector instructions; this is not an x86-64 CPU");
 #endif
 }
 
-void print_ports(const PortReport &report, std::ostream &out) {
+void printPorts(const PortReport &report, std::ostream &out) {
   out << absl::StrFormat(
       "# %s instructions one core issues per cycle (independent within a loop "
       "iteration; medians)\n# clock %.2f GHz under vector work (dependent "
       "vpaddd), %.2f GHz scalar (dependent imul)\n",
-      report.isa, report.vector_ghz, report.scalar_ghz);
+      report.isa, report.vectorGhz, report.scalarGhz);
   out << absl::StrFormat("%-56s %9s %9s\n", "instructions per iteration",
                          "per cycle", "cycles");
   for (const PortRate &r : report.rates)
-    out << absl::StrFormat("%-56s %9.2f %9.2f\n", r.name, r.per_cycle,
-                           r.per_group / r.per_cycle);
+    out << absl::StrFormat("%-56s %9.2f %9.2f\n", r.name, r.perCycle,
+                           r.perGroup / r.perCycle);
 }
 
 } // namespace kf::bench

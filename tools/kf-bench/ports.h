@@ -21,25 +21,25 @@
 namespace kf::bench {
 
 struct PortRate {
-  std::string name;   // the instructions of one group, e.g. "vpdpbusd zmm"
-  int per_group = 12; // instructions per group (loop iteration)
-  double per_cycle = 0;
+  std::string name;  // the instructions of one group, e.g. "vpdpbusd zmm"
+  int perGroup = 12; // instructions per group (loop iteration)
+  double perCycle = 0;
 };
 
 struct PortReport {
-  std::string isa;       // "avx512vnni" or "avx2"
-  double vector_ghz = 0; // the clock under the measured vector work
-  double scalar_ghz = 0; // the clock from a dependent imul chain
+  std::string isa;      // "avx512vnni" or "avx2"
+  double vectorGhz = 0; // the clock under the measured vector work
+  double scalarGhz = 0; // the clock from a dependent imul chain
   std::vector<PortRate> rates;
 };
 
 // Measures the cases of `isa` ("avx512vnni" or "avx2"; empty: the best this
-// CPU runs), each the median of `rounds` runs of about `seconds_per_run`.
+// CPU runs), each the median of `rounds` runs of about `secondsPerRun`.
 // Fails on an ISA this CPU does not run, or off x86-64.
-absl::StatusOr<PortReport> measure_ports(std::string_view isa, int rounds,
-                                         double seconds_per_run);
+absl::StatusOr<PortReport> measurePorts(std::string_view isa, int rounds,
+                                        double secondsPerRun);
 
 // The report as a table.
-void print_ports(const PortReport &report, std::ostream &out);
+void printPorts(const PortReport &report, std::ostream &out);
 
 } // namespace kf::bench

@@ -6,23 +6,23 @@
 
 namespace kf::bench {
 
-MatmulKernel reference_kernel() {
+MatmulKernel referenceKernel() {
   MatmulKernel kernel;
   kernel.name = "reference";
-  kernel.supports = [](Format f) { return has_dot(f); };
-  kernel.run = [](const MatmulArgs &a, int64_t row_begin,
-                  int64_t row_end) -> absl::Status {
-    std::optional<uint64_t> w_bytes = row_bytes(a.format, a.k);
-    std::optional<uint64_t> a_bytes =
-        row_bytes(format_info(a.format).dot_format, a.k);
-    if (!w_bytes || !a_bytes)
+  kernel.supports = [](Format f) { return hasDot(f); };
+  kernel.run = [](const MatmulArgs &a, int64_t rowBegin,
+                  int64_t rowEnd) -> absl::Status {
+    std::optional<uint64_t> wBytes = rowBytes(a.format, a.k);
+    std::optional<uint64_t> aBytes =
+        rowBytes(formatInfo(a.format).dotFormat, a.k);
+    if (!wBytes || !aBytes)
       return absl::InvalidArgumentError(
           absl::StrCat("K = ", a.k, " is not a whole number of ",
-                       to_absl(format_info(a.format).name), " blocks"));
-    for (int64_t j = row_begin; j < row_end; ++j) {
-      std::span<const uint8_t> w(a.weights + j * *w_bytes, *w_bytes);
+                       toAbsl(formatInfo(a.format).name), " blocks"));
+    for (int64_t j = rowBegin; j < rowEnd; ++j) {
+      std::span<const uint8_t> w(a.weights + j * *wBytes, *wBytes);
       for (int64_t i = 0; i < a.m; ++i) {
-        std::span<const uint8_t> x(a.activations + i * *a_bytes, *a_bytes);
+        std::span<const uint8_t> x(a.activations + i * *aBytes, *aBytes);
         KF_ASSIGN_OR_RETURN(a.out[i * a.n + j], dot(a.format, w, x));
       }
     }

@@ -37,7 +37,7 @@ std::string number(double v) {
                                    : std::string("null");
 }
 
-std::string json_string(std::string_view s) {
+std::string jsonString(std::string_view s) {
   std::string q = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\')
@@ -52,7 +52,7 @@ std::string json_string(std::string_view s) {
 
 } // namespace
 
-void write_header(const RunInfo &info, std::ostream &out) {
+void writeHeader(const RunInfo &info, std::ostream &out) {
   const MatmulOptions &o = *info.options;
   out << absl::StrFormat("kf-bench matmul: K = %d, N = %d, M = %s; ", o.k, o.n,
                          absl::StrJoin(o.m, ","));
@@ -77,16 +77,16 @@ void write_header(const RunInfo &info, std::ostream &out) {
     const Bandwidth &first = series.probes.front();
     double load = 0;
     for (const Bandwidth &b : series.probes)
-      load = std::max(load, b.other_cpus);
-    const double median = series.median_gbps();
+      load = std::max(load, b.otherCpus);
+    const double median = series.medianGbps();
     out << absl::StrFormat(
         "DRAM read, %d thread%s: %.1f GB/s, the median of %d probes "
         "(%.1f-%.1f, spread %.1f %%; load %.2f); a probe is the fastest of %d "
         "read patterns, each the median of %d reads of %d MiB with %s loads; "
         "the first probe's fastest: %s\n",
         series.threads, series.threads > 1 ? "s" : "", median,
-        series.probes.size(), series.min_gbps(), series.max_gbps(),
-        median > 0 ? 100 * (series.max_gbps() - series.min_gbps()) / median : 0,
+        series.probes.size(), series.minGbps(), series.maxGbps(),
+        median > 0 ? 100 * (series.maxGbps() - series.minGbps()) / median : 0,
         load, first.figures.size(), first.runs, first.bytes / kMiB, first.isa,
         first.best);
     std::vector<std::string> figures;
@@ -95,14 +95,14 @@ void write_header(const RunInfo &info, std::ostream &out) {
     out << "  the first probe's patterns, GB/s: "
         << absl::StrJoin(figures, ", ") << "\n";
   }
-  for (const auto &[format, bytes] : info.weight_bytes) {
+  for (const auto &[format, bytes] : info.weightBytes) {
     std::vector<std::string> floors;
     for (const BandwidthSeries &bw : info.bandwidth)
       floors.push_back(absl::StrFormat(
-          "%s on %d thread%s", duration(bytes / (bw.median_gbps() * 1e9)),
+          "%s on %d thread%s", duration(bytes / (bw.medianGbps() * 1e9)),
           bw.threads, bw.threads > 1 ? "s" : ""));
     std::string copies =
-        o.cold ? absl::StrCat(" (", copies_in(info.set.bytes, bytes),
+        o.cold ? absl::StrCat(" (", copiesIn(info.set.bytes, bytes),
                               " copies cycled)")
                : "";
     out << absl::StrFormat("roofline floor, %s: %s of weights%s, %s\n", format,
@@ -112,53 +112,52 @@ void write_header(const RunInfo &info, std::ostream &out) {
   out << absl::StrFormat(
       "oneDNN %s (%s%s): u8s8s32 and f32 matmuls on the same shapes, "
       "weights reordered once into the layout oneDNN prefers%s\n",
-      info.onednn_version, info.onednn_isa,
-      o.onednn_isa ? ", limited by --onednn-isa" : "",
+      info.onednnVersion, info.onednnIsa,
+      o.onednnIsa ? ", limited by --onednn-isa" : "",
       o.cold ? " and cycled the same way" : "");
-  if (!info.onednn_also_isa.empty())
+  if (!info.onednnAlsoIsa.empty())
     out << absl::StrFormat(
         "oneDNN limited to %s (%s): the same matmuls, timed in a child "
         "process before the rounds (oneDNN takes one ISA limit per process), "
         "as kernel onednn@%s; its ratios are to the best oneDNN's\n",
-        info.onednn_also_isa, info.onednn_also_why, info.onednn_also_isa);
+        info.onednnAlsoIsa, info.onednnAlsoWhy, info.onednnAlsoIsa);
 }
 
-int kernel_column_width(const std::vector<CaseResult> &rows) {
+int kernelColumnWidth(const std::vector<CaseResult> &rows) {
   size_t width = std::string_view("kernel").size();
   for (const CaseResult &r : rows)
     width = std::max(width, r.kernel.size());
   return static_cast<int>(width);
 }
 
-void write_table_head(int kernel_width, std::ostream &out) {
+void writeTableHead(int kernelWidth, std::ostream &out) {
   out << absl::StrFormat(
       "\n%-9s %-*s %5s %3s %9s %6s %9s %8s %6s %7s %7s %6s %5s  %s\n", "format",
-      kernel_width, "kernel", "M", "thr", "time", "spread", "GFLOP/s",
-      "wt GB/s", "%roof", "vs int8", "vs f32", "reps", "load", "notes");
+      kernelWidth, "kernel", "M", "thr", "time", "spread", "GFLOP/s", "wt GB/s",
+      "%roof", "vs int8", "vs f32", "reps", "load", "notes");
 }
 
-void write_row(const CaseResult &r, int kernel_width, std::ostream &out) {
+void writeRow(const CaseResult &r, int kernelWidth, std::ostream &out) {
   out << absl::StrFormat(
       "%-9s %-*s %5d %3d %9s %5.1f%% %9.1f %8.1f %6.1f %7s %7s %6d %5.2f",
-      r.format, kernel_width, r.kernel, r.m, r.threads, duration(r.seconds()),
-      100 * r.spread(), r.gflops(), r.weight_gbps(), r.roofline_percent(),
-      ratio(r.vs_onednn_int8()), ratio(r.vs_onednn_f32()), r.reps(),
-      r.other_cpus);
-  if (r.beats_probe())
+      r.format, kernelWidth, r.kernel, r.m, r.threads, duration(r.seconds()),
+      100 * r.spread(), r.gflops(), r.weightGbps(), r.rooflinePercent(),
+      ratio(r.vsOnednnInt8()), ratio(r.vsOnednnF32()), r.reps(), r.otherCpus);
+  if (r.beatsProbe())
     out << "  PROBE FAILURE: faster than every DRAM probe";
   if (!r.implementation.empty())
-    out << "  " << r.implementation << ", " << megabytes(r.weight_bytes)
+    out << "  " << r.implementation << ", " << megabytes(r.weightBytes)
         << " of weights";
   out << "\n";
 }
 
-void write_footer(const std::vector<CaseResult> &rows, std::ostream &out) {
+void writeFooter(const std::vector<CaseResult> &rows, std::ostream &out) {
   std::vector<std::string> failures;
   for (const CaseResult &r : rows)
-    if (r.beats_probe())
+    if (r.beatsProbe())
       failures.push_back(absl::StrFormat(
           "%s %s M = %d on %d thread%s (%.1f %%)", r.format, r.kernel, r.m,
-          r.threads, r.threads > 1 ? "s" : "", r.roofline_percent()));
+          r.threads, r.threads > 1 ? "s" : "", r.rooflinePercent()));
   if (failures.empty()) {
     out << "\nno case read cold weights faster than the fastest DRAM probe\n";
     return;
@@ -171,54 +170,52 @@ void write_footer(const std::vector<CaseResult> &rows, std::ostream &out) {
       absl::StrJoin(failures, "; "));
 }
 
-void write_json(const CaseResult &r, const RunInfo &info, std::ostream &out) {
+void writeJson(const CaseResult &r, const RunInfo &info, std::ostream &out) {
   std::vector<std::string> fields = {
-      absl::StrCat("\"kernel\":", json_string(r.kernel)),
-      absl::StrCat("\"format\":", json_string(r.format)),
+      absl::StrCat("\"kernel\":", jsonString(r.kernel)),
+      absl::StrCat("\"format\":", jsonString(r.format)),
       absl::StrCat("\"m\":", r.m),
       absl::StrCat("\"k\":", r.k),
       absl::StrCat("\"n\":", r.n),
       absl::StrCat("\"threads\":", r.threads),
-      absl::StrCat("\"mode\":", json_string(r.cold ? "cold" : "hot")),
+      absl::StrCat("\"mode\":", jsonString(r.cold ? "cold" : "hot")),
       absl::StrCat("\"reps\":", r.reps()),
       absl::StrCat("\"rounds\":", r.rounds.size()),
       absl::StrCat("\"time_s\":", number(r.seconds())),
       absl::StrFormat("\"time_spread\":%.6g", r.spread()),
-      absl::StrCat("\"time_min_s\":", number(r.min_call_seconds())),
+      absl::StrCat("\"time_min_s\":", number(r.minCallSeconds())),
       absl::StrCat("\"gflops\":", number(r.gflops())),
-      absl::StrCat("\"weight_bytes\":", r.weight_bytes),
-      absl::StrCat("\"floor_bytes\":", r.floor_bytes),
+      absl::StrCat("\"weight_bytes\":", r.weightBytes),
+      absl::StrCat("\"floor_bytes\":", r.floorBytes),
       absl::StrCat("\"weight_copies\":", r.copies),
-      absl::StrCat("\"weight_gbps\":", number(r.weight_gbps())),
-      absl::StrCat("\"dram_gbps\":", number(r.dram_gbps)),
-      absl::StrCat("\"dram_max_gbps\":", number(r.dram_max_gbps)),
-      absl::StrCat("\"probe_failure\":", r.beats_probe() ? "true" : "false"),
-      absl::StrFormat("\"other_cpus\":%.3f", r.other_cpus),
-      absl::StrCat("\"roofline_floor_s\":", number(r.floor_seconds())),
-      absl::StrCat("\"roofline_pct\":", number(r.roofline_percent())),
+      absl::StrCat("\"weight_gbps\":", number(r.weightGbps())),
+      absl::StrCat("\"dram_gbps\":", number(r.dramGbps)),
+      absl::StrCat("\"dram_max_gbps\":", number(r.dramMaxGbps)),
+      absl::StrCat("\"probe_failure\":", r.beatsProbe() ? "true" : "false"),
+      absl::StrFormat("\"other_cpus\":%.3f", r.otherCpus),
+      absl::StrCat("\"roofline_floor_s\":", number(r.floorSeconds())),
+      absl::StrCat("\"roofline_pct\":", number(r.rooflinePercent())),
       absl::StrCat(
           "\"onednn_int8_gops\":",
-          number(r.onednn_int8_seconds > 0
-                     ? 2.0 * r.m * r.n * r.k / r.onednn_int8_seconds / 1e9
+          number(r.onednnInt8Seconds > 0
+                     ? 2.0 * r.m * r.n * r.k / r.onednnInt8Seconds / 1e9
                      : 0)),
-      absl::StrCat(
-          "\"onednn_f32_gflops\":",
-          number(r.onednn_f32_seconds > 0
-                     ? 2.0 * r.m * r.n * r.k / r.onednn_f32_seconds / 1e9
-                     : 0)),
-      absl::StrCat("\"vs_onednn_int8\":", number(r.vs_onednn_int8())),
-      absl::StrCat("\"vs_onednn_f32\":", number(r.vs_onednn_f32())),
+      absl::StrCat("\"onednn_f32_gflops\":",
+                   number(r.onednnF32Seconds > 0
+                              ? 2.0 * r.m * r.n * r.k / r.onednnF32Seconds / 1e9
+                              : 0)),
+      absl::StrCat("\"vs_onednn_int8\":", number(r.vsOnednnInt8())),
+      absl::StrCat("\"vs_onednn_f32\":", number(r.vsOnednnF32())),
       absl::StrCat("\"set_bytes\":", info.set.bytes),
-      absl::StrCat("\"l3_bytes\":", info.l3_bytes),
-      absl::StrCat("\"onednn_version\":", json_string(info.onednn_version)),
-      absl::StrCat("\"onednn_isa\":",
-                   json_string(r.kernel.starts_with("onednn@")
-                                   ? info.onednn_also_isa
-                                   : info.onednn_isa)),
+      absl::StrCat("\"l3_bytes\":", info.l3Bytes),
+      absl::StrCat("\"onednn_version\":", jsonString(info.onednnVersion)),
+      absl::StrCat("\"onednn_isa\":", jsonString(r.kernel.starts_with("onednn@")
+                                                     ? info.onednnAlsoIsa
+                                                     : info.onednnIsa)),
   };
   if (!r.implementation.empty())
     fields.push_back(
-        absl::StrCat("\"implementation\":", json_string(r.implementation)));
+        absl::StrCat("\"implementation\":", jsonString(r.implementation)));
   out << "{" << absl::StrJoin(fields, ",") << "}\n";
 }
 

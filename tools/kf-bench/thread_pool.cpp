@@ -31,7 +31,7 @@ inline void relax() {
 // kPatience, and after kSpin calls sleep(), which blocks until there may be
 // news, at every check.
 template <typename Done, typename Sleep>
-void spin_until(Done done, Sleep sleep) {
+void spinUntil(Done done, Sleep sleep) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
   bool patient = true;
@@ -76,15 +76,15 @@ void ThreadPool::run(absl::FunctionRef<void(int)> task) {
   generation_.notify_all();
   task(0);
   // The caller is the one timing the call: it spins, it does not sleep.
-  spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; },
-             [] {});
+  spinUntil([&] { return pending_.load(std::memory_order_acquire) == 0; },
+            [] {});
   task_ = nullptr;
 }
 
 void ThreadPool::work(int index) {
   uint64_t seen = 0;
   for (;;) {
-    spin_until(
+    spinUntil(
         [&] { return generation_.load(std::memory_order_acquire) != seen; },
         [&] { generation_.wait(seen, std::memory_order_acquire); });
     seen = generation_.load(std::memory_order_acquire);
@@ -95,7 +95,7 @@ void ThreadPool::work(int index) {
   }
 }
 
-RowBlock row_block(int64_t n, int t, int threads, int64_t group) {
+RowBlock rowBlock(int64_t n, int t, int threads, int64_t group) {
   // The tool accepts n and threads small enough that n * threads fits.
   const int64_t groups = (n + group - 1) / group;
   return {std::min(n, groups * t / threads * group),
@@ -103,12 +103,12 @@ RowBlock row_block(int64_t n, int t, int threads, int64_t group) {
 }
 
 absl::Status
-parallel_rows(ThreadPool &pool, int64_t n,
-              absl::FunctionRef<absl::Status(int64_t, int64_t)> work,
-              int64_t group) {
+parallelRows(ThreadPool &pool, int64_t n,
+             absl::FunctionRef<absl::Status(int64_t, int64_t)> work,
+             int64_t group) {
   std::vector<absl::Status> status(pool.size());
   pool.run([&](int t) {
-    RowBlock b = row_block(n, t, pool.size(), group);
+    RowBlock b = rowBlock(n, t, pool.size(), group);
     status[t] = work(b.begin, b.end);
   });
   for (absl::Status &s : status)

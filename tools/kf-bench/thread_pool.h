@@ -49,14 +49,14 @@ private:
 struct RowBlock {
   int64_t begin, end;
 };
-RowBlock row_block(int64_t n, int t, int threads, int64_t group = 1);
+RowBlock rowBlock(int64_t n, int t, int threads, int64_t group = 1);
 
 // Splits [0, n) into the pool's row blocks (of `group`s of rows) and calls
 // work(begin, end) for each on its thread, empty blocks included; returns
 // the first error.
 absl::Status
-parallel_rows(ThreadPool &pool, int64_t n,
-              absl::FunctionRef<absl::Status(int64_t, int64_t)> work,
-              int64_t group = 1);
+parallelRows(ThreadPool &pool, int64_t n,
+             absl::FunctionRef<absl::Status(int64_t, int64_t)> work,
+             int64_t group = 1);
 
 } // namespace kf::bench

@@ -27,8 +27,8 @@ double Timing::min() const {
 }
 
 absl::StatusOr<Timing>
-time_calls(const RepPolicy &policy,
-           absl::FunctionRef<absl::Status(int64_t)> call) {
+timeCalls(const RepPolicy &policy,
+          absl::FunctionRef<absl::Status(int64_t)> call) {
   using Clock = std::chrono::steady_clock;
   KF_RETURN_IF_ERROR(call(0));
   Timing timing;
@@ -38,7 +38,7 @@ time_calls(const RepPolicy &policy,
     if (policy.reps
             ? done >= *policy.reps
             : done >= RepPolicy::kMaxReps ||
-                  (done >= RepPolicy::kMinReps && total >= policy.min_seconds))
+                  (done >= RepPolicy::kMinReps && total >= policy.minSeconds))
       break;
     Clock::time_point start = Clock::now();
     KF_RETURN_IF_ERROR(call(i));

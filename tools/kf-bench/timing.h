@@ -11,11 +11,11 @@
 
 namespace kf::bench {
 
-// How many timed calls: exactly `reps`, or as many as fit in `min_seconds`
+// How many timed calls: exactly `reps`, or as many as fit in `minSeconds`
 // (at least kMinReps, at most kMaxReps).
 struct RepPolicy {
   std::optional<int> reps;
-  double min_seconds = 0.5;
+  double minSeconds = 0.5;
 
   static constexpr int kMinReps = 3;
   static constexpr int kMaxReps = 100000;
@@ -35,8 +35,7 @@ double median(std::vector<double> values);
 // Calls call(0) once untimed, to fault in code and data, then times
 // call(1), call(2), ... one by one as `policy` says. The index lets the
 // caller cycle through weight sets. Stops at the first error.
-absl::StatusOr<Timing>
-time_calls(const RepPolicy &policy,
-           absl::FunctionRef<absl::Status(int64_t)> call);
+absl::StatusOr<Timing> timeCalls(const RepPolicy &policy,
+                                 absl::FunctionRef<absl::Status(int64_t)> call);
 
 } // namespace kf::bench

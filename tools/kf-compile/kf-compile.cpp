@@ -166,14 +166,14 @@ buildModelGraph(mlir::MLIRContext &context) {
     absl::StatusOr<kf::gguf::File> file = kf::gguf::File::open(modelFile);
     if (!file.ok())
       return error(file.status());
-    absl::StatusOr<dsv4::Config> read = dsv4::Config::from_gguf(*file);
+    absl::StatusOr<dsv4::Config> read = dsv4::Config::fromGguf(*file);
     if (!read.ok())
       return error(read.status());
-    if (absl::Status valid = dsv4::validate_tensors(*read, *file); !valid.ok())
+    if (absl::Status valid = dsv4::validateTensors(*read, *file); !valid.ok())
       return error(valid);
     config = *read;
-    for (const dsv4::TensorSpec &spec : dsv4::tensor_specs(*config))
-      formats.push_back(file->find_tensor(spec.name)->format);
+    for (const dsv4::TensorSpec &spec : dsv4::tensorSpecs(*config))
+      formats.push_back(file->findTensor(spec.name)->format);
     // The module is named after the file, as a bare MLIR identifier.
     options.name = llvm::sys::path::stem(modelFile).str();
     for (char &ch : options.name)
@@ -187,16 +187,16 @@ buildModelGraph(mlir::MLIRContext &context) {
     std::optional<std::string_view> rules;
     if (recipe.getNumOccurrences())
       rules = recipe.getValue();
-    std::vector<dsv4::TensorSpec> specs = dsv4::tensor_specs(*config);
+    std::vector<dsv4::TensorSpec> specs = dsv4::tensorSpecs(*config);
     absl::StatusOr<std::vector<kf::Format>> chosen =
-        dsv4::tensor_formats(specs, rules, /*log=*/nullptr);
+        dsv4::tensorFormats(specs, rules, /*log=*/nullptr);
     if (!chosen.ok())
       return error(chosen.status());
     formats = std::move(*chosen);
     options.name = presetName.getValue();
   }
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      dsv4::build_graph(context, *config, formats, options);
+      dsv4::buildGraph(context, *config, formats, options);
   if (mlir::failed(mlir::verify(*module)))
     return llvm::createStringError("the built graph does not verify");
   return std::move(module);

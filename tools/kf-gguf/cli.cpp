@@ -47,7 +47,7 @@ constexpr std::string_view kUsage =
 
 struct Command {
   std::string_view name;
-  size_t min_positionals, max_positionals;
+  size_t minPositionals, maxPositionals;
   std::vector<std::string_view> required; // options, each with a value
   std::vector<std::string_view> optional;
 };
@@ -96,7 +96,7 @@ std::optional<std::string> parse(std::span<const std::string> args,
             c.required.end() &&
         std::find(c.optional.begin(), c.optional.end(), name) ==
             c.optional.end())
-      return absl::StrCat("unknown option '", name, "' for ", to_absl(c.name));
+      return absl::StrCat("unknown option '", name, "' for ", toAbsl(c.name));
     if (eq != std::string::npos)
       parsed.options[name] = arg.substr(eq + 1);
     else if (i + 1 < args.size())
@@ -105,15 +105,15 @@ std::optional<std::string> parse(std::span<const std::string> args,
       return absl::StrCat("option '", name, "' needs a value");
   }
   size_t n = parsed.positionals.size();
-  if (n < c.min_positionals || n > c.max_positionals)
-    return c.min_positionals == c.max_positionals
-               ? absl::StrCat(to_absl(c.name), " takes ", c.min_positionals,
+  if (n < c.minPositionals || n > c.maxPositionals)
+    return c.minPositionals == c.maxPositionals
+               ? absl::StrCat(toAbsl(c.name), " takes ", c.minPositionals,
                               " arguments, got ", n)
-               : absl::StrCat(to_absl(c.name), " takes ", c.min_positionals,
-                              " to ", c.max_positionals, " arguments, got ", n);
+               : absl::StrCat(toAbsl(c.name), " takes ", c.minPositionals,
+                              " to ", c.maxPositionals, " arguments, got ", n);
   for (std::string_view name : c.required)
     if (!parsed.options.contains(name))
-      return absl::StrCat(to_absl(c.name), " needs ", to_absl(name));
+      return absl::StrCat(toAbsl(c.name), " needs ", toAbsl(name));
   if (auto n = parsed.options.find("--threads"); n != parsed.options.end())
     if (!absl::SimpleAtoi(n->second, &parsed.threads) || parsed.threads < 1)
       return absl::StrCat("--threads is '", n->second,
@@ -127,8 +127,8 @@ std::optional<std::string> parse(std::span<const std::string> args,
   return std::nullopt;
 }
 
-absl::Status run_command(const Arguments &a, std::ostream &out,
-                         std::ostream &err, bool progress_bar, int &exit_code) {
+absl::Status runCommand(const Arguments &a, std::ostream &out,
+                        std::ostream &err, bool progressBar, int &exitCode) {
   std::string_view command = a.command->name;
   if (command == "synth") {
     SynthOptions options;
@@ -140,13 +140,13 @@ absl::Status run_command(const Arguments &a, std::ostream &out,
     options.vocab = v != a.options.end() ? v->second : KF_DEFAULT_VOCAB;
     options.threads = a.threads;
     options.log = &err;
-    options.progress = progress_bar ? &err : nullptr;
+    options.progress = progressBar ? &err : nullptr;
     return synth(options, a.options.at("-o"));
   }
   if (command == "config" && a.options.contains("--preset")) {
     const std::string &name = a.options.at("--preset");
     KF_ASSIGN_OR_RETURN(deepseek_v4::Preset preset, deepseek_v4::preset(name));
-    print_config(preset.config, absl::StrCat("preset ", name), out);
+    printConfig(preset.config, absl::StrCat("preset ", name), out);
     return absl::OkStatus();
   }
   std::optional<Recipe> recipe;
@@ -162,24 +162,24 @@ absl::Status run_command(const Arguments &a, std::ostream &out,
     return dequant(file, a.positionals[1], a.options.at("-o"));
   if (command == "config") {
     KF_ASSIGN_OR_RETURN(deepseek_v4::Config config,
-                        deepseek_v4::Config::from_gguf(file));
-    KF_RETURN_IF_ERROR(deepseek_v4::validate_tensors(config, file));
-    print_config(config, file.name(), out);
+                        deepseek_v4::Config::fromGguf(file));
+    KF_RETURN_IF_ERROR(deepseek_v4::validateTensors(config, file));
+    printConfig(config, file.name(), out);
     return absl::OkStatus();
   }
   if (command == "verify") {
     KF_ASSIGN_OR_RETURN(int bad, verify(file, out));
-    exit_code = bad > 0 ? 1 : 0;
+    exitCode = bad > 0 ? 1 : 0;
     return absl::OkStatus();
   }
-  QuantizeOptions options{a.threads, &err, progress_bar ? &err : nullptr};
+  QuantizeOptions options{a.threads, &err, progressBar ? &err : nullptr};
   return quantize(file, a.positionals[1], *recipe, options);
 }
 
 } // namespace
 
 int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
-        bool progress_bar) {
+        bool progressBar) {
   if (args.empty()) {
     err << kUsage;
     return 2;
@@ -193,13 +193,13 @@ int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
     err << "kf-gguf: " << *problem << " (kf-gguf --help for usage)\n";
     return 2;
   }
-  int exit_code = 0;
-  if (absl::Status s = run_command(parsed, out, err, progress_bar, exit_code);
+  int exitCode = 0;
+  if (absl::Status s = runCommand(parsed, out, err, progressBar, exitCode);
       !s.ok()) {
     err << "kf-gguf: " << s.message() << "\n";
     return 1;
   }
-  return exit_code;
+  return exitCode;
 }
 
 } // namespace kf::gguf_tool

@@ -22,7 +22,7 @@ void info(const gguf::File &file, std::ostream &out);
 
 // Decodes a tensor to a float32 .npy file of its numpy shape, atomically.
 absl::Status dequant(const gguf::File &file, std::string_view tensor,
-                     const std::string &out_path);
+                     const std::string &outPath);
 
 // Decodes every tensor and reports each: fine, its non-finite values, or that
 // its format has no decoder. Returns how many had non-finite values.
@@ -36,9 +36,9 @@ struct QuantizeOptions {
   std::ostream *progress = nullptr;
 };
 
-// Writes `out_path` atomically with every tensor the recipe chooses a new
+// Writes `outPath` atomically with every tensor the recipe chooses a new
 // format for re-encoded, row by row on `threads` threads.
-absl::Status quantize(const gguf::File &file, const std::string &out_path,
+absl::Status quantize(const gguf::File &file, const std::string &outPath,
                       const Recipe &recipe, const QuantizeOptions &options);
 
 // The rules synth applies after the user's: attention, indexer and
@@ -58,20 +58,20 @@ struct SynthOptions {
   std::ostream *progress = nullptr;
 };
 
-// Writes `out_path` atomically: a deepseek4 model of the preset with random
+// Writes `outPath` atomically: a deepseek4 model of the preset with random
 // weights, the same bytes for the same preset, seed and recipe whatever the
 // thread count. Tensors are drawn and encoded while the file is written, one
 // at a time.
-absl::Status synth(const SynthOptions &options, const std::string &out_path);
+absl::Status synth(const SynthOptions &options, const std::string &outPath);
 
 // Prints a DeepSeek-V4 configuration (`source` names it: a preset or a
 // file) and its parameter counts.
-void print_config(const deepseek_v4::Config &config, std::string_view source,
-                  std::ostream &out);
+void printConfig(const deepseek_v4::Config &config, std::string_view source,
+                 std::ostream &out);
 
 // The command line: `args` without the program name. Returns the exit code:
 // 0 on success, 1 when the command fails, 2 on a usage error.
 int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
-        bool progress_bar);
+        bool progressBar);
 
 } // namespace kf::gguf_tool

@@ -8,17 +8,16 @@
 namespace kf::gguf_tool {
 
 absl::Status dequant(const gguf::File &file, std::string_view name,
-                     const std::string &out_path) {
-  const gguf::TensorInfo *tensor = file.find_tensor(name);
+                     const std::string &outPath) {
+  const gguf::TensorInfo *tensor = file.findTensor(name);
   if (!tensor)
     return absl::NotFoundError(
         absl::StrCat(file.name(), ": no tensor ", gguf::quoted(name)));
-  std::vector<int64_t> numpy_shape(tensor->shape.rbegin(),
-                                   tensor->shape.rend());
-  KF_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(out_path));
-  KF_RETURN_IF_ERROR(out.write(npy_float32_header(numpy_shape)));
+  std::vector<int64_t> numpyShape(tensor->shape.rbegin(), tensor->shape.rend());
+  KF_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(outPath));
+  KF_RETURN_IF_ERROR(out.write(npyFloat32Header(numpyShape)));
   KF_RETURN_IF_ERROR(
-      decode_rows(file, *tensor, [&](std::span<const float> values) {
+      decodeRows(file, *tensor, [&](std::span<const float> values) {
         return out.write({reinterpret_cast<const uint8_t *>(values.data()),
                           values.size_bytes()});
       }));

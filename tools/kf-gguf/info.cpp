@@ -46,7 +46,7 @@ std::string show(const gguf::Value &value) {
       value.storage());
 }
 
-std::string bits_per_weight(uint64_t bytes, int64_t params) {
+std::string bitsPerWeight(uint64_t bytes, int64_t params) {
   return params == 0 ? "-" : absl::StrFormat("%.4f", 8.0 * bytes / params);
 }
 
@@ -57,29 +57,28 @@ void info(const gguf::File &file, std::ostream &out) {
                             "metadata keys, %d tensors, data at byte %d\n",
                             file.name(), file.version(), file.bytes().size(),
                             file.alignment(), file.metadata().size(),
-                            file.tensors().size(), file.data_offset());
+                            file.tensors().size(), file.dataOffset());
 
-  size_t key_width = 0, type_width = 0;
+  size_t keyWidth = 0, typeWidth = 0;
   for (const gguf::KeyValue &kv : file.metadata()) {
-    key_width = std::max(key_width, kv.key.size());
-    type_width = std::max(type_width, kv.value.type_description().size());
+    keyWidth = std::max(keyWidth, kv.key.size());
+    typeWidth = std::max(typeWidth, kv.value.typeDescription().size());
   }
   out << "\nmetadata:\n";
   for (const gguf::KeyValue &kv : file.metadata())
-    out << absl::StreamFormat("  %-*s  %-*s  %s\n", key_width, kv.key,
-                              type_width, kv.value.type_description(),
-                              show(kv.value));
+    out << absl::StreamFormat("  %-*s  %-*s  %s\n", keyWidth, kv.key, typeWidth,
+                              kv.value.typeDescription(), show(kv.value));
 
   if (file.tensors().empty())
     return;
-  size_t name_width = 4, shape_width = 5;
+  size_t nameWidth = 4, shapeWidth = 5;
   for (const gguf::TensorInfo &t : file.tensors()) {
-    name_width = std::max(name_width, t.name.size());
-    shape_width = std::max(shape_width, gguf::shape_string(t.shape).size());
+    nameWidth = std::max(nameWidth, t.name.size());
+    shapeWidth = std::max(shapeWidth, gguf::shapeString(t.shape).size());
   }
   out << "\ntensors (shape in ggml order, row length first):\n";
-  out << absl::StreamFormat("  %-*s  %-*s  %-9s  %s\n", name_width, "name",
-                            shape_width, "shape", "format", "bytes");
+  out << absl::StreamFormat("  %-*s  %-*s  %-9s  %s\n", nameWidth, "name",
+                            shapeWidth, "shape", "format", "bytes");
   struct Total {
     int tensors = 0;
     int64_t params = 0;
@@ -88,10 +87,10 @@ void info(const gguf::File &file, std::ostream &out) {
   std::map<std::string_view, Total> totals; // by format name
   Total all;
   for (const gguf::TensorInfo &t : file.tensors()) {
-    std::string_view format = format_info(t.format).name;
-    out << absl::StreamFormat("  %-*s  %-*s  %-9s  %d\n", name_width, t.name,
-                              shape_width, gguf::shape_string(t.shape),
-                              to_absl(format), t.bytes);
+    std::string_view format = formatInfo(t.format).name;
+    out << absl::StreamFormat("  %-*s  %-*s  %-9s  %d\n", nameWidth, t.name,
+                              shapeWidth, gguf::shapeString(t.shape),
+                              toAbsl(format), t.bytes);
     for (Total *total : {&totals[format], &all}) {
       ++total->tensors;
       total->params += t.elements();
@@ -102,9 +101,9 @@ void info(const gguf::File &file, std::ostream &out) {
   out << absl::StreamFormat("  %-9s  %7s  %14s  %14s  %8s\n", "format",
                             "tensors", "parameters", "bytes", "bpw");
   auto row = [&](std::string_view name, const Total &total) {
-    out << absl::StreamFormat("  %-9s  %7d  %14d  %14d  %8s\n", to_absl(name),
+    out << absl::StreamFormat("  %-9s  %7d  %14d  %14d  %8s\n", toAbsl(name),
                               total.tensors, total.params, total.bytes,
-                              bits_per_weight(total.bytes, total.params));
+                              bitsPerWeight(total.bytes, total.params));
   };
   for (const auto &[format, total] : totals)
     row(format, total);

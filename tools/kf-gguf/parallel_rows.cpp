@@ -9,18 +9,18 @@
 namespace kf::gguf_tool {
 
 absl::Status
-parallel_rows(int64_t rows, int64_t row_elements, int threads,
-              Progress &progress, std::string_view label,
-              absl::FunctionRef<absl::Status(int64_t, std::span<float>)> work) {
+parallelRows(int64_t rows, int64_t rowElements, int threads, Progress &progress,
+             std::string_view label,
+             absl::FunctionRef<absl::Status(int64_t, std::span<float>)> work) {
   // Batches of about 64 Ki elements: few enough atomic operations, small
   // enough batches to keep every thread busy to the end.
-  int64_t batch = std::max<int64_t>(1, (int64_t{1} << 16) / row_elements);
+  int64_t batch = std::max<int64_t>(1, (int64_t{1} << 16) / rowElements);
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
-  std::mutex error_mutex;
+  std::mutex errorMutex;
   absl::Status error;
   auto run = [&](bool draws) {
-    std::vector<float> scratch(row_elements);
+    std::vector<float> scratch(rowElements);
     while (!failed.load(std::memory_order_relaxed)) {
       int64_t begin = next.fetch_add(batch);
       if (begin >= rows)
@@ -28,7 +28,7 @@ parallel_rows(int64_t rows, int64_t row_elements, int threads,
       int64_t end = std::min(rows, begin + batch);
       for (int64_t r = begin; r < end; ++r) {
         if (absl::Status s = work(r, scratch); !s.ok()) {
-          std::lock_guard lock(error_mutex);
+          std::lock_guard lock(errorMutex);
           if (error.ok())
             error = s;
           failed = true;

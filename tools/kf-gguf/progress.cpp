@@ -13,16 +13,16 @@ std::string Progress::render(uint64_t done, uint64_t total,
   uint64_t percent = total == 0 ? 100 : done * 100 / total;
   return absl::StrFormat("[%s%s] %3d%% %d/%d rows %s", std::string(filled, '#'),
                          std::string(kWidth - filled, ' '), percent, done,
-                         total, to_absl(label));
+                         total, toAbsl(label));
 }
 
 void Progress::draw(std::string_view label, bool force) {
   if (!out_)
     return;
   auto now = std::chrono::steady_clock::now();
-  if (!force && drawn_ && now - last_draw_ < std::chrono::milliseconds(100))
+  if (!force && drawn_ && now - lastDraw_ < std::chrono::milliseconds(100))
     return;
-  last_draw_ = now;
+  lastDraw_ = now;
   drawn_ = true;
   // Back to the start of the line, then clear what a longer label left.
   *out_ << '\r' << render(done_.load(std::memory_order_relaxed), total_, label)

@@ -31,7 +31,7 @@ private:
   std::ostream *out_;
   uint64_t total_;
   std::atomic<uint64_t> done_{0};
-  std::chrono::steady_clock::time_point last_draw_{};
+  std::chrono::steady_clock::time_point lastDraw_{};
   bool drawn_ = false;
 };
 

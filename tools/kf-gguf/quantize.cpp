@@ -24,8 +24,8 @@ plan(const gguf::File &file, const Recipe &recipe, std::ostream *log) {
     const Recipe::Rule *rule = recipe.match(t.name);
     Step step{&t, std::nullopt};
     if (rule && rule->target && *rule->target != t.format) {
-      const FormatInfo &from = format_info(t.format);
-      const FormatInfo &to = format_info(*rule->target);
+      const FormatInfo &from = formatInfo(t.format);
+      const FormatInfo &to = formatInfo(*rule->target);
       auto keep = [&](std::string why) {
         if (log)
           *log << "warning: " << file.name() << ": tensor "
@@ -36,14 +36,14 @@ plan(const gguf::File &file, const Recipe &recipe, std::ostream *log) {
         keep("is an integer table");
       else if (t.shape.size() == 1)
         keep("is 1-D");
-      else if (t.shape[0] % to.block_elems != 0)
+      else if (t.shape[0] % to.blockElems != 0)
         keep(absl::StrCat("has rows of ", t.shape[0],
-                          " elements, not a multiple of ", to.block_elems,
-                          " (the block size of ", to_absl(to.name), ")"));
-      else if (!has_dequantize(t.format))
+                          " elements, not a multiple of ", to.blockElems,
+                          " (the block size of ", toAbsl(to.name), ")"));
+      else if (!hasDequantize(t.format))
         return absl::UnimplementedError(
             absl::StrCat(file.name(), ": tensor ", gguf::quoted(t.name), " is ",
-                         to_absl(from.name),
+                         toAbsl(from.name),
                          ", which Kernelforge cannot decode yet, so rule ",
                          gguf::quoted(rule->text), " cannot re-encode it"));
       else
@@ -57,69 +57,69 @@ plan(const gguf::File &file, const Recipe &recipe, std::ostream *log) {
 // Decodes `src` (format `from`) row by row and encodes each row into `dst`
 // (format `to`) on `threads` threads.
 absl::Status reencode(std::span<const uint8_t> src, Format from,
-                      std::span<uint8_t> dst, Format to, int64_t row_elements,
+                      std::span<uint8_t> dst, Format to, int64_t rowElements,
                       int64_t rows, int threads, Progress &progress,
                       std::string_view label) {
-  uint64_t src_row = *row_bytes(from, row_elements);
-  uint64_t dst_row = *row_bytes(to, row_elements);
-  return parallel_rows(
-      rows, row_elements, threads, progress, label,
+  uint64_t srcRow = *rowBytes(from, rowElements);
+  uint64_t dstRow = *rowBytes(to, rowElements);
+  return parallelRows(
+      rows, rowElements, threads, progress, label,
       [&](int64_t r, std::span<float> row) {
         KF_RETURN_IF_ERROR(
-            dequantize(from, src.subspan(r * src_row, src_row), row));
-        return kf::quantize(to, row, dst.subspan(r * dst_row, dst_row));
+            dequantize(from, src.subspan(r * srcRow, srcRow), row));
+        return kf::quantize(to, row, dst.subspan(r * dstRow, dstRow));
       });
 }
 
 } // namespace
 
-absl::Status quantize(const gguf::File &file, const std::string &out_path,
+absl::Status quantize(const gguf::File &file, const std::string &outPath,
                       const Recipe &recipe, const QuantizeOptions &options) {
   KF_ASSIGN_OR_RETURN(std::vector<Step> steps, plan(file, recipe, options.log));
   gguf::Writer writer;
   for (const gguf::KeyValue &kv : file.metadata())
-    writer.add_metadata(kv.key, kv.value);
-  uint64_t total_rows = 0;
+    writer.addMetadata(kv.key, kv.value);
+  uint64_t totalRows = 0;
   bool quantized = false;
   for (const Step &step : steps) {
     Format format = step.target.value_or(step.tensor->format);
-    quantized |= format_info(format).block_elems > 1;
+    quantized |= formatInfo(format).blockElems > 1;
     if (step.target)
-      total_rows += step.tensor->rows();
+      totalRows += step.tensor->rows();
   }
   if (quantized && !file.find(gguf::kQuantizationVersionKey))
-    writer.add_metadata(std::string(gguf::kQuantizationVersionKey),
-                        gguf::kQuantizationVersion);
+    writer.addMetadata(std::string(gguf::kQuantizationVersionKey),
+                       gguf::kQuantizationVersion);
 
-  Progress progress(options.progress, total_rows);
+  Progress progress(options.progress, totalRows);
   int reencoded = 0;
-  uint64_t bytes_in = 0, bytes_out = 0;
+  uint64_t bytesIn = 0, bytesOut = 0;
   for (const Step &step : steps) {
     const gguf::TensorInfo &t = *step.tensor;
     std::span<const uint8_t> data = file.data(t);
-    bytes_in += t.bytes;
+    bytesIn += t.bytes;
     if (!step.target) {
-      bytes_out += t.bytes;
-      writer.add_tensor(t.name, t.format, t.shape, data);
+      bytesOut += t.bytes;
+      writer.addTensor(t.name, t.format, t.shape, data);
       continue;
     }
     ++reencoded;
-    bytes_out += *row_bytes(*step.target, t.shape[0]) * t.rows();
-    writer.add_tensor(t.name, *step.target, t.shape,
-                      [&tensor = t, &options, &progress, data,
-                       to = *step.target](std::span<uint8_t> dst) {
-                        return reencode(data, tensor.format, dst, to,
-                                        tensor.shape[0], tensor.rows(),
-                                        options.threads, progress, tensor.name);
-                      });
+    bytesOut += *rowBytes(*step.target, t.shape[0]) * t.rows();
+    writer.addTensor(t.name, *step.target, t.shape,
+                     [&tensor = t, &options, &progress, data,
+                      to = *step.target](std::span<uint8_t> dst) {
+                       return reencode(data, tensor.format, dst, to,
+                                       tensor.shape[0], tensor.rows(),
+                                       options.threads, progress, tensor.name);
+                     });
   }
-  absl::Status written = writer.write(out_path);
+  absl::Status written = writer.write(outPath);
   progress.finish();
   KF_RETURN_IF_ERROR(written);
   if (options.log)
-    *options.log << file.name() << " -> " << out_path << ": " << reencoded
+    *options.log << file.name() << " -> " << outPath << ": " << reencoded
                  << " tensors re-encoded, " << steps.size() - reencoded
-                 << " kept; " << bytes_in << " -> " << bytes_out
+                 << " kept; " << bytesIn << " -> " << bytesOut
                  << " bytes of tensor data\n";
   return absl::OkStatus();
 }

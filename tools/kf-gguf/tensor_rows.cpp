@@ -11,26 +11,26 @@
 namespace kf::gguf_tool {
 
 absl::Status
-decode_rows(const gguf::File &file, const gguf::TensorInfo &tensor,
-            absl::FunctionRef<absl::Status(std::span<const float>)> sink) {
-  std::string_view format = format_info(tensor.format).name;
-  if (!has_dequantize(tensor.format))
+decodeRows(const gguf::File &file, const gguf::TensorInfo &tensor,
+           absl::FunctionRef<absl::Status(std::span<const float>)> sink) {
+  std::string_view format = formatInfo(tensor.format).name;
+  if (!hasDequantize(tensor.format))
     return absl::UnimplementedError(absl::StrCat(
         file.name(), ": tensor ", gguf::quoted(tensor.name), " is ",
-        to_absl(format), ", which Kernelforge cannot decode yet"));
+        toAbsl(format), ", which Kernelforge cannot decode yet"));
   int64_t rows = tensor.rows();
   if (rows == 0)
     return absl::OkStatus();
-  uint64_t row_elements = static_cast<uint64_t>(tensor.shape[0]);
-  uint64_t row_size = *row_bytes(tensor.format, tensor.shape[0]);
-  uint64_t batch = std::max<uint64_t>(1, (uint64_t{1} << 20) / row_elements);
+  uint64_t rowElements = static_cast<uint64_t>(tensor.shape[0]);
+  uint64_t rowSize = *rowBytes(tensor.format, tensor.shape[0]);
+  uint64_t batch = std::max<uint64_t>(1, (uint64_t{1} << 20) / rowElements);
   std::span<const uint8_t> data = file.data(tensor);
   std::vector<float> decoded;
   for (uint64_t row = 0; row < uint64_t(rows); row += batch) {
     uint64_t n = std::min<uint64_t>(batch, rows - row);
-    decoded.resize(n * row_elements);
+    decoded.resize(n * rowElements);
     KF_RETURN_IF_ERROR(dequantize(
-        tensor.format, data.subspan(row * row_size, n * row_size), decoded));
+        tensor.format, data.subspan(row * rowSize, n * rowSize), decoded));
     KF_RETURN_IF_ERROR(sink(decoded));
   }
   return absl::OkStatus();

@@ -14,7 +14,7 @@ namespace kf::gguf_tool {
 // of whole rows (about 1 Mi elements each). Fails with a message naming the
 // file and tensor when Kernelforge has no decoder for its format.
 absl::Status
-decode_rows(const gguf::File &file, const gguf::TensorInfo &tensor,
-            absl::FunctionRef<absl::Status(std::span<const float>)> sink);
+decodeRows(const gguf::File &file, const gguf::TensorInfo &tensor,
+           absl::FunctionRef<absl::Status(std::span<const float>)> sink);
 
 } // namespace kf::gguf_tool

@@ -12,17 +12,17 @@ namespace kf::gguf_tool {
 absl::StatusOr<int> verify(const gguf::File &file, std::ostream &out) {
   int bad = 0, unchecked = 0;
   for (const gguf::TensorInfo &t : file.tensors()) {
-    std::string_view format = format_info(t.format).name;
-    if (!has_dequantize(t.format)) {
+    std::string_view format = formatInfo(t.format).name;
+    if (!hasDequantize(t.format)) {
       ++unchecked;
       out << absl::StreamFormat("%s (%s): not checked: no decoder for %s\n",
-                                t.name, to_absl(format), to_absl(format));
+                                t.name, toAbsl(format), toAbsl(format));
       continue;
     }
-    uint64_t non_finite = 0, element = 0, first = 0;
-    absl::Status s = decode_rows(file, t, [&](std::span<const float> values) {
+    uint64_t nonFinite = 0, element = 0, first = 0;
+    absl::Status s = decodeRows(file, t, [&](std::span<const float> values) {
       for (float v : values) {
-        if (!std::isfinite(v) && non_finite++ == 0)
+        if (!std::isfinite(v) && nonFinite++ == 0)
           first = element;
         ++element;
       }
@@ -30,14 +30,14 @@ absl::StatusOr<int> verify(const gguf::File &file, std::ostream &out) {
     });
     if (!s.ok())
       return s;
-    if (non_finite == 0) {
-      out << absl::StreamFormat("%s (%s): ok\n", t.name, to_absl(format));
+    if (nonFinite == 0) {
+      out << absl::StreamFormat("%s (%s): ok\n", t.name, toAbsl(format));
       continue;
     }
     ++bad;
     out << absl::StreamFormat(
         "%s (%s): %d non-finite values of %d, the first at element %d\n",
-        t.name, to_absl(format), non_finite, element, first);
+        t.name, toAbsl(format), nonFinite, element, first);
   }
   out << absl::StreamFormat("%s: %d tensors, %d with non-finite values, %d "
                             "not checked\n",

@@ -33,7 +33,7 @@ struct DataSet {
   std::vector<float> values;
 };
 
-std::vector<DataSet> make_data(int64_t n, uint32_t seed) {
+std::vector<DataSet> makeData(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   std::student_t_distribution<float> student(3.0f);
@@ -43,14 +43,14 @@ std::vector<DataSet> make_data(int64_t n, uint32_t seed) {
     sets[0].values.push_back(normal(rng));
   for (int64_t i = 0; i < n; ++i)
     sets[1].values.push_back(student(rng));
-  std::lognormal_distribution<float> column_scale(0.0f, 0.5f),
-      row_scale(0.0f, 0.2f);
+  std::lognormal_distribution<float> columnScale(0.0f, 0.5f),
+      rowScale(0.0f, 0.2f);
   std::bernoulli_distribution outlier(0.01);
   std::vector<float> columns(kRow);
   for (float &c : columns)
-    c = column_scale(rng) * (outlier(rng) ? 8.0f : 1.0f);
+    c = columnScale(rng) * (outlier(rng) ? 8.0f : 1.0f);
   for (int64_t r = 0; r < n / kRow; ++r) {
-    float rs = row_scale(rng);
+    float rs = rowScale(rng);
     for (int64_t c = 0; c < kRow; ++c)
       sets[2].values.push_back(normal(rng) * columns[c] * rs);
   }
@@ -58,18 +58,17 @@ std::vector<DataSet> make_data(int64_t n, uint32_t seed) {
 }
 
 struct Quality {
-  double sqnr_db, cosine, ns_per_weight;
+  double sqnrDb, cosine, nsPerWeight;
 };
 
 Quality measure(kf::Format f, const std::vector<float> &x) {
-  std::vector<uint8_t> q(*kf::row_bytes(f, kRow) * (x.size() / kRow));
+  std::vector<uint8_t> q(*kf::rowBytes(f, kRow) * (x.size() / kRow));
   std::vector<float> y(x.size());
-  size_t row_bytes = q.size() / (x.size() / kRow);
+  size_t rowBytes = q.size() / (x.size() / kRow);
   auto start = std::chrono::steady_clock::now();
   for (size_t r = 0; r < x.size() / kRow; ++r) {
-    absl::Status s =
-        kf::quantize(f, std::span(x).subspan(r * kRow, kRow),
-                     std::span(q).subspan(r * row_bytes, row_bytes));
+    absl::Status s = kf::quantize(f, std::span(x).subspan(r * kRow, kRow),
+                                  std::span(q).subspan(r * rowBytes, rowBytes));
     if (!s.ok()) {
       std::fprintf(stderr, "kf-quality: %s\n",
                    std::string(s.message()).c_str());
@@ -116,7 +115,7 @@ int main(int argc, char **argv) {
                  static_cast<long long>(kRow));
     return 2;
   }
-  std::vector<DataSet> data = make_data(n, seed);
+  std::vector<DataSet> data = makeData(n, seed);
   std::printf("| format | bpw |");
   for (const DataSet &d : data)
     std::printf(" %s SQNR dB | %s cosine |", d.name, d.name);
@@ -124,17 +123,17 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < data.size(); ++i)
     std::printf("---|---|");
   std::printf("---|\n");
-  for (const kf::FormatInfo &info : kf::all_formats()) {
-    if (info.role != kf::FormatRole::Weight || !kf::has_quantize(info.format) ||
+  for (const kf::FormatInfo &info : kf::allFormats()) {
+    if (info.role != kf::FormatRole::Weight || !kf::hasQuantize(info.format) ||
         info.format == kf::Format::F32)
       continue;
     std::printf("| %.*s | %.4g |", static_cast<int>(info.name.size()),
-                info.name.data(), info.bits_per_weight());
+                info.name.data(), info.bitsPerWeight());
     double ns = 0;
     for (const DataSet &d : data) {
       Quality q = measure(info.format, d.values);
-      std::printf(" %.2f | %.6f |", q.sqnr_db, q.cosine);
-      ns += q.ns_per_weight / data.size();
+      std::printf(" %.2f | %.6f |", q.sqnrDb, q.cosine);
+      ns += q.nsPerWeight / data.size();
     }
     std::printf(" %.1f |\n", ns);
   }

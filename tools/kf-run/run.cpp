@@ -44,7 +44,7 @@ constexpr std::string_view kUsage =
 
 struct Arguments {
   std::map<std::string, std::string, std::less<>> options;
-  bool no_sim = false;
+  bool noSim = false;
 };
 
 constexpr std::string_view kValueOptions[] = {
@@ -58,7 +58,7 @@ std::optional<std::string> parse(std::span<const std::string> args,
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
     if (arg == "--no-sim") {
-      parsed.no_sim = true;
+      parsed.noSim = true;
       continue;
     }
     if (std::find(std::begin(kValueOptions), std::end(kValueOptions), arg) ==
@@ -82,8 +82,8 @@ std::optional<std::string> parse(std::span<const std::string> args,
 }
 
 // "1,2,3" as token ids below the vocabulary size.
-absl::StatusOr<std::vector<int32_t>> parse_tokens(const std::string &list,
-                                                  uint32_t vocab) {
+absl::StatusOr<std::vector<int32_t>> parseTokens(const std::string &list,
+                                                 uint32_t vocab) {
   std::vector<int32_t> tokens;
   for (absl::string_view item : absl::StrSplit(list, ',')) {
     uint32_t token = 0;
@@ -108,10 +108,10 @@ int32_t argmax(std::span<const float> logits) {
 // The FP8 activation simulation quantizes every Lin input in blocks of 128
 // (docs/models/deepseek_v4_model.md §2): the widths those inputs have must be
 // multiples of 128.
-absl::Status check_simulation_widths(const dsv4::Config &c,
-                                     const std::string &file) {
-  for (uint32_t width : {c.n_embd, c.q_lora_rank, c.o_groups * c.o_lora_rank,
-                         c.n_ff_exp, c.n_ff_exp * c.n_expert_shared})
+absl::Status checkSimulationWidths(const dsv4::Config &c,
+                                   const std::string &file) {
+  for (uint32_t width : {c.nEmbd, c.qLoraRank, c.oGroups * c.oLoraRank,
+                         c.nFfExp, c.nFfExp * c.nExpertShared})
     if (width % 128 != 0)
       return absl::InvalidArgumentError(absl::StrCat(
           file, ": a linear input of width ", width,
@@ -120,34 +120,33 @@ absl::Status check_simulation_widths(const dsv4::Config &c,
   return absl::OkStatus();
 }
 
-absl::Status run_reference(const Arguments &args, std::ostream &out) {
+absl::Status runReference(const Arguments &args, std::ostream &out) {
   const std::string &path = args.options.at("-m");
   KF_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
-  KF_ASSIGN_OR_RETURN(dsv4::Config config, dsv4::Config::from_gguf(file));
-  KF_ASSIGN_OR_RETURN(
-      std::vector<int32_t> tokens,
-      parse_tokens(args.options.at("--tokens"), config.n_vocab));
-  uint32_t decode_steps = 0;
+  KF_ASSIGN_OR_RETURN(dsv4::Config config, dsv4::Config::fromGguf(file));
+  KF_ASSIGN_OR_RETURN(std::vector<int32_t> tokens,
+                      parseTokens(args.options.at("--tokens"), config.nVocab));
+  uint32_t decodeSteps = 0;
   if (auto decode = args.options.find("--decode");
       decode != args.options.end() &&
-      !absl::SimpleAtoi(decode->second, &decode_steps))
+      !absl::SimpleAtoi(decode->second, &decodeSteps))
     return absl::InvalidArgumentError(
         absl::StrCat("--decode: '", decode->second,
                      "' is not a token count (a non-negative integer)"));
-  auto dump_hidden = args.options.find("--dump-hidden");
-  auto dump_logits = args.options.find("--dump-logits");
+  auto dumpHidden = args.options.find("--dump-hidden");
+  auto dumpLogits = args.options.find("--dump-logits");
   auto precision = args.options.find("--precision");
   const dsv4::reference::Options options{
       .precision = precision != args.options.end() && precision->second == "f32"
                        ? dsv4::reference::Precision::F32
                        : dsv4::reference::Precision::Model,
-      .simulate_quantization = !args.no_sim,
-      .keep_layer_streams = dump_hidden != args.options.end(),
-      .keep_position_logits = dump_logits != args.options.end()};
+      .simulateQuantization = !args.noSim,
+      .keepLayerStreams = dumpHidden != args.options.end(),
+      .keepPositionLogits = dumpLogits != args.options.end()};
   if (options.simulates())
-    KF_RETURN_IF_ERROR(check_simulation_widths(config, path));
+    KF_RETURN_IF_ERROR(checkSimulationWidths(config, path));
   KF_ASSIGN_OR_RETURN(dsv4::reference::Weights weights,
-                      dsv4::reference::Weights::from_gguf(config, file));
+                      dsv4::reference::Weights::fromGguf(config, file));
   dsv4::reference::Model model(weights, options);
   dsv4::reference::ForwardResult result = model.prefill(tokens);
 
@@ -155,36 +154,36 @@ absl::Status run_reference(const Arguments &args, std::ostream &out) {
   out << "prefill of " << tokens.size() << " tokens: next token " << next
       << " (logit " << result.logits[next] << ")\n";
   // Every position's logits, the prompt's and then each decoded token's.
-  std::vector<float> logits = std::move(result.position_logits);
-  if (decode_steps > 0) {
+  std::vector<float> logits = std::move(result.positionLogits);
+  if (decodeSteps > 0) {
     out << "decoded:";
-    for (uint32_t step = 0; step < decode_steps; ++step) {
+    for (uint32_t step = 0; step < decodeSteps; ++step) {
       out << " " << next;
-      std::vector<float> step_logits = model.decode(next).logits;
-      next = argmax(step_logits);
-      if (options.keep_position_logits)
-        logits.insert(logits.end(), step_logits.begin(), step_logits.end());
+      std::vector<float> stepLogits = model.decode(next).logits;
+      next = argmax(stepLogits);
+      if (options.keepPositionLogits)
+        logits.insert(logits.end(), stepLogits.begin(), stepLogits.end());
     }
     out << "\n";
   }
-  if (options.keep_position_logits) {
-    int64_t shape[] = {static_cast<int64_t>(tokens.size() + decode_steps),
-                       config.n_vocab};
-    KF_RETURN_IF_ERROR(write_npy_float32(dump_logits->second, shape, logits));
+  if (options.keepPositionLogits) {
+    int64_t shape[] = {static_cast<int64_t>(tokens.size() + decodeSteps),
+                       config.nVocab};
+    KF_RETURN_IF_ERROR(writeNpyFloat32(dumpLogits->second, shape, logits));
   }
-  if (options.keep_layer_streams) {
+  if (options.keepLayerStreams) {
     std::error_code error;
-    std::filesystem::create_directories(dump_hidden->second, error);
+    std::filesystem::create_directories(dumpHidden->second, error);
     if (error)
       return absl::InternalError(
-          absl::StrCat(dump_hidden->second,
+          absl::StrCat(dumpHidden->second,
                        ": cannot create the directory: ", error.message()));
     int64_t shape[] = {static_cast<int64_t>(tokens.size()), config.hc,
-                       config.n_embd};
-    for (uint32_t l = 0; l < config.n_layer; ++l)
-      KF_RETURN_IF_ERROR(write_npy_float32(
-          absl::StrCat(dump_hidden->second, "/layer_", l, ".npy"), shape,
-          result.layer_streams[l]));
+                       config.nEmbd};
+    for (uint32_t l = 0; l < config.nLayer; ++l)
+      KF_RETURN_IF_ERROR(writeNpyFloat32(
+          absl::StrCat(dumpHidden->second, "/layer_", l, ".npy"), shape,
+          result.layerStreams[l]));
   }
   return absl::OkStatus();
 }
@@ -202,7 +201,7 @@ int run(std::span<const std::string> args, std::ostream &out,
     err << "kf-run: " << *usage << " (kf-run --help for usage)\n";
     return 2;
   }
-  if (absl::Status status = run_reference(parsed, out); !status.ok()) {
+  if (absl::Status status = runReference(parsed, out); !status.ok()) {
     err << "kf-run: " << status.message() << "\n";
     return 1;
   }

@@ -15,9 +15,9 @@ createWeightDecodeEmitter(const kf::PackedLayout &layout,
                           const DotEmitter &isa) {
   switch (layout.format) {
   case kf::Format::Q8_0:
-    return createQ8_0DecodeEmitter(layout, hasHardwareHalf(target));
+    return createQ80DecodeEmitter(layout, hasHardwareHalf(target));
   case kf::Format::Q4_0:
-    return createQ4_0DecodeEmitter(hasHardwareHalf(target));
+    return createQ40DecodeEmitter(hasHardwareHalf(target));
   case kf::Format::MXFP4:
     return createMxfp4DecodeEmitter();
   case kf::Format::Q4_K:
@@ -41,8 +41,7 @@ Value loadKGroup(OpBuilder &b, Location loc, kf::Format format, Value block,
                  int64_t rows, int64_t g) {
   auto type = VectorType::get({4 * rows}, b.getI8Type());
   kf::PackedLayout layout{format, static_cast<int>(rows)};
-  return emitWeightLoad(b, loc, type, block,
-                        kf::packed_kgroup_offset(layout, g));
+  return emitWeightLoad(b, loc, type, block, kf::packedKgroupOffset(layout, g));
 }
 
 Value loadHalfScales(OpBuilder &b, Location loc, Value block, int64_t rows,

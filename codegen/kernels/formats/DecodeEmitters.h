@@ -10,8 +10,8 @@
 namespace kf::codegen {
 
 std::unique_ptr<WeightDecodeEmitter>
-createQ8_0DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf);
-std::unique_ptr<WeightDecodeEmitter> createQ4_0DecodeEmitter(bool hardwareHalf);
+createQ80DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf);
+std::unique_ptr<WeightDecodeEmitter> createQ40DecodeEmitter(bool hardwareHalf);
 std::unique_ptr<WeightDecodeEmitter> createMxfp4DecodeEmitter();
 /// Q4_K, Q5_K or Q6_K.
 std::unique_ptr<WeightDecodeEmitter>

@@ -54,7 +54,7 @@ public:
 
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
-    return loadHalfScales(b, loc, block, rows, kf::fractal64_d_offset(0),
+    return loadHalfScales(b, loc, block, rows, kf::fractal64DOffset(0),
                           hardwareHalf);
   }
 
@@ -65,9 +65,9 @@ public:
     auto type = VectorType::get({4 * rows}, b.getI8Type());
     auto splat = [&](int64_t v) { return emitSplat(b, loc, type, v); };
     Value low = emitWeightLoad(b, loc, type, block,
-                               kf::fractal64_low_offset(layout, t, 0));
+                               kf::fractal64LowOffset(layout, t, 0));
     Value high = emitWeightLoad(b, loc, type, block,
-                                kf::fractal64_high_offset(layout, t / 2, 0));
+                                kf::fractal64HighOffset(layout, t / 2, 0));
     if (Value swapped =
             isa.emitByteBitMap(b, loc, high, {4, 5, 6, 7, 0, 1, 2, 3})) {
       // With a byte bit map in one instruction (vgf2p8affineqb): per step two
@@ -127,7 +127,7 @@ public:
     auto type = VectorType::get({rows}, b.getI32Type());
     auto splat = [&](int64_t v) { return emitSplat(b, loc, type, v); };
     Value words = emitWeightLoad(b, loc, type, block,
-                                 kf::fractal64_scales_offset(layout, 0));
+                                 kf::fractal64ScalesOffset(layout, 0));
     if (j % 2)
       words = arith::ShRUIOp::create(b, loc, words, splat(4));
     Value nibbles = arith::AndIOp::create(b, loc, words, splat(0x0f0f0f0f));

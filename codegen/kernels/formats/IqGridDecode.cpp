@@ -149,8 +149,7 @@ public:
 
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
-    return loadHalfScales(b, loc, block, rows, iq2_xxs_d_offset(0),
-                          hardwareHalf);
+    return loadHalfScales(b, loc, block, rows, iq2xxsDOffset(0), hardwareHalf);
   }
 
   // 2 ls + 1, ls the 4-bit scale of group j (nibble j % 2 of byte j / 2).
@@ -158,7 +157,7 @@ public:
                          int64_t j, const DotEmitter &) const override {
     auto bytes = VectorType::get({rows}, b.getI8Type());
     Value pair = emitWeightLoad(b, loc, bytes, block,
-                                iq2_xxs_scale_offset(packed, j / 2, 0));
+                                iq2xxsScaleOffset(packed, j / 2, 0));
     Value ls =
         j % 2 == 0
             ? arith::AndIOp::create(b, loc, pair, emitSplat(b, loc, bytes, 15))
@@ -235,7 +234,7 @@ private:
     Value indices = arith::ExtUIOp::create(
         b, loc, VectorType::get({rows}, b.getI32Type()),
         emitWeightLoad(b, loc, rowBytes, block,
-                       iq2_xxs_index_offset(packed, step, 0)));
+                       iq2xxsIndexOffset(packed, step, 0)));
     Value table = emitConstantTableAddress(b, loc, kIq2xxsTable);
     auto bytes = VectorType::get({8 * rows}, b.getI8Type());
     Value plus = vector::BitCastOp::create(
@@ -243,7 +242,7 @@ private:
     Value minus = arith::SubIOp::create(
         b, loc, emitSplat(b, loc, bytes, 2 * kIq2xxsOffset), plus);
     Value signs = emitWeightLoad(b, loc, rowBytes, block,
-                                 iq2_xxs_signs_offset(packed, step, 0));
+                                 iq2xxsSignsOffset(packed, step, 0));
     Value negate = vector::BitCastOp::create(
         b, loc, VectorType::get({8 * rows}, b.getI1Type()), signs);
     Value entries = arith::SelectOp::create(b, loc, negate, minus, plus);
@@ -259,7 +258,7 @@ private:
     const int64_t first = slotsPerStep * step;
     auto pairs = VectorType::get({2 * slotsPerStep * rows}, b.getI8Type());
     Value both = emitWeightLoad(b, loc, pairs, block,
-                                iq2_xxs_index_offset(packed, first, 0));
+                                iq2xxsIndexOffset(packed, first, 0));
     SmallVector<int64_t> indexMask, signMask;
     for (int64_t s = 0; s < slotsPerStep; ++s)
       for (int64_t r = 0; r < rows; ++r) {
@@ -286,13 +285,13 @@ private:
     const int64_t first = slotsPerStep * step;
     Value indices =
         emitWeightLoad(b, loc, VectorType::get({64}, b.getI8Type()), block,
-                       iq2_xxs_codebook_step_offset(packed, step));
+                       iq2xxsCodebookStepOffset(packed, step));
     SmallVector<Value, 8> masks;
     for (int64_t s = first; s < first + slotsPerStep; ++s)
       for (int j : {0, 4})
-        masks.push_back(emitWeightLoad(
-            b, loc, b.getI64Type(), block,
-            iq2_xxs_codebook_sign_bit(packed, s, /*r=*/0, j) / 8));
+        masks.push_back(
+            emitWeightLoad(b, loc, b.getI64Type(), block,
+                           iq2xxsCodebookSignBit(packed, s, /*r=*/0, j) / 8));
     static const std::array<uint16_t, 256> book = iq2xxsCodeBook();
     SmallVector<Value, 8> lanes;
     isa.getCodeBookLookup()->emitCodeBookMaskedLanes(
@@ -327,7 +326,7 @@ std::array<uint64_t, 2048> iq1sLaneTable() {
 /// hold 8 w + 9: the table's 8 (v + 1), plus 2 where the delta is
 /// positive. The offset 9 comes back out through the activation's sums of
 /// 16, so each sub-block's integer dot is sum_j (8 v_j + delta_j) q_j, and
-/// the block's integer sum is kf::dot's 8 sumi + sumi_delta (below 2^23).
+/// the block's integer sum is kf::dot's 8 sumi + sumiDelta (below 2^23).
 ///
 /// The ternary layouts (kf/runtime/packed_layout.h) make the same lanes
 /// without the table: a step is a K-group of 2-bit codes c = v + 1 for 16
@@ -360,13 +359,12 @@ public:
                      int64_t rows) const override {
     auto halves = VectorType::get({rows}, b.getI16Type());
     if (!isM())
-      return loadHalfScales(b, loc, block, rows, iq1_s_d_offset(0),
-                            hardwareHalf);
+      return loadHalfScales(b, loc, block, rows, iq1sDOffset(0), hardwareHalf);
     auto splat = [&](int64_t v) { return emitSplat(b, loc, halves, v); };
     Value bits;
     for (int64_t p = 0; p < 4; ++p) {
       Value word = emitWeightLoad(b, loc, halves, block,
-                                  iq1_m_scales_offset(layout(rows), p, 0));
+                                  iq1mScalesOffset(layout(rows), p, 0));
       if (p < 3)
         word = arith::ShRUIOp::create(b, loc, word, splat(12 - 4 * p));
       Value nibble = arith::AndIOp::create(b, loc, word, splat(0xf << 4 * p));
@@ -386,15 +384,15 @@ public:
     int64_t shift;
     if (ternary && !isM()) {
       word = emitWeightLoad(b, loc, words, block,
-                            iq1_s_ternary_scales_offset(layout(rows), 0));
+                            iq1sTernaryScalesOffset(layout(rows), 0));
       shift = 3 * j;
     } else if (isM()) {
       word = emitWeightLoad(b, loc, halves, block,
-                            iq1_m_scales_offset(layout(rows), j / 4, 0));
+                            iq1mScalesOffset(layout(rows), j / 4, 0));
       shift = 6 * (j / 2 % 2) + 3 * (j % 2);
     } else {
       word = emitWeightLoad(b, loc, halves, block,
-                            iq1_s_qh_offset(layout(rows), j, 0));
+                            iq1sQhOffset(layout(rows), j, 0));
       shift = 12;
     }
     if (word.getType() != words)
@@ -421,8 +419,8 @@ public:
     declareConstantTable(b, loc, module, kIq1sTable, lanes);
   }
 
-  // kf::dot's IQ1 sum: (d * d_x) * (sumi + 0.125 * sumi_delta), which is
-  // (d * d_x) * (isum * 0.125) exactly: isum = 8 sumi + sumi_delta is below
+  // kf::dot's IQ1 sum: (d * d_x) * (sumi + 0.125 * sumiDelta), which is
+  // (d * d_x) * (isum * 0.125) exactly: isum = 8 sumi + sumiDelta is below
   // 2^23, so both sides are the exact value of isum / 8 before the product.
   Value scaleBlock(OpBuilder &b, Location loc, Value dot, Value wScales,
                    Value xScale) const override {
@@ -452,19 +450,18 @@ private:
           emitWeightLoad(b, loc, VectorType::get({rows}, element), block,
                          offset));
     };
-    Value low =
-        widen(b.getI8Type(), isM() ? iq1_m_index_offset(packed, step, 0)
-                                   : iq1_s_index_offset(packed, step, 0));
+    Value low = widen(b.getI8Type(), isM() ? iq1mIndexOffset(packed, step, 0)
+                                           : iq1sIndexOffset(packed, step, 0));
     // The high index bits and the delta's sign bit: IQ1_S's group qh, bits
     // 3l.. and 15; IQ1_M's qh byte 2g + l / 2, nibble l % 2 (bits 0..2, 3).
     Value qh;
     int64_t highShift, signBit;
     if (isM()) {
-      qh = widen(b.getI8Type(), iq1_m_qh_offset(packed, 2 * g + l / 2, 0));
+      qh = widen(b.getI8Type(), iq1mQhOffset(packed, 2 * g + l / 2, 0));
       highShift = 4 * (l % 2);
       signBit = highShift + 3;
     } else {
-      qh = widen(b.getI16Type(), iq1_s_qh_offset(packed, g, 0));
+      qh = widen(b.getI16Type(), iq1sQhOffset(packed, g, 0));
       highShift = 3 * l;
       signBit = 15;
     }
@@ -494,11 +491,11 @@ private:
   // +1/8) as a vector<R x i1>, loaded as they lie.
   Value loadPositiveDeltas(OpBuilder &b, Location loc, Value block,
                            int64_t rows, int64_t s) const {
-    const int64_t bit = iq1_m_ternary_delta_bit(layout(rows), s, 0);
+    const int64_t bit = iq1mTernaryDeltaBit(layout(rows), s, 0);
     Type bits = b.getIntegerType(rows);
-    Value mask = emitWeightLoad(
-        b, loc, b.getIntegerType(std::max<int64_t>(8, rows)), block,
-        iq1_m_ternary_deltas_offset(layout(rows)) + bit / 8);
+    Value mask =
+        emitWeightLoad(b, loc, b.getIntegerType(std::max<int64_t>(8, rows)),
+                       block, iq1mTernaryDeltasOffset(layout(rows)) + bit / 8);
     if (rows < 8) {
       mask = arith::ShRUIOp::create(
           b, loc, mask,
@@ -520,13 +517,13 @@ private:
     auto words = VectorType::get({rows}, b.getI32Type());
     auto splat = [&](int64_t v) { return emitSplat(b, loc, words, v); };
     Value codes = emitWeightLoad(b, loc, words, block,
-                                 iq1_ternary_codes_offset(packed, step, 0));
+                                 iq1TernaryCodesOffset(packed, step, 0));
     // IQ1_S's sign per group of 32 (bit 24 + g of the scale word); IQ1_M's
     // delta bits per slot of 8, the rows' as one mask.
     Value signs;
     if (!isM())
       signs = emitWeightLoad(b, loc, words, block,
-                             iq1_s_ternary_scales_offset(packed, 0));
+                             iq1sTernaryScalesOffset(packed, 0));
     for (int64_t j = 0; j < 4; ++j) {
       const int64_t weight = 16 * step + 4 * j;
       Value positive =

@@ -47,14 +47,14 @@ protected:
                    int64_t j) const {
     kf::PackedLayout layout{format, static_cast<int>(rows)};
     return loadHalfScales(b, loc, block, rows,
-                          kf::packed_scale_offset(layout, j, 0), hardwareHalf);
+                          kf::packedScaleOffset(layout, j, 0), hardwareHalf);
   }
   /// The R bytes of header byte `j`.
   Value loadHeaderBytes(OpBuilder &b, Location loc, Value block, int64_t rows,
                         int64_t j) const {
     kf::PackedLayout layout{format, static_cast<int>(rows)};
     return emitWeightLoad(b, loc, VectorType::get({rows}, b.getI8Type()), block,
-                          kf::packed_scale_offset(layout, j, 0));
+                          kf::packedScaleOffset(layout, j, 0));
   }
 
   kf::Format format;
@@ -100,7 +100,7 @@ public:
     out.push_back({high, 64 * c + 32 + 4 * t});
   }
 
-  // unpack_scales_mins_k4 on the 12 header bytes p (header bytes 4..15):
+  // unpackScalesMinsK4 on the 12 header bytes p (header bytes 4..15):
   // sub-block j < 4: p[j] & 63; else (p[j + 4] & 15) | (p[j - 4] >> 6) << 4.
   Value getSubBlockScale(OpBuilder &b, Location loc, Value block, int64_t rows,
                          int64_t j, const DotEmitter &) const override {

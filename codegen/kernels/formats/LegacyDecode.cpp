@@ -31,10 +31,10 @@ private:
   bool hardwareHalf;
 };
 
-class Q8_0Decode : public Fp16ScaledDecode {
+class Q80Decode : public Fp16ScaledDecode {
 public:
-  Q8_0Decode(const kf::PackedLayout &layout, bool hardwareHalf)
-      : Fp16ScaledDecode(hardwareHalf), range{8, kf::lane_offset(layout),
+  Q80Decode(const kf::PackedLayout &layout, bool hardwareHalf)
+      : Fp16ScaledDecode(hardwareHalf), range{8, kf::laneOffset(layout),
                                               layout.encoding ==
                                                   kf::LaneEncoding::Signed} {}
 
@@ -59,7 +59,7 @@ private:
   LaneRange range;
 };
 
-class Q4_0Decode : public Fp16ScaledDecode {
+class Q40Decode : public Fp16ScaledDecode {
 public:
   using Fp16ScaledDecode::Fp16ScaledDecode;
 
@@ -87,13 +87,12 @@ public:
 } // namespace
 
 std::unique_ptr<WeightDecodeEmitter>
-createQ8_0DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf) {
-  return std::make_unique<Q8_0Decode>(layout, hardwareHalf);
+createQ80DecodeEmitter(const kf::PackedLayout &layout, bool hardwareHalf) {
+  return std::make_unique<Q80Decode>(layout, hardwareHalf);
 }
 
-std::unique_ptr<WeightDecodeEmitter>
-createQ4_0DecodeEmitter(bool hardwareHalf) {
-  return std::make_unique<Q4_0Decode>(hardwareHalf);
+std::unique_ptr<WeightDecodeEmitter> createQ40DecodeEmitter(bool hardwareHalf) {
+  return std::make_unique<Q40Decode>(hardwareHalf);
 }
 
 } // namespace kf::codegen

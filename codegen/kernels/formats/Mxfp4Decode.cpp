@@ -42,7 +42,7 @@ public:
   LaneRange getLaneRange() const override { return {5, kLaneOffset}; }
   int64_t getStepsPerBlock() const override { return 4; }
 
-  // kf::mxfp4_scale_bits: (e - 1) << 23 for e >= 2, else (e + 1) << 21.
+  // kf::mxfp4ScaleBits: (e - 1) << 23 for e >= 2, else (e + 1) << 21.
   Value decodeScales(OpBuilder &b, Location loc, Value block,
                      int64_t rows) const override {
     auto i32Type = VectorType::get({rows}, b.getI32Type());

@@ -4,8 +4,8 @@
 // six K-groups [q][r][4] holding each row's slot bytes, slots 4q .. 4q + 3
 // (K-group 5: the rows' slots 20 and 21, two bytes each, then their fp16 d's:
 // one half-vector load, as vcvtph2ps takes them), a book3 slot's sign at bit
-// 6 (vq3_64_slot_index_bits) and the sub-scale stream in the bits above the
-// indices (vq3_64_stream_bit). Slots 20 and 21 widened to words, the pair in
+// 6 (vq3_64SlotIndexBits) and the sub-scale stream in the bits above the
+// indices (vq3_64StreamBit). Slots 20 and 21 widened to words, the pair in
 // both halves (one vpermw), stand for K-group 5's words: either half meets
 // the next or the previous K-group's slots in one funnel shift (vpshldd).
 //
@@ -70,7 +70,7 @@ constexpr bool readsThePackedStreamBits() {
     const int kGroup = k < 4 ? i : 3 + i;
     const int byte = kGroup == 5 ? k % 2 : k % 4;
     const int bit = kGroup == 5 && k < 6 ? 6 : 7;
-    const kf::Vq3StreamBit at = kf::vq3_64_stream_bit(s);
+    const kf::Vq3StreamBit at = kf::vq3_64StreamBit(s);
     if (at.slot != 4 * kGroup + byte || at.bit != bit)
       return false;
   }
@@ -113,7 +113,7 @@ public:
                      int64_t rows) const override {
     Value d =
         loadHalfScales(b, loc, block, rows,
-                       kf::vq3_64_d_offset(layoutOf(rows), 0), hardwareHalf);
+                       kf::vq3_64DOffset(layoutOf(rows), 0), hardwareHalf);
     auto f32Rows = VectorType::get({rows}, b.getF32Type());
     Value g = arith::ConstantOp::create(
         b, loc, f32Rows,
@@ -215,7 +215,7 @@ private:
   Value loadSlotWords(OpBuilder &b, Location loc, Value block, int64_t rows,
                       int64_t q) const {
     auto words = VectorType::get({rows}, b.getI32Type());
-    const int64_t offset = kf::vq3_64_slot_offset(layoutOf(rows), 4 * q, 0);
+    const int64_t offset = kf::vq3_64SlotOffset(layoutOf(rows), 4 * q, 0);
     if (q < 5)
       return emitWeightLoad(b, loc, words, block, offset);
     Value pairs = emitWeightLoad(
@@ -227,7 +227,7 @@ private:
         b, loc, words, vector::ShuffleOp::create(b, loc, pairs, pairs, twice));
   }
 
-  /// Words whose byte j holds u_{4h + j}'s bits (vq3_64_stream_bit): bit i
+  /// Words whose byte j holds u_{4h + j}'s bits (vq3_64StreamBit): bit i
   /// of each byte of K-group 3h + i (i < 2, and i = 2 for h = 0) moved to bit
   /// i, or'ed; for h = 1 slots 20 and 21 widened (loadSlotWords(5): bytes 0
   /// and 1 again in 2 and 3), their bits 6 and 7 moved to bits 2 and 3: u_4

@@ -142,7 +142,7 @@ std::unique_ptr<DotEmitter> createDotEmitter(KernelIsa isa,
 
 std::unique_ptr<FloatDotEmitter> createFloatDotEmitter(KernelIsa isa,
                                                        kf::Format format) {
-  assert(isaSupportsFormat(isa, format) && kf::is_float_format(format));
+  assert(isaSupportsFormat(isa, format) && kf::isFloatFormat(format));
   switch (isa) {
   case KernelIsa::Avx512Bf16:
     return createAvx512Bf16DotEmitter();

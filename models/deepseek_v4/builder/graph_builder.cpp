@@ -30,16 +30,16 @@ constexpr int64_t kDynamic = ::mlir::ShapedType::kDynamic;
 // The rope of a layer's attention (model §1, §2; bare § numbers in this file
 // are sections of docs/models/deepseek_v4_model.md): plain on window-only
 // layers, YaRN with the compressed base elsewhere, as the reference's
-// layer_rope.
-kfd::RopeAttr layer_rope(mlir::MLIRContext *context, const Config &c,
-                         uint32_t layer) {
+// layerRope.
+kfd::RopeAttr layerRope(mlir::MLIRContext *context, const Config &c,
+                        uint32_t layer) {
   auto f = [](double v) { return llvm::APFloat(v); };
   if (c.attention(layer) == AttentionKind::Window)
-    return kfd::RopeAttr::get(context, c.rope_dim, f(c.rope_base), f(0), f(0),
+    return kfd::RopeAttr::get(context, c.ropeDim, f(c.ropeBase), f(0), f(0),
                               f(0), 0);
-  return kfd::RopeAttr::get(context, c.rope_dim, f(c.compress_rope_base),
-                            f(c.yarn_factor), f(c.yarn_beta_fast),
-                            f(c.yarn_beta_slow), c.yarn_original_context);
+  return kfd::RopeAttr::get(context, c.ropeDim, f(c.compressRopeBase),
+                            f(c.yarnFactor), f(c.yarnBetaFast),
+                            f(c.yarnBetaSlow), c.yarnOriginalContext);
 }
 
 class GraphBuilder {
@@ -52,13 +52,13 @@ public:
 
 private:
   // Declarations.
-  void declare_weights(std::span<const Format> formats);
-  void declare_caches();
+  void declareWeights(std::span<const Format> formats);
+  void declareCaches();
 
   // One function: @prefill (a sequence from position 0) or @decode.
-  void build_function(bool decode);
+  void buildFunction(bool decode);
   // HcPre of the layer's "attn" or "ffn" site.
-  mlir::kf::HcPreOp hc_pre(Value streams, std::string_view site);
+  mlir::kf::HcPreOp hcPre(Value streams, std::string_view site);
   Value attention(Value streams);
   Value moe(Value streams);
   Value head(Value streams);
@@ -67,11 +67,11 @@ private:
   Location at(std::string_view step) {
     std::string name = layer_ < 0
                            ? std::string(step)
-                           : absl::StrCat("blk.", layer_, ".", to_absl(step));
+                           : absl::StrCat("blk.", layer_, ".", toAbsl(step));
     return mlir::NameLoc::get(b_.getStringAttr(name));
   }
-  std::string layer_name(std::string_view tensor) const {
-    return absl::StrCat("blk.", layer_, ".", to_absl(tensor), ".weight");
+  std::string layerName(std::string_view tensor) const {
+    return absl::StrCat("blk.", layer_, ".", toAbsl(tensor), ".weight");
   }
 
   // Values.
@@ -83,17 +83,17 @@ private:
         b_, loc, weights_.at(name),
         mlir::FlatSymbolRefAttr::get(&context_, name));
   }
-  Value layer_weight(std::string_view tensor, Location loc) {
-    return weight(layer_name(tensor), loc);
+  Value layerWeight(std::string_view tensor, Location loc) {
+    return weight(layerName(tensor), loc);
   }
   Value cache(std::string_view kind, Location loc) {
-    std::string name = absl::StrCat("blk.", layer_, ".", to_absl(kind));
+    std::string name = absl::StrCat("blk.", layer_, ".", toAbsl(kind));
     return kfd::GetCacheOp::create(
         b_, loc, caches_.at(name),
         mlir::FlatSymbolRefAttr::get(&context_, name));
   }
   // The activation side of a quantized linear: FP8SIM in blocks of 128.
-  Value fp8_activation(Value x, Location loc) {
+  Value fp8Activation(Value x, Location loc) {
     if (!options_.simulate)
       return x;
     return kfd::Fp8SimOp::create(b_, loc, x.getType(), x,
@@ -110,35 +110,35 @@ private:
   // The result precision of a linear of `role`: the arithmetic its role has
   // in the official checkpoint (linear_roles.h), whatever the file stores.
   static kfd::Precision precision(LinearRole role) {
-    return linear_role(role).arithmetic == LinearArithmetic::Fp32
+    return linearRole(role).arithmetic == LinearArithmetic::Fp32
                ? kfd::Precision::f32
                : kfd::Precision::bf16;
   }
   // A linear of `role`; Lin of §2 (FP8 activations, simulated) for
   // the roles whose checkpoint weight is FP8 or FP4.
   Value linear(LinearRole role, Value x, Value w, Location loc) {
-    if (linear_role(role).arithmetic == LinearArithmetic::Quantized)
-      x = fp8_activation(x, loc);
+    if (linearRole(role).arithmetic == LinearArithmetic::Quantized)
+      x = fp8Activation(x, loc);
     return linear(x, w, precision(role), loc);
   }
   Value linear(LinearRole role, Value x, std::string_view tensor,
                Location loc) {
-    return linear(role, x, layer_weight(tensor, loc), loc);
+    return linear(role, x, layerWeight(tensor, loc), loc);
   }
-  Value rms_norm(Value x, Value w, kfd::Precision compute, Location loc) {
+  Value rmsNorm(Value x, Value w, kfd::Precision compute, Location loc) {
     return kfd::RmsNormOp::create(b_, loc, x.getType(), x, w,
-                                  b_.getF32FloatAttr(c_.norm_eps),
+                                  b_.getF32FloatAttr(c_.normEps),
                                   kfd::PrecisionAttr::get(&context_, compute));
   }
   // [T, heads·dim] -> [T, heads, dim].
-  Value split_heads(Value x, int64_t heads, int64_t dim, Location loc);
+  Value splitHeads(Value x, int64_t heads, int64_t dim, Location loc);
   // [T, heads, dim] -> [T, heads·dim].
-  Value merge_heads(Value x, Location loc);
+  Value mergeHeads(Value x, Location loc);
   Value rope(Value x, bool inverse, Location loc) {
     return kfd::RopeOp::create(b_, loc, x.getType(), x, positions_, rope_,
                                inverse ? b_.getUnitAttr() : mlir::UnitAttr());
   }
-  void compress(std::string_view cache_kind, std::string_view prefix,
+  void compress(std::string_view cacheKind, std::string_view prefix,
                 kfd::EntryPost post, Value xn, Location loc);
 
   mlir::MLIRContext &context_;
@@ -151,7 +151,7 @@ private:
 
   // The function being built.
   bool decode_ = false;
-  int64_t tokens_dim_ = kDynamic; // T: dynamic in prefill, 1 in decode
+  int64_t tokensDim_ = kDynamic; // T: dynamic in prefill, 1 in decode
   Value tokens_, positions_;
   int64_t layer_ = -1;
   kfd::RopeAttr rope_;
@@ -164,15 +164,15 @@ GraphBuilder::build(std::span<const Format> formats) {
                              llvm::StringRef(options_.name));
   module_ = *module;
   b_.setInsertionPointToEnd(module_.getBody());
-  declare_weights(formats);
-  declare_caches();
-  build_function(/*decode=*/false);
-  build_function(/*decode=*/true);
+  declareWeights(formats);
+  declareCaches();
+  buildFunction(/*decode=*/false);
+  buildFunction(/*decode=*/true);
   return module;
 }
 
-void GraphBuilder::declare_weights(std::span<const Format> formats) {
-  std::vector<TensorSpec> specs = tensor_specs(c_);
+void GraphBuilder::declareWeights(std::span<const Format> formats) {
+  std::vector<TensorSpec> specs = tensorSpecs(c_);
   Location loc = mlir::NameLoc::get(b_.getStringAttr("weights"));
   for (size_t i = 0; i < specs.size(); ++i) {
     // ggml's shape lists the row length first; the type is row-major.
@@ -187,7 +187,7 @@ void GraphBuilder::declare_weights(std::span<const Format> formats) {
   }
 }
 
-void GraphBuilder::declare_caches() {
+void GraphBuilder::declareCaches() {
   Location loc = mlir::NameLoc::get(b_.getStringAttr("caches"));
   mlir::Type bf16 = b_.getBF16Type();
   // Each cache names its layer's attention kind, which reports show
@@ -199,98 +199,97 @@ void GraphBuilder::declare_caches() {
                                       mlir::TypeAttr::get(type));
     cache->setAttr(kfd::KfDialect::kLayerKindAttrName, kind);
   };
-  for (uint32_t l = 0; l < c_.n_layer; ++l) {
-    kind = b_.getStringAttr(attention_kind_name(c_.attention(l)));
+  for (uint32_t l = 0; l < c_.nLayer; ++l) {
+    kind = b_.getStringAttr(attentionKindName(c_.attention(l)));
     declare(absl::StrCat("blk.", l, ".kv"),
-            kfd::WindowCacheType::get(&context_, c_.window, c_.head_dim, bf16));
-    int64_t ratio = c_.compress_ratios[l];
+            kfd::WindowCacheType::get(&context_, c_.window, c_.headDim, bf16));
+    int64_t ratio = c_.compressRatios[l];
     if (ratio == 0)
       continue;
     declare(absl::StrCat("blk.", l, ".compressor"),
-            kfd::CompressedCacheType::get(&context_, ratio, c_.head_dim,
-                                          c_.compressor_halves(l) == 2, bf16));
+            kfd::CompressedCacheType::get(&context_, ratio, c_.headDim,
+                                          c_.compressorHalves(l) == 2, bf16));
     if (c_.attention(l) == AttentionKind::Csa)
       declare(absl::StrCat("blk.", l, ".indexer"),
-              kfd::CompressedCacheType::get(&context_, ratio,
-                                            c_.indexer_head_dim, true, bf16));
+              kfd::CompressedCacheType::get(&context_, ratio, c_.indexerHeadDim,
+                                            true, bf16));
   }
 }
 
-Value GraphBuilder::split_heads(Value x, int64_t heads, int64_t dim,
-                                Location loc) {
+Value GraphBuilder::splitHeads(Value x, int64_t heads, int64_t dim,
+                               Location loc) {
   llvm::SmallVector<mlir::OpFoldResult> shape;
-  if (tokens_dim_ == kDynamic)
+  if (tokensDim_ == kDynamic)
     shape.push_back(mlir::tensor::DimOp::create(b_, loc, x, 0).getResult());
   else
-    shape.push_back(b_.getIndexAttr(tokens_dim_));
+    shape.push_back(b_.getIndexAttr(tokensDim_));
   shape.push_back(b_.getIndexAttr(heads));
   shape.push_back(b_.getIndexAttr(dim));
   return mlir::tensor::ExpandShapeOp::create(
-      b_, loc, f32({tokens_dim_, heads, dim}), x,
+      b_, loc, f32({tokensDim_, heads, dim}), x,
       llvm::ArrayRef<mlir::ReassociationIndices>{{0}, {1, 2}}, shape);
 }
 
-Value GraphBuilder::merge_heads(Value x, Location loc) {
+Value GraphBuilder::mergeHeads(Value x, Location loc) {
   auto type = llvm::cast<RankedTensorType>(x.getType());
   return mlir::tensor::CollapseShapeOp::create(
-      b_, loc, f32({tokens_dim_, type.getDimSize(1) * type.getDimSize(2)}), x,
+      b_, loc, f32({tokensDim_, type.getDimSize(1) * type.getDimSize(2)}), x,
       llvm::ArrayRef<mlir::ReassociationIndices>{{0}, {1, 2}});
 }
 
-void GraphBuilder::compress(std::string_view cache_kind,
-                            std::string_view prefix, kfd::EntryPost post,
-                            Value xn, Location loc) {
+void GraphBuilder::compress(std::string_view cacheKind, std::string_view prefix,
+                            kfd::EntryPost post, Value xn, Location loc) {
   Value parts[4];
   for (int i = 0; i < 4; ++i) {
     std::string_view what = std::array{"kv", "gate", "ape", "norm"}[i];
-    parts[i] = layer_weight(
-        absl::StrCat(to_absl(prefix), "_compressor_", to_absl(what)), loc);
+    parts[i] = layerWeight(
+        absl::StrCat(toAbsl(prefix), "_compressor_", toAbsl(what)), loc);
   }
-  kfd::CompressOp::create(b_, loc, xn, positions_, cache(cache_kind, loc),
+  kfd::CompressOp::create(b_, loc, xn, positions_, cache(cacheKind, loc),
                           parts[0], parts[1], parts[2], parts[3], rope_,
                           kfd::EntryPostAttr::get(&context_, post),
-                          b_.getF32FloatAttr(c_.norm_eps));
+                          b_.getF32FloatAttr(c_.normEps));
 }
 
-kfd::HcPreOp GraphBuilder::hc_pre(Value streams, std::string_view site) {
-  const int64_t T = tokens_dim_, D = c_.n_embd, M = c_.hc;
-  std::string step = absl::StrCat(to_absl(site), "_hc_pre");
-  std::string hc = absl::StrCat("hc_", to_absl(site), "_");
-  Value fn = layer_weight(hc + "fn", at(step));
-  Value base = layer_weight(hc + "base", at(step));
-  Value scale = layer_weight(hc + "scale", at(step));
+kfd::HcPreOp GraphBuilder::hcPre(Value streams, std::string_view site) {
+  const int64_t T = tokensDim_, D = c_.nEmbd, M = c_.hc;
+  std::string step = absl::StrCat(toAbsl(site), "_hc_pre");
+  std::string hc = absl::StrCat("hc_", toAbsl(site), "_");
+  Value fn = layerWeight(hc + "fn", at(step));
+  Value base = layerWeight(hc + "base", at(step));
+  Value scale = layerWeight(hc + "scale", at(step));
   return kfd::HcPreOp::create(
       b_, at(step), f32({T, D}), f32({T, M}), f32({T, M, M}), streams, fn, base,
-      scale, b_.getI64IntegerAttr(c_.sinkhorn_iterations),
-      b_.getF32FloatAttr(c_.hc_eps), b_.getF32FloatAttr(c_.norm_eps));
+      scale, b_.getI64IntegerAttr(c_.sinkhornIterations),
+      b_.getF32FloatAttr(c_.hcEps), b_.getF32FloatAttr(c_.normEps));
 }
 
 Value GraphBuilder::attention(Value streams) {
-  const int64_t T = tokens_dim_, H = c_.n_head, dh = c_.head_dim, W = c_.window;
+  const int64_t T = tokensDim_, H = c_.nHead, dh = c_.headDim, W = c_.window;
   const AttentionKind kind = c_.attention(layer_);
-  const int64_t ratio = c_.compress_ratios[layer_];
-  kfd::HcPreOp pre = hc_pre(streams, "attn");
-  Value xn = rms_norm(pre.getX(), layer_weight("attn_norm", at("attn_norm")),
-                      kfd::Precision::f32, at("attn_norm"));
+  const int64_t ratio = c_.compressRatios[layer_];
+  kfd::HcPreOp pre = hcPre(streams, "attn");
+  Value xn = rmsNorm(pre.getX(), layerWeight("attn_norm", at("attn_norm")),
+                     kfd::Precision::f32, at("attn_norm"));
 
   // The query (§4.2): low-rank, normed per head in bf16, rotated.
   Value qr = linear(LinearRole::AttnQA, xn, "attn_q_a", at("q_a"));
-  qr = rms_norm(qr, layer_weight("attn_q_a_norm", at("q_a_norm")),
-                kfd::Precision::f32, at("q_a_norm"));
-  Value q = split_heads(linear(LinearRole::AttnQB, qr, "attn_q_b", at("q_b")),
-                        H, dh, at("q_b"));
-  q = rms_norm(q, Value(), kfd::Precision::bf16, at("q_norm"));
+  qr = rmsNorm(qr, layerWeight("attn_q_a_norm", at("q_a_norm")),
+               kfd::Precision::f32, at("q_a_norm"));
+  Value q = splitHeads(linear(LinearRole::AttnQB, qr, "attn_q_b", at("q_b")), H,
+                       dh, at("q_b"));
+  q = rmsNorm(q, Value(), kfd::Precision::bf16, at("q_norm"));
   q = rope(q, /*inverse=*/false, at("q_rope"));
 
   // The KV latent, one row per token, key and value at once.
   Value kv = linear(LinearRole::AttnKv, xn, "attn_kv", at("kv"));
-  kv = rms_norm(kv, layer_weight("attn_kv_a_norm", at("kv")),
-                kfd::Precision::f32, at("kv"));
+  kv = rmsNorm(kv, layerWeight("attn_kv_a_norm", at("kv")), kfd::Precision::f32,
+               at("kv"));
   kv = rope(kv, /*inverse=*/false, at("kv"));
   if (options_.simulate)
     kv = kfd::Fp8SimOp::create(b_, at("kv"), kv.getType(), kv,
                                b_.getI64IntegerAttr(64),
-                               b_.getI64IntegerAttr(dh - c_.rope_dim));
+                               b_.getI64IntegerAttr(dh - c_.ropeDim));
 
   // The window bank: the call's fresh rows in a prefill, the ring in a
   // decode (which has just received this token's row).
@@ -306,7 +305,7 @@ Value GraphBuilder::attention(Value streams) {
 
   // Compressed entries (§4.3) and the ones each query sees (§4.4).
   Value entries, selected;
-  auto index_type = RankedTensorType::get({T, kDynamic}, b_.getI32Type());
+  auto indexType = RankedTensorType::get({T, kDynamic}, b_.getI32Type());
   if (kind == AttentionKind::Csa)
     compress("indexer", "indexer",
              options_.simulate ? kfd::EntryPost::hadamard_fp4
@@ -320,11 +319,11 @@ Value GraphBuilder::attention(Value streams) {
                                        cache("compressor", at("compress")));
   }
   if (kind == AttentionKind::Csa) {
-    const int64_t hi = c_.indexer_heads, di = c_.indexer_head_dim;
+    const int64_t hi = c_.indexerHeads, di = c_.indexerHeadDim;
     Location loc = at("indexer");
     Value qi =
-        split_heads(linear(LinearRole::IndexerQB, qr, "indexer.attn_q_b", loc),
-                    hi, di, loc);
+        splitHeads(linear(LinearRole::IndexerQB, qr, "indexer.attn_q_b", loc),
+                   hi, di, loc);
     qi = rope(qi, /*inverse=*/false, loc);
     if (options_.simulate) {
       qi = kfd::HadamardOp::create(b_, loc, qi.getType(), qi);
@@ -341,11 +340,11 @@ Value GraphBuilder::attention(Value streams) {
         kfd::IndexerScoresOp::create(b_, loc, f32({T, kDynamic}), qi, weights,
                                      keys, b_.getF32FloatAttr(scale));
     selected = kfd::IndexerTopKOp::create(
-        b_, loc, index_type, scores, positions_,
-        b_.getI64IntegerAttr(c_.indexer_top_k), b_.getI64IntegerAttr(ratio));
+        b_, loc, indexType, scores, positions_,
+        b_.getI64IntegerAttr(c_.indexerTopK), b_.getI64IntegerAttr(ratio));
   } else if (kind == AttentionKind::Hca) {
     selected =
-        kfd::VisibleEntriesOp::create(b_, at("indexer"), index_type, positions_,
+        kfd::VisibleEntriesOp::create(b_, at("indexer"), indexType, positions_,
                                       entries, b_.getI64IntegerAttr(ratio));
   }
 
@@ -353,12 +352,11 @@ Value GraphBuilder::attention(Value streams) {
   float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dh)));
   Value o = kfd::SparseAttentionOp::create(
       b_, at("attention"), f32({T, H, dh}), q, bank, window, entries, selected,
-      layer_weight("attn_sinks", at("attention")), b_.getF32FloatAttr(scale));
-  o = merge_heads(rope(o, /*inverse=*/true, at("o_rope")), at("o_rope"));
+      layerWeight("attn_sinks", at("attention")), b_.getF32FloatAttr(scale));
+  o = mergeHeads(rope(o, /*inverse=*/true, at("o_rope")), at("o_rope"));
   Value z = kfd::GroupedLinearOp::create(
-      b_, at("o_a"), f32({T, int64_t{c_.o_groups} * c_.o_lora_rank}), o,
-      layer_weight("attn_output_a", at("o_a")),
-      b_.getI64IntegerAttr(c_.o_groups),
+      b_, at("o_a"), f32({T, int64_t{c_.oGroups} * c_.oLoraRank}), o,
+      layerWeight("attn_output_a", at("o_a")), b_.getI64IntegerAttr(c_.oGroups),
       kfd::PrecisionAttr::get(&context_, precision(LinearRole::AttnOutputA)));
   Value out = linear(LinearRole::AttnOutputB, z, "attn_output_b", at("o_b"));
   return kfd::HcPostOp::create(b_, at("attn_hc_post"), streams.getType(), out,
@@ -366,16 +364,16 @@ Value GraphBuilder::attention(Value streams) {
 }
 
 Value GraphBuilder::moe(Value streams) {
-  const int64_t T = tokens_dim_, D = c_.n_embd, k = c_.n_expert_used;
-  kfd::HcPreOp pre = hc_pre(streams, "ffn");
-  Value xn = rms_norm(pre.getX(), layer_weight("ffn_norm", at("ffn_norm")),
-                      kfd::Precision::f32, at("ffn_norm"));
+  const int64_t T = tokensDim_, D = c_.nEmbd, k = c_.nExpertUsed;
+  kfd::HcPreOp pre = hcPre(streams, "ffn");
+  Value xn = rmsNorm(pre.getX(), layerWeight("ffn_norm", at("ffn_norm")),
+                     kfd::Precision::f32, at("ffn_norm"));
   Value logits = linear(LinearRole::Router, xn, "ffn_gate_inp", at("router"));
 
   // §4.5: the first layers route by token id, the others by score + bias.
   Value bias, table, tokens;
-  if (c_.hash_routed(layer_)) {
-    table = layer_weight("ffn_gate_tid2eid", at("gate"));
+  if (c_.hashRouted(layer_)) {
+    table = layerWeight("ffn_gate_tid2eid", at("gate"));
     tokens = tokens_;
   } else {
     bias =
@@ -384,39 +382,37 @@ Value GraphBuilder::moe(Value streams) {
   auto gate = kfd::MoeGateOp::create(
       b_, at("gate"), RankedTensorType::get({T, k}, b_.getI32Type()),
       f32({T, k}), logits, bias, table, tokens, b_.getI64IntegerAttr(k),
-      b_.getF32FloatAttr(c_.route_scale));
+      b_.getF32FloatAttr(c_.routeScale));
   Location loc = at("moe");
   Value experts[3], shared[3];
   for (int i = 0; i < 3; ++i) {
     std::string_view part = std::array{"gate", "up", "down"}[i];
-    experts[i] =
-        layer_weight(absl::StrCat("ffn_", to_absl(part), "_exps"), loc);
-    shared[i] =
-        layer_weight(absl::StrCat("ffn_", to_absl(part), "_shexp"), loc);
+    experts[i] = layerWeight(absl::StrCat("ffn_", toAbsl(part), "_exps"), loc);
+    shared[i] = layerWeight(absl::StrCat("ffn_", toAbsl(part), "_shexp"), loc);
   }
   // One flag for the routed and the shared experts: both are Lin roles
   // (linear_roles.h), so both take FP8 activations when simulating.
   const bool fp8 = options_.simulate &&
-                   linear_role(LinearRole::RoutedExpert).arithmetic ==
+                   linearRole(LinearRole::RoutedExpert).arithmetic ==
                        LinearArithmetic::Quantized &&
-                   linear_role(LinearRole::SharedExpert).arithmetic ==
+                   linearRole(LinearRole::SharedExpert).arithmetic ==
                        LinearArithmetic::Quantized;
   Value y = kfd::MoeOp::create(
       b_, loc, f32({T, D}), xn, gate.getIds(), gate.getWeights(), experts[0],
       experts[1], experts[2], shared[0], shared[1], shared[2],
-      b_.getF32FloatAttr(c_.swiglu_clamp_exp.at(layer_)),
-      b_.getF32FloatAttr(c_.swiglu_clamp_shexp.at(layer_)),
+      b_.getF32FloatAttr(c_.swigluClampExp.at(layer_)),
+      b_.getF32FloatAttr(c_.swigluClampShexp.at(layer_)),
       fp8 ? b_.getUnitAttr() : mlir::UnitAttr());
   return kfd::HcPostOp::create(b_, at("ffn_hc_post"), streams.getType(), y,
                                streams, pre.getPost(), pre.getComb());
 }
 
 Value GraphBuilder::head(Value streams) {
-  const int64_t D = c_.n_embd, M = c_.hc;
+  const int64_t D = c_.nEmbd, M = c_.hc;
   Location loc = at("head");
   // §3, §6: the head reads the last token only.
   Value last = streams;
-  if (tokens_dim_ != 1) {
+  if (tokensDim_ != 1) {
     Value zero = mlir::arith::ConstantIndexOp::create(b_, loc, 0);
     Value one = mlir::arith::ConstantIndexOp::create(b_, loc, 1);
     Value count = mlir::tensor::DimOp::create(b_, loc, streams, zero);
@@ -434,63 +430,62 @@ Value GraphBuilder::head(Value streams) {
   Value base = weight("output_hc_base.weight", loc);
   Value scale = weight("output_hc_scale.weight", loc);
   Value y = kfd::HcHeadOp::create(b_, loc, f32({1, D}), last, fn, base, scale,
-                                  b_.getF32FloatAttr(c_.hc_eps),
-                                  b_.getF32FloatAttr(c_.norm_eps));
-  y = rms_norm(y, weight("output_norm.weight", loc), kfd::Precision::f32, loc);
+                                  b_.getF32FloatAttr(c_.hcEps),
+                                  b_.getF32FloatAttr(c_.normEps));
+  y = rmsNorm(y, weight("output_norm.weight", loc), kfd::Precision::f32, loc);
   return linear(LinearRole::Output, y, weight("output.weight", loc), loc);
 }
 
-void GraphBuilder::build_function(bool decode) {
+void GraphBuilder::buildFunction(bool decode) {
   decode_ = decode;
-  tokens_dim_ = decode ? 1 : kDynamic;
+  tokensDim_ = decode ? 1 : kDynamic;
   layer_ = -1;
-  const int64_t T = tokens_dim_;
-  auto tokens_type = RankedTensorType::get({T}, b_.getI32Type());
-  auto positions_type = RankedTensorType::get({T}, b_.getI64Type());
-  auto logits_type = f32({1, c_.n_vocab});
-  auto token_type = RankedTensorType::get({1}, b_.getI32Type());
+  const int64_t T = tokensDim_;
+  auto tokensType = RankedTensorType::get({T}, b_.getI32Type());
+  auto positionsType = RankedTensorType::get({T}, b_.getI64Type());
+  auto logitsType = f32({1, c_.nVocab});
+  auto tokenType = RankedTensorType::get({1}, b_.getI32Type());
   Location loc = at(decode ? "decode" : "prefill");
   auto function = mlir::func::FuncOp::create(
       b_, loc, decode ? "decode" : "prefill",
-      b_.getFunctionType({tokens_type, positions_type},
-                         {logits_type, token_type}));
+      b_.getFunctionType({tokensType, positionsType}, {logitsType, tokenType}));
   OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPointToStart(function.addEntryBlock());
   tokens_ = function.getArgument(0);
   positions_ = function.getArgument(1);
 
   if (!decode) { // a prefill starts a sequence (§5)
-    for (uint32_t l = 0; l < c_.n_layer; ++l) {
+    for (uint32_t l = 0; l < c_.nLayer; ++l) {
       layer_ = l;
       for (std::string_view kind : {"kv", "compressor", "indexer"})
-        if (caches_.count(absl::StrCat("blk.", l, ".", to_absl(kind))))
+        if (caches_.count(absl::StrCat("blk.", l, ".", toAbsl(kind))))
           kfd::CacheResetOp::create(b_, at("reset"), cache(kind, at("reset")));
     }
     layer_ = -1;
   }
 
-  Value x = kfd::EmbedOp::create(b_, at("embed"), f32({T, c_.n_embd}), tokens_,
+  Value x = kfd::EmbedOp::create(b_, at("embed"), f32({T, c_.nEmbd}), tokens_,
                                  weight("token_embd.weight", at("embed")));
   Value streams = kfd::HcExpandOp::create(
-      b_, at("embed"), f32({T, int64_t{c_.hc}, int64_t{c_.n_embd}}), x);
-  for (uint32_t l = 0; l < c_.n_layer; ++l) {
+      b_, at("embed"), f32({T, int64_t{c_.hc}, int64_t{c_.nEmbd}}), x);
+  for (uint32_t l = 0; l < c_.nLayer; ++l) {
     layer_ = l;
-    rope_ = layer_rope(&context_, c_, l);
+    rope_ = layerRope(&context_, c_, l);
     streams = moe(attention(streams));
   }
   layer_ = -1;
   Value logits = head(streams);
   Value token =
-      kfd::ArgmaxOp::create(b_, at("head"), token_type, logits).getResult();
+      kfd::ArgmaxOp::create(b_, at("head"), tokenType, logits).getResult();
   mlir::func::ReturnOp::create(b_, at("head"), mlir::ValueRange{logits, token});
 }
 
 } // namespace
 
-mlir::OwningOpRef<mlir::ModuleOp> build_graph(mlir::MLIRContext &context,
-                                              const Config &config,
-                                              std::span<const Format> formats,
-                                              const GraphOptions &options) {
+mlir::OwningOpRef<mlir::ModuleOp> buildGraph(mlir::MLIRContext &context,
+                                             const Config &config,
+                                             std::span<const Format> formats,
+                                             const GraphOptions &options) {
   context.loadDialect<mlir::kf::KfDialect, mlir::func::FuncDialect,
                       mlir::tensor::TensorDialect, mlir::arith::ArithDialect>();
   return GraphBuilder(context, config, options).build(formats);

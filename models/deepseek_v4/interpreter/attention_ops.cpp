@@ -36,9 +36,9 @@ std::span<T> row(std::span<T> values, size_t row, size_t length) {
 /// element type, so reading them back gives its rounding.
 float storedAs(mlir::Type element, float value) {
   if (element.isBF16())
-    return reference::round_bf16(value);
+    return reference::roundBf16(value);
   if (element.isF16())
-    return fp16_to_fp32(fp32_to_fp16(value));
+    return fp16ToFp32(fp32ToFp16(value));
   return value;
 }
 
@@ -77,7 +77,7 @@ absl::StatusOr<int> intAttr(Operation *op, llvm::StringRef what,
 absl::StatusOr<int64_t> visibleEntries(mlir::Operation *op, int64_t pos,
                                        int ratio, int64_t count,
                                        llvm::StringRef given) {
-  int64_t visible = reference::visible_compressed(pos, ratio);
+  int64_t visible = reference::visibleCompressed(pos, ratio);
   if (visible > count)
     return opError(op, "the query at position " + llvm::Twine(pos) + " sees " +
                            llvm::Twine(visible) + " entries, but only " +
@@ -191,7 +191,7 @@ absl::Status execute(mlir::kf::CompressOp op, Frame &frame, Context &context) {
         reference::CompressorShape{ratio, state.type.getOverlap(), dim, ropeDim,
                                    eps},
         kind, freqs,
-        reference::Options{.simulate_quantization =
+        reference::Options{.simulateQuantization =
                                post != mlir::kf::EntryPost::none});
     state.weights = weights;
     state.rope = op.getRope();
@@ -240,7 +240,7 @@ absl::Status execute(mlir::kf::WindowIndicesOp op, Frame &frame, Context &) {
                            static_cast<size_t>(window));
   for (size_t t = 0; t < static_cast<size_t>(tokens); ++t) {
     std::span<int32_t> indices = row(std::span<int32_t>(out), t, window);
-    reference::window_positions(p[t], indices);
+    reference::windowPositions(p[t], indices);
     for (int32_t &q : indices) {
       if (q < 0)
         continue;
@@ -304,10 +304,10 @@ absl::Status execute(mlir::kf::IndexerScoresOp op, Frame &frame, Context &) {
     // the product in bf16.
     std::span<const float> projection = row(weights.getFloats(), t, heads);
     for (size_t i = 0; i < w.size(); ++i)
-      w[i] = reference::round_bf16(projection[i] * scale);
-    reference::indexer_scores(row(query.getFloats(), t, heads * dim), w,
-                              keys.getFloats(), h, d,
-                              row(std::span<float>(out), t, count));
+      w[i] = reference::roundBf16(projection[i] * scale);
+    reference::indexerScores(row(query.getFloats(), t, heads * dim), w,
+                             keys.getFloats(), h, d,
+                             row(std::span<float>(out), t, count));
   }
   frame.set(op.getResult(), Tensor({tokens, count}, std::move(out)));
   return absl::OkStatus();
@@ -331,8 +331,8 @@ absl::Status execute(mlir::kf::IndexerTopKOp op, Frame &frame, Context &) {
       if (std::isnan(candidates[c]))
         return opError(op, "the score of entry " + llvm::Twine(c) +
                                " for token " + llvm::Twine(t) + " is NaN");
-    reference::indexer_select(candidates, static_cast<size_t>(visible),
-                              row(std::span<int32_t>(out), t, picks));
+    reference::indexerSelect(candidates, static_cast<size_t>(visible),
+                             row(std::span<int32_t>(out), t, picks));
   }
   frame.set(op.getResult(), Tensor({tokens, picks}, std::move(out)));
   return absl::OkStatus();
@@ -403,9 +403,9 @@ absl::Status execute(mlir::kf::SparseAttentionOp op, Frame &frame, Context &) {
         idx.push_back(c < 0 ? -1 : static_cast<int32_t>(windowRows) + c);
       }
     }
-    reference::sparse_attention(row(query.getFloats(), t, qWidth), bank, sinks,
-                                idx, h, d, scale,
-                                row(std::span<float>(out), t, qWidth));
+    reference::sparseAttention(row(query.getFloats(), t, qWidth), bank, sinks,
+                               idx, h, d, scale,
+                               row(std::span<float>(out), t, qWidth));
   }
   frame.set(op.getResult(), Tensor({tokens, heads, dim}, std::move(out)));
   return absl::OkStatus();

@@ -182,7 +182,6 @@ absl::Status execute(mlir::kf::QuantizeActivationsOp op, Frame &frame,
 absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::ExpertQMatmulOp op, Frame &frame,
                      Context &context);
-
 absl::Status execute(mlir::kf::CacheResetOp op, Frame &frame, Context &context);
 absl::Status execute(mlir::kf::CacheAppendOp op, Frame &frame,
                      Context &context);
@@ -198,7 +197,6 @@ absl::Status execute(mlir::kf::IndexerTopKOp op, Frame &frame,
                      Context &context);
 absl::Status execute(mlir::kf::SparseAttentionOp op, Frame &frame,
                      Context &context);
-
 absl::Status execute(mlir::tensor::ExpandShapeOp op, Frame &frame,
                      Context &context);
 absl::Status execute(mlir::tensor::CollapseShapeOp op, Frame &frame,

@@ -103,15 +103,15 @@ absl::StatusOr<Interpreter> Interpreter::create(mlir::ModuleOp module,
                                                 const gguf::File &file) {
   auto impl = std::make_unique<Impl>(module);
   absl::Status declared = impl->declare([&](Weight &weight) {
-    const gguf::TensorInfo *tensor = file.find_tensor(weight.name);
+    const gguf::TensorInfo *tensor = file.findTensor(weight.name);
     if (!tensor)
       return bindError(weight, "no tensor of that name in " + file.name());
     auto format = static_cast<::kf::Format>(weight.type.getFormat());
     std::vector<int64_t> shape = ggmlShape(weight.type);
     if (tensor->format != format || tensor->shape != shape) {
-      std::string stored(format_info(tensor->format).name);
+      std::string stored(formatInfo(tensor->format).name);
       return bindError(weight, file.name() + " stores it as " + stored + " " +
-                                   gguf::shape_string(tensor->shape) +
+                                   gguf::shapeString(tensor->shape) +
                                    " (ggml order), the graph declares " +
                                    typeString(weight.type));
     }
@@ -175,18 +175,18 @@ absl::Status Interpreter::Impl::execute(Operation *op, Frame &frame) {
             mlir::kf::HcPostOp, mlir::kf::HcHeadOp, mlir::kf::RmsNormOp,
             mlir::kf::LinearOp, mlir::kf::GroupedLinearOp, mlir::kf::RopeOp,
             mlir::kf::HadamardOp, mlir::kf::Fp8SimOp, mlir::kf::Fp4SimOp,
-            mlir::kf::MoeGateOp, mlir::kf::MoeOp, mlir::kf::ArgmaxOp,
-            mlir::kf::CacheResetOp, mlir::kf::CacheAppendOp,
-            mlir::kf::CacheReadOp, mlir::kf::CompressOp,
-            mlir::kf::WindowIndicesOp, mlir::kf::VisibleEntriesOp,
-            mlir::kf::IndexerScoresOp, mlir::kf::IndexerTopKOp,
-            mlir::kf::SparseAttentionOp, mlir::tensor::ExpandShapeOp,
-            mlir::tensor::CollapseShapeOp, mlir::tensor::DimOp,
-            mlir::tensor::ExtractSliceOp, mlir::tensor::ConcatOp,
-            mlir::arith::ConstantOp, mlir::arith::AddIOp, mlir::arith::SubIOp,
-            mlir::arith::MulIOp, mlir::kf::QuantizeActivationsOp,
-            mlir::kf::QMatmulOp, mlir::kf::ExpertQMatmulOp, mlir::kf::SwigluOp,
-            mlir::kf::MoeCombineOp>(run)
+            mlir::kf::MoeGateOp, mlir::kf::MoeOp, mlir::kf::SwigluOp,
+            mlir::kf::MoeCombineOp, mlir::kf::ArgmaxOp,
+            mlir::kf::QuantizeActivationsOp, mlir::kf::QMatmulOp,
+            mlir::kf::ExpertQMatmulOp, mlir::kf::CacheResetOp,
+            mlir::kf::CacheAppendOp, mlir::kf::CacheReadOp,
+            mlir::kf::CompressOp, mlir::kf::WindowIndicesOp,
+            mlir::kf::VisibleEntriesOp, mlir::kf::IndexerScoresOp,
+            mlir::kf::IndexerTopKOp, mlir::kf::SparseAttentionOp,
+            mlir::tensor::ExpandShapeOp, mlir::tensor::CollapseShapeOp,
+            mlir::tensor::DimOp, mlir::tensor::ConcatOp,
+            mlir::tensor::ExtractSliceOp, mlir::arith::ConstantOp,
+            mlir::arith::AddIOp, mlir::arith::SubIOp, mlir::arith::MulIOp>(run)
       .Default([&](Operation *other) {
         return absl::UnimplementedError(("interpreter: unsupported op '" +
                                          other->getName().getStringRef() + "'")

@@ -27,7 +27,7 @@ absl::Status execute(mlir::kf::QuantizeActivationsOp op, Frame &frame,
   std::vector<int64_t> shape(input.getShape().begin(), input.getShape().end());
   const int64_t k = shape.back(), m = input.getNumElements() / k;
   KF_ASSIGN_OR_RETURN(void *kernel, context.getKernel(op, op.getCallee()));
-  const int64_t columnBytes = ::kf::packed_activation_column_bytes(
+  const int64_t columnBytes = ::kf::packedActivationColumnBytes(
       static_cast<::kf::Format>(op.getFormat()), k);
   std::vector<int8_t> packed(static_cast<size_t>(m * columnBytes));
   reinterpret_cast<kf_quantize_kernel_fn>(kernel)(input.getFloats().data(), k,
@@ -88,7 +88,7 @@ absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context) {
   // start a packed row group: the verifier checked the offset's alignment.
   const ::kf::PackedLayout &layout = compiled.layout;
   int64_t firstGroup = op.getRowOffset() / layout.rows;
-  int64_t groupBytes = ::kf::packed_group_bytes(layout, weight.type.getCols());
+  int64_t groupBytes = ::kf::packedGroupBytes(layout, weight.type.getCols());
   int64_t groups = (n + layout.rows - 1) / layout.rows;
   if ((firstGroup + groups) * groupBytes >
       static_cast<int64_t>(packedWeight.size()))
@@ -119,7 +119,7 @@ absl::Status execute(mlir::kf::ExpertQMatmulOp op, Frame &frame,
   KF_ASSIGN_OR_RETURN(CompiledMatmul compiled,
                       getCompiledMatmul(op, op.getCallee(), weight, context));
   absl::StatusOr<::kf::ExpertBuckets> buckets =
-      ::kf::bucket_by_expert(ids.getInts(), experts);
+      ::kf::bucketByExpert(ids.getInts(), experts);
   if (!buckets.ok())
     return opError(op, std::string(buckets.status().message()));
   std::span<const uint8_t> rowsIn = getKernelInput(input);
@@ -131,7 +131,7 @@ absl::Status execute(mlir::kf::ExpertQMatmulOp op, Frame &frame,
       compiled.kernel, compiled.packedWeight.data(),
       static_cast<int64_t>(compiled.packedWeight.size()) / experts, n};
   std::vector<float> out(static_cast<size_t>(tokens * slots * n));
-  if (absl::Status run = ::kf::run_expert_matmul(matmul, *buckets, x, out);
+  if (absl::Status run = ::kf::runExpertMatmul(matmul, *buckets, x, out);
       !run.ok())
     return opError(op, std::string(run.message()));
   frame.set(op.getResult(), Tensor({tokens, slots, n}, std::move(out)));

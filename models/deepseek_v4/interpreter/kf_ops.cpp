@@ -97,8 +97,8 @@ absl::Status quantSim(Operation *op, Frame &frame, mlir::Value input,
   return absl::OkStatus();
 }
 
-void fp8Sim(std::span<float> x, size_t block) { reference::fp8_sim(x, block); }
-void fp4Sim(std::span<float> x, size_t block) { reference::fp4_sim(x, block); }
+void fp8Sim(std::span<float> x, size_t block) { reference::fp8Sim(x, block); }
+void fp4Sim(std::span<float> x, size_t block) { reference::fp4Sim(x, block); }
 
 } // namespace
 
@@ -124,7 +124,7 @@ absl::Status execute(mlir::kf::EmbedOp op, Frame &frame, Context &) {
         row(values, static_cast<size_t>(ids[t]), static_cast<size_t>(dim));
     std::span<float> target = row(std::span<float>(out), t, dim);
     for (size_t d = 0; d < target.size(); ++d)
-      target[d] = reference::round_bf16(source[d]);
+      target[d] = reference::roundBf16(source[d]);
   }
   frame.set(op.getResult(),
             Tensor({static_cast<int64_t>(ids.size()), dim}, std::move(out)));
@@ -168,10 +168,10 @@ absl::Status execute(mlir::kf::HcPreOp op, Frame &frame, Context &) {
   std::vector<float> post(static_cast<size_t>(tokens) * m);
   std::vector<float> comb(static_cast<size_t>(tokens) * m * m);
   for (size_t t = 0; t < static_cast<size_t>(tokens); ++t)
-    reference::hc_pre(row(streams.getFloats(), t, width), weights, config,
-                      row(std::span<float>(x), t, dim),
-                      row(std::span<float>(post), t, m),
-                      row(std::span<float>(comb), t, m * m));
+    reference::hcPre(row(streams.getFloats(), t, width), weights, config,
+                     row(std::span<float>(x), t, dim),
+                     row(std::span<float>(post), t, m),
+                     row(std::span<float>(comb), t, m * m));
   frame.set(op.getX(), Tensor({tokens, dim}, std::move(x)));
   frame.set(op.getPost(), Tensor({tokens, mult}, std::move(post)));
   frame.set(op.getComb(), Tensor({tokens, mult, mult}, std::move(comb)));
@@ -195,7 +195,7 @@ absl::Status execute(mlir::kf::HcPostOp op, Frame &frame, Context &) {
   size_t width = static_cast<size_t>(mult * dim), m = static_cast<size_t>(mult);
   std::vector<float> out(static_cast<size_t>(tokens) * width);
   for (size_t t = 0; t < static_cast<size_t>(tokens); ++t)
-    reference::hc_post(
+    reference::hcPost(
         row(input.getFloats(), t, dim), row(streams.getFloats(), t, width),
         row(post.getFloats(), t, m), row(comb.getFloats(), t, m * m),
         static_cast<int>(mult), row(std::span<float>(out), t, width));
@@ -221,8 +221,8 @@ absl::Status execute(mlir::kf::HcHeadOp op, Frame &frame, Context &) {
   size_t width = static_cast<size_t>(mult * dim);
   std::vector<float> out(static_cast<size_t>(tokens * dim));
   for (size_t t = 0; t < static_cast<size_t>(tokens); ++t)
-    reference::hc_head(row(streams.getFloats(), t, width), {fn, base, scale},
-                       config, row(std::span<float>(out), t, dim));
+    reference::hcHead(row(streams.getFloats(), t, width), {fn, base, scale},
+                      config, row(std::span<float>(out), t, dim));
   frame.set(op.getResult(), Tensor({tokens, dim}, std::move(out)));
   return absl::OkStatus();
 }
@@ -242,7 +242,7 @@ absl::Status execute(mlir::kf::RmsNormOp op, Frame &frame, Context &) {
       return opError(op, "compute(bf16) with a weight has no reference "
                          "kernel (the reference's bf16 scaling is weightless)");
     for (size_t r = 0; r < rows.count; ++r)
-      reference::rms_scale(row(values, r, rows.length), eps);
+      reference::rmsScale(row(values, r, rows.length), eps);
     frame.set(op.getResult(), std::move(result));
     return absl::OkStatus();
   }
@@ -265,7 +265,7 @@ absl::Status execute(mlir::kf::RmsNormOp op, Frame &frame, Context &) {
   }
   for (size_t r = 0; r < rows.count; ++r) {
     std::span<float> x = row(values, r, rows.length);
-    reference::rms_norm(x, weight, eps, x);
+    reference::rmsNorm(x, weight, eps, x);
   }
   frame.set(op.getResult(), std::move(result));
   return absl::OkStatus();
@@ -285,9 +285,9 @@ absl::Status execute(mlir::kf::LinearOp op, Frame &frame, Context &) {
     std::span<const float> x = row(input.getFloats(), t, k);
     std::span<float> y = row(std::span<float>(out), t, n);
     if (bf16)
-      reference::linear_bf16(x, w, y);
+      reference::linearBf16(x, w, y);
     else
-      reference::linear_fp32(x, w, y);
+      reference::linearFp32(x, w, y);
   }
   frame.set(op.getResult(), Tensor({tokens, n}, std::move(out)));
   return absl::OkStatus();
@@ -316,9 +316,9 @@ absl::Status execute(mlir::kf::GroupedLinearOp op, Frame &frame, Context &) {
           w.subspan(g * rank * groupIn, rank * groupIn);
       std::span<float> part = y.subspan(g * rank, rank);
       if (bf16)
-        reference::linear_bf16(slice, rows, part);
+        reference::linearBf16(slice, rows, part);
       else
-        reference::linear_fp32(slice, rows, part);
+        reference::linearFp32(slice, rows, part);
     }
   }
   frame.set(op.getResult(),
@@ -346,7 +346,7 @@ absl::Status execute(mlir::kf::RopeOp op, Frame &frame, Context &context) {
     int64_t pos = positions.getLongs()[r / perToken];
     std::span<float> part = row(values, r, rows.length).last(ropeDim);
     if (op.getInverse())
-      reference::inverse_rope(part, pos, freqs);
+      reference::inverseRope(part, pos, freqs);
     else
       reference::rope(part, pos, freqs);
   }
@@ -421,7 +421,7 @@ absl::Status execute(mlir::kf::MoeGateOp op, Frame &frame, Context &) {
   for (size_t t = 0; t < static_cast<size_t>(tokens); ++t) {
     std::span<const float> l = row(logits.getFloats(), t, experts);
     for (size_t e = 0; e < scores.size(); ++e) {
-      scores[e] = reference::sqrt_softplus(l[e]);
+      scores[e] = reference::sqrtSoftplus(l[e]);
       // The learned top-k refuses NaN, which sorts nowhere.
       if (!op.isHashRouted() && std::isnan(scores[e] + bias[e]))
         return opError(op, "the biased score of expert " + llvm::Twine(e) +
@@ -430,9 +430,9 @@ absl::Status execute(mlir::kf::MoeGateOp op, Frame &frame, Context &) {
     std::span<int32_t> chosen = row(std::span<int32_t>(outIds), t, k);
     std::span<float> weights = row(std::span<float>(outWeights), t, k);
     if (op.isHashRouted())
-      reference::route_hash(scores, table, ids[t], routeScale, chosen, weights);
+      reference::routeHash(scores, table, ids[t], routeScale, chosen, weights);
     else
-      reference::route_learned(scores, bias, routeScale, chosen, weights);
+      reference::routeLearned(scores, bias, routeScale, chosen, weights);
   }
   int64_t kk = static_cast<int64_t>(k);
   frame.set(op.getIds(), Tensor({tokens, kk}, std::move(outIds)));
@@ -527,7 +527,7 @@ absl::Status execute(mlir::kf::MoeOp op, Frame &frame, Context &) {
         expertFfn(op, x, s1, s3, s2, sharedLimit, 1.0f, simulate, shared));
     std::span<float> target = row(std::span<float>(out), t, d);
     for (size_t i = 0; i < d; ++i)
-      target[i] = reference::round_bf16(static_cast<float>(sum[i] + shared[i]));
+      target[i] = reference::roundBf16(static_cast<float>(sum[i] + shared[i]));
   }
   frame.set(op.getResult(), Tensor({tokens, dim}, std::move(out)));
   return absl::OkStatus();
@@ -574,7 +574,7 @@ absl::Status execute(mlir::kf::MoeCombineOp op, Frame &frame, Context &) {
       double sum = 0;
       for (size_t j = 0; j < k; ++j)
         sum += routed.getFloats()[(t * k + j) * d + i];
-      out[t * d + i] = reference::round_bf16(static_cast<float>(sum + s[i]));
+      out[t * d + i] = reference::roundBf16(static_cast<float>(sum + s[i]));
     }
   }
   frame.set(op.getResult(), Tensor({tokens, dim}, std::move(out)));

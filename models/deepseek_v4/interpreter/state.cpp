@@ -91,7 +91,7 @@ absl::StatusOr<std::span<const int32_t>> getInts(Weight &weight) {
 
 absl::StatusOr<std::span<const uint8_t>>
 getPacked(Weight &weight, const ::kf::PackedLayout &layout) {
-  std::string name = layout_name(layout);
+  std::string name = layoutName(layout);
   if (auto it = weight.packed.find(name); it != weight.packed.end())
     return std::span<const uint8_t>(it->second);
   if (!weight.file)
@@ -101,9 +101,9 @@ getPacked(Weight &weight, const ::kf::PackedLayout &layout) {
   std::span<const uint8_t> bytes = weight.file->data(*weight.tensor);
   absl::StatusOr<std::vector<uint8_t>> packed =
       type.isExpertStack()
-          ? pack_expert_weights(layout, bytes, type.getShape().front(),
-                                type.getRows(), type.getCols())
-          : pack_weights(layout, bytes, type.getRows(), type.getCols());
+          ? packExpertWeights(layout, bytes, type.getShape().front(),
+                              type.getRows(), type.getCols())
+          : packWeights(layout, bytes, type.getRows(), type.getCols());
   if (!packed.ok())
     return weightError(weight, "repacking to " + name + ": " +
                                    std::string(packed.status().message()));
@@ -183,27 +183,27 @@ Context::getRopeFrequencies(Operation *op, mlir::kf::RopeAttr rope) {
   if (it != tables.end())
     return std::span<const float>(it->second);
   reference::RopeConfig config{
-      .rope_dim = static_cast<int>(rope.getDim()),
+      .ropeDim = static_cast<int>(rope.getDim()),
       .base = rope.getBase().convertToDouble(),
       .yarn = rope.hasYarn(),
-      .yarn_factor = rope.getYarnFactor().convertToDouble(),
-      .beta_fast = rope.getBetaFast().convertToDouble(),
-      .beta_slow = rope.getBetaSlow().convertToDouble(),
-      .original_len = static_cast<double>(rope.getOriginalContext())};
+      .yarnFactor = rope.getYarnFactor().convertToDouble(),
+      .betaFast = rope.getBetaFast().convertToDouble(),
+      .betaSlow = rope.getBetaSlow().convertToDouble(),
+      .originalLen = static_cast<double>(rope.getOriginalContext())};
   // rope_frequencies stops the program on what it cannot tabulate: refuse
   // that here instead.
   if (rope.getDim() <= 0 || rope.getDim() % 2 != 0)
     return opError(op, "rope dim " + llvm::Twine(rope.getDim()) +
                            " is not a positive even number");
   if (config.yarn) {
-    reference::YarnRange range = reference::yarn_correction_range(config);
+    reference::YarnRange range = reference::yarnCorrectionRange(config);
     if (range.hi <= range.lo)
       return opError(op, "the YaRN ramp of the rope is empty (dims " +
                              llvm::Twine(range.lo) + " to " +
                              llvm::Twine(range.hi) + ")");
   }
   std::vector<float> freqs(static_cast<size_t>(rope.getDim() / 2));
-  reference::rope_frequencies(config, freqs);
+  reference::ropeFrequencies(config, freqs);
   return std::span<const float>(
       tables.try_emplace(rope, std::move(freqs)).first->second);
 }

@@ -11,20 +11,20 @@
 namespace kf::deepseek_v4::reference {
 
 using internal::check;
-using internal::exp_f32;
+using internal::expF32;
 
-float attention_scale(int head_dim) {
-  check(head_dim > 0, "attention_scale: head_dim must be positive");
-  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+float attentionScale(int headDim) {
+  check(headDim > 0, "attention_scale: head_dim must be positive");
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(headDim)));
 }
 
-void sparse_attention(std::span<const float> q, std::span<const float> bank,
-                      std::span<const float> sink, std::span<const int32_t> idx,
-                      int n_heads, int head_dim, float scale,
-                      std::span<float> out, Precision precision) {
-  check(n_heads > 0 && head_dim > 0, "sparse_attention: empty heads");
-  size_t heads = static_cast<size_t>(n_heads);
-  size_t dim = static_cast<size_t>(head_dim);
+void sparseAttention(std::span<const float> q, std::span<const float> bank,
+                     std::span<const float> sink, std::span<const int32_t> idx,
+                     int nHeads, int headDim, float scale, std::span<float> out,
+                     Precision precision) {
+  check(nHeads > 0 && headDim > 0, "sparse_attention: empty heads");
+  size_t heads = static_cast<size_t>(nHeads);
+  size_t dim = static_cast<size_t>(headDim);
   check(q.size() == heads * dim && out.size() == heads * dim &&
             sink.size() == heads,
         "sparse_attention: q and out [n_heads, head_dim], sink [n_heads]");
@@ -53,9 +53,9 @@ void sparse_attention(std::span<const float> q, std::span<const float> bank,
     float max = sink[h];
     for (float l : p)
       max = std::max(max, l);
-    double sum = exp_f32(sink[h] - max);
+    double sum = expF32(sink[h] - max);
     for (float &l : p) {
-      l = exp_f32(l - max);
+      l = expF32(l - max);
       sum += l;
     }
     float total = static_cast<float>(sum);
@@ -71,7 +71,7 @@ void sparse_attention(std::span<const float> q, std::span<const float> bank,
   }
 }
 
-void window_positions(int64_t t, std::span<int32_t> out) {
+void windowPositions(int64_t t, std::span<int32_t> out) {
   check(t >= 0 && !out.empty(), "window_positions: t >= 0, window > 0");
   int64_t first = t - static_cast<int64_t>(out.size()) + 1;
   for (size_t i = 0; i < out.size(); ++i) {
@@ -82,7 +82,7 @@ void window_positions(int64_t t, std::span<int32_t> out) {
   }
 }
 
-int64_t visible_compressed(int64_t t, int ratio) {
+int64_t visibleCompressed(int64_t t, int ratio) {
   check(t >= 0 && ratio > 0, "visible_compressed: t >= 0, ratio > 0");
   return (t + 1) / ratio;
 }

@@ -15,7 +15,7 @@
 namespace kf::deepseek_v4::reference {
 
 using internal::check;
-using internal::exp_f32;
+using internal::expF32;
 
 namespace {
 
@@ -27,14 +27,14 @@ struct Slot {
 
 // Σ_m softmax(score)_m · value_m in fp32, the sums accumulated in fp64.
 // At least one slot must have a finite score.
-float softmax_pool(std::span<const Slot> slots) {
+float softmaxPool(std::span<const Slot> slots) {
   float max = -std::numeric_limits<float>::infinity();
   for (const Slot &s : slots)
     max = std::max(max, s.score);
   std::vector<float> w(slots.size());
   double sum = 0;
   for (size_t m = 0; m < slots.size(); ++m) {
-    w[m] = exp_f32(slots[m].score - max); // exp(−inf) = 0 for absent slots
+    w[m] = expF32(slots[m].score - max); // exp(−inf) = 0 for absent slots
     sum += w[m];
   }
   float total = static_cast<float>(sum);
@@ -46,10 +46,10 @@ float softmax_pool(std::span<const Slot> slots) {
 
 } // namespace
 
-void pool_compressed_entry(std::span<const float> values,
-                           std::span<const float> gates,
-                           std::span<const float> ape, int ratio,
-                           std::span<float> entry) {
+void poolCompressedEntry(std::span<const float> values,
+                         std::span<const float> gates,
+                         std::span<const float> ape, int ratio,
+                         std::span<float> entry) {
   size_t r = static_cast<size_t>(ratio);
   size_t d = entry.size();
   check(ratio > 0 && d > 0 && values.size() == r * d && gates.size() == r * d &&
@@ -59,27 +59,26 @@ void pool_compressed_entry(std::span<const float> values,
   for (size_t ch = 0; ch < d; ++ch) {
     for (size_t m = 0; m < r; ++m)
       slots[m] = {values[m * d + ch], gates[m * d + ch] + ape[m * d + ch]};
-    entry[ch] = softmax_pool(slots);
+    entry[ch] = softmaxPool(slots);
   }
 }
 
-void pool_compressed_entry_overlap(std::span<const float> prev_values,
-                                   std::span<const float> prev_gates,
-                                   std::span<const float> own_values,
-                                   std::span<const float> own_gates,
-                                   std::span<const float> ape, int ratio,
-                                   std::span<float> entry) {
+void poolCompressedEntryOverlap(std::span<const float> prevValues,
+                                std::span<const float> prevGates,
+                                std::span<const float> ownValues,
+                                std::span<const float> ownGates,
+                                std::span<const float> ape, int ratio,
+                                std::span<float> entry) {
   size_t r = static_cast<size_t>(ratio);
   size_t d = entry.size();
   size_t width = 2 * d; // c·d with c = 2
-  check(ratio > 0 && d > 0 && own_values.size() == r * width &&
-            own_gates.size() == r * width && ape.size() == r * width,
+  check(ratio > 0 && d > 0 && ownValues.size() == r * width &&
+            ownGates.size() == r * width && ape.size() == r * width,
         "pool_compressed_entry_overlap: own values, gates and ape [ratio, 2d], "
         "entry [d]");
-  bool first = prev_values.empty();
-  check(first
-            ? prev_gates.empty()
-            : prev_values.size() == r * width && prev_gates.size() == r * width,
+  bool first = prevValues.empty();
+  check(first ? prevGates.empty()
+              : prevValues.size() == r * width && prevGates.size() == r * width,
         "pool_compressed_entry_overlap: prev values and gates [ratio, 2d], or "
         "both empty for entry 0");
   std::vector<Slot> slots(2 * r);
@@ -88,22 +87,22 @@ void pool_compressed_entry_overlap(std::span<const float> prev_values,
       size_t prev = m * width + ch;    // "previous" role: channels [0, d)
       size_t own = m * width + d + ch; // "own" role: channels [d, 2d)
       slots[m] = first ? Slot{0.0f, -std::numeric_limits<float>::infinity()}
-                       : Slot{prev_values[prev], prev_gates[prev] + ape[prev]};
-      slots[r + m] = {own_values[own], own_gates[own] + ape[own]};
+                       : Slot{prevValues[prev], prevGates[prev] + ape[prev]};
+      slots[r + m] = {ownValues[own], ownGates[own] + ape[own]};
     }
-    entry[ch] = softmax_pool(slots);
+    entry[ch] = softmaxPool(slots);
   }
 }
 
 Compressor::Compressor(CompressorWeights weights, CompressorShape shape,
-                       CompressorKind kind, std::span<const float> rope_freqs,
+                       CompressorKind kind, std::span<const float> ropeFreqs,
                        const Options &options)
     : weights_(weights), shape_(shape), kind_(kind),
-      rope_freqs_(rope_freqs.begin(), rope_freqs.end()), options_(options),
+      ropeFreqs_(ropeFreqs.begin(), ropeFreqs.end()), options_(options),
       width_(static_cast<size_t>(shape.dim) * (shape.overlap ? 2 : 1)) {
   size_t ratio = static_cast<size_t>(shape.ratio);
-  check(shape.ratio > 0 && shape.dim > shape.rope_dim &&
-            2 * rope_freqs.size() == static_cast<size_t>(shape.rope_dim),
+  check(shape.ratio > 0 && shape.dim > shape.ropeDim &&
+            2 * ropeFreqs.size() == static_cast<size_t>(shape.ropeDim),
         "Compressor: ratio > 0, rope_dim < dim, rope_dim/2 frequencies");
   check(!weights.kv.empty() && weights.kv.size() % width_ == 0 &&
             weights.gate.size() == weights.kv.size() &&
@@ -123,41 +122,41 @@ void Compressor::project(std::span<const float> x, std::span<float> a,
   linear(LinearRole::Compressor, x, weights_.gate, options_, g);
 }
 
-void Compressor::build_entry(int64_t c, std::span<const float> prev_values,
-                             std::span<const float> prev_gates,
-                             std::span<const float> values,
-                             std::span<const float> gates) {
+void Compressor::buildEntry(int64_t c, std::span<const float> prevValues,
+                            std::span<const float> prevGates,
+                            std::span<const float> values,
+                            std::span<const float> gates) {
   size_t d = static_cast<size_t>(shape_.dim);
-  size_t nope = d - static_cast<size_t>(shape_.rope_dim);
+  size_t nope = d - static_cast<size_t>(shape_.ropeDim);
   std::vector<float> e(d);
   if (shape_.overlap)
-    pool_compressed_entry_overlap(prev_values, prev_gates, values, gates,
-                                  weights_.ape, shape_.ratio, e);
+    poolCompressedEntryOverlap(prevValues, prevGates, values, gates,
+                               weights_.ape, shape_.ratio, e);
   else
-    pool_compressed_entry(values, gates, weights_.ape, shape_.ratio, e);
+    poolCompressedEntry(values, gates, weights_.ape, shape_.ratio, e);
   hold(options_.precision, e);
-  rms_norm(e, weights_.norm, shape_.norm_eps, e, options_.precision);
-  rope(std::span<float>(e).subspan(nope), c * shape_.ratio, rope_freqs_,
+  rmsNorm(e, weights_.norm, shape_.normEps, e, options_.precision);
+  rope(std::span<float>(e).subspan(nope), c * shape_.ratio, ropeFreqs_,
        options_.precision);
   if (options_.simulates()) {
     if (kind_ == CompressorKind::Main) {
-      fp8_sim(std::span<float>(e).first(nope), 64);
+      fp8Sim(std::span<float>(e).first(nope), 64);
     } else {
       hadamard(e);
-      fp4_sim(e, 32);
+      fp4Sim(e, 32);
     }
   }
   entries_.insert(entries_.end(), e.begin(), e.end());
 }
 
 void Compressor::prefill(std::span<const float> x) {
-  size_t n_embd = weights_.kv.size() / width_;
-  check(x.size() % n_embd == 0, "Compressor::prefill: x must be [T, D]");
-  size_t tokens = x.size() / n_embd;
+  size_t nEmbd = weights_.kv.size() / width_;
+  check(x.size() % nEmbd == 0, "Compressor::prefill: x must be [T, D]");
+  size_t tokens = x.size() / nEmbd;
   size_t ratio = static_cast<size_t>(shape_.ratio);
   std::vector<float> a(tokens * width_), g(tokens * width_);
   for (size_t u = 0; u < tokens; ++u)
-    project(x.subspan(u * n_embd, n_embd),
+    project(x.subspan(u * nEmbd, nEmbd),
             std::span<float>(a).subspan(u * width_, width_),
             std::span<float>(g).subspan(u * width_, width_));
   // Block b's projections, [ratio][width], or the leftover tokens' when b is
@@ -171,19 +170,16 @@ void Compressor::prefill(std::span<const float> x) {
   entries_.clear();
   size_t complete = tokens / ratio;
   for (size_t c = 0; c < complete; ++c) {
-    bool has_prev = shape_.overlap && c > 0;
-    std::vector<float> prev_a =
-        has_prev ? block(a, c - 1) : std::vector<float>{};
-    std::vector<float> prev_g =
-        has_prev ? block(g, c - 1) : std::vector<float>{};
-    build_entry(static_cast<int64_t>(c), prev_a, prev_g, block(a, c),
-                block(g, c));
+    bool hasPrev = shape_.overlap && c > 0;
+    std::vector<float> prevA = hasPrev ? block(a, c - 1) : std::vector<float>{};
+    std::vector<float> prevG = hasPrev ? block(g, c - 1) : std::vector<float>{};
+    buildEntry(static_cast<int64_t>(c), prevA, prevG, block(a, c), block(g, c));
   }
   values_ = block(a, complete);
   gates_ = block(g, complete);
-  bool keep_prev = shape_.overlap && complete > 0;
-  prev_values_ = keep_prev ? block(a, complete - 1) : std::vector<float>{};
-  prev_gates_ = keep_prev ? block(g, complete - 1) : std::vector<float>{};
+  bool keepPrev = shape_.overlap && complete > 0;
+  prevValues_ = keepPrev ? block(a, complete - 1) : std::vector<float>{};
+  prevGates_ = keepPrev ? block(g, complete - 1) : std::vector<float>{};
 }
 
 void Compressor::decode(std::span<const float> x, int64_t pos) {
@@ -199,11 +195,11 @@ void Compressor::decode(std::span<const float> x, int64_t pos) {
           std::span<float>(gates_).subspan(slot, width_));
   if (values_.size() < ratio * width_)
     return;
-  build_entry(pos / shape_.ratio, prev_values_, prev_gates_, values_, gates_);
+  buildEntry(pos / shape_.ratio, prevValues_, prevGates_, values_, gates_);
   // The completed block becomes the previous block of the next entry.
   if (shape_.overlap) {
-    prev_values_ = std::move(values_);
-    prev_gates_ = std::move(gates_);
+    prevValues_ = std::move(values_);
+    prevGates_ = std::move(gates_);
   }
   values_.clear();
   gates_.clear();

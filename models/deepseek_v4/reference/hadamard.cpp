@@ -19,7 +19,7 @@ void hadamard(std::span<float> x) {
     double sum = 0;
     for (size_t j = 0; j < n; ++j)
       sum += std::popcount(i & j) % 2 == 0 ? in[j] : -in[j];
-    x[i] = round_bf16(static_cast<float>(sum * norm));
+    x[i] = roundBf16(static_cast<float>(sum * norm));
   }
 }
 

@@ -12,12 +12,12 @@ namespace kf::deepseek_v4::reference {
 
 using internal::check;
 
-void indexer_scores(std::span<const float> q, std::span<const float> weights,
-                    std::span<const float> keys, int n_heads, int head_dim,
-                    std::span<float> scores, Precision precision) {
-  check(n_heads > 0 && head_dim > 0, "indexer_scores: empty heads");
-  size_t heads = static_cast<size_t>(n_heads);
-  size_t dim = static_cast<size_t>(head_dim);
+void indexerScores(std::span<const float> q, std::span<const float> weights,
+                   std::span<const float> keys, int nHeads, int headDim,
+                   std::span<float> scores, Precision precision) {
+  check(nHeads > 0 && headDim > 0, "indexer_scores: empty heads");
+  size_t heads = static_cast<size_t>(nHeads);
+  size_t dim = static_cast<size_t>(headDim);
   check(q.size() == heads * dim && weights.size() == heads &&
             keys.size() == scores.size() * dim,
         "indexer_scores: q [n_heads, head_dim], weights [n_heads], keys "
@@ -36,16 +36,16 @@ void indexer_scores(std::span<const float> q, std::span<const float> weights,
   }
 }
 
-void indexer_select(std::span<const float> scores, size_t n_valid,
-                    std::span<int32_t> out) {
-  check(n_valid <= scores.size() && out.size() <= scores.size(),
+void indexerSelect(std::span<const float> scores, size_t nValid,
+                   std::span<int32_t> out) {
+  check(nValid <= scores.size() && out.size() <= scores.size(),
         "indexer_select: n_valid and k at most the number of entries");
   std::vector<float> masked(scores.begin(), scores.end());
-  std::fill(masked.begin() + static_cast<std::ptrdiff_t>(n_valid), masked.end(),
+  std::fill(masked.begin() + static_cast<std::ptrdiff_t>(nValid), masked.end(),
             -std::numeric_limits<float>::infinity());
-  top_k(masked, out);
+  topK(masked, out);
   for (int32_t &c : out)
-    if (static_cast<size_t>(c) >= n_valid)
+    if (static_cast<size_t>(c) >= nValid)
       c = -1;
 }
 

@@ -21,11 +21,11 @@ inline void check(bool ok, const char *what) {
 // Elementary functions of an fp32 argument, evaluated in fp64 and rounded to
 // fp32 once: the reference holds their results as fp32 tensors, and the
 // golden gives the most accurate fp32 value it cheaply can.
-inline float exp_f32(float x) {
+inline float expF32(float x) {
   return static_cast<float>(std::exp(static_cast<double>(x)));
 }
 
-inline float sigmoid_f32(float x) {
+inline float sigmoidF32(float x) {
   return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x))));
 }
 

@@ -10,8 +10,8 @@ namespace kf::deepseek_v4::reference {
 
 using internal::check;
 
-void linear_fp32(std::span<const float> x, std::span<const float> weight,
-                 std::span<float> y) {
+void linearFp32(std::span<const float> x, std::span<const float> weight,
+                std::span<float> y) {
   check(!x.empty() && weight.size() == y.size() * x.size(),
         "linear: weight must be [out][in] for y [out] and x [in]");
   for (size_t n = 0; n < y.size(); ++n) {
@@ -23,32 +23,32 @@ void linear_fp32(std::span<const float> x, std::span<const float> weight,
   }
 }
 
-void linear_bf16(std::span<const float> x, std::span<const float> weight,
-                 std::span<float> y) {
-  linear_fp32(x, weight, y);
-  round_bf16(y);
+void linearBf16(std::span<const float> x, std::span<const float> weight,
+                std::span<float> y) {
+  linearFp32(x, weight, y);
+  roundBf16(y);
 }
 
 void lin(std::span<const float> x, std::span<const float> weight, bool simulate,
          std::span<float> y) {
   std::vector<float> activation(x.begin(), x.end());
   if (simulate)
-    fp8_sim(activation, 128); // the per-128 e4m3 activation quantization
-  linear_bf16(activation, weight, y);
+    fp8Sim(activation, 128); // the per-128 e4m3 activation quantization
+  linearBf16(activation, weight, y);
 }
 
 void linear(LinearRole role, std::span<const float> x,
             std::span<const float> weight, const Options &options,
             std::span<float> y) {
   if (options.precision == Precision::F32)
-    return linear_fp32(x, weight, y);
-  switch (linear_role(role).arithmetic) {
+    return linearFp32(x, weight, y);
+  switch (linearRole(role).arithmetic) {
   case LinearArithmetic::Quantized:
     return lin(x, weight, options.simulates(), y);
   case LinearArithmetic::Bf16:
-    return linear_bf16(x, weight, y);
+    return linearBf16(x, weight, y);
   case LinearArithmetic::Fp32:
-    return linear_fp32(x, weight, y);
+    return linearFp32(x, weight, y);
   }
 }
 

@@ -9,20 +9,20 @@ namespace kf::deepseek_v4::reference {
 
 using internal::check;
 
-std::vector<float> gate_scores(std::span<const float> x,
-                               const LayerWeights &weights,
-                               const Options &options) {
-  std::vector<float> s(weights.ffn_gate_inp.size() / x.size());
-  linear(LinearRole::Router, x, weights.ffn_gate_inp, options, s);
+std::vector<float> gateScores(std::span<const float> x,
+                              const LayerWeights &weights,
+                              const Options &options) {
+  std::vector<float> s(weights.ffnGateInp.size() / x.size());
+  linear(LinearRole::Router, x, weights.ffnGateInp, options, s);
   for (float &v : s)
-    v = sqrt_softplus(v);
+    v = sqrtSoftplus(v);
   return s;
 }
 
 std::vector<float>
-expert_ffn(std::span<const float> x, std::span<const float> w1,
-           std::span<const float> w3, std::span<const float> w2, float limit,
-           float weight, LinearRole role, const Options &options) {
+expertFfn(std::span<const float> x, std::span<const float> w1,
+          std::span<const float> w3, std::span<const float> w2, float limit,
+          float weight, LinearRole role, const Options &options) {
   check(w1.size() == w3.size() && w1.size() % x.size() == 0 &&
             w2.size() == w1.size(),
         "expert_ffn: w1 and w3 [F][D], w2 [D][F]");
@@ -38,35 +38,35 @@ expert_ffn(std::span<const float> x, std::span<const float> w1,
 std::vector<float> moe(const Config &config, const LayerWeights &weights,
                        uint32_t layer, std::span<const float> x, int32_t token,
                        const Options &options) {
-  size_t n_embd = config.n_embd, ff = config.n_ff_exp;
-  check(x.size() == n_embd, "moe: x must be [D]");
-  std::vector<float> s = gate_scores(x, weights, options);
-  std::vector<int32_t> ids(config.n_expert_used);
+  size_t nEmbd = config.nEmbd, ff = config.nFfExp;
+  check(x.size() == nEmbd, "moe: x must be [D]");
+  std::vector<float> s = gateScores(x, weights, options);
+  std::vector<int32_t> ids(config.nExpertUsed);
   std::vector<float> route(ids.size());
-  if (config.hash_routed(layer))
-    route_hash(s, weights.tid2eid, token, config.route_scale, ids, route);
+  if (config.hashRouted(layer))
+    routeHash(s, weights.tid2eid, token, config.routeScale, ids, route);
   else
-    route_learned(s, weights.exp_probs_b, config.route_scale, ids, route);
+    routeLearned(s, weights.expProbsB, config.routeScale, ids, route);
 
-  std::vector<double> sum(n_embd, 0.0); // fp32 accumulation, or better
-  size_t expert_size = ff * n_embd;
+  std::vector<double> sum(nEmbd, 0.0); // fp32 accumulation, or better
+  size_t expertSize = ff * nEmbd;
   for (size_t j = 0; j < ids.size(); ++j) {
     size_t e = static_cast<size_t>(ids[j]);
-    std::vector<float> y = expert_ffn(
-        x, weights.ffn_gate_exps.subspan(e * expert_size, expert_size),
-        weights.ffn_up_exps.subspan(e * expert_size, expert_size),
-        weights.ffn_down_exps.subspan(e * expert_size, expert_size),
-        config.swiglu_clamp_exp.at(layer), route[j], LinearRole::RoutedExpert,
-        options);
-    for (size_t d = 0; d < n_embd; ++d)
+    std::vector<float> y =
+        expertFfn(x, weights.ffnGateExps.subspan(e * expertSize, expertSize),
+                  weights.ffnUpExps.subspan(e * expertSize, expertSize),
+                  weights.ffnDownExps.subspan(e * expertSize, expertSize),
+                  config.swigluClampExp.at(layer), route[j],
+                  LinearRole::RoutedExpert, options);
+    for (size_t d = 0; d < nEmbd; ++d)
       sum[d] += y[d];
   }
   std::vector<float> shared =
-      expert_ffn(x, weights.ffn_gate_shexp, weights.ffn_up_shexp,
-                 weights.ffn_down_shexp, config.swiglu_clamp_shexp.at(layer),
-                 1.0f, LinearRole::SharedExpert, options);
-  std::vector<float> out(n_embd);
-  for (size_t d = 0; d < n_embd; ++d)
+      expertFfn(x, weights.ffnGateShexp, weights.ffnUpShexp,
+                weights.ffnDownShexp, config.swigluClampShexp.at(layer), 1.0f,
+                LinearRole::SharedExpert, options);
+  std::vector<float> out(nEmbd);
+  for (size_t d = 0; d < nEmbd; ++d)
     out[d] = hold(options.precision, static_cast<float>(sum[d] + shared[d]));
   return out;
 }

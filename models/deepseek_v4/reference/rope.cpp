@@ -11,32 +11,32 @@ namespace kf::deepseek_v4::reference {
 
 using internal::check;
 
-double yarn_correction_dim(const RopeConfig &config, double rotations) {
-  return config.rope_dim *
-         std::log(config.original_len / (2 * std::numbers::pi * rotations)) /
+double yarnCorrectionDim(const RopeConfig &config, double rotations) {
+  return config.ropeDim *
+         std::log(config.originalLen / (2 * std::numbers::pi * rotations)) /
          (2 * std::log(config.base));
 }
 
-YarnRange yarn_correction_range(const RopeConfig &config) {
-  double lo = std::floor(yarn_correction_dim(config, config.beta_fast));
-  double hi = std::ceil(yarn_correction_dim(config, config.beta_slow));
+YarnRange yarnCorrectionRange(const RopeConfig &config) {
+  double lo = std::floor(yarnCorrectionDim(config, config.betaFast));
+  double hi = std::ceil(yarnCorrectionDim(config, config.betaSlow));
   return {std::max(static_cast<int>(lo), 0),
-          std::min(static_cast<int>(hi), config.rope_dim - 1)};
+          std::min(static_cast<int>(hi), config.ropeDim - 1)};
 }
 
-void rope_frequencies(const RopeConfig &config, std::span<float> freqs) {
-  check(config.rope_dim > 0 && config.rope_dim % 2 == 0 &&
-            freqs.size() == static_cast<size_t>(config.rope_dim / 2),
+void ropeFrequencies(const RopeConfig &config, std::span<float> freqs) {
+  check(config.ropeDim > 0 && config.ropeDim % 2 == 0 &&
+            freqs.size() == static_cast<size_t>(config.ropeDim / 2),
         "rope_frequencies: freqs must hold rope_dim/2 values");
   for (size_t i = 0; i < freqs.size(); ++i)
     freqs[i] = static_cast<float>(
-        std::pow(config.base, -2.0 * static_cast<double>(i) / config.rope_dim));
+        std::pow(config.base, -2.0 * static_cast<double>(i) / config.ropeDim));
   if (!config.yarn)
     return;
-  YarnRange range = yarn_correction_range(config);
+  YarnRange range = yarnCorrectionRange(config);
   check(range.hi > range.lo, "rope_frequencies: empty YaRN ramp");
   float span = static_cast<float>(range.hi - range.lo);
-  float factor = static_cast<float>(config.yarn_factor);
+  float factor = static_cast<float>(config.yarnFactor);
   for (size_t i = 0; i < freqs.size(); ++i) {
     float r = std::clamp((static_cast<float>(i) - range.lo) / span, 0.0f, 1.0f);
     float f = freqs[i];
@@ -65,8 +65,8 @@ void rotate(std::span<float> x, int64_t pos, std::span<const float> freqs,
       x[2 * i + 1] = static_cast<float>(da * ds + db * dc);
       continue;
     }
-    x[2 * i] = round_bf16(a * c - b * s);
-    x[2 * i + 1] = round_bf16(a * s + b * c);
+    x[2 * i] = roundBf16(a * c - b * s);
+    x[2 * i + 1] = roundBf16(a * s + b * c);
   }
 }
 
@@ -77,8 +77,8 @@ void rope(std::span<float> x, int64_t pos, std::span<const float> freqs,
   rotate(x, pos, freqs, 1.0f, precision);
 }
 
-void inverse_rope(std::span<float> x, int64_t pos, std::span<const float> freqs,
-                  Precision precision) {
+void inverseRope(std::span<float> x, int64_t pos, std::span<const float> freqs,
+                 Precision precision) {
   rotate(x, pos, freqs, -1.0f, precision);
 }
 

@@ -12,14 +12,14 @@ namespace kf::deepseek_v4::reference {
 
 using internal::check;
 
-float sqrt_softplus(float z) {
+float sqrtSoftplus(float z) {
   double x = z;
   // torch's softplus threshold (beta 1, threshold 20): above it, z itself.
   double softplus = x > 20 ? x : std::log1p(std::exp(x));
   return static_cast<float>(std::sqrt(softplus));
 }
 
-void top_k(std::span<const float> values, std::span<int32_t> out) {
+void topK(std::span<const float> values, std::span<int32_t> out) {
   check(out.size() <= values.size(), "top_k: k larger than the candidates");
   std::vector<int32_t> order(values.size());
   std::iota(order.begin(), order.end(), 0);
@@ -35,9 +35,8 @@ void top_k(std::span<const float> values, std::span<int32_t> out) {
   std::copy_n(order.begin(), out.size(), out.begin());
 }
 
-void routing_weights(std::span<const float> scores,
-                     std::span<const int32_t> ids, float route_scale,
-                     std::span<float> weights) {
+void routingWeights(std::span<const float> scores, std::span<const int32_t> ids,
+                    float routeScale, std::span<float> weights) {
   check(weights.size() == ids.size() && !ids.empty(),
         "routing_weights: one weight per id");
   double sum = 0;
@@ -48,32 +47,32 @@ void routing_weights(std::span<const float> scores,
   }
   float total = static_cast<float>(sum);
   for (size_t j = 0; j < ids.size(); ++j)
-    weights[j] = scores[ids[j]] / total * route_scale;
+    weights[j] = scores[ids[j]] / total * routeScale;
 }
 
-void route_learned(std::span<const float> scores, std::span<const float> bias,
-                   float route_scale, std::span<int32_t> ids,
-                   std::span<float> weights) {
+void routeLearned(std::span<const float> scores, std::span<const float> bias,
+                  float routeScale, std::span<int32_t> ids,
+                  std::span<float> weights) {
   check(bias.size() == scores.size(), "route_learned: one bias per expert");
   std::vector<float> biased(scores.size());
   for (size_t e = 0; e < scores.size(); ++e)
     biased[e] = scores[e] + bias[e];
-  top_k(biased, ids);
-  routing_weights(scores, ids, route_scale, weights);
+  topK(biased, ids);
+  routingWeights(scores, ids, routeScale, weights);
 }
 
-void route_hash(std::span<const float> scores, std::span<const int32_t> tid2eid,
-                int64_t token_id, float route_scale, std::span<int32_t> ids,
-                std::span<float> weights) {
+void routeHash(std::span<const float> scores, std::span<const int32_t> tid2eid,
+               int64_t tokenId, float routeScale, std::span<int32_t> ids,
+               std::span<float> weights) {
   size_t k = ids.size();
   check(k > 0 && tid2eid.size() % k == 0,
         "route_hash: tid2eid must be [vocab, k]");
-  check(token_id >= 0 && static_cast<size_t>(token_id) < tid2eid.size() / k,
+  check(tokenId >= 0 && static_cast<size_t>(tokenId) < tid2eid.size() / k,
         "route_hash: token id outside the table");
   std::span<const int32_t> row =
-      tid2eid.subspan(static_cast<size_t>(token_id) * k, k);
+      tid2eid.subspan(static_cast<size_t>(tokenId) * k, k);
   std::copy(row.begin(), row.end(), ids.begin());
-  routing_weights(scores, ids, route_scale, weights);
+  routingWeights(scores, ids, routeScale, weights);
 }
 
 void swiglu(std::span<const float> gate, std::span<const float> up, float limit,

@@ -25,7 +25,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 bool isIntegerTable(QWeightType type) {
   auto format = static_cast<::kf::Format>(type.getFormat());
-  return ::kf::format_info(format).role == ::kf::FormatRole::Integer;
+  return ::kf::formatInfo(format).role == ::kf::FormatRole::Integer;
 }
 
 uint64_t elementCount(QWeightType type) {

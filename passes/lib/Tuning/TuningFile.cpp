@@ -48,7 +48,7 @@ private:
       std::optional<Format> format = symbolizeFormat(value);
       if (!format)
         return error(column) << "unknown format '" << value << "'";
-      if (::kf::format_info(static_cast<::kf::Format>(*format)).role !=
+      if (::kf::formatInfo(static_cast<::kf::Format>(*format)).role !=
           ::kf::FormatRole::Weight)
         return error(column)
                << value << " is not a weight format a matmul multiplies by";
@@ -87,8 +87,7 @@ private:
     if (key == "decode")
       return parseEnum(key, value, column, "once or per_tile", rule.setDecode);
     if (key == "coding") {
-      std::optional<::kf::WeightCoding> coding =
-          ::kf::weight_coding_named(value);
+      std::optional<::kf::WeightCoding> coding = ::kf::weightCodingNamed(value);
       if (!coding)
         return error(column) << "unknown coding '" << value << "' (expected "
                              << ::kf::kWeightCodingNames << ")";

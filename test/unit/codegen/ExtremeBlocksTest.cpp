@@ -52,7 +52,7 @@ isaKernels(KernelIsa isa, Format format, int64_t k, int64_t n,
   // kernels read it.
   for (size_t i = 0, e = specs.size(); i < e; ++i)
     for (WeightCoding coding : {WeightCoding::Ternary, WeightCoding::CodeBook})
-      if (has_weight_coding(format, coding) &&
+      if (hasWeightCoding(format, coding) &&
           (coding != WeightCoding::CodeBook ||
            hasCodeBookLayout(specs[i].isa, target))) {
         specs.push_back(specs[i]);
@@ -87,17 +87,16 @@ TEST_P(IntegerKernelOnIsa, ExtremeWeights) {
   const int64_t m = 3;
   std::vector<float> x = gaussian(m * k, 17, 1.0f);
   x[0] = 1e-30f; // a tiny block scale
-  std::vector<uint8_t> packedX(m * *packed_activation_bytes(k));
-  ASSERT_TRUE(pack_activations(x, m, k, k, packedX).ok());
+  std::vector<uint8_t> packedX(m * *packedActivationBytes(k));
+  ASSERT_TRUE(packActivations(x, m, k, k, packedX).ok());
   std::vector<uint8_t> xq(m * 68);
   for (int64_t j = 0; j < m; ++j)
-    ASSERT_TRUE(quantize_activation(Format::Q8_0,
-                                    std::span(x).subspan(j * k, k),
-                                    std::span(xq).subspan(j * 68, 68))
+    ASSERT_TRUE(quantizeActivation(Format::Q8_0, std::span(x).subspan(j * k, k),
+                                   std::span(xq).subspan(j * 68, 68))
                     .ok());
   for (const JitKernel &kernel : kernels) {
     SCOPED_TRACE(kernel.spec.describe());
-    std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
+    std::vector<uint8_t> packedW = *packWeights(kernel.weightLayout, w, n, k);
     std::vector<float> y(m * n);
     kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
     for (int64_t j = 0; j < m; ++j)
@@ -119,19 +118,19 @@ void expectKernelsEqualDot(
     KernelIsa isa, Format format, const std::vector<uint8_t> &w, int64_t n,
     int64_t k, const std::vector<float> &x, int64_t m, bool cacheBlocks = false,
     const std::optional<TargetInfo> &restricted = std::nullopt) {
-  const Format act = format_info(format).dot_format;
-  std::vector<uint8_t> packedX(m * *packed_activation_bytes(act, k));
-  ASSERT_TRUE(pack_activations(act, x, m, k, k, packedX).ok());
-  const int64_t wRow = *row_bytes(format, k), xRow = *row_bytes(act, k);
+  const Format act = formatInfo(format).dotFormat;
+  std::vector<uint8_t> packedX(m * *packedActivationBytes(act, k));
+  ASSERT_TRUE(packActivations(act, x, m, k, k, packedX).ok());
+  const int64_t wRow = *rowBytes(format, k), xRow = *rowBytes(act, k);
   std::vector<uint8_t> xq(m * xRow);
   for (int64_t j = 0; j < m; ++j)
-    ASSERT_TRUE(quantize_activation(act, std::span(x).subspan(j * k, k),
-                                    std::span(xq).subspan(j * xRow, xRow))
+    ASSERT_TRUE(quantizeActivation(act, std::span(x).subspan(j * k, k),
+                                   std::span(xq).subspan(j * xRow, xRow))
                     .ok());
   for (const JitKernel &kernel : isaKernels(
            isa, format, k, n, /*roundToBf16=*/false, cacheBlocks, restricted)) {
     SCOPED_TRACE(kernel.spec.describe());
-    std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
+    std::vector<uint8_t> packedW = *packWeights(kernel.weightLayout, w, n, k);
     std::vector<float> y(m * n);
     kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
     // With cache blocks each column alone as well: a one-column call's tile
@@ -182,9 +181,9 @@ TEST_P(IntegerKernelOnIsa, KQuantExtremeWeights) {
   const int64_t n = 16, k = 512;
   std::mt19937 rng(9);
   for (Format format : {Format::Q4_K, Format::Q5_K, Format::Q6_K}) {
-    SCOPED_TRACE(format_info(format).name);
-    const int64_t blockBytes = format_info(format).block_bytes;
-    const int64_t hdr = file_scale_offset(format);
+    SCOPED_TRACE(formatInfo(format).name);
+    const int64_t blockBytes = formatInfo(format).blockBytes;
+    const int64_t hdr = fileScaleOffset(format);
     const bool q6 = format == Format::Q6_K;
     std::vector<uint8_t> w(n * (k / 256) * blockBytes);
     for (uint8_t &byte : w)
@@ -198,7 +197,7 @@ TEST_P(IntegerKernelOnIsa, KQuantExtremeWeights) {
         for (int64_t j = 0; j < (q6 ? 16 : 12); ++j)
           block[hdr + (q6 ? 0 : 4) + j] = q6 ? (kind == 1 ? 0x80 : 0x7f) : 0xff;
       if (kind == 0 || kind == 4 || kind == 5) // the largest, smallest codes
-        for (int64_t p = 0; p < blockBytes - packed_scale_bytes(format); ++p)
+        for (int64_t p = 0; p < blockBytes - packedScaleBytes(format); ++p)
           block[q6 ? p : 16 + p] = kind == 5 ? 0x00 : 0xff;
       const uint16_t d = halves[(blk / 2) % 8];
       const uint16_t dmin = halves[(blk / 2 + 3 + kind) % 8];
@@ -268,9 +267,8 @@ TEST_P(IntegerKernelOnIsa, Iq2XxsExtremeWeights) {
   const int64_t wRow = blocks * blockBytes, xRow = blocks * 292;
   std::vector<uint8_t> xq(m * xRow);
   for (int64_t j = 0; j < m; ++j)
-    ASSERT_TRUE(quantize_activation(Format::Q8_K,
-                                    std::span(x).subspan(j * k, k),
-                                    std::span(xq).subspan(j * xRow, xRow))
+    ASSERT_TRUE(quantizeActivation(Format::Q8_K, std::span(x).subspan(j * k, k),
+                                   std::span(xq).subspan(j * xRow, xRow))
                     .ok());
   int overflowing = 0;
   for (int64_t j = 0; j < m; ++j)
@@ -344,9 +342,9 @@ TEST_P(IntegerKernelOnIsa, Iq1ExtremeWeights) {
   const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
                              0xfbff, 0x0001, 0x3555, 0x8000};
   for (Format format : {Format::IQ1_S, Format::IQ1_M}) {
-    SCOPED_TRACE(format_info(format).name);
+    SCOPED_TRACE(formatInfo(format).name);
     const bool m1 = format == Format::IQ1_M;
-    const int64_t blockBytes = format_info(format).block_bytes;
+    const int64_t blockBytes = formatInfo(format).blockBytes;
     std::vector<uint8_t> w(n * blocks * blockBytes, 0);
     int64_t slot = 0, group = 0;
     for (int64_t blk = 0; blk < n * blocks; ++blk) {
@@ -402,9 +400,9 @@ TEST_P(IntegerKernelOnIsa, Iq1LargestSubBlockDots) {
   KF_SKIP_UNLESS_HOST_RUNS(isa);
   const int64_t n = 16, k = 512, blocks = k / 256;
   for (Format format : {Format::IQ1_S, Format::IQ1_M}) {
-    SCOPED_TRACE(format_info(format).name);
+    SCOPED_TRACE(formatInfo(format).name);
     const bool m1 = format == Format::IQ1_M;
-    const int64_t blockBytes = format_info(format).block_bytes;
+    const int64_t blockBytes = formatInfo(format).blockBytes;
     std::vector<uint8_t> w(n * blocks * blockBytes, 0);
     const uint16_t d = 0x3c00;
     for (int64_t blk = 0; blk < n * blocks; ++blk) {
@@ -455,8 +453,8 @@ TEST_P(IntegerKernelOnIsa, PrivateFormatsEveryBitPattern) {
   const uint16_t halves[] = {0x3c00, 0xbc00, 0x0000, 0x7bff,
                              0xfbff, 0x0001, 0x3555, 0x8000};
   for (Format format : {Format::FRACTAL64, Format::VQ3_64}) {
-    SCOPED_TRACE(format_info(format).name);
-    const int64_t blockBytes = format_info(format).block_bytes;
+    SCOPED_TRACE(formatInfo(format).name);
+    const int64_t blockBytes = formatInfo(format).blockBytes;
     std::mt19937 rng(17);
     std::vector<uint8_t> w(n * k / 64 * blockBytes);
     for (uint8_t &byte : w)
@@ -501,14 +499,13 @@ TEST_P(IntegerKernelOnIsa, Mxfp4ExtremeWeights) {
     x[k + i] *= 1e-5f;
     x[2 * k + i] *= 300.0f;
   }
-  std::vector<uint8_t> packedX(m * *packed_activation_bytes(k));
-  ASSERT_TRUE(pack_activations(x, m, k, k, packedX).ok());
+  std::vector<uint8_t> packedX(m * *packedActivationBytes(k));
+  ASSERT_TRUE(packActivations(x, m, k, k, packedX).ok());
   const int64_t wRow = blocks * 17, xRow = blocks * 34;
   std::vector<uint8_t> xq(m * xRow);
   for (int64_t j = 0; j < m; ++j)
-    ASSERT_TRUE(quantize_activation(Format::Q8_0,
-                                    std::span(x).subspan(j * k, k),
-                                    std::span(xq).subspan(j * xRow, xRow))
+    ASSERT_TRUE(quantizeActivation(Format::Q8_0, std::span(x).subspan(j * k, k),
+                                   std::span(xq).subspan(j * xRow, xRow))
                     .ok());
 
   // The test has teeth: scaling in another order, (dot * d_w) * d_x, differs
@@ -531,7 +528,7 @@ TEST_P(IntegerKernelOnIsa, Mxfp4ExtremeWeights) {
               kMxfp4Values[wb[1 + i] >> 4] *
                   static_cast<int8_t>(xb[2 + 16 + i]);
         other += (sumi * std::ldexp(1.0f, wb[0] - 128)) *
-                 fp16_to_fp32(static_cast<uint16_t>(xb[0] | xb[1] << 8));
+                 fp16ToFp32(static_cast<uint16_t>(xb[0] | xb[1] << 8));
       }
       differing += std::bit_cast<uint32_t>(other) !=
                    std::bit_cast<uint32_t>(want[j * n + r]);
@@ -542,7 +539,7 @@ TEST_P(IntegerKernelOnIsa, Mxfp4ExtremeWeights) {
 
   for (const JitKernel &kernel : isaKernels(isa, Format::MXFP4, k, n)) {
     SCOPED_TRACE(kernel.spec.describe());
-    std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
+    std::vector<uint8_t> packedW = *packWeights(kernel.weightLayout, w, n, k);
     std::vector<float> y(m * n);
     kernel.fn(packedW.data(), packedX.data(), y.data(), n, m, 0, n);
     for (int64_t j = 0; j < m; ++j)
@@ -586,9 +583,9 @@ TEST_P(IntegerKernelOnIsa, FollowsTheReferenceRoundingOrder) {
       }
     }
     std::vector<uint8_t> xq(34);
-    ASSERT_TRUE(quantize_activation(Format::Q8_0, x, xq).ok());
-    std::vector<uint8_t> packedX(*packed_activation_bytes(k));
-    ASSERT_TRUE(pack_activations(x, 1, k, k, packedX).ok());
+    ASSERT_TRUE(quantizeActivation(Format::Q8_0, x, xq).ok());
+    std::vector<uint8_t> packedX(*packedActivationBytes(k));
+    ASSERT_TRUE(packActivations(x, 1, k, k, packedX).ok());
 
     // The test has teeth: the other order differs for some rows.
     float dx;
@@ -611,12 +608,11 @@ TEST_P(IntegerKernelOnIsa, FollowsTheReferenceRoundingOrder) {
           format == Format::Q8_0 ? (sumi * dwf) * dx : sumi * (dwf * dx);
       differing += other != want[r];
     }
-    ASSERT_GT(differing, 0) << format_info(format).name;
+    ASSERT_GT(differing, 0) << formatInfo(format).name;
 
     for (const JitKernel &kernel : isaKernels(isa, format, k, n)) {
       SCOPED_TRACE(kernel.spec.describe());
-      std::vector<uint8_t> packedW =
-          *pack_weights(kernel.weightLayout, w, n, k);
+      std::vector<uint8_t> packedW = *packWeights(kernel.weightLayout, w, n, k);
       std::vector<float> y(n);
       kernel.fn(packedW.data(), packedX.data(), y.data(), n, 1, 0, n);
       for (int64_t r = 0; r < n; ++r)
@@ -649,8 +645,8 @@ TEST_P(IntegerKernelOnIsa, RoundsToBf16LikeTheReference) {
   std::vector<float> x(k, 0.0f);
   x[0] = 127.0f;
   x[1] = 1.0f;
-  std::vector<uint8_t> packedX(*packed_activation_bytes(k));
-  ASSERT_TRUE(pack_activations(x, 1, k, k, packedX).ok());
+  std::vector<uint8_t> packedX(*packedActivationBytes(k));
+  ASSERT_TRUE(packActivations(x, 1, k, k, packedX).ok());
   // 257 ties down to 256, 259 up to 260, -257 to -256; 12777 = 0x31e9
   // rounds to 12800; 127; 1; inf; NaN.
   const float want[n] = {256.0f,
@@ -663,7 +659,7 @@ TEST_P(IntegerKernelOnIsa, RoundsToBf16LikeTheReference) {
                          std::numeric_limits<float>::quiet_NaN()};
   for (const JitKernel &kernel : isaKernels(isa, Format::Q8_0, k, n, true)) {
     SCOPED_TRACE(kernel.spec.describe());
-    std::vector<uint8_t> packedW = *pack_weights(kernel.weightLayout, w, n, k);
+    std::vector<uint8_t> packedW = *packWeights(kernel.weightLayout, w, n, k);
     std::vector<float> y(n);
     kernel.fn(packedW.data(), packedX.data(), y.data(), n, 1, 0, n);
     for (int64_t r = 0; r < n - 1; ++r)

@@ -131,7 +131,7 @@ getEqualsReferenceSpecs(KernelIsa isa, llvm::ArrayRef<int64_t> rowCounts,
         // IQ2_XXS's code book layout, where the kernels read it.
         for (WeightCoding coding :
              {WeightCoding::Ternary, WeightCoding::CodeBook})
-          if (has_weight_coding(row.format, coding) &&
+          if (hasWeightCoding(row.format, coding) &&
               (coding != WeightCoding::CodeBook ||
                hasCodeBookLayout(isa, target))) {
             specs.push_back(specOf(row, isa, rows, shape));
@@ -185,7 +185,7 @@ std::vector<MatmulKernelSpec> getDecodeOnceSpecs(KernelIsa isa) {
     if (!isaSupportsFormat(isa, row.format))
       continue;
     std::vector<KernelCase> cases;
-    addDecodeOnce(cases, row.decodeOnce, packed_block_elems(row.format));
+    addDecodeOnce(cases, row.decodeOnce, packedBlockElems(row.format));
     for (const KernelCase &c : cases)
       specs.push_back(specOf(row, isa, testRows(isa), c));
   }
@@ -210,8 +210,7 @@ std::vector<MatmulKernelSpec> getCrossSpecs(KernelIsa isa) {
                          .maxCols = 3,
                          .fuseQuantize = true});
       if (row.crossDecodeOnce)
-        addDecodeOnce(cases, DecodeOnce::Blocked,
-                      packed_block_elems(row.format));
+        addDecodeOnce(cases, DecodeOnce::Blocked, packedBlockElems(row.format));
       cases.insert(cases.end(), row.crossExtra.begin(), row.crossExtra.end());
     }
     for (const KernelCase &c : cases)

@@ -7,7 +7,7 @@
 // library) and how its results are compared. The rest is derived: the ISAs
 // from the target layer's table (kf/Target/KernelIsas.def), a format's
 // kernels running on every ISA that has kernels for it (isaSupportsFormat);
-// its weight codings from the runtime's (has_weight_coding); its blocks from
+// its weight codings from the runtime's (hasWeightCoding); its blocks from
 // formats.def. A new ISA thus needs no line here, a new format one row, and
 // every suite that runs one ISA's kernels (HostIsa.h) draws its ISAs and its
 // kernels from the functions below.

@@ -16,11 +16,11 @@ namespace {
 TEST(KernelCases, HaveOneRowPerFormatWithAnEmitter) {
   std::set<Format> rows;
   for (const FormatCases &row : kFormatCases) {
-    EXPECT_TRUE(hasMatmulEmitter(row.format)) << format_info(row.format).name;
+    EXPECT_TRUE(hasMatmulEmitter(row.format)) << formatInfo(row.format).name;
     EXPECT_TRUE(rows.insert(row.format).second)
-        << format_info(row.format).name << " has two rows";
+        << formatInfo(row.format).name << " has two rows";
   }
-  for (const FormatInfo &info : all_formats()) {
+  for (const FormatInfo &info : allFormats()) {
     if (hasMatmulEmitter(info.format)) {
       EXPECT_TRUE(rows.count(info.format))
           << info.name << " has an emitter but no row in kFormatCases";
@@ -32,9 +32,9 @@ TEST(KernelCases, HaveOneRowPerFormatWithAnEmitter) {
 // format but the float ones.
 TEST(KernelCases, ToleranceFollowsTheArithmetic) {
   for (const FormatCases &row : kFormatCases)
-    EXPECT_EQ(row.tolerance, is_float_format(row.format) ? Tolerance::FloatBound
-                                                         : Tolerance::Exact)
-        << format_info(row.format).name;
+    EXPECT_EQ(row.tolerance, isFloatFormat(row.format) ? Tolerance::FloatBound
+                                                       : Tolerance::Exact)
+        << formatInfo(row.format).name;
 }
 
 // Every ISA of KernelIsas.def has kernels that some suite runs: on x86 or

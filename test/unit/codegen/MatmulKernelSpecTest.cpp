@@ -135,7 +135,7 @@ TEST(MatmulKernel, RefusesFormatsTheIsaHasNoKernelsFor) {
 // others, and the portable kernel on any target, the unsigned ones.
 TEST(MatmulKernel, WeightLayoutFollowsTheIsa) {
   auto layout = [](Format format, KernelIsa isa, int64_t rows) {
-    return layout_name(
+    return layoutName(
         MatmulKernelSpec{format, isa, rows, 64, 8, 8}.getWeightLayout());
   };
   EXPECT_EQ(layout(Format::Q8_0, KernelIsa::NeonDotprod, 4), "q8_0_r4s");

@@ -44,7 +44,7 @@ double floatKernelTolerance(const MatmulKernelSpec &spec, double absSum,
                             double ref) {
   const double u = spec.isa == KernelIsa::NeonBf16 ? 0x1p-23 : 0x1p-24;
   const int64_t kPad =
-      packed_k_blocks(spec.format, spec.k) * packed_block_elems(spec.format);
+      packedKBlocks(spec.format, spec.k) * packedBlockElems(spec.format);
   const int64_t l1Blocks =
       spec.l1K == 0 ? 1 : (spec.k + spec.l1K - 1) / spec.l1K;
   const double h = static_cast<double>(kPad + 3 * l1Blocks + 1);
@@ -73,15 +73,15 @@ void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
   for (int64_t i = 0; i < k; ++i)
     wf[i] *= 40.0f;
   const bool isFloat = getTolerance(spec.format) == Tolerance::FloatBound;
-  std::vector<uint8_t> w(*row_bytes(spec.format, n * k));
+  std::vector<uint8_t> w(*rowBytes(spec.format, n * k));
   ASSERT_TRUE(quantize(spec.format, wf, w).ok());
   // Q8_0's -128, which files may hold though the quantizer never writes it:
   // the extreme lane of every encoding (0 unsigned, -128 signed).
   if (spec.format == Format::Q8_0)
     for (int64_t r = 0; r < n; r += 3)
-      w[*row_bytes(spec.format, r * k) + 2 + r % 32] = 0x80;
+      w[*rowBytes(spec.format, r * k) + 2 + r % 32] = 0x80;
   absl::StatusOr<std::vector<uint8_t>> packedW =
-      pack_weights(spec.getWeightLayout(), w, n, k);
+      packWeights(spec.getWeightLayout(), w, n, k);
   ASSERT_TRUE(packedW.ok()) << packedW.status();
   ASSERT_EQ(static_cast<int64_t>(packedW->size()), spec.getWeightBytes());
   ref.packedW = std::move(*packedW);
@@ -100,16 +100,16 @@ void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
                   k * sizeof(float));
   } else {
     ref.kernelX.assign(kMaxM * spec.getActivationColumnBytes(), 0);
-    ASSERT_TRUE(pack_activations(act, x, kMaxM, k, ldx, ref.kernelX).ok());
+    ASSERT_TRUE(packActivations(act, x, kMaxM, k, ldx, ref.kernelX).ok());
   }
 
   // kf::dot of each weight row with each column's Q8_0 (Q8_K) blocks.
-  const int64_t wRow = *row_bytes(spec.format, k);
-  const int64_t xRow = *row_bytes(act, k);
+  const int64_t wRow = *rowBytes(spec.format, k);
+  const int64_t xRow = *rowBytes(act, k);
   std::vector<uint8_t> xq(kMaxM * xRow);
   for (int64_t j = 0; j < kMaxM; ++j)
-    ASSERT_TRUE(quantize_activation(act, std::span(x).subspan(j * ldx, k),
-                                    std::span(xq).subspan(j * xRow, xRow))
+    ASSERT_TRUE(quantizeActivation(act, std::span(x).subspan(j * ldx, k),
+                                   std::span(xq).subspan(j * xRow, xRow))
                     .ok());
   // The float formats' decoded operands, for the tolerance's Σ|w x|.
   std::vector<float> wd, xd;
@@ -125,8 +125,7 @@ void buildMatmulReference(const MatmulKernelSpec &spec, uint32_t seed,
     for (int64_t r = 0; r < n; ++r) {
       float y = *dot(spec.format, std::span(w).subspan(r * wRow, wRow),
                      std::span(xq).subspan(j * xRow, xRow));
-      ref.want[j * n + r] =
-          spec.roundToBf16 ? bf16_to_fp32(fp32_to_bf16(y)) : y;
+      ref.want[j * n + r] = spec.roundToBf16 ? bf16ToFp32(fp32ToBf16(y)) : y;
       if (isFloat) {
         double absSum = 0;
         for (int64_t i = 0; i < k; ++i)

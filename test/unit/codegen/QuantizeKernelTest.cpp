@@ -49,10 +49,10 @@ void checkQuantizer(llvm::StringRef targetName) {
   ASSERT_TRUE(static_cast<bool>(quantizer))
       << llvm::toString(quantizer.takeError());
   std::vector<float> x = activations(maxM, k, ldx);
-  const int64_t column = *packed_activation_bytes(k);
+  const int64_t column = *packedActivationBytes(k);
   for (int64_t m : {int64_t(1), int64_t(2), maxM}) {
     std::vector<uint8_t> want(m * column), got(m * column, 0xa5);
-    ASSERT_TRUE(pack_activations(x, m, k, ldx, want).ok());
+    ASSERT_TRUE(packActivations(x, m, k, ldx, want).ok());
     quantizer->fn(x.data(), ldx, got.data(), m);
     for (int64_t i = 0; i < m * column; ++i)
       ASSERT_EQ(got[i], want[i])
@@ -85,10 +85,10 @@ void checkQ8KQuantizer(llvm::StringRef targetName) {
   x[ldx + 100] = -300.0f;
   x[2 * ldx + 300] = -301.0f;
   x[2 * ldx + 400] = 301.0f;
-  const int64_t column = *packed_activation_bytes(Format::Q8_K, k);
+  const int64_t column = *packedActivationBytes(Format::Q8_K, k);
   for (int64_t m : {int64_t(1), int64_t(3), maxM}) {
     std::vector<uint8_t> want(m * column), got(m * column, 0xa5);
-    ASSERT_TRUE(pack_activations(Format::Q8_K, x, m, k, ldx, want).ok());
+    ASSERT_TRUE(packActivations(Format::Q8_K, x, m, k, ldx, want).ok());
     quantizer->fn(x.data(), ldx, got.data(), m);
     for (int64_t i = 0; i < m * column; ++i)
       ASSERT_EQ(got[i], want[i])
@@ -116,9 +116,8 @@ TEST(QuantizeKernel, FloatActivationsEqualTheReferencePacker) {
   for (llvm::StringRef target : {"x86-64-v3", "x86-64-v2"})
     for (Format format : {Format::BF16, Format::F32})
       for (int64_t k : {int64_t(100), int64_t(37), int64_t(64)}) {
-        SCOPED_TRACE(target.str() + " " +
-                     std::string(format_info(format).name) + " k " +
-                     std::to_string(k));
+        SCOPED_TRACE(target.str() + " " + std::string(formatInfo(format).name) +
+                     " k " + std::to_string(k));
         const int64_t ldx = k + 3, maxM = 5;
         llvm::Expected<JitQuantizer> quantizer =
             jitQuantizer(QuantizeKernelSpec{k, format}, testTarget(target));
@@ -129,11 +128,11 @@ TEST(QuantizeKernel, FloatActivationsEqualTheReferencePacker) {
         std::vector<float> x(maxM * ldx);
         for (size_t i = 0; i < x.size(); ++i)
           x[i] = i % 5 == 0 ? edges[i / 5 % std::size(edges)] : dist(rng);
-        const int64_t column = *packed_activation_bytes(format, k);
+        const int64_t column = *packedActivationBytes(format, k);
         EXPECT_EQ(column % 64, 0);
         for (int64_t m : {int64_t(1), maxM}) {
           std::vector<uint8_t> want(m * column), got(m * column, 0xa5);
-          ASSERT_TRUE(pack_activations(format, x, m, k, ldx, want).ok());
+          ASSERT_TRUE(packActivations(format, x, m, k, ldx, want).ok());
           quantizer->fn(x.data(), ldx, got.data(), m);
           for (int64_t i = 0; i < m * column; ++i)
             ASSERT_EQ(got[i], want[i]) << "m = " << m << ", byte " << i
@@ -150,33 +149,33 @@ TEST(QuantizeKernel, FloatActivationsEqualTheReferencePacker) {
 // of NaNs and zeros has scale 0.
 TEST(QuantizeKernel, NansDoNotDecideTheScale) {
   for (Format format : {Format::Q8_0, Format::Q8_K}) {
-    SCOPED_TRACE(format_info(format).name);
-    const ActivationLayout act = activation_layout(format);
-    const int64_t k = 2 * act.block_elems;
+    SCOPED_TRACE(formatInfo(format).name);
+    const ActivationLayout act = activationLayout(format);
+    const int64_t k = 2 * act.blockElems;
     llvm::Expected<JitQuantizer> quantizer =
         jitQuantizer(QuantizeKernelSpec{k, format}, testTarget("x86-64-v3"));
     ASSERT_TRUE(static_cast<bool>(quantizer))
         << llvm::toString(quantizer.takeError());
     std::vector<float> x = activations(1, k, k);
-    std::fill_n(x.begin() + act.block_elems, act.block_elems, 0.0f);
-    const int64_t nans[] = {3, act.block_elems - 1, act.block_elems + 7};
+    std::fill_n(x.begin() + act.blockElems, act.blockElems, 0.0f);
+    const int64_t nans[] = {3, act.blockElems - 1, act.blockElems + 7};
     for (int64_t i : nans)
       x[i] = i % 2 == 0 ? NAN : -NAN;
-    const int64_t column = *packed_activation_bytes(format, k);
+    const int64_t column = *packedActivationBytes(format, k);
     std::vector<uint8_t> want(column), got(column, 0xa5);
-    ASSERT_TRUE(pack_activations(format, x, 1, k, k, want).ok());
+    ASSERT_TRUE(packActivations(format, x, 1, k, k, want).ok());
     quantizer->fn(x.data(), k, got.data(), 1);
     for (int64_t blk = 0; blk < 2; ++blk) {
-      const int64_t base = blk * act.block_bytes;
+      const int64_t base = blk * act.blockBytes;
       for (int64_t i = 0; i < 4; ++i)
-        EXPECT_EQ(got[base + act.scale_offset + i],
-                  want[base + act.scale_offset + i])
+        EXPECT_EQ(got[base + act.scaleOffset + i],
+                  want[base + act.scaleOffset + i])
             << "block " << blk << ", scale byte " << i;
-      for (int64_t i = 0; i < act.block_elems; ++i) {
-        if (std::isnan(x[blk * act.block_elems + i]))
+      for (int64_t i = 0; i < act.blockElems; ++i) {
+        if (std::isnan(x[blk * act.blockElems + i]))
           continue;
-        EXPECT_EQ(got[base + act.quants_offset + i],
-                  want[base + act.quants_offset + i])
+        EXPECT_EQ(got[base + act.quantsOffset + i],
+                  want[base + act.quantsOffset + i])
             << "block " << blk << ", quant " << i;
       }
     }

@@ -12,20 +12,20 @@
 namespace {
 
 TEST(FormatEnum, MatchesRuntimeTable) {
-  for (const kf::FormatInfo &info : kf::all_formats()) {
+  for (const kf::FormatInfo &info : kf::allFormats()) {
     std::optional<mlir::kf::Format> f = mlir::kf::symbolizeFormat(info.name);
     ASSERT_TRUE(f.has_value()) << info.name;
-    EXPECT_EQ(static_cast<uint32_t>(*f), info.ggml_type) << info.name;
+    EXPECT_EQ(static_cast<uint32_t>(*f), info.ggmlType) << info.name;
     EXPECT_EQ(mlir::kf::stringifyFormat(*f).str(), info.name);
   }
   EXPECT_EQ(mlir::kf::getMaxEnumValForFormat(),
-            kf::all_formats().back().ggml_type);
+            kf::allFormats().back().ggmlType);
 }
 
 TEST(FormatEnum, EveryDialectCaseIsARuntimeRow) {
   for (uint32_t v = 0; v <= mlir::kf::getMaxEnumValForFormat(); ++v) {
     std::optional<mlir::kf::Format> f = mlir::kf::symbolizeFormat(v);
-    EXPECT_EQ(f.has_value(), kf::format_from_ggml_type(v).has_value()) << v;
+    EXPECT_EQ(f.has_value(), kf::formatFromGgmlType(v).has_value()) << v;
   }
 }
 

@@ -11,23 +11,22 @@
 
 namespace {
 
-using dt = dnnl::memory::data_type;
-using tag = dnnl::memory::format_tag;
+using Dt = dnnl::memory::data_type;
+using Tag = dnnl::memory::format_tag;
 
 template <typename A, typename B, typename C>
-void run_matmul(int64_t m, int64_t k, int64_t n, dt a_type, dt b_type,
-                dt c_type, std::vector<A> &a, std::vector<B> &b,
-                std::vector<C> &c) {
+void runMatmul(int64_t m, int64_t k, int64_t n, Dt aType, Dt bType, Dt cType,
+               std::vector<A> &a, std::vector<B> &b, std::vector<C> &c) {
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  dnnl::memory::desc a_md({m, k}, a_type, tag::ab),
-      b_md({k, n}, b_type, tag::ab), c_md({m, n}, c_type, tag::ab);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine);
-  dnnl::memory a_mem(a_md, engine, a.data()), b_mem(b_md, engine, b.data()),
-      c_mem(c_md, engine, c.data());
-  dnnl::matmul(pd).execute(stream, {{DNNL_ARG_SRC, a_mem},
-                                    {DNNL_ARG_WEIGHTS, b_mem},
-                                    {DNNL_ARG_DST, c_mem}});
+  dnnl::memory::desc aMd({m, k}, aType, Tag::ab), bMd({k, n}, bType, Tag::ab),
+      cMd({m, n}, cType, Tag::ab);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aMd, bMd, cMd), engine);
+  dnnl::memory aMem(aMd, engine, a.data()), bMem(bMd, engine, b.data()),
+      cMem(cMd, engine, c.data());
+  dnnl::matmul(pd).execute(
+      stream,
+      {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
   stream.wait();
 }
 
@@ -47,7 +46,7 @@ TEST(OneDnn, Int8MatmulIsExact) {
   for (auto &v : b)
     v = static_cast<int8_t>(s8(rng));
   std::vector<int32_t> c(m * n);
-  run_matmul(m, k, n, dt::u8, dt::s8, dt::s32, a, b, c);
+  runMatmul(m, k, n, Dt::u8, Dt::s8, Dt::s32, a, b, c);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       int32_t ref = 0;
@@ -66,7 +65,7 @@ TEST(OneDnn, F32MatmulWithinRoundoff) {
     v = dist(rng);
   for (auto &v : b)
     v = dist(rng);
-  run_matmul(m, k, n, dt::f32, dt::f32, dt::f32, a, b, c);
+  runMatmul(m, k, n, Dt::f32, Dt::f32, Dt::f32, a, b, c);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double ref = 0, mag = 0;

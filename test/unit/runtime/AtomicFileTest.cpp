@@ -16,7 +16,7 @@ std::string contents(const std::string &path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void write_text(AtomicFile &file, std::string_view text) {
+void writeText(AtomicFile &file, std::string_view text) {
   absl::Status s =
       file.write({reinterpret_cast<const uint8_t *>(text.data()), text.size()});
   EXPECT_TRUE(s.ok()) << s;
@@ -28,8 +28,8 @@ TEST(AtomicFile, CommitReplacesTheTarget) {
   std::ofstream(path) << "old";
   absl::StatusOr<AtomicFile> file = AtomicFile::create(path);
   ASSERT_TRUE(file.ok()) << file.status();
-  write_text(*file, "new ");
-  write_text(*file, "contents");
+  writeText(*file, "new ");
+  writeText(*file, "contents");
   EXPECT_EQ(contents(path), "old"); // untouched until commit
   EXPECT_EQ(dir.files().size(), 2u);
   ASSERT_TRUE(file->commit().ok());
@@ -44,7 +44,7 @@ TEST(AtomicFile, AbandonedFileLeavesTheTargetAndNoTemporary) {
   {
     absl::StatusOr<AtomicFile> file = AtomicFile::create(path);
     ASSERT_TRUE(file.ok()) << file.status();
-    write_text(*file, "partial");
+    writeText(*file, "partial");
   }
   EXPECT_EQ(contents(path), "old");
   EXPECT_THAT(dir.files(), ElementsAre("out.bin"));

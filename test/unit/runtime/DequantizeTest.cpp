@@ -12,7 +12,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<uint8_t> q8_0_block(uint16_t d, const int8_t (&qs)[32]) {
+std::vector<uint8_t> q8_0Block(uint16_t d, const int8_t (&qs)[32]) {
   std::vector<uint8_t> b(34);
   std::memcpy(b.data(), &d, 2);
   std::memcpy(b.data() + 2, qs, 32);
@@ -23,7 +23,7 @@ TEST(Dequantize, Q8_0KnownAnswer) {
   int8_t qs[32];
   for (int j = 0; j < 32; ++j)
     qs[j] = static_cast<int8_t>(j * 8 - 128); // -128 .. 120
-  std::vector<uint8_t> block = q8_0_block(0x3800 /* 0.5 */, qs);
+  std::vector<uint8_t> block = q8_0Block(0x3800 /* 0.5 */, qs);
   std::vector<float> y(32);
   ASSERT_TRUE(dequantize(Format::Q8_0, block, y).ok());
   for (int j = 0; j < 32; ++j)
@@ -34,8 +34,8 @@ TEST(Dequantize, Q8_0SubnormalScaleAndMultipleBlocks) {
   int8_t qs[32] = {};
   qs[0] = 127;
   qs[31] = -127;
-  std::vector<uint8_t> data = q8_0_block(0x0001 /* 2^-24 */, qs);
-  std::vector<uint8_t> second = q8_0_block(0xbc00 /* -1 */, qs);
+  std::vector<uint8_t> data = q8_0Block(0x0001 /* 2^-24 */, qs);
+  std::vector<uint8_t> second = q8_0Block(0xbc00 /* -1 */, qs);
   data.insert(data.end(), second.begin(), second.end());
   std::vector<float> y(64);
   ASSERT_TRUE(dequantize(Format::Q8_0, data, y).ok());
@@ -51,7 +51,7 @@ TEST(Dequantize, PlainFormats) {
   std::vector<uint8_t> f32(12), f16(6), bf16(6);
   std::memcpy(f32.data(), values, 12);
   for (int i = 0; i < 3; ++i) {
-    uint16_t h = fp32_to_fp16(values[i]), b = fp32_to_bf16(values[i]);
+    uint16_t h = fp32ToFp16(values[i]), b = fp32ToBf16(values[i]);
     std::memcpy(f16.data() + 2 * i, &h, 2);
     std::memcpy(bf16.data() + 2 * i, &b, 2);
   }
@@ -85,17 +85,17 @@ TEST(Dequantize, RejectsBadSizes) {
 // Zero elements are a valid row of every format; no codec may touch the
 // (null) buffers of an empty span (UBSan checks the sanitizer build).
 TEST(Codecs, AcceptEmptyRows) {
-  for (const FormatInfo &info : all_formats()) {
-    if (has_dequantize(info.format)) {
+  for (const FormatInfo &info : allFormats()) {
+    if (hasDequantize(info.format)) {
       EXPECT_TRUE(dequantize(info.format, {}, {}).ok()) << info.name;
     }
-    if (has_quantize(info.format)) {
+    if (hasQuantize(info.format)) {
       EXPECT_TRUE(quantize(info.format, {}, {}).ok()) << info.name;
     }
-    if (has_quantize_activation(info.format)) {
-      EXPECT_TRUE(quantize_activation(info.format, {}, {}).ok()) << info.name;
+    if (hasQuantizeActivation(info.format)) {
+      EXPECT_TRUE(quantizeActivation(info.format, {}, {}).ok()) << info.name;
     }
-    if (has_dot(info.format)) {
+    if (hasDot(info.format)) {
       absl::StatusOr<float> d = dot(info.format, {}, {});
       ASSERT_TRUE(d.ok()) << info.name << ": " << d.status();
       EXPECT_EQ(*d, 0.0f) << info.name;

@@ -41,71 +41,71 @@ TEST(FormatTable, MatchesGgmlGeometry) {
       {Format::FRACTAL64, "fractal64", 4096, 64, 30},
       {Format::VQ3_64, "vq3_64", 4097, 64, 24},
   };
-  EXPECT_EQ(std::size(expected), all_formats().size());
+  EXPECT_EQ(std::size(expected), allFormats().size());
   for (const Expected &e : expected) {
-    const FormatInfo &info = format_info(e.f);
+    const FormatInfo &info = formatInfo(e.f);
     EXPECT_EQ(info.name, e.name);
-    EXPECT_EQ(info.ggml_type, e.ggml) << e.name;
-    EXPECT_EQ(info.block_elems, e.elems) << e.name;
-    EXPECT_EQ(info.block_bytes, e.bytes) << e.name;
+    EXPECT_EQ(info.ggmlType, e.ggml) << e.name;
+    EXPECT_EQ(info.blockElems, e.elems) << e.name;
+    EXPECT_EQ(info.blockBytes, e.bytes) << e.name;
   }
-  EXPECT_DOUBLE_EQ(format_info(Format::Q8_0).bits_per_weight(), 8.5);
-  EXPECT_DOUBLE_EQ(format_info(Format::IQ1_S).bits_per_weight(), 1.5625);
-  EXPECT_DOUBLE_EQ(format_info(Format::FRACTAL64).bits_per_weight(), 3.75);
-  EXPECT_DOUBLE_EQ(format_info(Format::VQ3_64).bits_per_weight(), 3.0);
+  EXPECT_DOUBLE_EQ(formatInfo(Format::Q8_0).bitsPerWeight(), 8.5);
+  EXPECT_DOUBLE_EQ(formatInfo(Format::IQ1_S).bitsPerWeight(), 1.5625);
+  EXPECT_DOUBLE_EQ(formatInfo(Format::FRACTAL64).bitsPerWeight(), 3.75);
+  EXPECT_DOUBLE_EQ(formatInfo(Format::VQ3_64).bitsPerWeight(), 3.0);
   // The vec_dot_type pairings of the format table (and ours for the private
   // formats).
-  EXPECT_EQ(format_info(Format::Q4_1).dot_format, Format::Q8_1);
-  EXPECT_EQ(format_info(Format::IQ4_NL).dot_format, Format::Q8_0);
-  EXPECT_EQ(format_info(Format::IQ1_M).dot_format, Format::Q8_K);
-  EXPECT_EQ(format_info(Format::MXFP4).dot_format, Format::Q8_0);
-  EXPECT_EQ(format_info(Format::BF16).dot_format, Format::BF16);
-  EXPECT_EQ(format_info(Format::Q8_K).role, FormatRole::Activation);
-  EXPECT_EQ(format_info(Format::Q8_1).role, FormatRole::Activation);
-  EXPECT_TRUE(format_info(Format::VQ3_64).is_private());
-  EXPECT_FALSE(format_info(Format::MXFP4).is_private());
+  EXPECT_EQ(formatInfo(Format::Q4_1).dotFormat, Format::Q8_1);
+  EXPECT_EQ(formatInfo(Format::IQ4_NL).dotFormat, Format::Q8_0);
+  EXPECT_EQ(formatInfo(Format::IQ1_M).dotFormat, Format::Q8_K);
+  EXPECT_EQ(formatInfo(Format::MXFP4).dotFormat, Format::Q8_0);
+  EXPECT_EQ(formatInfo(Format::BF16).dotFormat, Format::BF16);
+  EXPECT_EQ(formatInfo(Format::Q8_K).role, FormatRole::Activation);
+  EXPECT_EQ(formatInfo(Format::Q8_1).role, FormatRole::Activation);
+  EXPECT_TRUE(formatInfo(Format::VQ3_64).isPrivate());
+  EXPECT_FALSE(formatInfo(Format::MXFP4).isPrivate());
 }
 
 TEST(FormatTable, RowsAreUniqueAndOrdered) {
   std::set<std::string_view> names;
   uint32_t previous = 0;
   bool first = true;
-  for (const FormatInfo &info : all_formats()) {
+  for (const FormatInfo &info : allFormats()) {
     EXPECT_TRUE(names.insert(info.name).second)
         << "duplicate name " << info.name;
     if (!first) {
-      EXPECT_LT(previous, info.ggml_type)
+      EXPECT_LT(previous, info.ggmlType)
           << info.name << " is out of ggml_type order";
     }
-    previous = info.ggml_type;
+    previous = info.ggmlType;
     first = false;
-    EXPECT_EQ(static_cast<uint32_t>(info.format), info.ggml_type);
-    EXPECT_GT(info.block_elems, 0u);
-    EXPECT_GT(info.block_bytes, 0u);
-    bool pairing_known = false;
-    for (const FormatInfo &other : all_formats())
-      pairing_known |= other.format == info.dot_format;
-    EXPECT_TRUE(pairing_known)
+    EXPECT_EQ(static_cast<uint32_t>(info.format), info.ggmlType);
+    EXPECT_GT(info.blockElems, 0u);
+    EXPECT_GT(info.blockBytes, 0u);
+    bool pairingKnown = false;
+    for (const FormatInfo &other : allFormats())
+      pairingKnown |= other.format == info.dotFormat;
+    EXPECT_TRUE(pairingKnown)
         << info.name << " pairs with a format not in the table";
   }
 }
 
 TEST(FormatTable, Lookups) {
-  EXPECT_EQ(format_from_name("q8_0"), Format::Q8_0);
-  EXPECT_EQ(format_from_name("Q8_0"), std::nullopt);
-  EXPECT_EQ(format_from_name(""), std::nullopt);
-  EXPECT_EQ(format_from_ggml_type(30), Format::BF16);
-  EXPECT_EQ(format_from_ggml_type(4), std::nullopt); // removed Q4_2
-  EXPECT_EQ(format_from_ggml_type(0xffffffffu), std::nullopt);
+  EXPECT_EQ(formatFromName("q8_0"), Format::Q8_0);
+  EXPECT_EQ(formatFromName("Q8_0"), std::nullopt);
+  EXPECT_EQ(formatFromName(""), std::nullopt);
+  EXPECT_EQ(formatFromGgmlType(30), Format::BF16);
+  EXPECT_EQ(formatFromGgmlType(4), std::nullopt); // removed Q4_2
+  EXPECT_EQ(formatFromGgmlType(0xffffffffu), std::nullopt);
 }
 
 TEST(FormatTable, RowBytes) {
-  EXPECT_EQ(row_bytes(Format::Q8_0, 4096), 128u * 34u);
-  EXPECT_EQ(row_bytes(Format::Q8_0, 0), 0u);
-  EXPECT_EQ(row_bytes(Format::Q8_0, 33), std::nullopt);
-  EXPECT_EQ(row_bytes(Format::Q8_0, -32), std::nullopt);
-  EXPECT_EQ(row_bytes(Format::F32, 7), 28u);
-  EXPECT_EQ(row_bytes(Format::F32, std::numeric_limits<int64_t>::max()),
+  EXPECT_EQ(rowBytes(Format::Q8_0, 4096), 128u * 34u);
+  EXPECT_EQ(rowBytes(Format::Q8_0, 0), 0u);
+  EXPECT_EQ(rowBytes(Format::Q8_0, 33), std::nullopt);
+  EXPECT_EQ(rowBytes(Format::Q8_0, -32), std::nullopt);
+  EXPECT_EQ(rowBytes(Format::F32, 7), 28u);
+  EXPECT_EQ(rowBytes(Format::F32, std::numeric_limits<int64_t>::max()),
             std::nullopt);
 }
 

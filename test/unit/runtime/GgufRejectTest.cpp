@@ -73,7 +73,7 @@ TEST(GgufReject, EmptyKey) {
 
 TEST(GgufReject, DuplicateKey) {
   Bytes b;
-  b.header(0, 2).kv_u32("a", 1).kv_u32("a", 2);
+  b.header(0, 2).kvU32("a", 1).kvU32("a", 2);
   EXPECT_EQ(rejection(b.bytes()),
             "t.gguf: byte 41: duplicate key 'a', first at byte 24");
 }
@@ -81,7 +81,7 @@ TEST(GgufReject, DuplicateKey) {
 // Names come from the file: messages escape them to stay on one line.
 TEST(GgufReject, NamesInMessagesAreEscaped) {
   Bytes b;
-  b.header(0, 2).kv_u32("a\n'b", 1).kv_u32("a\n'b", 2);
+  b.header(0, 2).kvU32("a\n'b", 1).kvU32("a\n'b", 2);
   EXPECT_EQ(rejection(b.bytes()),
             "t.gguf: byte 44: duplicate key 'a\\n\\'b', first at byte 24");
 }
@@ -146,7 +146,7 @@ TEST(GgufReject, StringArrayBeyondTheFile) {
 
 TEST(GgufReject, AlignmentOfTheWrongType) {
   Bytes b;
-  b.header(0, 2).kv_u32("n", 1).str(kAlignmentKey).u32(10).u64(32);
+  b.header(0, 2).kvU32("n", 1).str(kAlignmentKey).u32(10).u64(32);
   EXPECT_EQ(rejection(b.bytes()),
             "t.gguf: byte 41: key 'general.alignment' has type uint64, "
             "expected uint32");
@@ -155,7 +155,7 @@ TEST(GgufReject, AlignmentOfTheWrongType) {
 TEST(GgufReject, AlignmentNotAPowerOfTwo) {
   for (uint32_t alignment : {0u, 48u}) {
     Bytes b;
-    b.header(0, 1).kv_u32(kAlignmentKey, alignment);
+    b.header(0, 1).kvU32(kAlignmentKey, alignment);
     EXPECT_EQ(rejection(b.bytes()), "t.gguf: byte 24: general.alignment is " +
                                         std::to_string(alignment) +
                                         ", expected a power of two");
@@ -186,7 +186,7 @@ TEST(GgufReject, MalformedPrivateTypes) {
   EXPECT_EQ(declaring({"4096=fractal64", "4096=fractal64"}),
             at + "[1] is '4096=fractal64': declared twice");
   Bytes scalar;
-  scalar.header(0, 1).kv_string(kPrivateTypesKey, "4096=fractal64");
+  scalar.header(0, 1).kvString(kPrivateTypesKey, "4096=fractal64");
   EXPECT_EQ(rejection(scalar.bytes()),
             "t.gguf: byte 24: key 'kernelforge.private_types' has type "
             "string, expected array of string");
@@ -220,11 +220,11 @@ TEST(GgufReject, ActivationFormat) {
 }
 
 TEST(GgufReject, TensorNames) {
-  std::string long_name(64, 'n');
-  Bytes too_long;
-  too_long.header(1, 0).tensor(long_name, {4}, kF32, 0).pad(32).zeros(32);
-  EXPECT_EQ(rejection(too_long.bytes()),
-            "t.gguf: byte 24: tensor name '" + long_name +
+  std::string longName(64, 'n');
+  Bytes tooLong;
+  tooLong.header(1, 0).tensor(longName, {4}, kF32, 0).pad(32).zeros(32);
+  EXPECT_EQ(rejection(tooLong.bytes()),
+            "t.gguf: byte 24: tensor name '" + longName +
                 "' is 64 bytes long, expected at most 63");
   Bytes empty;
   empty.header(1, 0).tensor("", {4}, kF32, 0).pad(32).zeros(32);
@@ -352,7 +352,7 @@ TEST(GgufReject, TruncatedFields) {
             "t.gguf: byte 47: expected 10 bytes for the value of key 'key', "
             "but the file ends at byte 50");
   Bytes two;
-  two.header(0, 2).kv_u32("a", 1).kv_u32("bb", 2);
+  two.header(0, 2).kvU32("a", 1).kvU32("bb", 2);
   EXPECT_EQ(rejection(std::span(two.bytes()).first(52)),
             "t.gguf: byte 51: expected 4 bytes for the value type of key "
             "'bb', but the file ends at byte 52");
@@ -366,24 +366,24 @@ TEST(GgufReject, TruncatedFields) {
 // out of bounds (the sanitizer build runs this too).
 TEST(GgufReject, TruncationAtEveryByte) {
   Writer w;
-  w.add_metadata("u8", uint8_t{1});
-  w.add_metadata("i8", int8_t{-1});
-  w.add_metadata("u16", uint16_t{2});
-  w.add_metadata("i16", int16_t{-2});
-  w.add_metadata("u32", uint32_t{3});
-  w.add_metadata("i32", int32_t{-3});
-  w.add_metadata("f32", 0.5f);
-  w.add_metadata("bool", true);
-  w.add_metadata("string", "text");
-  w.add_metadata("u64", uint64_t{4});
-  w.add_metadata("i64", int64_t{-4});
-  w.add_metadata("f64", 0.25);
-  w.add_metadata("strings", std::vector<std::string>{"a", "", "bc"});
-  w.add_metadata("bools", std::vector<bool>{true, false});
-  w.add_metadata("floats", std::vector<float>{1, 2, 3});
-  w.add_tensor("a", Format::F32, {5}, std::vector<uint8_t>(20, 1));
-  w.add_tensor("b", Format::Q8_0, {32, 2}, std::vector<uint8_t>(68, 2));
-  w.add_tensor("c", Format::FRACTAL64, {64}, std::vector<uint8_t>(30, 3));
+  w.addMetadata("u8", uint8_t{1});
+  w.addMetadata("i8", int8_t{-1});
+  w.addMetadata("u16", uint16_t{2});
+  w.addMetadata("i16", int16_t{-2});
+  w.addMetadata("u32", uint32_t{3});
+  w.addMetadata("i32", int32_t{-3});
+  w.addMetadata("f32", 0.5f);
+  w.addMetadata("bool", true);
+  w.addMetadata("string", "text");
+  w.addMetadata("u64", uint64_t{4});
+  w.addMetadata("i64", int64_t{-4});
+  w.addMetadata("f64", 0.25);
+  w.addMetadata("strings", std::vector<std::string>{"a", "", "bc"});
+  w.addMetadata("bools", std::vector<bool>{true, false});
+  w.addMetadata("floats", std::vector<float>{1, 2, 3});
+  w.addTensor("a", Format::F32, {5}, std::vector<uint8_t>(20, 1));
+  w.addTensor("b", Format::Q8_0, {32, 2}, std::vector<uint8_t>(68, 2));
+  w.addTensor("c", Format::FRACTAL64, {64}, std::vector<uint8_t>(30, 3));
   absl::StatusOr<std::vector<uint8_t>> bytes = w.serialize("t.gguf");
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   ASSERT_TRUE(parse(*bytes).ok());

@@ -11,7 +11,7 @@ namespace kf::gguf {
 namespace {
 
 using testing::Bytes;
-using testing::data_path;
+using testing::dataPath;
 using testing::parse;
 
 struct VocabFile {
@@ -28,7 +28,7 @@ class Vocab : public ::testing::TestWithParam<VocabFile> {};
 
 TEST_P(Vocab, Parses) {
   const VocabFile &v = GetParam();
-  absl::StatusOr<File> file = File::open(data_path(v.file));
+  absl::StatusOr<File> file = File::open(dataPath(v.file));
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(file->bytes().size(), v.bytes);
   EXPECT_EQ(file->version(), 3u);
@@ -36,7 +36,7 @@ TEST_P(Vocab, Parses) {
   EXPECT_EQ(file->metadata().size(), v.kvs);
   EXPECT_TRUE(file->tensors().empty());
   // No tensors: the file ends with its metadata, unpadded.
-  EXPECT_EQ(file->data_offset(), v.bytes);
+  EXPECT_EQ(file->dataOffset(), v.bytes);
 
   EXPECT_EQ(*file->get<std::string_view>("general.architecture"), "llama");
   EXPECT_EQ(*file->get<std::string_view>("tokenizer.ggml.model"), "gpt2");
@@ -65,11 +65,11 @@ TEST_P(Vocab, Parses) {
 }
 
 TEST_P(Vocab, WritesBackByteIdentical) {
-  std::string path = data_path(GetParam().file);
+  std::string path = dataPath(GetParam().file);
   absl::StatusOr<File> file = File::open(path);
   ASSERT_TRUE(file.ok()) << file.status();
   absl::StatusOr<std::vector<uint8_t>> bytes =
-      Writer::copy_of(*file).serialize("copy.gguf");
+      Writer::copyOf(*file).serialize("copy.gguf");
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   std::ifstream in(path, std::ios::binary);
   std::vector<uint8_t> original((std::istreambuf_iterator<char>(in)),
@@ -88,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(GgufMetadata, TypedAccessNamesTheFileKeyAndTypes) {
   Bytes b;
-  b.header(0, 2).kv_u32("n", 7).kv_string("s", "text");
+  b.header(0, 2).kvU32("n", 7).kvString("s", "text");
   absl::StatusOr<File> file = parse(b.bytes());
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(*file->get<uint32_t>("n"), 7u);
@@ -104,7 +104,7 @@ TEST(GgufMetadata, TypedAccessNamesTheFileKeyAndTypes) {
 
 TEST(GgufMetadata, VersionTwoReadsAsThree) {
   Bytes b;
-  b.raw("GGUF").u32(2).i64(0).i64(1).kv_u32("n", 1);
+  b.raw("GGUF").u32(2).i64(0).i64(1).kvU32("n", 1);
   absl::StatusOr<File> file = parse(b.bytes());
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(file->version(), 2u);
@@ -115,7 +115,7 @@ TEST(GgufMetadata, VersionTwoReadsAsThree) {
 // section ignored.
 TEST(GgufTensors, ViewsPointAtTheirBytes) {
   Bytes b;
-  b.header(2, 1).kv_u32("general.alignment", 16);
+  b.header(2, 1).kvU32("general.alignment", 16);
   b.tensor("a", {3}, /*f32*/ 0, 0).tensor("b", {2, 2}, /*f16*/ 1, 16);
   b.pad(16);
   size_t data = b.size();
@@ -129,7 +129,7 @@ TEST(GgufTensors, ViewsPointAtTheirBytes) {
   absl::StatusOr<File> file = parse(b.bytes());
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(file->alignment(), 16u);
-  EXPECT_EQ(file->data_offset(), data);
+  EXPECT_EQ(file->dataOffset(), data);
   ASSERT_EQ(file->tensors().size(), 2u);
   const TensorInfo &a = file->tensors()[0];
   EXPECT_EQ(a.name, "a");
@@ -141,13 +141,13 @@ TEST(GgufTensors, ViewsPointAtTheirBytes) {
   std::span<const uint8_t> view = file->data(a);
   EXPECT_EQ(view.data(), b.bytes().data() + data);
   EXPECT_EQ(view.size(), 12u);
-  const TensorInfo *t = file->find_tensor("b");
+  const TensorInfo *t = file->findTensor("b");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->offset, 16u);
   EXPECT_EQ(t->shape, std::vector<int64_t>({2, 2}));
   EXPECT_EQ(t->rows(), 2);
   EXPECT_EQ(file->data(*t).data(), b.bytes().data() + data + 16);
-  EXPECT_EQ(file->find_tensor("c"), nullptr);
+  EXPECT_EQ(file->findTensor("c"), nullptr);
 }
 
 TEST(GgufTensors, ZeroDimensionsAreEmptyTensors) {

@@ -15,7 +15,7 @@
 namespace kf::gguf::testing {
 
 // The checked-in test data (test/data/gguf), passed by CMake.
-inline std::string data_path(std::string_view file) {
+inline std::string dataPath(std::string_view file) {
   return std::string(KF_TEST_DATA_DIR) + "/gguf/" + std::string(file);
 }
 
@@ -51,10 +51,10 @@ public:
     return raw("GGUF").u32(3).i64(tensors).i64(kvs);
   }
   // A metadata entry with a UINT32 value.
-  Bytes &kv_u32(std::string_view key, uint32_t v) {
+  Bytes &kvU32(std::string_view key, uint32_t v) {
     return str(key).u32(4).u32(v);
   }
-  Bytes &kv_string(std::string_view key, std::string_view v) {
+  Bytes &kvString(std::string_view key, std::string_view v) {
     return str(key).u32(8).str(v);
   }
   Bytes &tensor(std::string_view name, std::vector<int64_t> shape,

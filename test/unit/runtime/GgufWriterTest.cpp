@@ -19,7 +19,7 @@ using testing::Bytes;
 using ::testing::ElementsAre;
 using testing::parse;
 
-std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
+std::vector<uint8_t> randomBytes(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> v(n);
   for (uint8_t &b : v)
@@ -27,24 +27,24 @@ std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
   return v;
 }
 
-std::vector<uint8_t> file_bytes(const std::string &path) {
+std::vector<uint8_t> fileBytes(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // The same file as a Bytes builder lays it out by hand.
 TEST(GgufWriter, WritesGgmlLayout) {
-  std::vector<uint8_t> a = random_bytes(12, 1), b = random_bytes(68, 2);
+  std::vector<uint8_t> a = randomBytes(12, 1), b = randomBytes(68, 2);
   Writer w;
-  w.add_metadata(std::string(kAlignmentKey), uint32_t{16});
-  w.add_metadata("name", "x");
-  w.add_tensor("a", Format::F32, {3}, std::span<const uint8_t>(a));
-  w.add_tensor("b", Format::Q8_0, {32, 2}, b);
+  w.addMetadata(std::string(kAlignmentKey), uint32_t{16});
+  w.addMetadata("name", "x");
+  w.addTensor("a", Format::F32, {3}, std::span<const uint8_t>(a));
+  w.addTensor("b", Format::Q8_0, {32, 2}, b);
   absl::StatusOr<std::vector<uint8_t>> bytes = w.serialize("t.gguf");
   ASSERT_TRUE(bytes.ok()) << bytes.status();
 
   Bytes expected;
-  expected.header(2, 2).kv_u32(kAlignmentKey, 16).kv_string("name", "x");
+  expected.header(2, 2).kvU32(kAlignmentKey, 16).kvString("name", "x");
   expected.tensor("a", {3}, 0, 0).tensor("b", {32, 2}, 8, 16).pad(16);
   expected.raw({reinterpret_cast<const char *>(a.data()), a.size()}).pad(16);
   expected.raw({reinterpret_cast<const char *>(b.data()), b.size()}).pad(16);
@@ -53,7 +53,7 @@ TEST(GgufWriter, WritesGgmlLayout) {
 
 TEST(GgufWriter, NoTensorsMeansNoPadding) {
   Writer w;
-  w.add_metadata("a", uint8_t{7});
+  w.addMetadata("a", uint8_t{7});
   absl::StatusOr<std::vector<uint8_t>> bytes = w.serialize("t.gguf");
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   Bytes expected;
@@ -108,14 +108,14 @@ TEST(GgufWriter, RoundTrip) {
   };
   Writer w;
   for (const KeyValue &kv : metadata)
-    w.add_metadata(kv.key, kv.value);
+    w.addMetadata(kv.key, kv.value);
   std::vector<std::vector<uint8_t>> data;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const T &t = tensors[i];
     int64_t elements = std::accumulate(t.shape.begin(), t.shape.end(),
                                        int64_t{1}, std::multiplies<>());
-    data.push_back(random_bytes(*row_bytes(t.format, elements), i));
-    w.add_tensor(t.name, t.format, t.shape, data.back());
+    data.push_back(randomBytes(*rowBytes(t.format, elements), i));
+    w.addTensor(t.name, t.format, t.shape, data.back());
   }
   kf::testing::TempDir dir;
   std::string path = dir.file("model.gguf");
@@ -126,7 +126,7 @@ TEST(GgufWriter, RoundTrip) {
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(file->version(), kVersion);
   EXPECT_EQ(file->alignment(), 64u);
-  EXPECT_EQ(file->data_offset() % 64, 0u);
+  EXPECT_EQ(file->dataOffset() % 64, 0u);
   // The writer added the private-types key for the fractal64 tensor.
   metadata.push_back({std::string(kPrivateTypesKey),
                       std::vector<std::string>{"4096=fractal64"}});
@@ -142,11 +142,11 @@ TEST(GgufWriter, RoundTrip) {
     EXPECT_TRUE(std::ranges::equal(file->data(t), data[i])) << t.name;
     offset += (t.bytes + 63) / 64 * 64;
   }
-  EXPECT_EQ(file->bytes().size(), file->data_offset() + offset);
+  EXPECT_EQ(file->bytes().size(), file->dataOffset() + offset);
 }
 
 TEST(GgufWriter, OwnsThePrivateTypesKey) {
-  auto private_types = [](const Writer &w) -> std::optional<Value> {
+  auto privateTypes = [](const Writer &w) -> std::optional<Value> {
     absl::StatusOr<std::vector<uint8_t>> bytes = w.serialize("t.gguf");
     EXPECT_TRUE(bytes.ok()) << bytes.status();
     absl::StatusOr<File> file = parse(*bytes);
@@ -158,24 +158,24 @@ TEST(GgufWriter, OwnsThePrivateTypesKey) {
     return *file->find(kPrivateTypesKey);
   };
   Writer stale;
-  stale.add_metadata(std::string(kPrivateTypesKey),
-                     std::vector<std::string>{"4096=fractal64", "9=x"});
-  stale.add_metadata("other", uint8_t{1});
-  stale.add_tensor("v", Format::VQ3_64, {64}, std::vector<uint8_t>(24));
-  stale.add_tensor("f", Format::FRACTAL64, {64}, std::vector<uint8_t>(30));
-  stale.add_tensor("g", Format::FRACTAL64, {64}, std::vector<uint8_t>(30));
-  EXPECT_EQ(private_types(stale),
+  stale.addMetadata(std::string(kPrivateTypesKey),
+                    std::vector<std::string>{"4096=fractal64", "9=x"});
+  stale.addMetadata("other", uint8_t{1});
+  stale.addTensor("v", Format::VQ3_64, {64}, std::vector<uint8_t>(24));
+  stale.addTensor("f", Format::FRACTAL64, {64}, std::vector<uint8_t>(30));
+  stale.addTensor("g", Format::FRACTAL64, {64}, std::vector<uint8_t>(30));
+  EXPECT_EQ(privateTypes(stale),
             Value(std::vector<std::string>{"4096=fractal64", "4097=vq3_64"}));
 
   Writer unused;
-  unused.add_metadata(std::string(kPrivateTypesKey),
-                      std::vector<std::string>{"4096=fractal64"});
-  unused.add_tensor("q", Format::Q8_0, {32}, std::vector<uint8_t>(34));
-  EXPECT_EQ(private_types(unused), std::nullopt);
+  unused.addMetadata(std::string(kPrivateTypesKey),
+                     std::vector<std::string>{"4096=fractal64"});
+  unused.addTensor("q", Format::Q8_0, {32}, std::vector<uint8_t>(34));
+  EXPECT_EQ(privateTypes(unused), std::nullopt);
 }
 
 TEST(GgufWriter, ViewsOwnedBuffersAndProducersWriteTheSameBytes) {
-  std::vector<uint8_t> data = random_bytes(72, 3);
+  std::vector<uint8_t> data = randomBytes(72, 3);
   std::vector<std::vector<uint8_t>> files;
   for (int kind = 0; kind < 3; ++kind) {
     Writer w;
@@ -190,7 +190,7 @@ TEST(GgufWriter, ViewsOwnedBuffersAndProducersWriteTheSameBytes) {
         std::copy(data.begin(), data.end(), dst.begin());
         return absl::OkStatus();
       };
-    w.add_tensor("t", Format::Q4_0, {32, 4}, std::move(source));
+    w.addTensor("t", Format::Q4_0, {32, 4}, std::move(source));
     absl::StatusOr<std::vector<uint8_t>> bytes = w.serialize("t.gguf");
     ASSERT_TRUE(bytes.ok()) << bytes.status();
     files.push_back(*bytes);
@@ -209,53 +209,51 @@ TEST(GgufWriter, RefusesWhatTheReaderRefuses) {
     EXPECT_FALSE(bytes.ok());
     return bytes.ok() ? "" : std::string(bytes.status().message());
   };
-  EXPECT_EQ(refusal([](Writer &w) { w.add_metadata("", 1); }),
+  EXPECT_EQ(refusal([](Writer &w) { w.addMetadata("", 1); }),
             "out.gguf: key 0 has an empty name");
   EXPECT_EQ(refusal([](Writer &w) {
-              w.add_metadata("a", 1);
-              w.add_metadata("a", 2);
+              w.addMetadata("a", 1);
+              w.addMetadata("a", 2);
             }),
             "out.gguf: duplicate key 'a'");
   EXPECT_EQ(refusal([](Writer &w) {
-              w.add_metadata(std::string(kAlignmentKey), uint32_t{24});
+              w.addMetadata(std::string(kAlignmentKey), uint32_t{24});
             }),
             "out.gguf: general.alignment is 24, expected a power of two");
+  EXPECT_EQ(
+      refusal([](Writer &w) { w.addMetadata(std::string(kAlignmentKey), 32); }),
+      "out.gguf: key 'general.alignment' has type int32, expected "
+      "uint32");
   EXPECT_EQ(refusal([](Writer &w) {
-              w.add_metadata(std::string(kAlignmentKey), 32);
-            }),
-            "out.gguf: key 'general.alignment' has type int32, expected "
-            "uint32");
-  EXPECT_EQ(refusal([](Writer &w) {
-              w.add_tensor(std::string(64, 'n'), Format::F32, {1},
-                           std::vector<uint8_t>(4));
+              w.addTensor(std::string(64, 'n'), Format::F32, {1},
+                          std::vector<uint8_t>(4));
             }),
             "out.gguf: tensor name '" + std::string(64, 'n') +
                 "' is 64 bytes long, expected at most 63");
   EXPECT_EQ(refusal([](Writer &w) {
-              w.add_tensor("t", Format::F32, {1}, std::vector<uint8_t>(4));
-              w.add_tensor("t", Format::F32, {1}, std::vector<uint8_t>(4));
+              w.addTensor("t", Format::F32, {1}, std::vector<uint8_t>(4));
+              w.addTensor("t", Format::F32, {1}, std::vector<uint8_t>(4));
             }),
             "out.gguf: duplicate tensor name 't'");
   EXPECT_EQ(refusal([](Writer &w) {
-              w.add_tensor("t", Format::Q8_0, {16}, std::vector<uint8_t>(17));
+              w.addTensor("t", Format::Q8_0, {16}, std::vector<uint8_t>(17));
             }),
             "out.gguf: tensor 't' has rows of 16 elements, expected a "
             "multiple of 32 (the block size of q8_0)");
   EXPECT_EQ(refusal([](Writer &w) {
-              w.add_tensor("t", Format::Q8_1, {32}, std::vector<uint8_t>(36));
+              w.addTensor("t", Format::Q8_1, {32}, std::vector<uint8_t>(36));
             }),
             "out.gguf: tensor 't' has format q8_1, an activation format; "
             "expected a weight format");
   EXPECT_EQ(refusal([](Writer &w) {
-              w.add_tensor("t", Format::F32, {1, 2, 3, 4, 5},
-                           std::vector<uint8_t>(480));
+              w.addTensor("t", Format::F32, {1, 2, 3, 4, 5},
+                          std::vector<uint8_t>(480));
             }),
             "out.gguf: tensor 't' has 5 dimensions, expected 1 to 4");
-  EXPECT_EQ(
-      refusal([](Writer &w) {
-        w.add_tensor("t", Format::Q8_0, {32, 2}, std::vector<uint8_t>(34));
-      }),
-      "out.gguf: tensor 't' has 34 bytes of data, expected 68");
+  EXPECT_EQ(refusal([](Writer &w) {
+              w.addTensor("t", Format::Q8_0, {32, 2}, std::vector<uint8_t>(34));
+            }),
+            "out.gguf: tensor 't' has 34 bytes of data, expected 68");
 }
 
 // On any error the target keeps its old contents and no temporary remains.
@@ -264,24 +262,24 @@ TEST(GgufWriter, FailedWritesLeaveTheTargetUntouched) {
   std::string path = dir.file("model.gguf");
   std::ofstream(path) << "old";
   Writer invalid;
-  invalid.add_tensor("t", Format::F32, {2}, std::vector<uint8_t>(4));
+  invalid.addTensor("t", Format::F32, {2}, std::vector<uint8_t>(4));
   EXPECT_EQ(invalid.write(path).message(),
             path + ": tensor 't' has 4 bytes of data, expected 8");
   Writer failing;
-  failing.add_tensor("ok", Format::F32, {1}, std::vector<uint8_t>(4));
-  failing.add_tensor("t", Format::F32, {2}, [](std::span<uint8_t>) {
+  failing.addTensor("ok", Format::F32, {1}, std::vector<uint8_t>(4));
+  failing.addTensor("t", Format::F32, {2}, [](std::span<uint8_t>) {
     return absl::InternalError("decoder broke");
   });
   absl::Status status = failing.write(path);
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_EQ(status.message(), path + ": tensor 't': decoder broke");
-  EXPECT_EQ(file_bytes(path), std::vector<uint8_t>({'o', 'l', 'd'}));
+  EXPECT_EQ(fileBytes(path), std::vector<uint8_t>({'o', 'l', 'd'}));
   EXPECT_THAT(dir.files(), ElementsAre("model.gguf"));
 
   Writer good;
-  good.add_metadata("a", 1);
+  good.addMetadata("a", 1);
   ASSERT_TRUE(good.write(path).ok());
-  EXPECT_EQ(file_bytes(path), *good.serialize(path));
+  EXPECT_EQ(fileBytes(path), *good.serialize(path));
   EXPECT_THAT(dir.files(), ElementsAre("model.gguf"));
 }
 

@@ -16,11 +16,11 @@ namespace {
 
 using testing::activation;
 using testing::dequantized;
-using testing::exact_dot;
+using testing::exactDot;
 using testing::gaussian;
 using testing::quantized;
-using testing::sqnr_db;
-using testing::student_t;
+using testing::sqnrDb;
+using testing::studentT;
 
 namespace grids = quant::grids;
 
@@ -28,18 +28,18 @@ constexpr Format kIQFormats[] = {Format::IQ2_XXS, Format::IQ2_XS,
                                  Format::IQ1_S,   Format::IQ1_M,
                                  Format::IQ4_NL,  Format::IQ4_XS};
 
-void put_u16(std::vector<uint8_t> &b, size_t at, uint16_t v) {
+void putU16(std::vector<uint8_t> &b, size_t at, uint16_t v) {
   b[at] = static_cast<uint8_t>(v);
   b[at + 1] = static_cast<uint8_t>(v >> 8);
 }
-void put_u32(std::vector<uint8_t> &b, size_t at, uint32_t v) {
+void putU32(std::vector<uint8_t> &b, size_t at, uint32_t v) {
   for (int i = 0; i < 4; ++i)
     b[at + i] = static_cast<uint8_t>(v >> 8 * i);
 }
-uint16_t get_u16(const uint8_t *p) {
+uint16_t getU16(const uint8_t *p) {
   return static_cast<uint16_t>(p[0] | p[1] << 8);
 }
-uint32_t get_u32(const uint8_t *p) {
+uint32_t getU32(const uint8_t *p) {
   return static_cast<uint32_t>(p[0] | p[1] << 8 | p[2] << 16) |
          static_cast<uint32_t>(p[3]) << 24;
 }
@@ -51,7 +51,7 @@ int magnitude(uint64_t row, int j) {
 int ternary(uint64_t row, int j) { return static_cast<int8_t>(row >> 8 * j); }
 
 // A 7-bit sign index's 8-bit mask: bit 7 makes the number of minus signs even.
-int sign_mask(int index) {
+int signMask(int index) {
   return index | (std::popcount(unsigned(index)) & 1) << 7;
 }
 
@@ -83,7 +83,7 @@ TEST(IQuantGrids, SizesAndSpecProperties) {
   const std::map<int, int> kNonZeros = {{0, 1},   {1, 16},  {2, 112},
                                         {3, 410}, {4, 150}, {5, 992},
                                         {6, 114}, {7, 3},   {8, 250}};
-  std::map<int, int> non_zeros;
+  std::map<int, int> nonZeros;
   for (uint64_t row : grids::iq1s_grid) {
     int count = 0;
     for (int j = 0; j < 8; ++j) {
@@ -91,16 +91,16 @@ TEST(IQuantGrids, SizesAndSpecProperties) {
       EXPECT_TRUE(v >= -1 && v <= 1) << std::hex << row;
       count += v != 0;
     }
-    ++non_zeros[count];
+    ++nonZeros[count];
   }
-  EXPECT_EQ(non_zeros, kNonZeros);
+  EXPECT_EQ(nonZeros, kNonZeros);
   std::vector<uint64_t> sorted(std::begin(grids::iq1s_grid),
                                std::end(grids::iq1s_grid));
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
 
   for (int i = 0; i < 128; ++i)
-    EXPECT_EQ(grids::ksigns_iq2xs[i], sign_mask(i)) << i;
+    EXPECT_EQ(grids::ksigns_iq2xs[i], signMask(i)) << i;
 
   const int8_t kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                               1,    13,   25,  38,  53,  69,  89,  113};
@@ -142,17 +142,17 @@ template <typename Rows> int pick(const Rows &rows, int g, int l) {
 }
 
 // Appends a copy of the 256-weight `block` with its scale doubled by
-// `double_scale`, and checks that the second block decodes to twice the first:
+// `doubleScale`, and checks that the second block decodes to twice the first:
 // the decoder steps by the format's block size.
 template <typename DoubleScale>
-void expect_second_block_doubles(Format f, std::vector<uint8_t> block,
-                                 DoubleScale double_scale) {
+void expectSecondBlockDoubles(Format f, std::vector<uint8_t> block,
+                              DoubleScale doubleScale) {
   std::vector<uint8_t> second = block;
-  double_scale(second);
+  doubleScale(second);
   block.insert(block.end(), second.begin(), second.end());
   std::vector<float> y = dequantized(f, block, 512);
   for (int i = 0; i < 256; ++i)
-    ASSERT_EQ(y[256 + i], 2 * y[i]) << format_info(f).name << " " << i;
+    ASSERT_EQ(y[256 + i], 2 * y[i]) << formatInfo(f).name << " " << i;
 }
 
 // --- Known answers -----------------------------------------------------------
@@ -161,7 +161,7 @@ TEST(IQ2_XXS, KnownAnswer) {
   const float d = 0.5f;
   const int kScales[8] = {15, 0, 1, 2, 4, 8, 7, 10}; // each bit of 28..31
   std::vector<uint8_t> block(66);
-  put_u16(block, 0, fp32_to_fp16(d));
+  putU16(block, 0, fp32ToFp16(d));
   int index[8][4], signs[8][4];
   for (int g = 0; g < 8; ++g) {
     uint32_t aux = static_cast<uint32_t>(kScales[g]) << 28;
@@ -171,20 +171,19 @@ TEST(IQ2_XXS, KnownAnswer) {
       block[2 + 8 * g + l] = static_cast<uint8_t>(index[g][l]);
       aux |= static_cast<uint32_t>(signs[g][l]) << 7 * l;
     }
-    put_u32(block, 2 + 8 * g + 4, aux);
+    putU32(block, 2 + 8 * g + 4, aux);
   }
   std::vector<float> y = dequantized(Format::IQ2_XXS, block, 256);
   for (int g = 0; g < 8; ++g)
     for (int l = 0; l < 4; ++l)
       for (int j = 0; j < 8; ++j) {
-        int sign = sign_mask(signs[g][l]) >> j & 1 ? -1 : 1;
+        int sign = signMask(signs[g][l]) >> j & 1 ? -1 : 1;
         float want = d * (0.5f + kScales[g]) * 0.25f *
                      magnitude(kIq2xxsRows.at(index[g][l]), j) * sign;
         EXPECT_EQ(y[32 * g + 8 * l + j], want) << g << " " << l << " " << j;
       }
-  expect_second_block_doubles(Format::IQ2_XXS, block, [&](auto &b) {
-    put_u16(b, 0, fp32_to_fp16(2 * d));
-  });
+  expectSecondBlockDoubles(Format::IQ2_XXS, block,
+                           [&](auto &b) { putU16(b, 0, fp32ToFp16(2 * d)); });
 }
 
 TEST(IQ2_XS, KnownAnswer) {
@@ -193,14 +192,14 @@ TEST(IQ2_XS, KnownAnswer) {
   const int kScales[8][2] = {{1, 2}, {4, 8}, {15, 0}, {0, 15},
                              {8, 4}, {2, 1}, {5, 10}, {10, 5}};
   std::vector<uint8_t> block(74);
-  put_u16(block, 0, fp32_to_fp16(d));
+  putU16(block, 0, fp32ToFp16(d));
   int index[8][4], signs[8][4];
   for (int g = 0; g < 8; ++g) {
     for (int l = 0; l < 4; ++l) {
       index[g][l] = pick(kIq2xsRows, g, l);
       signs[g][l] = (0x2a << (g % 2) & 127) ^ (11 * g + 37 * l) % 128;
-      put_u16(block, 2 + 2 * (4 * g + l),
-              static_cast<uint16_t>(index[g][l] | signs[g][l] << 9));
+      putU16(block, 2 + 2 * (4 * g + l),
+             static_cast<uint16_t>(index[g][l] | signs[g][l] << 9));
     }
     block[66 + g] = static_cast<uint8_t>(kScales[g][0] | kScales[g][1] << 4);
   }
@@ -208,21 +207,20 @@ TEST(IQ2_XS, KnownAnswer) {
   for (int g = 0; g < 8; ++g)
     for (int l = 0; l < 4; ++l)
       for (int j = 0; j < 8; ++j) {
-        int sign = sign_mask(signs[g][l]) >> j & 1 ? -1 : 1;
+        int sign = signMask(signs[g][l]) >> j & 1 ? -1 : 1;
         float want = d * (0.5f + kScales[g][l / 2]) * 0.25f *
                      magnitude(kIq2xsRows.at(index[g][l]), j) * sign;
         EXPECT_EQ(y[32 * g + 8 * l + j], want) << g << " " << l << " " << j;
       }
-  expect_second_block_doubles(Format::IQ2_XS, block, [&](auto &b) {
-    put_u16(b, 0, fp32_to_fp16(2 * d));
-  });
+  expectSecondBlockDoubles(Format::IQ2_XS, block,
+                           [&](auto &b) { putU16(b, 0, fp32ToFp16(2 * d)); });
 }
 
 TEST(IQ1_S, KnownAnswer) {
   const float d = 0.25f;
   const int kScales[8] = {1, 2, 4, 7, 0, 3, 5, 6}; // each bit of 12..14
   std::vector<uint8_t> block(50);
-  put_u16(block, 0, fp32_to_fp16(d));
+  putU16(block, 0, fp32ToFp16(d));
   int index[8][4];
   for (int g = 0; g < 8; ++g) {
     bool negative = g % 3 == 1; // bit 15
@@ -232,7 +230,7 @@ TEST(IQ1_S, KnownAnswer) {
       block[2 + 4 * g + l] = static_cast<uint8_t>(index[g][l]);
       qh |= static_cast<uint16_t>((index[g][l] >> 8) << 3 * l);
     }
-    put_u16(block, 34 + 2 * g, qh);
+    putU16(block, 34 + 2 * g, qh);
   }
   std::vector<float> y = dequantized(Format::IQ1_S, block, 256);
   for (int g = 0; g < 8; ++g) {
@@ -244,18 +242,17 @@ TEST(IQ1_S, KnownAnswer) {
         EXPECT_EQ(y[32 * g + 8 * l + j], want) << g << " " << l << " " << j;
       }
   }
-  expect_second_block_doubles(Format::IQ1_S, block, [&](auto &b) {
-    put_u16(b, 0, fp32_to_fp16(2 * d));
-  });
+  expectSecondBlockDoubles(Format::IQ1_S, block,
+                           [&](auto &b) { putU16(b, 0, fp32ToFp16(2 * d)); });
 }
 
 // The fp16 super-scale of IQ1_M: nibble k of its bits in the top nibble of the
 // u16 k of the scales.
-void put_iq1_m_scale(std::vector<uint8_t> &block, uint16_t bits) {
+void putIQ1_MScale(std::vector<uint8_t> &block, uint16_t bits) {
   for (int k = 0; k < 4; ++k) {
-    uint16_t sc = get_u16(&block[48 + 2 * k]);
+    uint16_t sc = getU16(&block[48 + 2 * k]);
     sc = static_cast<uint16_t>((sc & 0x0fff) | (bits >> 4 * k & 15) << 12);
-    put_u16(block, 48 + 2 * k, sc);
+    putU16(block, 48 + 2 * k, sc);
   }
 }
 
@@ -274,15 +271,15 @@ TEST(IQ1_M, KnownAnswer) {
       int nibble = index[g][l] >> 8 | negative[g][l] << 3;
       block[32 + 2 * g + l / 2] |= static_cast<uint8_t>(nibble << 4 * (l % 2));
     }
-    uint16_t sc = get_u16(&block[48 + 2 * (g / 2)]);
+    uint16_t sc = getU16(&block[48 + 2 * (g / 2)]);
     sc |= static_cast<uint16_t>((kScales[g][0] | kScales[g][1] << 3)
                                 << 6 * (g % 2));
-    put_u16(block, 48 + 2 * (g / 2), sc);
+    putU16(block, 48 + 2 * (g / 2), sc);
   }
   // Two super-scales whose bits complement each other, each with four
   // different nibbles: a nibble or a bit in the wrong place changes a value.
   for (uint16_t bits : {uint16_t{0xac71}, uint16_t{0x538e}}) {
-    put_iq1_m_scale(block, bits);
+    putIQ1_MScale(block, bits);
     const float d = bits == 0xac71 ? -0x1.1c4p-4f // -2^-4 (1 + 113/1024)
                                    : 0x1.e38p+5f; // 2^5 (1 + 910/1024)
     std::vector<float> y = dequantized(Format::IQ1_M, block, 256);
@@ -296,8 +293,8 @@ TEST(IQ1_M, KnownAnswer) {
               << std::hex << bits << std::dec << " " << g << " " << l << " "
               << j;
         }
-    expect_second_block_doubles(Format::IQ1_M, block, [&](auto &b) {
-      put_iq1_m_scale(b, static_cast<uint16_t>(bits + 0x0400)); // exponent + 1
+    expectSecondBlockDoubles(Format::IQ1_M, block, [&](auto &b) {
+      putIQ1_MScale(b, static_cast<uint16_t>(bits + 0x0400)); // exponent + 1
     });
   }
 }
@@ -309,7 +306,7 @@ TEST(IQ4_NL, KnownAnswer) {
   std::vector<uint8_t> data(2 * 18);
   const float d[2] = {0.5f, -1.5f};
   for (int b = 0; b < 2; ++b) {
-    put_u16(data, 18 * b, fp32_to_fp16(d[b]));
+    putU16(data, 18 * b, fp32ToFp16(d[b]));
     for (int j = 0; j < 16; ++j)
       data[18 * b + 2 + j] = static_cast<uint8_t>((j + b) % 16 | (15 - j) << 4);
   }
@@ -324,19 +321,19 @@ TEST(IQ4_NL, KnownAnswer) {
 TEST(IQ4_XS, KnownAnswer) {
   const float d = 0.25f;
   // Six bits: the low four in scales_l (nibble g%2 of byte g/2), the high two
-  // in scales_h bits 2g, 2g+1.
+  // in scalesH bits 2g, 2g+1.
   const int kScales[8] = {0, 63, 1, 62, 21, 42, 32, 31};
   std::vector<uint8_t> block(136);
-  put_u16(block, 0, fp32_to_fp16(d));
-  uint16_t scales_h = 0;
+  putU16(block, 0, fp32ToFp16(d));
+  uint16_t scalesH = 0;
   for (int g = 0; g < 8; ++g) {
     block[4 + g / 2] |= static_cast<uint8_t>((kScales[g] & 15) << 4 * (g % 2));
-    scales_h |= static_cast<uint16_t>((kScales[g] >> 4) << 2 * g);
+    scalesH |= static_cast<uint16_t>((kScales[g] >> 4) << 2 * g);
     for (int j = 0; j < 16; ++j)
       block[8 + 16 * g + j] =
           static_cast<uint8_t>((j + g) % 16 | (15 - j + g) % 16 << 4);
   }
-  put_u16(block, 2, scales_h);
+  putU16(block, 2, scalesH);
   std::vector<float> y = dequantized(Format::IQ4_XS, block, 256);
   for (int g = 0; g < 8; ++g)
     for (int j = 0; j < 16; ++j) {
@@ -345,9 +342,8 @@ TEST(IQ4_XS, KnownAnswer) {
       EXPECT_EQ(y[32 * g + j + 16], dl * kIq4Levels[(15 - j + g) % 16])
           << g << " " << j;
     }
-  expect_second_block_doubles(Format::IQ4_XS, block, [&](auto &b) {
-    put_u16(b, 0, fp32_to_fp16(2 * d));
-  });
+  expectSecondBlockDoubles(Format::IQ4_XS, block,
+                           [&](auto &b) { putU16(b, 0, fp32ToFp16(2 * d)); });
 }
 
 // --- Quantizers --------------------------------------------------------------
@@ -359,7 +355,7 @@ TEST(IQ4_XS, KnownAnswer) {
 TEST(IQuants, RoundTripError) {
   struct Case {
     Format f;
-    double gaussian_db, student_t_db;
+    double gaussianDb, studentTDb;
   };
   const Case cases[] = {
       {Format::IQ2_XXS, 9.5, 7.6},  {Format::IQ2_XS, 10.7, 9.1},
@@ -367,15 +363,15 @@ TEST(IQuants, RoundTripError) {
       {Format::IQ4_NL, 22.5, 19.9}, {Format::IQ4_XS, 22.4, 19.8}};
   const size_t n = 16384;
   std::vector<float> g = gaussian(n, 21), small = gaussian(n, 22, 0.02f);
-  std::vector<float> t = student_t(n, 23);
+  std::vector<float> t = studentT(n, 23);
   for (const Case &c : cases) {
-    const char *name = format_info(c.f).name.data();
+    const char *name = formatInfo(c.f).name.data();
     std::vector<float> y = dequantized(c.f, quantized(c.f, g), n);
-    EXPECT_GT(sqnr_db(g, y), c.gaussian_db) << name;
+    EXPECT_GT(sqnrDb(g, y), c.gaussianDb) << name;
     std::vector<float> ys = dequantized(c.f, quantized(c.f, small), n);
-    EXPECT_GT(sqnr_db(small, ys), c.gaussian_db) << name << " sigma 0.02";
+    EXPECT_GT(sqnrDb(small, ys), c.gaussianDb) << name << " sigma 0.02";
     std::vector<float> yt = dequantized(c.f, quantized(c.f, t), n);
-    EXPECT_GT(sqnr_db(t, yt), c.student_t_db) << name;
+    EXPECT_GT(sqnrDb(t, yt), c.studentTDb) << name;
     for (const std::vector<float> *v : {&y, &ys, &yt})
       EXPECT_TRUE(std::all_of(v->begin(), v->end(), [](float x) {
         return std::isfinite(x);
@@ -388,7 +384,7 @@ TEST(IQuants, AllZeroInputDecodesToZero) {
   for (Format f : kIQFormats) {
     std::vector<float> y = dequantized(f, quantized(f, zeros), zeros.size());
     EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return v == 0; }))
-        << format_info(f).name;
+        << formatInfo(f).name;
   }
 }
 
@@ -413,15 +409,13 @@ double error8(const float *x, const double *values) {
 
 // The least error of 8 weights at IQ2 scale db over every row of `grid` and
 // every allowed sign pattern: brute force.
-double best_iq2_error(std::span<const uint64_t> grid, float db,
-                      const float *x) {
+double bestIq2Error(std::span<const uint64_t> grid, float db, const float *x) {
   double best = INFINITY;
   for (uint64_t row : grid)
     for (int s = 0; s < 128; ++s) {
       double v[8];
       for (int j = 0; j < 8; ++j)
-        v[j] =
-            double(db) * magnitude(row, j) * (sign_mask(s) >> j & 1 ? -1 : 1);
+        v[j] = double(db) * magnitude(row, j) * (signMask(s) >> j & 1 ? -1 : 1);
       best = std::min(best, error8(x, v));
     }
   return best;
@@ -429,7 +423,7 @@ double best_iq2_error(std::span<const uint64_t> grid, float db,
 
 // The least error of 8 weights at IQ1 scale dl and shift delta over every
 // row of iq1s_grid.
-double best_iq1_error(float dl, float delta, const float *x) {
+double bestIq1Error(float dl, float delta, const float *x) {
   double best = INFINITY;
   for (uint64_t row : grids::iq1s_grid) {
     double v[8];
@@ -446,7 +440,7 @@ double best_iq1_error(float dl, float delta, const float *x) {
 // quadratics in float, so near-ties may go either way: the bound allows 2^-16
 // of the weights' energy.)
 TEST(IQuants, GridQuantizersAreExactAtTheirScales) {
-  std::vector<float> x = student_t(512, 31);
+  std::vector<float> x = studentT(512, 31);
   auto energy8 = [&](int at) {
     double e = 0;
     for (int j = 0; j < 8; ++j)
@@ -464,13 +458,12 @@ TEST(IQuants, GridQuantizersAreExactAtTheirScales) {
   std::vector<uint8_t> q = quantized(Format::IQ2_XXS, x);
   std::vector<float> y = dequantized(Format::IQ2_XXS, q, x.size());
   for (int b = 0; b < 2; ++b) {
-    float d = fp16_to_fp32(get_u16(&q[66 * b]));
+    float d = fp16ToFp32(getU16(&q[66 * b]));
     for (int k = 0; k < 32; ++k) {
       int at = 256 * b + 8 * k;
-      float db = d *
-                 (0.5f + (get_u32(&q[66 * b + 2 + 8 * (k / 4) + 4]) >> 28)) *
-                 0.25f;
-      EXPECT_LE(got8(y, at), best_iq2_error(grids::iq2xxs_grid, db, &x[at]) +
+      float db =
+          d * (0.5f + (getU32(&q[66 * b + 2 + 8 * (k / 4) + 4]) >> 28)) * 0.25f;
+      EXPECT_LE(got8(y, at), bestIq2Error(grids::iq2xxs_grid, db, &x[at]) +
                                  slack * energy8(at))
           << "iq2_xxs " << at;
     }
@@ -480,9 +473,9 @@ TEST(IQuants, GridQuantizersAreExactAtTheirScales) {
   y = dequantized(Format::IQ2_XS, q, x.size());
   for (int k = 0; k < 32; ++k) { // the first block: 512 rows x 128 signs each
     uint8_t scales = q[66 + k / 4];
-    float db = fp16_to_fp32(get_u16(&q[0])) *
+    float db = fp16ToFp32(getU16(&q[0])) *
                (0.5f + (scales >> 4 * (k / 2 % 2) & 15)) * 0.25f;
-    EXPECT_LE(got8(y, 8 * k), best_iq2_error(grids::iq2xs_grid, db, &x[8 * k]) +
+    EXPECT_LE(got8(y, 8 * k), bestIq2Error(grids::iq2xs_grid, db, &x[8 * k]) +
                                   slack * energy8(8 * k))
         << "iq2_xs " << 8 * k;
   }
@@ -491,14 +484,14 @@ TEST(IQuants, GridQuantizersAreExactAtTheirScales) {
   y = dequantized(Format::IQ1_S, q, x.size());
   for (int b = 0; b < 2; ++b)
     for (int g = 0; g < 8; ++g) {
-      uint16_t qh = get_u16(&q[50 * b + 34 + 2 * g]);
-      float dl = fp16_to_fp32(get_u16(&q[50 * b])) * (2 * (qh >> 12 & 7) + 1);
+      uint16_t qh = getU16(&q[50 * b + 34 + 2 * g]);
+      float dl = fp16ToFp32(getU16(&q[50 * b])) * (2 * (qh >> 12 & 7) + 1);
       double got = 0, best[2] = {0, 0}, energy = 0;
       for (int l = 0; l < 4; ++l) {
         int at = 256 * b + 32 * g + 8 * l;
         got += got8(y, at);
-        best[0] += best_iq1_error(dl, 0.125f, &x[at]);
-        best[1] += best_iq1_error(dl, -0.125f, &x[at]);
+        best[0] += bestIq1Error(dl, 0.125f, &x[at]);
+        best[1] += bestIq1Error(dl, -0.125f, &x[at]);
         energy += energy8(at);
       }
       EXPECT_LE(got, std::min(best[0], best[1]) + slack * energy)
@@ -511,15 +504,15 @@ TEST(IQuants, GridQuantizersAreExactAtTheirScales) {
     const uint8_t *block = &q[56 * b];
     uint16_t sc[4];
     for (int i = 0; i < 4; ++i)
-      sc[i] = get_u16(block + 48 + 2 * i);
-    float d = fp16_to_fp32(
+      sc[i] = getU16(block + 48 + 2 * i);
+    float d = fp16ToFp32(
         static_cast<uint16_t>((sc[0] >> 12) | (sc[1] >> 8 & 0xf0) |
                               (sc[2] >> 4 & 0xf00) | (sc[3] & 0xf000)));
     for (int k = 0; k < 32; ++k) {
       int g = k / 4, l = k % 4, at = 256 * b + 8 * k;
       float dl = d * (2 * (sc[g / 2] >> (6 * (g % 2) + 3 * (l / 2)) & 7) + 1);
-      double best = std::min(best_iq1_error(dl, 0.125f, &x[at]),
-                             best_iq1_error(dl, -0.125f, &x[at]));
+      double best = std::min(bestIq1Error(dl, 0.125f, &x[at]),
+                             bestIq1Error(dl, -0.125f, &x[at]));
       EXPECT_LE(got8(y, at), best + slack * energy8(at)) << "iq1_m " << at;
     }
   }
@@ -534,7 +527,7 @@ TEST(IQuants, GridQuantizersAreExactAtTheirScales) {
 //   to float rounds), the product of the two scales and the product of those
 //   are 3 roundings per block, plus the running sum; the final * 0.125 is
 //   exact.
-// - IQ1_S, IQ1_M: sumi + 0.125 * sumi_delta is exact in float (both are below
+// - IQ1_S, IQ1_M: sumi + 0.125 * sumiDelta is exact in float (both are below
 //   2^20 in magnitude and the sum has 3 fractional bits, 23 bits in all), so
 //   the delta term through the bsums adds no rounding: 2 per block plus the
 //   running sum.
@@ -546,16 +539,16 @@ TEST(IQuants, GridQuantizersAreExactAtTheirScales) {
 // covers; the decoded weights and Q8_0 activations are exact.
 TEST(IQuants, DotMatchesDecodedRows) {
   for (Format f : kIQFormats) {
-    const FormatInfo &info = format_info(f);
+    const FormatInfo &info = formatInfo(f);
     for (int64_t n : {256, 512, 4096}) {
-      std::vector<float> x = gaussian(n, 300 + n), w = student_t(n, 400 + n);
+      std::vector<float> x = gaussian(n, 300 + n), w = studentT(n, 400 + n);
       std::vector<uint8_t> wq = quantized(f, w);
-      std::vector<uint8_t> aq = activation(info.dot_format, x);
+      std::vector<uint8_t> aq = activation(info.dotFormat, x);
       absl::StatusOr<float> got = dot(f, wq, aq);
       ASSERT_TRUE(got.ok()) << got.status();
-      int64_t blocks = f == Format::IQ4_XS ? n / 32 : n / info.block_elems;
-      auto check = exact_dot(dequantized(f, wq, n),
-                             dequantized(info.dot_format, aq, n), blocks);
+      int64_t blocks = f == Format::IQ4_XS ? n / 32 : n / info.blockElems;
+      auto check = exactDot(dequantized(f, wq, n),
+                            dequantized(info.dotFormat, aq, n), blocks);
       EXPECT_NEAR(*got, check.exact, check.tolerance)
           << info.name << " n=" << n;
     }
@@ -567,22 +560,22 @@ TEST(IQuants, DotMatchesDecodedRows) {
 // per block; the delta half of it comes through the bsums alone.
 TEST(IQ1_S, DotTakesTheDeltaFromTheBsums) {
   std::vector<uint8_t> w(50, 0xff);
-  put_u16(w, 0, fp32_to_fp16(0.5f));
+  putU16(w, 0, fp32ToFp16(0.5f));
   for (int g = 0; g < 8; ++g) // scale 0 (2s+1 = 1), index high bits 7, delta +
-    put_u16(w, 34 + 2 * g, 0x0fff);
+    putU16(w, 34 + 2 * g, 0x0fff);
   std::vector<float> ones(256, 1.0f);
   std::vector<uint8_t> a = activation(Format::Q8_K, ones);
   absl::StatusOr<float> got = dot(Format::IQ1_S, w, a);
   ASSERT_TRUE(got.ok());
-  float q8_d;
-  std::memcpy(&q8_d, a.data(), 4); // -1/127: every q8 is -127
-  EXPECT_EQ(*got, 0.5f * q8_d * (256 * -127 + 0.125f * (8 * 32 * -127)));
+  float q8D;
+  std::memcpy(&q8D, a.data(), 4); // -1/127: every q8 is -127
+  EXPECT_EQ(*got, 0.5f * q8D * (256 * -127 + 0.125f * (8 * 32 * -127)));
   // Bsums that disagree with the q8 change only the delta term.
   for (int k = 0; k < 16; ++k)
-    put_u16(a, 260 + 2 * k, 0);
+    putU16(a, 260 + 2 * k, 0);
   got = dot(Format::IQ1_S, w, a);
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(*got, 0.5f * q8_d * (256 * -127));
+  EXPECT_EQ(*got, 0.5f * q8D * (256 * -127));
 }
 
 } // namespace

@@ -13,19 +13,19 @@ namespace {
 
 using testing::activation;
 using testing::dequantized;
-using testing::exact_dot;
+using testing::exactDot;
 using testing::gaussian;
 using testing::quantized;
-using testing::sqnr_db;
-using testing::student_t;
+using testing::sqnrDb;
+using testing::studentT;
 
 constexpr Format kKQuants[] = {Format::Q2_K, Format::Q3_K, Format::Q4_K,
                                Format::Q5_K, Format::Q6_K};
 
-float fp16_value(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
+float fp16Value(float x) { return fp16ToFp32(fp32ToFp16(x)); }
 
-void put_fp16(uint8_t *p, float x) {
-  uint16_t h = fp32_to_fp16(x);
+void putFp16(uint8_t *p, float x) {
+  uint16_t h = fp32ToFp16(x);
   std::memcpy(p, &h, 2);
 }
 
@@ -52,7 +52,7 @@ struct Fields {
 
 // Q2_K: scales[16] (scale | min << 4), qs[64], d @80, dmin @82. Element
 // 128h + 32j + l has its code at bits 2j..2j+1 of qs[32h + l].
-std::vector<uint8_t> q2_k_block(const Fields &f) {
+std::vector<uint8_t> q2kBlock(const Fields &f) {
   std::vector<uint8_t> b(84, 0);
   for (int k = 0; k < 16; ++k)
     b[k] = static_cast<uint8_t>(f.scale[k] | f.min[k] << 4);
@@ -61,8 +61,8 @@ std::vector<uint8_t> q2_k_block(const Fields &f) {
       for (int l = 0; l < 32; ++l)
         b[16 + 32 * h + l] |=
             static_cast<uint8_t>(f.code[128 * h + 32 * j + l] << 2 * j);
-  put_fp16(&b[80], f.d);
-  put_fp16(&b[82], f.dmin);
+  putFp16(&b[80], f.d);
+  putFp16(&b[82], f.dmin);
   return b;
 }
 
@@ -70,7 +70,7 @@ std::vector<uint8_t> q2_k_block(const Fields &f) {
 // Element 128h + 32j + l has its third bit at bit 4h + j of hmask[l]. Scale k:
 // low nibble of byte k (k < 8) or high nibble of byte k-8, and its top two bits
 // at bit 2(k/4) of byte 8 + k%4.
-std::vector<uint8_t> q3_k_block(const Fields &f) {
+std::vector<uint8_t> q3kBlock(const Fields &f) {
   std::vector<uint8_t> b(110, 0);
   for (int h = 0; h < 2; ++h)
     for (int j = 0; j < 4; ++j)
@@ -84,13 +84,13 @@ std::vector<uint8_t> q3_k_block(const Fields &f) {
     sc[k % 8] |= static_cast<uint8_t>((f.scale[k] & 15) << (k < 8 ? 0 : 4));
     sc[8 + k % 4] |= static_cast<uint8_t>((f.scale[k] >> 4) << 2 * (k / 4));
   }
-  put_fp16(&b[108], f.d);
+  putFp16(&b[108], f.d);
   return b;
 }
 
 // Q4_K's and Q5_K's 12 scale bytes (as "K-quants" lays them out), for
 // sub-blocks 0..7.
-void put_scales_mins_k4(const Fields &f, uint8_t *p) {
+void putScalesMinsK4(const Fields &f, uint8_t *p) {
   for (int k = 0; k < 4; ++k) {
     p[k] = static_cast<uint8_t>(f.scale[k] | (f.scale[k + 4] >> 4) << 6);
     p[k + 4] = static_cast<uint8_t>(f.min[k] | (f.min[k + 4] >> 4) << 6);
@@ -101,11 +101,11 @@ void put_scales_mins_k4(const Fields &f, uint8_t *p) {
 
 // Q4_K: d @0, dmin @2, scales[12] @4, qs[128] @16: elements 64c + l and
 // 64c + 32 + l share qs[32c + l], low and high nibble.
-std::vector<uint8_t> q4_k_block(const Fields &f) {
+std::vector<uint8_t> q4kBlock(const Fields &f) {
   std::vector<uint8_t> b(144, 0);
-  put_fp16(&b[0], f.d);
-  put_fp16(&b[2], f.dmin);
-  put_scales_mins_k4(f, &b[4]);
+  putFp16(&b[0], f.d);
+  putFp16(&b[2], f.dmin);
+  putScalesMinsK4(f, &b[4]);
   for (int c = 0; c < 4; ++c)
     for (int l = 0; l < 32; ++l)
       b[16 + 32 * c + l] = static_cast<uint8_t>(f.code[64 * c + l] |
@@ -115,11 +115,11 @@ std::vector<uint8_t> q4_k_block(const Fields &f) {
 
 // Q5_K: as Q4_K with qh[32] @16 and qs @48; element 32k + l has its fifth bit
 // at bit k of qh[l].
-std::vector<uint8_t> q5_k_block(const Fields &f) {
+std::vector<uint8_t> q5kBlock(const Fields &f) {
   std::vector<uint8_t> b(176, 0);
-  put_fp16(&b[0], f.d);
-  put_fp16(&b[2], f.dmin);
-  put_scales_mins_k4(f, &b[4]);
+  putFp16(&b[0], f.d);
+  putFp16(&b[2], f.dmin);
+  putScalesMinsK4(f, &b[4]);
   for (int k = 0; k < 8; ++k)
     for (int l = 0; l < 32; ++l)
       b[16 + l] |= static_cast<uint8_t>((f.code[32 * k + l] >> 4) << k);
@@ -134,7 +134,7 @@ std::vector<uint8_t> q5_k_block(const Fields &f) {
 // L = ql + 64h, H = qh + 32h and c_j the code of element 128h + 32j + l:
 // L[l] = c_0 | c_2 << 4, L[l + 32] = c_1 | c_3 << 4 (low nibbles) and H[l]
 // holds the high two bits of c_0..c_3 at bits 0, 2, 4, 6.
-std::vector<uint8_t> q6_k_block(const Fields &f) {
+std::vector<uint8_t> q6kBlock(const Fields &f) {
   std::vector<uint8_t> b(210, 0);
   for (int h = 0; h < 2; ++h)
     for (int l = 0; l < 32; ++l) {
@@ -148,27 +148,27 @@ std::vector<uint8_t> q6_k_block(const Fields &f) {
     }
   for (int k = 0; k < 16; ++k)
     b[192 + k] = static_cast<uint8_t>(static_cast<int8_t>(f.scale[k]));
-  put_fp16(&b[208], f.d);
+  putFp16(&b[208], f.d);
   return b;
 }
 
-// Fields with irregular codes below `code_range` and scale fp16 values that
+// Fields with irregular codes below `codeRange` and scale fp16 values that
 // are not powers of two, so that each decoded value is rounded.
-Fields irregular_fields(uint32_t seed, int code_range) {
+Fields irregularFields(uint32_t seed, int codeRange) {
   Fields f;
-  f.d = fp16_value(0.1f);
-  f.dmin = fp16_value(0.3f);
+  f.d = fp16Value(0.1f);
+  f.dmin = fp16Value(0.3f);
   Codes codes{seed};
   for (int &c : f.code)
-    c = codes.next(code_range);
+    c = codes.next(codeRange);
   return f;
 }
 
 // Two different blocks decode, each by its own fields, to
-// y = d * scale * q - dmin * min ("K-quants"), with sub-blocks of `sub_len`.
-void expect_decodes(Format f, const Fields (&fields)[2],
-                    std::vector<uint8_t> (*build)(const Fields &), int sub_len,
-                    int code_offset, int scale_offset) {
+// y = d * scale * q - dmin * min ("K-quants"), with sub-blocks of `subLen`.
+void expectDecodes(Format f, const Fields (&fields)[2],
+                   std::vector<uint8_t> (*build)(const Fields &), int subLen,
+                   int codeOffset, int scaleOffset) {
   std::vector<uint8_t> data = build(fields[0]);
   std::vector<uint8_t> second = build(fields[1]);
   data.insert(data.end(), second.begin(), second.end());
@@ -176,18 +176,18 @@ void expect_decodes(Format f, const Fields (&fields)[2],
   for (int b = 0; b < 2; ++b) {
     const Fields &fb = fields[b];
     for (int i = 0; i < 256; ++i) {
-      int k = i / sub_len;
+      int k = i / subLen;
       float expected =
-          fb.d * (fb.scale[k] - scale_offset) * (fb.code[i] - code_offset) -
+          fb.d * (fb.scale[k] - scaleOffset) * (fb.code[i] - codeOffset) -
           fb.dmin * fb.min[k];
       ASSERT_EQ(y[256 * b + i], expected)
-          << format_info(f).name << " block " << b << " element " << i;
+          << formatInfo(f).name << " block " << b << " element " << i;
     }
   }
 }
 
 TEST(Q2_K, KnownAnswer) {
-  Fields fields[2] = {irregular_fields(1, 4), irregular_fields(2, 4)};
+  Fields fields[2] = {irregularFields(1, 4), irregularFields(2, 4)};
   // Scales take 1..15 (never 0, so that every code shows), mins 0..15.
   for (int k = 0; k < 16; ++k) {
     fields[0].scale[k] = 1 + (5 * k + 3) % 15;
@@ -195,18 +195,18 @@ TEST(Q2_K, KnownAnswer) {
     fields[1].scale[k] = 15 - k % 15;
     fields[1].min[k] = 15 - k;
   }
-  fields[1].d = fp16_value(-2.5f);
-  expect_decodes(Format::Q2_K, fields, q2_k_block, 16, 0, 0);
+  fields[1].d = fp16Value(-2.5f);
+  expectDecodes(Format::Q2_K, fields, q2kBlock, 16, 0, 0);
 }
 
 TEST(Q3_K, KnownAnswer) {
-  Fields fields[2] = {irregular_fields(3, 8), irregular_fields(4, 8)};
+  Fields fields[2] = {irregularFields(3, 8), irregularFields(4, 8)};
   for (int k = 0; k < 16; ++k) {
     fields[0].scale[k] = (23 * k + 5) % 64; // 16 different 6-bit values
     fields[1].scale[k] = 63 - 4 * k;
   }
   fields[0].dmin = fields[1].dmin = 0; // Q3_K has no mins
-  expect_decodes(Format::Q3_K, fields, q3_k_block, 16, 4, 32);
+  expectDecodes(Format::Q3_K, fields, q3kBlock, 16, 4, 32);
 }
 
 // The split scale bytes of Q3_K, worked by hand from "K-quants"
@@ -219,7 +219,7 @@ TEST(Q3_K, ScaleBytesByHand) {
   const uint8_t scales[12] = {0xf0, 0x01, 0x21, 0x91, 0x6f, 0xc0,
                               0xc5, 0xc8, 0x5c, 0xec, 0xb1, 0x0a};
   std::memcpy(block + 96, scales, 12);
-  put_fp16(block + 108, 1.0f);
+  putFp16(block + 108, 1.0f);
   // hmask and qs all zero: every q is 0 - 4.
   const int s[16] = {0,  1,  17, 33, 63, 48, 5,  40,
                      31, 32, 50, 9,  22, 60, 44, 12};
@@ -229,7 +229,7 @@ TEST(Q3_K, ScaleBytesByHand) {
 }
 
 TEST(Q4_K, KnownAnswer) {
-  Fields fields[2] = {irregular_fields(5, 16), irregular_fields(6, 16)};
+  Fields fields[2] = {irregularFields(5, 16), irregularFields(6, 16)};
   const int scale[8] = {1, 2, 3, 4, 45, 50, 61, 33},
             min[8] = {5, 6, 7, 8, 20, 37, 52, 63};
   for (int k = 0; k < 8; ++k) {
@@ -238,11 +238,11 @@ TEST(Q4_K, KnownAnswer) {
     fields[1].scale[k] = min[7 - k];
     fields[1].min[k] = scale[7 - k];
   }
-  expect_decodes(Format::Q4_K, fields, q4_k_block, 32, 0, 0);
+  expectDecodes(Format::Q4_K, fields, q4kBlock, 32, 0, 0);
 }
 
 TEST(Q5_K, KnownAnswer) {
-  Fields fields[2] = {irregular_fields(7, 32), irregular_fields(8, 32)};
+  Fields fields[2] = {irregularFields(7, 32), irregularFields(8, 32)};
   const int scale[8] = {63, 17, 40, 9, 30, 1, 58, 22},
             min[8] = {0, 44, 13, 63, 7, 35, 26, 50};
   for (int k = 0; k < 8; ++k) {
@@ -251,7 +251,7 @@ TEST(Q5_K, KnownAnswer) {
     fields[1].scale[k] = min[k] | 1;
     fields[1].min[k] = scale[7 - k];
   }
-  expect_decodes(Format::Q5_K, fields, q5_k_block, 32, 0, 0);
+  expectDecodes(Format::Q5_K, fields, q5kBlock, 32, 0, 0);
 }
 
 // The 12 scale bytes shared by Q4_K and Q5_K, worked by hand from "K-quants".
@@ -264,8 +264,8 @@ TEST(Q4_K, ScaleBytesByHand) {
                               0xc7, 0xc8, 0x4d, 0x52, 0x4d, 0xf1};
   const float expected[8] = {59, 122, 185, 248, 2860, 3163, 3852, 2049};
   uint8_t q4[144], q5[176] = {};
-  put_fp16(q4, 64.0f);
-  put_fp16(q4 + 2, 1.0f);
+  putFp16(q4, 64.0f);
+  putFp16(q4 + 2, 1.0f);
   std::memcpy(q4 + 4, scales, 12);
   std::memset(q4 + 16, 0x11, 128); // q = 1 in both nibbles
   std::memcpy(q5, q4, 16);         // Q5_K: same header, qh = 0
@@ -279,7 +279,7 @@ TEST(Q4_K, ScaleBytesByHand) {
 }
 
 TEST(Q6_K, KnownAnswer) {
-  Fields fields[2] = {irregular_fields(9, 64), irregular_fields(10, 64)};
+  Fields fields[2] = {irregularFields(9, 64), irregularFields(10, 64)};
   const int scale[16] = {-128, 127,  1,  -1,  64, -65, 3,  -7,
                          100,  -100, 33, -33, 17, -2,  90, -90};
   for (int k = 0; k < 16; ++k) {
@@ -287,7 +287,7 @@ TEST(Q6_K, KnownAnswer) {
     fields[1].scale[k] = scale[15 - k] / 2;
   }
   fields[0].dmin = fields[1].dmin = 0; // Q6_K has no mins
-  expect_decodes(Format::Q6_K, fields, q6_k_block, 16, 32, 0);
+  expectDecodes(Format::Q6_K, fields, q6kBlock, 16, 32, 0);
 }
 
 // One byte each of ql and qh, worked by hand from "K-quants" (Q6_K): in the
@@ -304,7 +304,7 @@ TEST(Q6_K, LanesByHand) {
   block[192 + 10] = static_cast<uint8_t>(-2); // sub-block 10: 160..175
   block[192 + 12] = 3;                        // sub-block 12: 192..207
   block[192 + 14] = static_cast<uint8_t>(-4); // sub-block 14: 224..239
-  put_fp16(block + 208, 0.5f);
+  putFp16(block + 208, 0.5f);
   std::vector<float> y = dequantized(Format::Q6_K, block, 256);
   EXPECT_EQ(y[133], 0.5f * 1 * (12 - 32));
   EXPECT_EQ(y[165], 0.5f * -2 * (14 + 16 - 32));
@@ -329,7 +329,7 @@ std::string hex(std::span<const uint8_t> bytes) {
 // library gives the same floats: sums of three uniform values (roughly
 // Gaussian, sigma 1), with an all-zero sub-block (48..63), a constant negative
 // run (96..127) and an outlier (200).
-std::vector<float> ggml_test_weights() {
+std::vector<float> ggmlTestWeights() {
   std::vector<float> x(256);
   uint32_t state = 2463534242u;
   auto uniform = [&state] { // xorshift32, mapped exactly onto [-1, 1)
@@ -347,7 +347,7 @@ std::vector<float> ggml_test_weights() {
 }
 
 // The bytes ggml's quantize_row_q*_K_ref (ggml 0.23.0, x86-64) writes for
-// ggml_test_weights(): the reference quantizers reproduce ggml's searches
+// ggmlTestWeights(): the reference quantizers reproduce ggml's searches
 // operation for operation, so model files they write are ggml's.
 TEST(KQuants, QuantizerWritesGgmlBytes) {
   const struct {
@@ -393,16 +393,16 @@ TEST(KQuants, QuantizerWritesGgmlBytes) {
                      "e60d3c8c991e4d3e4e200"
                      "15230c0c1de31f2080e923d80018"},
   };
-  std::vector<float> x = ggml_test_weights();
+  std::vector<float> x = ggmlTestWeights();
   for (const auto &c : cases)
-    EXPECT_EQ(hex(quantized(c.f, x)), c.bytes) << format_info(c.f).name;
+    EXPECT_EQ(hex(quantized(c.f, x)), c.bytes) << formatInfo(c.f).name;
 }
 
 // 64 super-blocks from the same kind of generator, each at its own scale
 // (2^-6 .. 2^6) and most in one of the shapes that take the quantizers'
 // special paths: all zero, constant, all positive, all negative, one outlier,
 // one zero sub-block, mostly zeros.
-std::vector<float> ggml_test_rows() {
+std::vector<float> ggmlTestRows() {
   const int nb = 64;
   std::vector<float> x(256 * nb);
   uint32_t state = 88172645u;
@@ -456,7 +456,7 @@ uint64_t fnv1a(std::span<const uint8_t> bytes) {
   return h;
 }
 
-// The same for ggml_test_rows(), by the FNV-1a hash of ggml's bytes (the
+// The same for ggmlTestRows(), by the FNV-1a hash of ggml's bytes (the
 // bytes themselves would fill pages).
 TEST(KQuants, QuantizerWritesGgmlBytesOnManyBlocks) {
   const struct {
@@ -467,9 +467,9 @@ TEST(KQuants, QuantizerWritesGgmlBytesOnManyBlocks) {
                {Format::Q4_K, 0x2ab27872f9bcb0feu},
                {Format::Q5_K, 0xc4b13e0e67fe9417u},
                {Format::Q6_K, 0x9a10555d87955eb5u}};
-  std::vector<float> x = ggml_test_rows();
+  std::vector<float> x = ggmlTestRows();
   for (const auto &c : cases)
-    EXPECT_EQ(fnv1a(quantized(c.f, x)), c.fnv1a) << format_info(c.f).name;
+    EXPECT_EQ(fnv1a(quantized(c.f, x)), c.fnv1a) << formatInfo(c.f).name;
 }
 
 // Round trip of 4096 Gaussian and 4096 Student-t (nu = 3) weights: the SQNR
@@ -478,7 +478,7 @@ TEST(KQuants, QuantizerWritesGgmlBytesOnManyBlocks) {
 TEST(KQuants, RoundTripError) {
   struct Case {
     Format f;
-    double gaussian_db, student_t_db;
+    double gaussianDb, studentTDb;
   };
   const Case cases[] = {
       {Format::Q2_K, 10.4, 8.55},  // measured: 10.62, 8.80
@@ -487,19 +487,19 @@ TEST(KQuants, RoundTripError) {
       {Format::Q5_K, 28.65, 26.0}, // 28.92, 26.25
       {Format::Q6_K, 34.85, 31.4}, // 35.11, 31.66
   };
-  std::vector<float> g = gaussian(4096, 11), t = student_t(4096, 11);
-  double previous_g = 0, previous_t = 0;
+  std::vector<float> g = gaussian(4096, 11), t = studentT(4096, 11);
+  double previousG = 0, previousT = 0;
   for (const Case &c : cases) {
-    double sg = sqnr_db(g, dequantized(c.f, quantized(c.f, g), g.size()));
-    double st = sqnr_db(t, dequantized(c.f, quantized(c.f, t), t.size()));
-    EXPECT_GT(sg, c.gaussian_db) << format_info(c.f).name;
-    EXPECT_GT(st, c.student_t_db) << format_info(c.f).name;
-    EXPECT_GT(sg, previous_g)
-        << format_info(c.f).name << " below the format before it";
-    EXPECT_GT(st, previous_t)
-        << format_info(c.f).name << " below the format before it";
-    previous_g = sg;
-    previous_t = st;
+    double sg = sqnrDb(g, dequantized(c.f, quantized(c.f, g), g.size()));
+    double st = sqnrDb(t, dequantized(c.f, quantized(c.f, t), t.size()));
+    EXPECT_GT(sg, c.gaussianDb) << formatInfo(c.f).name;
+    EXPECT_GT(st, c.studentTDb) << formatInfo(c.f).name;
+    EXPECT_GT(sg, previousG)
+        << formatInfo(c.f).name << " below the format before it";
+    EXPECT_GT(st, previousT)
+        << formatInfo(c.f).name << " below the format before it";
+    previousG = sg;
+    previousT = st;
   }
 }
 
@@ -510,10 +510,10 @@ TEST(KQuants, ZeroBlocksStayZero) {
     std::vector<uint8_t> q = quantized(f, zeros);
     std::vector<float> y = dequantized(f, q, zeros.size());
     EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return v == 0; }))
-        << format_info(f).name;
+        << formatInfo(f).name;
     absl::StatusOr<float> d = dot(f, q, a);
     ASSERT_TRUE(d.ok()) << d.status();
-    EXPECT_EQ(*d, 0.0f) << format_info(f).name;
+    EXPECT_EQ(*d, 0.0f) << formatInfo(f).name;
   }
 }
 
@@ -529,7 +529,7 @@ TEST(KQuants, ConstantBlocks) {
       std::vector<float> y = dequantized(f, quantized(f, x), x.size());
       for (int i = 0; i < 256; ++i)
         ASSERT_NEAR(y[i], c, std::fabs(c) * 0x1p-11f)
-            << format_info(f).name << " c=" << c;
+            << formatInfo(f).name << " c=" << c;
     }
   }
 }
@@ -544,7 +544,7 @@ TEST(KQuants, OutlierStaysInItsBlock) {
   x[37] = 50.0f;
   std::vector<float> second(x.begin() + 256, x.end());
   for (Format f : kKQuants) {
-    const FormatInfo &info = format_info(f);
+    const FormatInfo &info = formatInfo(f);
     std::vector<uint8_t> q = quantized(f, x);
     std::vector<float> y = dequantized(f, q, x.size());
     EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) {
@@ -553,7 +553,7 @@ TEST(KQuants, OutlierStaysInItsBlock) {
     EXPECT_NEAR(y[37], 50.0f, 0.03f) << info.name;
     std::vector<uint8_t> alone = quantized(f, second);
     EXPECT_TRUE(
-        std::equal(alone.begin(), alone.end(), q.begin() + info.block_bytes))
+        std::equal(alone.begin(), alone.end(), q.begin() + info.blockBytes))
         << info.name;
   }
 }
@@ -564,7 +564,7 @@ TEST(KQuants, OutlierStaysInItsBlock) {
 // holding the codes (Q5_K: qh and qs).
 struct MinsLayout {
   Format f;
-  int dmin, codes_begin, codes_end;
+  int dmin, codesBegin, codesEnd;
 };
 constexpr MinsLayout kMinsLayouts[] = {{Format::Q2_K, 82, 16, 80},
                                        {Format::Q4_K, 2, 16, 144},
@@ -572,7 +572,7 @@ constexpr MinsLayout kMinsLayouts[] = {{Format::Q2_K, 82, 16, 80},
 
 // The reference dot against the exact dot of the decoded rows.
 //
-// The bound of exact_dot() does not hold here: the K-quant dot computes, per
+// The bound of exactDot() does not hold here: the K-quant dot computes, per
 // super-block, X = (D A) * isum and Y = (M A) * msum (D, M the fp16 d and dmin,
 // A the Q8_K scale; isum and msum the integer sums) and subtracts them, so its
 // rounding scales with |X| + |Y|, which the mins can make far larger than
@@ -596,7 +596,7 @@ constexpr MinsLayout kMinsLayouts[] = {{Format::Q2_K, 82, 16, 80},
 // Q3_K and Q6_K, M = 0 and G = sum |w a|.
 TEST(KQuants, DotMatchesDecodedRows) {
   for (Format f : kKQuants) {
-    const FormatInfo &info = format_info(f);
+    const FormatInfo &info = formatInfo(f);
     const MinsLayout *mins = nullptr;
     for (const MinsLayout &m : kMinsLayouts)
       if (m.f == f)
@@ -617,26 +617,25 @@ TEST(KQuants, DotMatchesDecodedRows) {
                          ad = dequantized(Format::Q8_K, aq, n);
       // D sc q and M m separately: with dmin set to 0 a block decodes to
       // D sc q exactly, with every code set to 0 to -M m.
-      std::vector<float> scale_part = wd, min_part(n, 0.0f);
+      std::vector<float> scalePart = wd, minPart(n, 0.0f);
       if (mins) {
-        std::vector<uint8_t> no_dmin = wq, no_codes = wq;
+        std::vector<uint8_t> noDmin = wq, noCodes = wq;
         for (int64_t b = 0; b < nb; ++b) {
-          uint8_t *block = &no_dmin[b * info.block_bytes];
+          uint8_t *block = &noDmin[b * info.blockBytes];
           std::memset(block + mins->dmin, 0, 2);
-          block = &no_codes[b * info.block_bytes];
-          std::memset(block + mins->codes_begin, 0,
-                      mins->codes_end - mins->codes_begin);
+          block = &noCodes[b * info.blockBytes];
+          std::memset(block + mins->codesBegin, 0,
+                      mins->codesEnd - mins->codesBegin);
         }
-        scale_part = dequantized(f, no_dmin, n);
-        min_part = dequantized(f, no_codes, n);
+        scalePart = dequantized(f, noDmin, n);
+        minPart = dequantized(f, noCodes, n);
       }
       double g = 0;
       for (int64_t i = 0; i < n; ++i)
-        g += (std::fabs(double(scale_part[i])) +
-              std::fabs(double(min_part[i]))) *
+        g += (std::fabs(double(scalePart[i])) + std::fabs(double(minPart[i]))) *
              std::fabs(ad[i]);
       double tolerance = (nb + 8) * std::ldexp(1.0, -24) * g;
-      EXPECT_NEAR(*got, exact_dot(wd, ad, nb).exact, tolerance)
+      EXPECT_NEAR(*got, exactDot(wd, ad, nb).exact, tolerance)
           << info.name << " n=" << n;
     }
   }

@@ -10,14 +10,14 @@ namespace {
 
 using testing::activation;
 using testing::dequantized;
-using testing::exact_dot;
+using testing::exactDot;
 using testing::gaussian;
 using testing::quantized;
-using testing::sqnr_db;
+using testing::sqnrDb;
 
 TEST(Q4_0, KnownAnswer) {
   uint8_t block[18];
-  uint16_t d = fp32_to_fp16(0.25f);
+  uint16_t d = fp32ToFp16(0.25f);
   std::memcpy(block, &d, 2);
   for (int j = 0; j < 16; ++j)
     block[2 + j] = static_cast<uint8_t>(j | (15 - j) << 4);
@@ -33,8 +33,8 @@ TEST(Q4_0, QuantizerPutsTheExtremeOnCodeZero) {
   x[3] = -2.0f; // signed extreme
   x[7] = 1.0f;
   std::vector<uint8_t> q = quantized(Format::Q4_0, x);
-  EXPECT_EQ(fp16_to_fp32(q[0] | q[1] << 8), 0.25f); // d = -2 / -8
-  EXPECT_EQ(q[2 + 3] & 15, 0);                      // -2 = 0.25 * (0 - 8)
+  EXPECT_EQ(fp16ToFp32(q[0] | q[1] << 8), 0.25f); // d = -2 / -8
+  EXPECT_EQ(q[2 + 3] & 15, 0);                    // -2 = 0.25 * (0 - 8)
   std::vector<float> y = dequantized(Format::Q4_0, q, 32);
   EXPECT_EQ(y[3], -2.0f);
   EXPECT_EQ(y[7], 1.0f);
@@ -43,7 +43,7 @@ TEST(Q4_0, QuantizerPutsTheExtremeOnCodeZero) {
 
 TEST(Q4_1, KnownAnswer) {
   uint8_t block[20];
-  uint16_t d = fp32_to_fp16(0.5f), m = fp32_to_fp16(-3.0f);
+  uint16_t d = fp32ToFp16(0.5f), m = fp32ToFp16(-3.0f);
   std::memcpy(block, &d, 2);
   std::memcpy(block + 2, &m, 2);
   for (int j = 0; j < 16; ++j)
@@ -57,7 +57,7 @@ TEST(Q4_1, KnownAnswer) {
 
 TEST(Q5_0, KnownAnswer) {
   uint8_t block[22] = {};
-  uint16_t d = fp32_to_fp16(2.0f);
+  uint16_t d = fp32ToFp16(2.0f);
   std::memcpy(block, &d, 2);
   uint32_t qh = 0x80000001u; // 5th bit of elements 0 and 31
   std::memcpy(block + 2, &qh, 4);
@@ -108,7 +108,7 @@ TEST(Q8_0, ActivationQuantizerRoundsHalfToEven) {
   x[2] = -2.5f;
   x[3] = 3.5f;
   std::vector<uint8_t> q = activation(Format::Q8_0, x);
-  EXPECT_EQ(fp16_to_fp32(q[0] | q[1] << 8), 1.0f);
+  EXPECT_EQ(fp16ToFp32(q[0] | q[1] << 8), 1.0f);
   EXPECT_EQ(static_cast<int8_t>(q[2 + 0]), 127);
   EXPECT_EQ(static_cast<int8_t>(q[2 + 1]), 2);
   EXPECT_EQ(static_cast<int8_t>(q[2 + 2]), -2);
@@ -123,8 +123,8 @@ TEST(Q8_1, ActivationCarriesTheScaledSum) {
     int sum = 0;
     for (int j = 0; j < 32; ++j)
       sum += static_cast<int8_t>(block[4 + j]);
-    float d = fp16_to_fp32(block[0] | block[1] << 8);
-    EXPECT_EQ(block[2] | block[3] << 8, fp32_to_fp16(sum * d));
+    float d = fp16ToFp32(block[0] | block[1] << 8);
+    EXPECT_EQ(block[2] | block[3] << 8, fp32ToFp16(sum * d));
   }
 }
 
@@ -156,7 +156,7 @@ TEST(Q8_K, SignedExtremeBecomesMinus127) {
 TEST(LegacyFormats, RoundTripError) {
   struct Case {
     Format f;
-    double min_sqnr_db;
+    double minSqnrDb;
   };
   const Case cases[] = {{Format::Q4_0, 17.0},  {Format::Q4_1, 18.0},
                         {Format::Q5_0, 23.0},  {Format::Q8_0, 40.0},
@@ -165,7 +165,7 @@ TEST(LegacyFormats, RoundTripError) {
   std::vector<float> x = gaussian(4096, 11);
   for (const Case &c : cases) {
     std::vector<float> y = dequantized(c.f, quantized(c.f, x), x.size());
-    EXPECT_GT(sqnr_db(x, y), c.min_sqnr_db) << format_info(c.f).name;
+    EXPECT_GT(sqnrDb(x, y), c.minSqnrDb) << formatInfo(c.f).name;
   }
 }
 
@@ -174,23 +174,23 @@ TEST(LegacyFormats, RoundTripError) {
 TEST(LegacyFormats, DotMatchesDecodedRows) {
   for (Format f : {Format::Q4_0, Format::Q4_1, Format::Q5_0, Format::Q8_0,
                    Format::MXFP4, Format::F16, Format::BF16, Format::F32}) {
-    const FormatInfo &info = format_info(f);
+    const FormatInfo &info = formatInfo(f);
     for (int64_t n : {32, 64, 1024}) {
       std::vector<float> x = gaussian(n, 100 + n),
                          w = gaussian(n, 200 + n, 0.02f);
       std::vector<uint8_t> wq = quantized(f, w);
-      std::vector<uint8_t> aq = activation(info.dot_format, x);
+      std::vector<uint8_t> aq = activation(info.dotFormat, x);
       absl::StatusOr<float> got = dot(f, wq, aq);
       ASSERT_TRUE(got.ok()) << got.status();
       auto check =
-          exact_dot(dequantized(f, wq, n), dequantized(info.dot_format, aq, n),
-                    n / info.block_elems);
+          exactDot(dequantized(f, wq, n), dequantized(info.dotFormat, aq, n),
+                   n / info.blockElems);
       if (f == Format::Q4_1) {
         // Q8_1 carries d*sum(q) rounded to fp16 (half an ulp: 2^-11 relative),
         // and the min term m_w * s_a uses that rounded sum.
         for (int64_t b = 0; b < n / 32; ++b) {
-          float m = fp16_to_fp32(wq[20 * b + 2] | wq[20 * b + 3] << 8);
-          float s = fp16_to_fp32(aq[36 * b + 2] | aq[36 * b + 3] << 8);
+          float m = fp16ToFp32(wq[20 * b + 2] | wq[20 * b + 3] << 8);
+          float s = fp16ToFp32(aq[36 * b + 2] | aq[36 * b + 3] << 8);
           check.tolerance += std::fabs(double(m) * s) * std::ldexp(1.0, -11);
         }
       }

@@ -25,7 +25,7 @@ std::vector<int64_t> bucketOf(const ExpertBuckets &buckets, int64_t e) {
 TEST(MoeDispatch, BucketsHoldSlotsByExpertInSlotOrder) {
   // Three tokens, two slots each: token 0 -> {2, 0}, 1 -> {0, 1}, 2 -> {2, 3}.
   const std::vector<int32_t> ids = {2, 0, 0, 1, 2, 3};
-  absl::StatusOr<ExpertBuckets> buckets = bucket_by_expert(ids, 5);
+  absl::StatusOr<ExpertBuckets> buckets = bucketByExpert(ids, 5);
   ASSERT_TRUE(buckets.ok()) << buckets.status();
   EXPECT_EQ(buckets->experts(), 5);
   EXPECT_THAT(buckets->begin, ElementsAre(0, 2, 3, 5, 6, 6));
@@ -39,7 +39,7 @@ TEST(MoeDispatch, BucketsHoldSlotsByExpertInSlotOrder) {
 TEST(MoeDispatch, OneTokenFillsBucketsOfOne) {
   // A decode step: one token, k distinct experts.
   absl::StatusOr<ExpertBuckets> buckets =
-      bucket_by_expert(std::vector<int32_t>{7, 1, 4, 0}, 8);
+      bucketByExpert(std::vector<int32_t>{7, 1, 4, 0}, 8);
   ASSERT_TRUE(buckets.ok()) << buckets.status();
   for (int64_t e = 0; e < 8; ++e)
     EXPECT_LE(buckets->bucket(e).size(), 1u) << "expert " << e;
@@ -48,7 +48,7 @@ TEST(MoeDispatch, OneTokenFillsBucketsOfOne) {
 
 TEST(MoeDispatch, NoSlotsMakeEmptyBuckets) {
   absl::StatusOr<ExpertBuckets> buckets =
-      bucket_by_expert(std::span<const int32_t>(), 3);
+      bucketByExpert(std::span<const int32_t>(), 3);
   ASSERT_TRUE(buckets.ok()) << buckets.status();
   EXPECT_THAT(buckets->begin, ElementsAre(0, 0, 0, 0));
   EXPECT_THAT(buckets->slots, IsEmpty());
@@ -56,11 +56,11 @@ TEST(MoeDispatch, NoSlotsMakeEmptyBuckets) {
 
 TEST(MoeDispatch, RefusesIdsOutsideTheExperts) {
   absl::StatusOr<ExpertBuckets> buckets =
-      bucket_by_expert(std::vector<int32_t>{0, 3, -1}, 3);
+      bucketByExpert(std::vector<int32_t>{0, 3, -1}, 3);
   ASSERT_FALSE(buckets.ok());
   EXPECT_THAT(std::string(buckets.status().message()),
               HasSubstr("slot 1 routes to expert 3, outside [0, 3)"));
-  EXPECT_FALSE(bucket_by_expert(std::vector<int32_t>{}, 0).ok());
+  EXPECT_FALSE(bucketByExpert(std::vector<int32_t>{}, 0).ok());
 }
 
 // The stand-in kernel: expert e's "packed weights" are n bytes e * 16 + i;
@@ -105,11 +105,11 @@ TEST(MoeDispatch, TokenRowsServeEverySlotOfTheirToken) {
   const int64_t tokens = 3, k = 2;
   const std::vector<int32_t> ids = {2, 0, 0, 1, 2, 3};
   Stack stack(5);
-  ExpertBuckets buckets = *bucket_by_expert(ids, 5);
+  ExpertBuckets buckets = *bucketByExpert(ids, 5);
   std::vector<uint8_t> x = activationRows(tokens);
   std::vector<float> y(ids.size() * kN, -1.0f);
   ASSERT_TRUE(
-      run_expert_matmul(stack.matmul(), buckets, {x, kRowBytes, k}, y).ok());
+      runExpertMatmul(stack.matmul(), buckets, {x, kRowBytes, k}, y).ok());
   // Experts ascending, empty ones skipped, m = the bucket's size.
   EXPECT_THAT(gCalls, ElementsAre(std::pair<int64_t, int64_t>{0, 2},
                                   std::pair<int64_t, int64_t>{1, 1},
@@ -124,11 +124,11 @@ TEST(MoeDispatch, TokenRowsServeEverySlotOfTheirToken) {
 TEST(MoeDispatch, SlotRowsServeTheirOwnSlot) {
   const std::vector<int32_t> ids = {1, 0, 1, 0};
   Stack stack(2);
-  ExpertBuckets buckets = *bucket_by_expert(ids, 2);
+  ExpertBuckets buckets = *bucketByExpert(ids, 2);
   std::vector<uint8_t> x = activationRows(4);
   std::vector<float> y(ids.size() * kN);
   ASSERT_TRUE(
-      run_expert_matmul(stack.matmul(), buckets, {x, kRowBytes, 1}, y).ok());
+      runExpertMatmul(stack.matmul(), buckets, {x, kRowBytes, 1}, y).ok());
   for (size_t s = 0; s < ids.size(); ++s)
     EXPECT_EQ(y[s * kN], ids[s] * 16 * 1000 + static_cast<float>(s));
 }
@@ -136,11 +136,11 @@ TEST(MoeDispatch, SlotRowsServeTheirOwnSlot) {
 TEST(MoeDispatch, OneTokenCallsEachOfItsExpertsWithOneColumn) {
   const std::vector<int32_t> ids = {3, 0, 2};
   Stack stack(4);
-  ExpertBuckets buckets = *bucket_by_expert(ids, 4);
+  ExpertBuckets buckets = *bucketByExpert(ids, 4);
   std::vector<uint8_t> x = activationRows(1);
   std::vector<float> y(ids.size() * kN);
   ASSERT_TRUE(
-      run_expert_matmul(stack.matmul(), buckets, {x, kRowBytes, 3}, y).ok());
+      runExpertMatmul(stack.matmul(), buckets, {x, kRowBytes, 3}, y).ok());
   EXPECT_THAT(gCalls, ElementsAre(std::pair<int64_t, int64_t>{0, 1},
                                   std::pair<int64_t, int64_t>{2, 1},
                                   std::pair<int64_t, int64_t>{3, 1}));
@@ -151,18 +151,17 @@ TEST(MoeDispatch, OneTokenCallsEachOfItsExpertsWithOneColumn) {
 TEST(MoeDispatch, RefusesMismatchedBuffers) {
   const std::vector<int32_t> ids = {0, 1};
   Stack stack(2);
-  ExpertBuckets buckets = *bucket_by_expert(ids, 2);
+  ExpertBuckets buckets = *bucketByExpert(ids, 2);
   std::vector<uint8_t> x = activationRows(2);
   std::vector<float> y(ids.size() * kN);
-  absl::Status status = run_expert_matmul(stack.matmul(), buckets,
-                                          {x, kRowBytes, 2}, y); // 2 tokens?
+  absl::Status status = runExpertMatmul(stack.matmul(), buckets,
+                                        {x, kRowBytes, 2}, y); // 2 tokens?
   ASSERT_FALSE(status.ok());
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("2 activation rows for 2 slots, expected 1"));
   std::vector<float> shortY(ids.size() * kN - 1);
   EXPECT_FALSE(
-      run_expert_matmul(stack.matmul(), buckets, {x, kRowBytes, 1}, shortY)
-          .ok());
+      runExpertMatmul(stack.matmul(), buckets, {x, kRowBytes, 1}, shortY).ok());
   EXPECT_TRUE(gCalls.empty());
 }
 

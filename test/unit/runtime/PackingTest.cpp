@@ -28,7 +28,7 @@ struct Case {
   LaneEncoding encoding;
 };
 
-std::vector<Case> all_layouts() {
+std::vector<Case> allLayouts() {
   std::vector<Case> cases;
   for (Format f : {Format::Q8_0, Format::Q4_0, Format::MXFP4, Format::FRACTAL64,
                    Format::VQ3_64})
@@ -38,8 +38,7 @@ std::vector<Case> all_layouts() {
   return cases;
 }
 
-std::vector<uint8_t> random_rows(Format f, int64_t n, int64_t k,
-                                 uint32_t seed) {
+std::vector<uint8_t> randomRows(Format f, int64_t n, int64_t k, uint32_t seed) {
   std::vector<float> x = gaussian(static_cast<size_t>(n * k), seed);
   return quantized(f, x);
 }
@@ -47,17 +46,16 @@ std::vector<uint8_t> random_rows(Format f, int64_t n, int64_t k,
 // Packs the n x k `file` rows to `layout`, checks that the packed weights
 // decode as the file's rows decode (bit for bit) and unpack to the file's
 // bytes, and returns them.
-std::vector<uint8_t> pack_and_check(const PackedLayout &layout,
-                                    const std::vector<uint8_t> &file, int64_t n,
-                                    int64_t k) {
-  absl::StatusOr<std::vector<uint8_t>> packed =
-      pack_weights(layout, file, n, k);
+std::vector<uint8_t> packAndCheck(const PackedLayout &layout,
+                                  const std::vector<uint8_t> &file, int64_t n,
+                                  int64_t k) {
+  absl::StatusOr<std::vector<uint8_t>> packed = packWeights(layout, file, n, k);
   EXPECT_TRUE(packed.ok()) << packed.status();
   if (!packed.ok())
     return {};
   std::vector<float> want = dequantized(layout.format, file, n * k);
   std::vector<float> got(n * k);
-  EXPECT_TRUE(dequantize_packed(layout, *packed, n, k, got).ok());
+  EXPECT_TRUE(dequantizePacked(layout, *packed, n, k, got).ok());
   for (int64_t i = 0; i < n * k; ++i)
     if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i])) {
       ADD_FAILURE() << "element " << i << ": " << got[i] << " decoded, "
@@ -65,93 +63,90 @@ std::vector<uint8_t> pack_and_check(const PackedLayout &layout,
       break;
     }
   std::vector<uint8_t> back(file.size());
-  EXPECT_TRUE(unpack_weights(layout, *packed, n, k, back).ok());
+  EXPECT_TRUE(unpackWeights(layout, *packed, n, k, back).ok());
   EXPECT_EQ(back, file);
   return *std::move(packed);
 }
 
 TEST(Packing, Names) {
-  EXPECT_EQ(layout_name({Format::Q8_0, 16, LaneEncoding::Unsigned}),
-            "q8_0_r16");
-  EXPECT_EQ(layout_name({Format::Q8_0, 4, LaneEncoding::Signed}), "q8_0_r4s");
-  EXPECT_EQ(layout_name({Format::Q4_0, 8, LaneEncoding::Signed}), "q4_0_r8");
-  EXPECT_EQ(layout_name({Format::MXFP4, 16, LaneEncoding::Unsigned}),
+  EXPECT_EQ(layoutName({Format::Q8_0, 16, LaneEncoding::Unsigned}), "q8_0_r16");
+  EXPECT_EQ(layoutName({Format::Q8_0, 4, LaneEncoding::Signed}), "q8_0_r4s");
+  EXPECT_EQ(layoutName({Format::Q4_0, 8, LaneEncoding::Signed}), "q4_0_r8");
+  EXPECT_EQ(layoutName({Format::MXFP4, 16, LaneEncoding::Unsigned}),
             "mxfp4_r16");
-  EXPECT_EQ(layout_name({Format::MXFP4, 4, LaneEncoding::Signed}), "mxfp4_r4");
-  EXPECT_EQ(layout_name({Format::FRACTAL64, 16, LaneEncoding::Signed}),
+  EXPECT_EQ(layoutName({Format::MXFP4, 4, LaneEncoding::Signed}), "mxfp4_r4");
+  EXPECT_EQ(layoutName({Format::FRACTAL64, 16, LaneEncoding::Signed}),
             "fractal64_r16");
-  EXPECT_EQ(layout_name({Format::VQ3_64, 4, LaneEncoding::Unsigned}),
+  EXPECT_EQ(layoutName({Format::VQ3_64, 4, LaneEncoding::Unsigned}),
             "vq3_64_r4");
-  EXPECT_EQ(layout_name({Format::IQ1_S, 16, LaneEncoding::Unsigned,
-                         WeightCoding::Ternary}),
+  EXPECT_EQ(layoutName({Format::IQ1_S, 16, LaneEncoding::Unsigned,
+                        WeightCoding::Ternary}),
             "iq1_s_r16_ternary");
-  EXPECT_EQ(layout_name({Format::IQ1_M, 4, LaneEncoding::Signed,
-                         WeightCoding::Ternary}),
+  EXPECT_EQ(layoutName({Format::IQ1_M, 4, LaneEncoding::Signed,
+                        WeightCoding::Ternary}),
             "iq1_m_r4_ternary");
-  EXPECT_EQ(layout_name({Format::IQ2_XXS, 16, LaneEncoding::Unsigned,
-                         WeightCoding::CodeBook}),
+  EXPECT_EQ(layoutName({Format::IQ2_XXS, 16, LaneEncoding::Unsigned,
+                        WeightCoding::CodeBook}),
             "iq2_xxs_r16_codebook");
 }
 
 TEST(Packing, SizesPadTheLastGroup) {
   PackedLayout l{Format::Q8_0, 16, LaneEncoding::Unsigned};
-  EXPECT_EQ(*packed_weight_bytes(l, 17, 64), 2u * 2 * 16 * 34);
-  EXPECT_EQ(*packed_weight_bytes({Format::Q4_0, 8}, 8, 32), 8u * 18);
-  EXPECT_EQ(*packed_weight_bytes({Format::MXFP4, 16}, 17, 64),
-            2u * 2 * 16 * 17);
-  EXPECT_EQ(*packed_activation_bytes(96), 3u * 48);
+  EXPECT_EQ(*packedWeightBytes(l, 17, 64), 2u * 2 * 16 * 34);
+  EXPECT_EQ(*packedWeightBytes({Format::Q4_0, 8}, 8, 32), 8u * 18);
+  EXPECT_EQ(*packedWeightBytes({Format::MXFP4, 16}, 17, 64), 2u * 2 * 16 * 17);
+  EXPECT_EQ(*packedActivationBytes(96), 3u * 48);
   // The K-quants: the file's bytes per super-block, times the rows.
-  EXPECT_EQ(*packed_weight_bytes({Format::Q4_K, 16}, 17, 512),
-            2u * 2 * 16 * 144);
-  EXPECT_EQ(*packed_weight_bytes({Format::Q6_K, 8}, 8, 256), 8u * 210);
-  EXPECT_EQ(*packed_activation_bytes(Format::Q8_K, 512), 2u * 292);
+  EXPECT_EQ(*packedWeightBytes({Format::Q4_K, 16}, 17, 512), 2u * 2 * 16 * 144);
+  EXPECT_EQ(*packedWeightBytes({Format::Q6_K, 8}, 8, 256), 8u * 210);
+  EXPECT_EQ(*packedActivationBytes(Format::Q8_K, 512), 2u * 292);
   // IQ2_XXS: 4 bytes more than the file's 66 per row (the sign masks).
-  EXPECT_EQ(*packed_weight_bytes({Format::IQ2_XXS, 16}, 17, 512),
+  EXPECT_EQ(*packedWeightBytes({Format::IQ2_XXS, 16}, 17, 512),
             2u * 2 * 16 * 70);
   // FRACTAL64 and VQ3_64: the file's bytes per block of 64, times the rows.
-  EXPECT_EQ(*packed_weight_bytes({Format::FRACTAL64, 16}, 17, 128),
+  EXPECT_EQ(*packedWeightBytes({Format::FRACTAL64, 16}, 17, 128),
             2u * 2 * 16 * 30);
-  EXPECT_EQ(*packed_weight_bytes({Format::VQ3_64, 4}, 5, 64), 2u * 4 * 24);
-  EXPECT_EQ(packed_block_bytes({Format::FRACTAL64, 8}), 8 * 30);
-  EXPECT_EQ(packed_block_bytes({Format::VQ3_64, 1}), 24);
+  EXPECT_EQ(*packedWeightBytes({Format::VQ3_64, 4}, 5, 64), 2u * 4 * 24);
+  EXPECT_EQ(packedBlockBytes({Format::FRACTAL64, 8}), 8 * 30);
+  EXPECT_EQ(packedBlockBytes({Format::VQ3_64, 1}), 24);
   // The IQ1 ternary layouts: 2 bits per weight and the scales, 70 and 76
   // bytes per super-block and row.
-  EXPECT_EQ(*packed_weight_bytes({Format::IQ1_S, 16, LaneEncoding::Unsigned,
-                                  WeightCoding::Ternary},
-                                 17, 512),
+  EXPECT_EQ(*packedWeightBytes({Format::IQ1_S, 16, LaneEncoding::Unsigned,
+                                WeightCoding::Ternary},
+                               17, 512),
             2u * 2 * 16 * 70);
-  EXPECT_EQ(packed_block_bytes({Format::IQ1_M, 4, LaneEncoding::Unsigned,
-                                WeightCoding::Ternary}),
+  EXPECT_EQ(packedBlockBytes({Format::IQ1_M, 4, LaneEncoding::Unsigned,
+                              WeightCoding::Ternary}),
             4 * 76);
   // IQ2_XXS's code book layout: the grid layout's 70, rearranged.
-  EXPECT_EQ(packed_block_bytes({Format::IQ2_XXS, 16, LaneEncoding::Unsigned,
-                                WeightCoding::CodeBook}),
+  EXPECT_EQ(packedBlockBytes({Format::IQ2_XXS, 16, LaneEncoding::Unsigned,
+                              WeightCoding::CodeBook}),
             16 * 70);
 }
 
 TEST(Packing, RefusesWhatItCannotPack) {
-  EXPECT_FALSE(check_layout({Format::Q3_K, 16}).ok());
-  EXPECT_FALSE(packed_weight_bytes({Format::Q4_K, 4}, 4, 32).ok());
-  EXPECT_FALSE(packed_weight_bytes({Format::FRACTAL64, 4}, 4, 96).ok());
-  EXPECT_FALSE(packed_weight_bytes({Format::VQ3_64, 8}, 8, 32).ok());
-  EXPECT_FALSE(check_layout({Format::VQ3_64, 2}).ok());
-  EXPECT_FALSE(packed_activation_bytes(Format::Q8_K, 32).ok());
-  EXPECT_FALSE(packed_activation_bytes(Format::Q4_0, 32).ok());
-  absl::Status s = check_layout({Format::Q8_0, 2});
+  EXPECT_FALSE(checkLayout({Format::Q3_K, 16}).ok());
+  EXPECT_FALSE(packedWeightBytes({Format::Q4_K, 4}, 4, 32).ok());
+  EXPECT_FALSE(packedWeightBytes({Format::FRACTAL64, 4}, 4, 96).ok());
+  EXPECT_FALSE(packedWeightBytes({Format::VQ3_64, 8}, 8, 32).ok());
+  EXPECT_FALSE(checkLayout({Format::VQ3_64, 2}).ok());
+  EXPECT_FALSE(packedActivationBytes(Format::Q8_K, 32).ok());
+  EXPECT_FALSE(packedActivationBytes(Format::Q4_0, 32).ok());
+  absl::Status s = checkLayout({Format::Q8_0, 2});
   EXPECT_EQ(s.message(), "packed layout with 2 rows per group: expected 1, 4, "
                          "8 or 16");
-  EXPECT_FALSE(packed_weight_bytes({Format::Q8_0, 4}, 4, 48).ok());
-  EXPECT_FALSE(packed_weight_bytes({Format::Q8_0, 4}, 0, 32).ok());
+  EXPECT_FALSE(packedWeightBytes({Format::Q8_0, 4}, 4, 48).ok());
+  EXPECT_FALSE(packedWeightBytes({Format::Q8_0, 4}, 0, 32).ok());
   std::vector<uint8_t> rows(3 * 34), out(4 * 34);
-  s = pack_weights({Format::Q8_0, 4}, rows, 4, 32, out);
+  s = packWeights({Format::Q8_0, 4}, rows, 4, 32, out);
   EXPECT_EQ(s.message(), "pack_weights: the source rows holds 102 bytes, "
                          "expected 136");
-  EXPECT_FALSE(packed_activation_bytes(33).ok());
-  s = check_layout(
+  EXPECT_FALSE(packedActivationBytes(33).ok());
+  s = checkLayout(
       {Format::Q8_0, 16, LaneEncoding::Unsigned, WeightCoding::Ternary});
   EXPECT_EQ(s.message(),
             "no ternary layout for format q8_0: expected iq1_s or iq1_m");
-  s = check_layout(
+  s = checkLayout(
       {Format::IQ1_S, 16, LaneEncoding::Unsigned, WeightCoding::CodeBook});
   EXPECT_EQ(s.message(),
             "no code book layout for format iq1_s: expected iq2_xxs");
@@ -161,12 +156,12 @@ TEST(Packing, RefusesWhatItCannotPack) {
 // and unpacks to the file bytes, for n both a multiple of the group and not,
 // over 3 blocks of K.
 TEST(Packing, DecodesAsTheReferenceAndRoundTrips) {
-  for (const Case &c : all_layouts())
+  for (const Case &c : allLayouts())
     for (int64_t n : {1, 5, 16, 19, 33}) {
-      const int64_t k = 3 * packed_block_elems(c.format);
+      const int64_t k = 3 * packedBlockElems(c.format);
       PackedLayout layout{c.format, c.rows, c.encoding};
-      SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n));
-      pack_and_check(layout, random_rows(c.format, n, k, 7 + n), n, k);
+      SCOPED_TRACE(layoutName(layout) + " n=" + std::to_string(n));
+      packAndCheck(layout, randomRows(c.format, n, k, 7 + n), n, k);
     }
 }
 
@@ -177,27 +172,27 @@ TEST(Packing, DecodesAsTheReferenceAndRoundTrips) {
 TEST(Packing, ExpertStacksPackEachExpertAlone) {
   const PackedLayout layout{Format::MXFP4, 4, LaneEncoding::Unsigned};
   const int64_t experts = 3, n = 5, k = 64;
-  std::vector<uint8_t> rows = random_rows(layout.format, experts * n, k, 11);
+  std::vector<uint8_t> rows = randomRows(layout.format, experts * n, k, 11);
   absl::StatusOr<std::vector<uint8_t>> packed =
-      pack_expert_weights(layout, rows, experts, n, k);
+      packExpertWeights(layout, rows, experts, n, k);
   ASSERT_TRUE(packed.ok()) << packed.status();
-  const uint64_t expert_bytes = *packed_weight_bytes(layout, n, k);
-  ASSERT_EQ(packed->size(), experts * expert_bytes);
+  const uint64_t expertBytes = *packedWeightBytes(layout, n, k);
+  ASSERT_EQ(packed->size(), experts * expertBytes);
   std::vector<float> want = dequantized(layout.format, rows, experts * n * k);
   for (int64_t e = 0; e < experts; ++e) {
     std::vector<float> got(n * k);
-    ASSERT_TRUE(dequantize_packed(
+    ASSERT_TRUE(dequantizePacked(
                     layout,
-                    std::span(*packed).subspan(e * expert_bytes, expert_bytes),
-                    n, k, got)
+                    std::span(*packed).subspan(e * expertBytes, expertBytes), n,
+                    k, got)
                     .ok());
     for (int64_t i = 0; i < n * k; ++i)
       ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
                 std::bit_cast<uint32_t>(want[e * n * k + i]))
           << "expert " << e << ", element " << i;
   }
-  EXPECT_FALSE(pack_expert_weights(layout, rows, experts + 1, n, k).ok());
-  EXPECT_FALSE(pack_expert_weights(layout, rows, 0, n, k).ok());
+  EXPECT_FALSE(packExpertWeights(layout, rows, experts + 1, n, k).ok());
+  EXPECT_FALSE(packExpertWeights(layout, rows, 0, n, k).ok());
 }
 
 // Q8_0's -128, which the quantizer never writes but a file may hold, survives
@@ -205,13 +200,13 @@ TEST(Packing, ExpertStacksPackEachExpertAlone) {
 TEST(Packing, Q8_0KeepsMinus128) {
   for (LaneEncoding e : {LaneEncoding::Unsigned, LaneEncoding::Signed}) {
     std::vector<uint8_t> row(34, 0);
-    uint16_t d = fp32_to_fp16(1.0f);
+    uint16_t d = fp32ToFp16(1.0f);
     std::memcpy(row.data(), &d, 2);
     row[2 + 5] = 0x80;
     PackedLayout layout{Format::Q8_0, 4, e};
-    std::vector<uint8_t> packed = *pack_weights(layout, row, 1, 32);
+    std::vector<uint8_t> packed = *packWeights(layout, row, 1, 32);
     std::vector<float> y(32);
-    ASSERT_TRUE(dequantize_packed(layout, packed, 1, 32, y).ok());
+    ASSERT_TRUE(dequantizePacked(layout, packed, 1, 32, y).ok());
     EXPECT_EQ(y[5], -128.0f);
   }
 }
@@ -224,16 +219,16 @@ TEST(Packing, Q8_0LaneOrder) {
   for (int64_t r = 0; r < n; ++r)
     for (int64_t b = 0; b < 2; ++b) {
       uint8_t *block = rows.data() + (r * 2 + b) * 34;
-      uint16_t d = fp32_to_fp16(static_cast<float>(r + 1));
+      uint16_t d = fp32ToFp16(static_cast<float>(r + 1));
       std::memcpy(block, &d, 2);
       for (int j = 0; j < 32; ++j)
         block[2 + j] = static_cast<uint8_t>(r * 64 + b * 32 + j - 100);
     }
   PackedLayout layout{Format::Q8_0, 4, LaneEncoding::Unsigned};
-  std::vector<uint8_t> packed = *pack_weights(layout, rows, n, k);
+  std::vector<uint8_t> packed = *packWeights(layout, rows, n, k);
   ASSERT_EQ(packed.size(), 2u * 4 * 34);
   const uint8_t *block1 = packed.data() + 4 * 34;
-  EXPECT_EQ(fp16_to_fp32(block1[4] | block1[5] << 8), 3.0f); // row 2's scale
+  EXPECT_EQ(fp16ToFp32(block1[4] | block1[5] << 8), 3.0f); // row 2's scale
   // K-group 3 of row 2 in block 1: weights 12..15, stored as w + 128.
   for (int i = 0; i < 4; ++i)
     EXPECT_EQ(block1[8 + (3 * 4 + 2) * 4 + i],
@@ -241,9 +236,9 @@ TEST(Packing, Q8_0LaneOrder) {
 }
 
 TEST(Packing, Q4_0LanesKeepTheFileNibbles) {
-  std::vector<uint8_t> rows = random_rows(Format::Q4_0, 8, 32, 3);
+  std::vector<uint8_t> rows = randomRows(Format::Q4_0, 8, 32, 3);
   PackedLayout layout{Format::Q4_0, 8, LaneEncoding::Unsigned};
-  std::vector<uint8_t> packed = *pack_weights(layout, rows, 8, 32);
+  std::vector<uint8_t> packed = *packWeights(layout, rows, 8, 32);
   // Row 5, K-group 2: file bytes 8..11 of its qs (low nibbles are elements
   // 8..11, high nibbles 24..27).
   for (int i = 0; i < 4; ++i)
@@ -253,9 +248,9 @@ TEST(Packing, Q4_0LanesKeepTheFileNibbles) {
 // MXFP4 keeps the file's E8M0 bytes (one per row, before the lanes) and
 // nibble pairs, in Q4_0's lane order.
 TEST(Packing, Mxfp4LanesKeepTheFileBytes) {
-  std::vector<uint8_t> rows = random_rows(Format::MXFP4, 8, 32, 3);
+  std::vector<uint8_t> rows = randomRows(Format::MXFP4, 8, 32, 3);
   PackedLayout layout{Format::MXFP4, 8, LaneEncoding::Unsigned};
-  std::vector<uint8_t> packed = *pack_weights(layout, rows, 8, 32);
+  std::vector<uint8_t> packed = *packWeights(layout, rows, 8, 32);
   ASSERT_EQ(packed.size(), 8u * 17);
   for (int r = 0; r < 8; ++r)
     EXPECT_EQ(packed[r], rows[r * 17]);
@@ -268,7 +263,7 @@ TEST(Packing, Mxfp4LanesKeepTheFileBytes) {
 // byte, the subnormals of e = 0 and 1 and the largest, 2^127, included.
 TEST(Packing, Mxfp4ScaleIsExactForEveryByte) {
   for (int e = 0; e < 256; ++e)
-    EXPECT_EQ(mxfp4_scale(static_cast<uint8_t>(e)), std::ldexp(1.0f, e - 128))
+    EXPECT_EQ(mxfp4Scale(static_cast<uint8_t>(e)), std::ldexp(1.0f, e - 128))
         << "e = " << e;
 }
 
@@ -285,33 +280,33 @@ TEST(Packing, Mxfp4DecodesEveryCodeAndScale) {
   }
   for (int r : {1, 4, 8, 16}) {
     PackedLayout layout{Format::MXFP4, r, LaneEncoding::Unsigned};
-    SCOPED_TRACE(layout_name(layout));
-    std::vector<uint8_t> packed = *pack_weights(layout, rows, n, k);
+    SCOPED_TRACE(layoutName(layout));
+    std::vector<uint8_t> packed = *packWeights(layout, rows, n, k);
     std::vector<float> want = dequantized(Format::MXFP4, rows, n * k);
     std::vector<float> got(n * k);
-    ASSERT_TRUE(dequantize_packed(layout, packed, n, k, got).ok());
+    ASSERT_TRUE(dequantizePacked(layout, packed, n, k, got).ok());
     for (int64_t i = 0; i < n * k; ++i)
       ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
                 std::bit_cast<uint32_t>(want[i]))
           << "element " << i;
     std::vector<uint8_t> back(rows.size());
-    ASSERT_TRUE(unpack_weights(layout, packed, n, k, back).ok());
+    ASSERT_TRUE(unpackWeights(layout, packed, n, k, back).ok());
     EXPECT_EQ(back, rows);
   }
 }
 
 TEST(Packing, PaddingRowsAreZero) {
   PackedLayout layout{Format::Q4_0, 4, LaneEncoding::Unsigned};
-  std::vector<uint8_t> rows = random_rows(Format::Q4_0, 1, 32, 5);
-  std::vector<uint8_t> packed = *pack_weights(layout, rows, 1, 32);
+  std::vector<uint8_t> rows = randomRows(Format::Q4_0, 1, 32, 5);
+  std::vector<uint8_t> packed = *packWeights(layout, rows, 1, 32);
   for (int r = 1; r < 4; ++r) {
     EXPECT_EQ(packed[2 * r] | packed[2 * r + 1], 0);
     for (int g = 0; g < 4; ++g)
       EXPECT_EQ(packed[8 + (g * 4 + r) * 4], 0x88); // 8 | 8 << 4: value 0
   }
   PackedLayout mxfp4{Format::MXFP4, 4, LaneEncoding::Unsigned};
-  rows = random_rows(Format::MXFP4, 1, 32, 5);
-  packed = *pack_weights(mxfp4, rows, 1, 32);
+  rows = randomRows(Format::MXFP4, 1, 32, 5);
+  packed = *packWeights(mxfp4, rows, 1, 32);
   for (int r = 1; r < 4; ++r) {
     EXPECT_EQ(packed[r], 0);
     for (int g = 0; g < 4; ++g)
@@ -326,8 +321,8 @@ TEST(Packing, ActivationsMatchTheReferenceQuantizer) {
   std::vector<float> x = gaussian(static_cast<size_t>(m * ldx), 11, 3.0f);
   for (int64_t i = 0; i < 32; ++i)
     x[ldx + 32 + i] = 0; // an all-zero block: scale 0, quants 0
-  std::vector<uint8_t> packed(m * *packed_activation_bytes(k));
-  ASSERT_TRUE(pack_activations(x, m, k, ldx, packed).ok());
+  std::vector<uint8_t> packed(m * *packedActivationBytes(k));
+  ASSERT_TRUE(packActivations(x, m, k, ldx, packed).ok());
   for (int64_t j = 0; j < m; ++j) {
     std::vector<uint8_t> ref =
         activation(Format::Q8_0, std::span(x).subspan(j * ldx, k));
@@ -339,20 +334,20 @@ TEST(Packing, ActivationsMatchTheReferenceQuantizer) {
       int32_t sum;
       std::memcpy(&d, blk + kActivationScaleOffset, 4);
       std::memcpy(&sum, blk + kActivationSumOffset, 4);
-      EXPECT_EQ(d, fp16_to_fp32(want[0] | want[1] << 8));
-      int32_t want_sum = 0;
-      int16_t sums8[4], want_sums8[4] = {};
+      EXPECT_EQ(d, fp16ToFp32(want[0] | want[1] << 8));
+      int32_t wantSum = 0;
+      int16_t sums8[4], wantSums8[4] = {};
       std::memcpy(sums8, blk + kActivationSums8Offset, sizeof sums8);
       for (int i = 0; i < 32; ++i) {
         int8_t q = static_cast<int8_t>(want[2 + i]);
         EXPECT_EQ(static_cast<int8_t>(blk[kActivationQuantsOffset + i]), q);
         EXPECT_LE(std::abs(q), 127);
-        want_sum += q;
-        want_sums8[i / 8] = static_cast<int16_t>(want_sums8[i / 8] + q);
+        wantSum += q;
+        wantSums8[i / 8] = static_cast<int16_t>(wantSums8[i / 8] + q);
       }
-      EXPECT_EQ(sum, want_sum);
+      EXPECT_EQ(sum, wantSum);
       for (int s = 0; s < 4; ++s)
-        EXPECT_EQ(sums8[s], want_sums8[s]) << "sum of 8 #" << s;
+        EXPECT_EQ(sums8[s], wantSums8[s]) << "sum of 8 #" << s;
     }
   }
 }
@@ -360,9 +355,9 @@ TEST(Packing, ActivationsMatchTheReferenceQuantizer) {
 TEST(Packing, ActivationsRefuseShortBuffers) {
   std::vector<float> x(64);
   std::vector<uint8_t> out(2 * kActivationBlockBytes);
-  EXPECT_TRUE(pack_activations(x, 2, 32, 32, out).ok());
-  EXPECT_FALSE(pack_activations(x, 2, 32, 40, out).ok()); // x too short
-  EXPECT_FALSE(pack_activations(x, 1, 32, 32, out).ok()); // dst too long
+  EXPECT_TRUE(packActivations(x, 2, 32, 32, out).ok());
+  EXPECT_FALSE(packActivations(x, 2, 32, 40, out).ok()); // x too short
+  EXPECT_FALSE(packActivations(x, 1, 32, 32, out).ok()); // dst too long
 }
 
 // The K-quants and IQ2_XXS: every layout decodes bit for bit like the file
@@ -377,23 +372,23 @@ TEST(Packing, SuperBlocksDecodeAsTheReferenceAndRoundTrip) {
       for (int rows : {1, 4, 8, 16})
         for (int64_t n : {1, 5, 16, 19})
           for (int64_t k : {256, 768}) {
-            if (!has_weight_coding(f, coding))
+            if (!hasWeightCoding(f, coding))
               continue;
             PackedLayout layout{f, rows, LaneEncoding::Unsigned, coding};
-            SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n) +
+            SCOPED_TRACE(layoutName(layout) + " n=" + std::to_string(n) +
                          " k=" + std::to_string(k));
-            std::vector<uint8_t> file = random_rows(f, n, k, 7 + n);
+            std::vector<uint8_t> file = randomRows(f, n, k, 7 + n);
             // Row 0's first super-block: every scale byte 0xff (scales and
             // mins 63, Q6_K's scales -1), d = -65504 and dmin = 65504.
             uint8_t *b0 = file.data();
-            const int64_t hdr = file_scale_offset(f);
-            for (int64_t j = 0; j < packed_scale_bytes(f); ++j)
+            const int64_t hdr = fileScaleOffset(f);
+            for (int64_t j = 0; j < packedScaleBytes(f); ++j)
               b0[hdr + j] = 0xff;
-            const int64_t d_at = f == Format::Q6_K ? hdr + 16 : 0;
-            b0[d_at + 1] = 0xfb; // d = 0xfbff
+            const int64_t dAt = f == Format::Q6_K ? hdr + 16 : 0;
+            b0[dAt + 1] = 0xfb; // d = 0xfbff
             if (f != Format::Q6_K)
               b0[3] = 0x7b; // dmin = 0x7bff
-            pack_and_check(layout, file, n, k);
+            packAndCheck(layout, file, n, k);
           }
 }
 
@@ -406,24 +401,24 @@ TEST(Packing, FloatLayoutsPadAndRoundTrip) {
       for (int64_t n : {1, 5, 19})
         for (int64_t k : {33, 100, 256}) {
           PackedLayout layout{f, rows, LaneEncoding::Unsigned};
-          SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n) +
+          SCOPED_TRACE(layoutName(layout) + " n=" + std::to_string(n) +
                        " k=" + std::to_string(k));
-          std::vector<uint8_t> file = random_rows(f, n, k, 11 + n);
-          std::vector<uint8_t> packed = pack_and_check(layout, file, n, k);
+          std::vector<uint8_t> file = randomRows(f, n, k, 11 + n);
+          std::vector<uint8_t> packed = packAndCheck(layout, file, n, k);
           ASSERT_FALSE(HasFailure());
-          const int64_t kBlocks = packed_k_blocks(f, k);
+          const int64_t kBlocks = packedKBlocks(f, k);
           const int64_t groups = (n + rows - 1) / rows;
           ASSERT_EQ(static_cast<int64_t>(packed.size()),
-                    groups * kBlocks * packed_block_bytes(layout));
+                    groups * kBlocks * packedBlockBytes(layout));
           // Element e of row r: block e / B, K-group (e % B) / per, byte
           // (e % per) * width of the row's 4 bytes; past K, zeros.
-          const int64_t width = format_info(f).block_bytes;
+          const int64_t width = formatInfo(f).blockBytes;
           const int64_t per = 4 / width, blockElems = 64 / width;
           for (int64_t r = 0; r < n; ++r)
             for (int64_t e = 0; e < kBlocks * blockElems; ++e) {
               const int64_t at =
                   ((r / rows) * kBlocks + e / blockElems) *
-                      packed_block_bytes(layout) +
+                      packedBlockBytes(layout) +
                   ((e % blockElems) / per * rows + r % rows) * 4 +
                   (e % per) * width;
               for (int64_t byte = 0; byte < width; ++byte)
@@ -437,9 +432,9 @@ TEST(Packing, FloatLayoutsPadAndRoundTrip) {
 // Q4_K's header fields sit side by side across the group's rows, then the
 // file's nibble pairs as [g][r][4].
 TEST(Packing, Q4KLayout) {
-  std::vector<uint8_t> file = random_rows(Format::Q4_K, 4, 256, 3);
+  std::vector<uint8_t> file = randomRows(Format::Q4_K, 4, 256, 3);
   PackedLayout layout{Format::Q4_K, 4, LaneEncoding::Unsigned};
-  std::vector<uint8_t> packed = *pack_weights(layout, file, 4, 256);
+  std::vector<uint8_t> packed = *packWeights(layout, file, 4, 256);
   ASSERT_EQ(packed.size(), 4u * 144);
   for (int r = 0; r < 4; ++r) {
     const uint8_t *row = file.data() + r * 144;
@@ -458,22 +453,22 @@ TEST(Packing, Q4KLayout) {
 // ksigns_iq2xs of the file's 7-bit index (its bit 7 the parity of the rest).
 TEST(Packing, Iq2XxsLayout) {
   const int rows = 4;
-  std::vector<uint8_t> file = random_rows(Format::IQ2_XXS, rows, 256, 3);
+  std::vector<uint8_t> file = randomRows(Format::IQ2_XXS, rows, 256, 3);
   PackedLayout layout{Format::IQ2_XXS, rows};
-  std::vector<uint8_t> packed = *pack_weights(layout, file, rows, 256);
+  std::vector<uint8_t> packed = *packWeights(layout, file, rows, 256);
   ASSERT_EQ(packed.size(), rows * 70u);
   for (int r = 0; r < rows; ++r) {
     const uint8_t *row = file.data() + r * 66;
     EXPECT_EQ(packed[2 * r], row[0]);
     EXPECT_EQ(packed[2 * r + 1], row[1]);
     for (int g = 0; g < 8; ++g) {
-      uint32_t signs_scale;
-      std::memcpy(&signs_scale, row + 2 + 8 * g + 4, 4);
+      uint32_t signsScale;
+      std::memcpy(&signsScale, row + 2 + 8 * g + 4, 4);
       EXPECT_EQ(packed[(2 + g / 2) * rows + r] >> 4 * (g % 2) & 15,
-                signs_scale >> 28);
+                signsScale >> 28);
       for (int l = 0; l < 4; ++l) {
         EXPECT_EQ(packed[(6 + 2 * (4 * g + l)) * rows + r], row[2 + 8 * g + l]);
-        uint8_t index = signs_scale >> 7 * l & 127;
+        uint8_t index = signsScale >> 7 * l & 127;
         uint8_t mask = packed[(7 + 2 * (4 * g + l)) * rows + r];
         EXPECT_EQ(mask & 127, index);
         EXPECT_EQ(mask >> 7, std::popcount(index) & 1);
@@ -488,11 +483,11 @@ TEST(Packing, Iq2XxsLayout) {
 TEST(Packing, Iq1Layouts) {
   const int rows = 4;
   for (Format f : {Format::IQ1_S, Format::IQ1_M}) {
-    SCOPED_TRACE(format_info(f).name);
-    const int bytes = format_info(f).block_bytes;
-    std::vector<uint8_t> file = random_rows(f, rows, 256, 5);
+    SCOPED_TRACE(formatInfo(f).name);
+    const int bytes = formatInfo(f).blockBytes;
+    std::vector<uint8_t> file = randomRows(f, rows, 256, 5);
     PackedLayout layout{f, rows};
-    std::vector<uint8_t> packed = *pack_weights(layout, file, rows, 256);
+    std::vector<uint8_t> packed = *packWeights(layout, file, rows, 256);
     ASSERT_EQ(packed.size(), static_cast<size_t>(rows * bytes));
     for (int r = 0; r < rows; ++r) {
       const uint8_t *row = file.data() + r * bytes;
@@ -524,9 +519,9 @@ TEST(Packing, Iq1Layouts) {
 TEST(Packing, Iq1TernaryLayouts) {
   const int rows = 4;
   for (Format f : {Format::IQ1_S, Format::IQ1_M}) {
-    SCOPED_TRACE(format_info(f).name);
+    SCOPED_TRACE(formatInfo(f).name);
     const bool m = f == Format::IQ1_M;
-    const int bytes = format_info(f).block_bytes;
+    const int bytes = formatInfo(f).blockBytes;
     const int64_t blocks = 16, k = 256 * blocks; // 512 slots per row
     std::mt19937 rng(3);
     std::vector<uint8_t> file(rows * blocks * bytes);
@@ -554,13 +549,13 @@ TEST(Packing, Iq1TernaryLayouts) {
     }
     const PackedLayout layout{f, rows, LaneEncoding::Unsigned,
                               WeightCoding::Ternary};
-    std::vector<uint8_t> packed = *pack_weights(layout, file, rows, k);
-    const int64_t block_bytes = packed_block_bytes(layout);
-    ASSERT_EQ(packed.size(), static_cast<size_t>(blocks * block_bytes));
+    std::vector<uint8_t> packed = *packWeights(layout, file, rows, k);
+    const int64_t blockBytes = packedBlockBytes(layout);
+    ASSERT_EQ(packed.size(), static_cast<size_t>(blocks * blockBytes));
     for (int r = 0; r < rows; ++r)
       for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t *row = file.data() + (r * blocks + b) * bytes;
-        const uint8_t *pb = packed.data() + b * block_bytes;
+        const uint8_t *pb = packed.data() + b * blockBytes;
         uint32_t word;
         if (m) {
           for (int p = 0; p < 4; ++p)
@@ -591,11 +586,11 @@ TEST(Packing, Iq1TernaryLayouts) {
         }
       }
     // A code no grid entry has (3) is refused, naming where it is.
-    packed[(m ? 12 : 6) * rows + 4 + block_bytes] |= 3;
+    packed[(m ? 12 : 6) * rows + 4 + blockBytes] |= 3;
     std::vector<uint8_t> back(file.size());
-    absl::Status s = unpack_weights(layout, packed, rows, k, back);
+    absl::Status s = unpackWeights(layout, packed, rows, k, back);
     EXPECT_EQ(s.message(),
-              absl::StrCat("unpack_weights: ", layout_name(layout), " [4, ", k,
+              absl::StrCat("unpack_weights: ", layoutName(layout), " [4, ", k,
                            "]: row 1, super-block 1: a slot's 2-bit codes "
                            "are no entry of iq1s_grid"));
   }
@@ -617,26 +612,26 @@ TEST(Packing, Iq2XxsCodeBookLayout) {
     file[blk * 66 + 1] &= 0xbf; // a finite d
   const PackedLayout layout{Format::IQ2_XXS, rows, LaneEncoding::Unsigned,
                             WeightCoding::CodeBook};
-  std::vector<uint8_t> packed = *pack_weights(layout, file, rows, k);
-  const int64_t block_bytes = packed_block_bytes(layout);
-  ASSERT_EQ(block_bytes, rows * 70);
+  std::vector<uint8_t> packed = *packWeights(layout, file, rows, k);
+  const int64_t blockBytes = packedBlockBytes(layout);
+  ASSERT_EQ(blockBytes, rows * 70);
   for (int r = 0; r < rows; ++r)
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t *row = file.data() + (r * blocks + b) * 66;
-      const uint8_t *pb = packed.data() + b * block_bytes;
+      const uint8_t *pb = packed.data() + b * blockBytes;
       EXPECT_EQ(std::memcmp(pb + 2 * r, row, 2), 0);
       for (int g = 0; g < 8; ++g) {
         const uint8_t *q = row + 2 + 8 * g;
-        uint32_t signs_scale;
-        std::memcpy(&signs_scale, q + 4, 4);
+        uint32_t signsScale;
+        std::memcpy(&signsScale, q + 4, 4);
         EXPECT_EQ(pb[(2 + g / 2) * rows + r] >> 4 * (g % 2) & 15,
-                  signs_scale >> 28);
+                  signsScale >> 28);
         const uint8_t *step = pb + 96 + 128 * g;
         for (int l = 0; l < 4; ++l) {
           EXPECT_EQ(step[8 * (r / 2) + 2 * l + r % 2], q[l])
               << "row " << r << ", block " << b << ", slot " << 4 * g + l;
           const uint8_t signs =
-              quant::grids::ksigns_iq2xs[signs_scale >> 7 * l & 127];
+              quant::grids::ksigns_iq2xs[signsScale >> 7 * l & 127];
           for (int h = 0; h < 2; ++h) {
             uint64_t mask;
             std::memcpy(&mask, step + 64 + 8 * (2 * l + h), 8);
@@ -652,10 +647,10 @@ TEST(Packing, Iq2XxsCodeBookLayout) {
 
 // Random file blocks of FRACTAL64 or VQ3_64 (every bit pattern the quantizer
 // may never write) with a finite d, the exponent field below 31.
-std::vector<uint8_t> random_private_rows(Format f, int64_t n, int64_t k,
-                                         uint32_t seed) {
+std::vector<uint8_t> randomPrivateRows(Format f, int64_t n, int64_t k,
+                                       uint32_t seed) {
   std::mt19937 rng(seed);
-  const int bytes = format_info(f).block_bytes;
+  const int bytes = formatInfo(f).blockBytes;
   std::vector<uint8_t> file(n * (k / 64) * bytes);
   for (uint8_t &b : file)
     b = static_cast<uint8_t>(rng());
@@ -672,9 +667,9 @@ TEST(Packing, PrivateFormatsKeepEveryBit) {
       for (int64_t n : {1, 5, 19})
         for (int64_t k : {64, 192}) {
           PackedLayout layout{f, rows, LaneEncoding::Unsigned};
-          SCOPED_TRACE(layout_name(layout) + " n=" + std::to_string(n) +
+          SCOPED_TRACE(layoutName(layout) + " n=" + std::to_string(n) +
                        " k=" + std::to_string(k));
-          pack_and_check(layout, random_private_rows(f, n, k, 17 + n), n, k);
+          packAndCheck(layout, randomPrivateRows(f, n, k, 17 + n), n, k);
         }
 }
 
@@ -689,26 +684,26 @@ TEST(Packing, PrivateHelpersMatchTheKGroups) {
     const PackedLayout v{Format::VQ3_64, rows};
     for (int r = 0; r < rows; ++r) {
       for (int j = 0; j < 2; ++j)
-        EXPECT_EQ(packed_scale_offset(f, j, r), fractal64_d_offset(r) + j);
+        EXPECT_EQ(packedScaleOffset(f, j, r), fractal64DOffset(r) + j);
       for (int j = 2; j < 6; ++j)
-        EXPECT_EQ(packed_scale_offset(f, j, r),
-                  fractal64_scales_offset(f, r) + j - 2);
+        EXPECT_EQ(packedScaleOffset(f, j, r),
+                  fractal64ScalesOffset(f, r) + j - 2);
       for (int t = 0; t < 4; ++t)
-        EXPECT_EQ(packed_kgroup_offset(f, t, r), fractal64_low_offset(f, t, r));
+        EXPECT_EQ(packedKgroupOffset(f, t, r), fractal64LowOffset(f, t, r));
       for (int q = 0; q < 2; ++q)
-        EXPECT_EQ(packed_kgroup_offset(f, 4 + q, r),
-                  fractal64_high_offset(f, q, r));
+        EXPECT_EQ(packedKgroupOffset(f, 4 + q, r),
+                  fractal64HighOffset(f, q, r));
       for (int t = 0; t < 20; ++t)
-        EXPECT_EQ(vq3_64_slot_offset(v, t, r),
-                  packed_kgroup_offset(v, t / 4, r) + t % 4);
+        EXPECT_EQ(vq3_64SlotOffset(v, t, r),
+                  packedKgroupOffset(v, t / 4, r) + t % 4);
       for (int t = 20; t < 22; ++t)
-        EXPECT_EQ(vq3_64_slot_offset(v, t, r),
-                  packed_kgroup_offset(v, 5, 0) + 2 * r + t - 20);
-      EXPECT_EQ(vq3_64_d_offset(v, r),
-                packed_kgroup_offset(v, 5, 0) + 2 * rows + 2 * r);
+        EXPECT_EQ(vq3_64SlotOffset(v, t, r),
+                  packedKgroupOffset(v, 5, 0) + 2 * r + t - 20);
+      EXPECT_EQ(vq3_64DOffset(v, r),
+                packedKgroupOffset(v, 5, 0) + 2 * rows + 2 * r);
     }
-    EXPECT_EQ(fractal64_high_offset(f, 1, rows - 1) + 4, packed_block_bytes(f));
-    EXPECT_EQ(vq3_64_d_offset(v, rows - 1) + 2, packed_block_bytes(v));
+    EXPECT_EQ(fractal64HighOffset(f, 1, rows - 1) + 4, packedBlockBytes(f));
+    EXPECT_EQ(vq3_64DOffset(v, rows - 1) + 2, packedBlockBytes(v));
   }
 }
 
@@ -720,7 +715,7 @@ TEST(Packing, PrivateHelpersMatchTheKGroups) {
 TEST(Packing, Fractal64Layout) {
   const int rows = 4, r = 2, n = 3;
   const PackedLayout layout{Format::FRACTAL64, rows};
-  const uint16_t d = fp32_to_fp16(0.5f);
+  const uint16_t d = fp32ToFp16(0.5f);
   const uint32_t scales = 0x9a3c51e7;
   for (int w = 0; w < 64; ++w)
     for (int bit = 0; bit < 3; ++bit) { // index bit 0, 1 (low) or 2 (high)
@@ -744,11 +739,11 @@ TEST(Packing, Fractal64Layout) {
       else
         want[22 * rows + ((t / 2) * rows + r) * 4 + i] =
             static_cast<uint8_t>(1 << (4 * (t % 2) + j));
-      std::vector<uint8_t> packed = pack_and_check(layout, file, n, 64);
+      std::vector<uint8_t> packed = packAndCheck(layout, file, n, 64);
       EXPECT_EQ(packed, want);
       // The decoded weight: index 1 << bit, the others index 0.
       std::vector<float> y(n * 64);
-      ASSERT_TRUE(dequantize_packed(layout, packed, n, 64, y).ok());
+      ASSERT_TRUE(dequantizePacked(layout, packed, n, 64, y).ok());
       const int s = 4 + static_cast<int>((scales >> 4 * (w / 8)) & 15);
       EXPECT_EQ(y[r * 64 + w], 0.5f * s * kFractal64Levels[1 << bit]);
       if (HasFailure())
@@ -769,10 +764,10 @@ TEST(Packing, Vq3_64Layout) {
   for (bool quantizer : {true, false}) {
     SCOPED_TRACE(quantizer ? "quantized rows" : "random bytes");
     std::vector<uint8_t> file =
-        quantizer ? random_rows(Format::VQ3_64, rows, 128, 3)
-                  : random_private_rows(Format::VQ3_64, rows, 128, 3);
+        quantizer ? randomRows(Format::VQ3_64, rows, 128, 3)
+                  : randomPrivateRows(Format::VQ3_64, rows, 128, 3);
     const PackedLayout layout{Format::VQ3_64, rows};
-    std::vector<uint8_t> packed = pack_and_check(layout, file, rows, 128);
+    std::vector<uint8_t> packed = packAndCheck(layout, file, rows, 128);
     ASSERT_EQ(packed.size(), 2u * rows * 24);
     for (int b = 0; b < 2; ++b)
       for (int r = 0; r < rows; ++r) {
@@ -806,14 +801,14 @@ TEST(Packing, Vq3_64Layout) {
 // A padding row of FRACTAL64 or VQ3_64 is all zero bytes and decodes to 0.
 TEST(Packing, PrivatePaddingRowsAreZero) {
   for (Format f : {Format::FRACTAL64, Format::VQ3_64}) {
-    SCOPED_TRACE(format_info(f).name);
+    SCOPED_TRACE(formatInfo(f).name);
     const PackedLayout layout{f, 4};
-    const int bytes = format_info(f).block_bytes;
+    const int bytes = formatInfo(f).blockBytes;
     std::vector<uint8_t> packed =
-        *pack_weights(layout, random_private_rows(f, 1, 64, 9), 1, 64);
+        *packWeights(layout, randomPrivateRows(f, 1, 64, 9), 1, 64);
     ASSERT_EQ(packed.size(), 4u * bytes);
     std::vector<uint8_t> file(4 * bytes);
-    ASSERT_TRUE(unpack_weights(layout, packed, 4, 64, file).ok());
+    ASSERT_TRUE(unpackWeights(layout, packed, 4, 64, file).ok());
     for (int i = bytes; i < 4 * bytes; ++i)
       EXPECT_EQ(file[i], 0) << "byte " << i;
     int nonzero = 0; // row 0's bytes are the only ones that may be set
@@ -821,7 +816,7 @@ TEST(Packing, PrivatePaddingRowsAreZero) {
       nonzero += b != 0;
     EXPECT_LE(nonzero, bytes);
     std::vector<float> y(4 * 64);
-    ASSERT_TRUE(dequantize_packed(layout, packed, 4, 64, y).ok());
+    ASSERT_TRUE(dequantizePacked(layout, packed, 4, 64, y).ok());
     for (int i = 64; i < 4 * 64; ++i)
       EXPECT_EQ(y[i], 0.0f) << "element " << i;
   }
@@ -837,8 +832,8 @@ TEST(Packing, Q8KActivationsMatchTheReferenceQuantizer) {
   x[2 * ldx + 7] = 40.0f;                        // a tie: +40 first
   x[2 * ldx + 9] = -40.0f;
   x[3 * ldx + 3] = -50.0f; // a negative extreme
-  std::vector<uint8_t> packed(m * *packed_activation_bytes(Format::Q8_K, k));
-  ASSERT_TRUE(pack_activations(Format::Q8_K, x, m, k, ldx, packed).ok());
+  std::vector<uint8_t> packed(m * *packedActivationBytes(Format::Q8_K, k));
+  ASSERT_TRUE(packActivations(Format::Q8_K, x, m, k, ldx, packed).ok());
   for (int64_t j = 0; j < m; ++j) {
     std::vector<uint8_t> ref =
         activation(Format::Q8_K, std::span(x).subspan(j * ldx, k));

@@ -11,15 +11,15 @@ namespace {
 
 using testing::activation;
 using testing::dequantized;
-using testing::exact_dot;
+using testing::exactDot;
 using testing::gaussian;
 using testing::quantized;
-using testing::sqnr_db;
-using testing::student_t;
+using testing::sqnrDb;
+using testing::studentT;
 
 TEST(Fractal64, KnownAnswer) {
   uint8_t block[30] = {};
-  uint16_t d = fp32_to_fp16(0.5f);
+  uint16_t d = fp32ToFp16(0.5f);
   std::memcpy(block, &d, 2);
   // Sub-scale codes u_k = k + 8 * (k & 1): s = 4 + u = 4, 13, 6, 15, 8, 17,
   // 10, 19.
@@ -61,10 +61,10 @@ TEST(Fractal64, EveryIndexBitIsItsOwn) {
 
 // Builds a VQ3_64 block from its fields as docs/formats/vq3_64.md lays them
 // out.
-std::vector<uint8_t> vq3_block(float d, const int (&index)[22],
-                               const int (&u)[8]) {
+std::vector<uint8_t> vq3Block(float d, const int (&index)[22],
+                              const int (&u)[8]) {
   std::vector<uint8_t> b(24, 0);
-  uint16_t h = fp32_to_fp16(d);
+  uint16_t h = fp32ToFp16(d);
   std::memcpy(b.data(), &h, 2);
   uint32_t stream = 0;
   for (int k = 0; k < 8; ++k)
@@ -91,7 +91,7 @@ TEST(Vq3_64, KnownAnswer) {
   index[21] = 32 + 17; // negative tail codeword
   for (int k = 0; k < 8; ++k)
     u[k] = 7 - k;
-  std::vector<uint8_t> b = vq3_block(2.0f, index, u);
+  std::vector<uint8_t> b = vq3Block(2.0f, index, u);
   std::vector<float> y = dequantized(Format::VQ3_64, b, 64);
   const float dg = 2.0f * 8.6373016238e-3f;
   auto expect = [&](int i, int c3) {
@@ -127,19 +127,19 @@ TEST(Vq3_64, CodebooksAreAntipodalHalves) {
 TEST(PrivateFormats, RoundTripQuality) {
   struct Case {
     Format f;
-    double gauss_db, student_db;
+    double gaussDb, studentDb;
   };
   // Floors a little below the measured SQNR (docs/formats/quality.md).
   const Case cases[] = {{Format::FRACTAL64, 17.3, 16.9},
                         {Format::VQ3_64, 13.2, 13.4}};
-  std::vector<float> g = gaussian(16384, 21), t = student_t(16384, 22);
+  std::vector<float> g = gaussian(16384, 21), t = studentT(16384, 22);
   for (const Case &c : cases) {
-    EXPECT_GT(sqnr_db(g, dequantized(c.f, quantized(c.f, g), g.size())),
-              c.gauss_db)
-        << format_info(c.f).name;
-    EXPECT_GT(sqnr_db(t, dequantized(c.f, quantized(c.f, t), t.size())),
-              c.student_db)
-        << format_info(c.f).name;
+    EXPECT_GT(sqnrDb(g, dequantized(c.f, quantized(c.f, g), g.size())),
+              c.gaussDb)
+        << formatInfo(c.f).name;
+    EXPECT_GT(sqnrDb(t, dequantized(c.f, quantized(c.f, t), t.size())),
+              c.studentDb)
+        << formatInfo(c.f).name;
   }
 }
 
@@ -148,10 +148,10 @@ TEST(PrivateFormats, ZeroAndConstantBlocks) {
     std::vector<float> zeros(64, 0.0f);
     std::vector<float> y = dequantized(f, quantized(f, zeros), 64);
     EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return v == 0; }))
-        << format_info(f).name;
+        << formatInfo(f).name;
     std::vector<float> c(128, 0.75f);
     y = dequantized(f, quantized(f, c), 128);
-    EXPECT_GT(sqnr_db(c, y), 10.0) << format_info(f).name;
+    EXPECT_GT(sqnrDb(c, y), 10.0) << formatInfo(f).name;
   }
 }
 
@@ -165,10 +165,10 @@ TEST(PrivateFormats, DotMatchesDecodedRows) {
       absl::StatusOr<float> got = dot(f, wq, aq);
       ASSERT_TRUE(got.ok()) << got.status();
       // Two Q8_0 blocks per weight block: the bound counts activation blocks.
-      auto check = exact_dot(dequantized(f, wq, n),
-                             dequantized(Format::Q8_0, aq, n), n / 32);
+      auto check = exactDot(dequantized(f, wq, n),
+                            dequantized(Format::Q8_0, aq, n), n / 32);
       EXPECT_NEAR(*got, check.exact, check.tolerance)
-          << format_info(f).name << " n=" << n;
+          << formatInfo(f).name << " n=" << n;
     }
   }
 }

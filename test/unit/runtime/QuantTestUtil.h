@@ -24,7 +24,7 @@ inline std::vector<float> gaussian(size_t n, uint32_t seed,
 }
 
 // Heavy-tailed weights (Student-t with `nu` degrees of freedom).
-inline std::vector<float> student_t(size_t n, uint32_t seed, double nu = 3.0) {
+inline std::vector<float> studentT(size_t n, uint32_t seed, double nu = 3.0) {
   std::mt19937 rng(seed);
   std::student_t_distribution<double> dist(nu);
   std::vector<float> v(n);
@@ -34,15 +34,15 @@ inline std::vector<float> student_t(size_t n, uint32_t seed, double nu = 3.0) {
 }
 
 inline std::vector<uint8_t> quantized(Format f, std::span<const float> x) {
-  std::vector<uint8_t> q(*row_bytes(f, static_cast<int64_t>(x.size())));
+  std::vector<uint8_t> q(*rowBytes(f, static_cast<int64_t>(x.size())));
   absl::Status s = quantize(f, x, q);
   EXPECT_TRUE(s.ok()) << s;
   return q;
 }
 
 inline std::vector<uint8_t> activation(Format f, std::span<const float> x) {
-  std::vector<uint8_t> q(*row_bytes(f, static_cast<int64_t>(x.size())));
-  absl::Status s = quantize_activation(f, x, q);
+  std::vector<uint8_t> q(*rowBytes(f, static_cast<int64_t>(x.size())));
+  absl::Status s = quantizeActivation(f, x, q);
   EXPECT_TRUE(s.ok()) << s;
   return q;
 }
@@ -56,7 +56,7 @@ inline std::vector<float> dequantized(Format f, std::span<const uint8_t> q,
 }
 
 // Signal-to-quantization-noise ratio in dB: 10 log10(sum x^2 / sum (x - y)^2).
-inline double sqnr_db(std::span<const float> x, std::span<const float> y) {
+inline double sqnrDb(std::span<const float> x, std::span<const float> y) {
   double signal = 0, noise = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     signal += double(x[i]) * x[i];
@@ -77,8 +77,8 @@ struct DotCheck {
   double tolerance = 0;
 };
 
-inline DotCheck exact_dot(std::span<const float> w, std::span<const float> a,
-                          int64_t nblocks) {
+inline DotCheck exactDot(std::span<const float> w, std::span<const float> a,
+                         int64_t nblocks) {
   DotCheck c;
   double magnitude = 0;
   for (size_t i = 0; i < w.size(); ++i) {

@@ -34,12 +34,12 @@ absl::StatusOr<WeightCoding> codingOf(Format format, KernelIsa isa,
   const char *env = std::getenv("KF_BENCH_CODING");
   if (!env)
     return codegen::getDefaultWeightCoding(format, isa, host);
-  std::optional<WeightCoding> coding = kf::weight_coding_named(env);
+  std::optional<WeightCoding> coding = kf::weightCodingNamed(env);
   if (!coding)
     return absl::InvalidArgumentError(
         absl::StrCat("KF_BENCH_CODING is '", env, "', expected ",
-                     kf::to_absl(kf::kWeightCodingNames)));
-  if (!kf::has_weight_coding(format, *coding) ||
+                     kf::toAbsl(kf::kWeightCodingNames)));
+  if (!kf::hasWeightCoding(format, *coding) ||
       (coding == WeightCoding::CodeBook &&
        !codegen::hasCodeBookLayout(isa, host)))
     return WeightCoding::File;
@@ -197,9 +197,9 @@ private:
 // kernels that quantize their activations themselves ("-fq"): the bench
 // hands them the fp32 rows, and their time includes the quantization the
 // others' excludes.
-MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
-                         const target::TargetInfo &host, bool floats,
-                         bool fuseQuantize) {
+MatmulKernel makeKernel(KernelIsa isa, int64_t rows,
+                        const target::TargetInfo &host, bool floats,
+                        bool fuseQuantize) {
   auto cache = std::make_shared<KernelCache>(isa, rows, host, fuseQuantize);
   MatmulKernel kernel;
   kernel.name = std::string("kf-") + codegen::getIsaName(isa).str();
@@ -211,21 +211,21 @@ MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
     kernel.name += "-fq";
   kernel.supports = [isa, floats](Format format) {
     return codegen::isaSupportsFormat(isa, format) &&
-           kf::is_float_format(format) == floats;
+           kf::isFloatFormat(format) == floats;
   };
   if (floats)
     kernel.agreement = Agreement::Reordered;
-  kernel.row_group = rows;
-  kernel.pack_weights = [cache](Format format, int64_t n, int64_t k,
-                                std::span<const uint8_t> file_rows)
+  kernel.rowGroup = rows;
+  kernel.packWeights = [cache](Format format, int64_t n, int64_t k,
+                               std::span<const uint8_t> fileRows)
       -> absl::StatusOr<std::vector<uint8_t>> {
     if (absl::Status compiled = cache->compile(format, n, k); !compiled.ok())
       return compiled;
     // Both ways of decoding read the same layout.
-    return kf::pack_weights(cache->find(format, n, k, false)->weightLayout,
-                            file_rows, n, k);
+    return kf::packWeights(cache->find(format, n, k, false)->weightLayout,
+                           fileRows, n, k);
   };
-  kernel.pack_activations =
+  kernel.packActivations =
       [fuseQuantize](
           Format format, int64_t m, int64_t k,
           std::span<const float> rows) -> absl::StatusOr<std::vector<uint8_t>> {
@@ -233,26 +233,25 @@ MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
       const auto *bytes = reinterpret_cast<const uint8_t *>(rows.data());
       return std::vector<uint8_t>(bytes, bytes + m * k * sizeof(float));
     }
-    const Format activation = format_info(format).dot_format;
-    absl::StatusOr<uint64_t> column =
-        kf::packed_activation_bytes(activation, k);
+    const Format activation = formatInfo(format).dotFormat;
+    absl::StatusOr<uint64_t> column = kf::packedActivationBytes(activation, k);
     if (!column.ok())
       return column.status();
     std::vector<uint8_t> out(static_cast<size_t>(m) * *column);
-    if (absl::Status s = kf::pack_activations(activation, rows, m, k, k, out);
+    if (absl::Status s = kf::packActivations(activation, rows, m, k, k, out);
         !s.ok())
       return s;
     return out;
   };
-  kernel.run = [cache](const MatmulArgs &args, int64_t row_begin,
-                       int64_t row_end) {
+  kernel.run = [cache](const MatmulArgs &args, int64_t rowBegin,
+                       int64_t rowEnd) {
     const codegen::JitKernel *jit = cache->find(
         args.format, args.n, args.k, cache->decodesOnce(args.format, args.m));
     if (!jit)
       return absl::FailedPreconditionError(
           "kf kernel run before its weights were packed");
-    jit->fn(args.weights, args.activations, args.out, args.n, args.m, row_begin,
-            row_end);
+    jit->fn(args.weights, args.activations, args.out, args.n, args.m, rowBegin,
+            rowEnd);
     return absl::OkStatus();
   };
   return kernel;
@@ -260,7 +259,7 @@ MatmulKernel make_kernel(KernelIsa isa, int64_t rows,
 
 } // namespace
 
-std::vector<MatmulKernel> compiled_kernels() {
+std::vector<MatmulKernel> compiledKernels() {
   llvm::Expected<target::TargetInfo> host = target::lookupTarget("host");
   if (!host) {
     llvm::consumeError(host.takeError());
@@ -277,7 +276,7 @@ std::vector<MatmulKernel> compiled_kernels() {
       if (!family || !codegen::canRunIsa(*host, isa))
         continue;
       for (bool fuseQuantize : {false, true})
-        kernels.push_back(make_kernel(
+        kernels.push_back(makeKernel(
             isa, isa == KernelIsa::Scalar ? 4 : codegen::getIsaRows(isa), *host,
             floats, fuseQuantize));
     }

@@ -14,6 +14,6 @@ namespace kf::bench {
 // "kf-avx512vnni-fq", "kf-avx2", ..., "kf-scalar-fq"), each for the formats
 // the emitters support: the plain one reads activations the bench packed
 // untimed, the "-fq" one quantizes the fp32 rows itself, in its time.
-std::vector<MatmulKernel> compiled_kernels();
+std::vector<MatmulKernel> compiledKernels();
 
 } // namespace kf::bench

@@ -482,16 +482,16 @@ mlir::Value emitSelectTableLookup(mlir::OpBuilder &b, mlir::Location loc,
 /// which a kernel must not depend on, so they are done in integer arithmetic.
 bool hasHardwareHalf(const target::TargetInfo &target);
 /// fp16 bits (vector<N x i16>) to fp32 (vector<N x f32>), exactly as
-/// kf::fp16_to_fp32 (NaN payloads kept in the integer path).
+/// kf::fp16ToFp32 (NaN payloads kept in the integer path).
 mlir::Value emitHalfToFloat(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value halves, bool hardwareHalf);
 /// fp32 (a scalar f32) rounded to the nearest fp16 value, ties to even, and
-/// returned as fp32: kf::fp16_to_fp32(kf::fp32_to_fp16(x)) for every finite
+/// returned as fp32: kf::fp16ToFp32(kf::fp32ToFp16(x)) for every finite
 /// x >= 0 (an activation block's amax / 127).
 mlir::Value emitRoundToHalf(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value x, bool hardwareHalf);
 /// fp32 values (a vector<N x f32>) rounded to the nearest bf16 value and
-/// returned as fp32: kf::bf16_to_fp32(kf::fp32_to_bf16(x)) for every x (ties
+/// returned as fp32: kf::bf16ToFp32(kf::fp32ToBf16(x)) for every x (ties
 /// to even, NaNs kept and made quiet), in integer arithmetic.
 mlir::Value emitRoundToBf16(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value floats);

@@ -111,7 +111,7 @@ struct MatmulKernelSpec {
                      ///< block)
   int64_t n = 0;     ///< weight rows
   int64_t maxCols = 8; ///< widest column tile, 1..8
-  /// Whether the kernel rounds its results to bf16 (kf::fp32_to_bf16: ties
+  /// Whether the kernel rounds its results to bf16 (kf::fp32ToBf16: ties
   /// to even, NaNs kept quiet) before storing them: the epilogue of a
   /// `precision(bf16)` linear, fused so the rounding costs no extra pass.
   bool roundToBf16 = false;
@@ -165,7 +165,7 @@ struct MatmulKernelSpec {
   /// the spec's coding.
   kf::PackedLayout getWeightLayout() const;
   /// The packed activations the kernel reads: the format's dot_format, Q8_0,
-  /// Q8_K, BF16 or F32 (kf::activation_layout).
+  /// Q8_K, BF16 or F32 (kf::activationLayout).
   kf::Format getActivationFormat() const;
   /// Bytes of the packed weights, and of one packed activation column.
   int64_t getWeightBytes() const;

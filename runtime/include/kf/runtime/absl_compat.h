@@ -9,7 +9,7 @@
 
 namespace kf {
 
-inline absl::string_view to_absl(std::string_view s) {
+inline absl::string_view toAbsl(std::string_view s) {
   return {s.data(), s.size()};
 }
 

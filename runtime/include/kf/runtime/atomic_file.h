@@ -31,11 +31,11 @@ public:
   absl::Status commit();
 
 private:
-  AtomicFile(std::string path, std::string temp_path, int fd)
-      : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {}
+  AtomicFile(std::string path, std::string tempPath, int fd)
+      : path_(std::move(path)), tempPath_(std::move(tempPath)), fd_(fd) {}
 
   std::string path_;
-  std::string temp_path_; // empty once renamed or removed
+  std::string tempPath_; // empty once renamed or removed
   int fd_ = -1;
 };
 

@@ -25,16 +25,16 @@ inline constexpr uint32_t kFirstPrivateType = 4096;
 struct FormatInfo {
   Format format;
   std::string_view name; // mnemonic, e.g. "q8_0"
-  uint32_t ggml_type;    // id in GGUF files
-  uint32_t block_elems;  // elements per block
-  uint32_t block_bytes;  // bytes per block
-  Format dot_format;     // activation format of the reference dot product
+  uint32_t ggmlType;     // id in GGUF files
+  uint32_t blockElems;   // elements per block
+  uint32_t blockBytes;   // bytes per block
+  Format dotFormat;      // activation format of the reference dot product
   FormatRole role;
 
-  constexpr double bits_per_weight() const {
-    return 8.0 * block_bytes / block_elems;
+  constexpr double bitsPerWeight() const {
+    return 8.0 * blockBytes / blockElems;
   }
-  constexpr bool is_private() const { return ggml_type >= kFirstPrivateType; }
+  constexpr bool isPrivate() const { return ggmlType >= kFirstPrivateType; }
 };
 
 inline constexpr FormatInfo kFormats[] = {
@@ -44,10 +44,10 @@ inline constexpr FormatInfo kFormats[] = {
 };
 
 // All known formats, in ggml_type order.
-inline constexpr std::span<const FormatInfo> all_formats() { return kFormats; }
+inline constexpr std::span<const FormatInfo> allFormats() { return kFormats; }
 
 // The table row of `f`. Every enumerator has a row, so this never fails.
-constexpr const FormatInfo &format_info(Format f) {
+constexpr const FormatInfo &formatInfo(Format f) {
   for (const FormatInfo &info : kFormats)
     if (info.format == f)
       return info;
@@ -55,30 +55,30 @@ constexpr const FormatInfo &format_info(Format f) {
 }
 
 // Lookups by mnemonic ("q8_0") and by GGUF type id; nullopt when unknown.
-constexpr std::optional<Format> format_from_name(std::string_view name) {
+constexpr std::optional<Format> formatFromName(std::string_view name) {
   for (const FormatInfo &info : kFormats)
     if (info.name == name)
       return info.format;
   return std::nullopt;
 }
 
-constexpr std::optional<Format> format_from_ggml_type(uint32_t ggml_type) {
+constexpr std::optional<Format> formatFromGgmlType(uint32_t ggmlType) {
   for (const FormatInfo &info : kFormats)
-    if (info.ggml_type == ggml_type)
+    if (info.ggmlType == ggmlType)
       return info.format;
   return std::nullopt;
 }
 
 // Bytes of a row of `elems` elements, or nullopt when `elems` is negative or
 // not a whole number of blocks, or the size overflows.
-constexpr std::optional<uint64_t> row_bytes(Format f, int64_t elems) {
-  const FormatInfo &info = format_info(f);
-  if (elems < 0 || elems % info.block_elems != 0)
+constexpr std::optional<uint64_t> rowBytes(Format f, int64_t elems) {
+  const FormatInfo &info = formatInfo(f);
+  if (elems < 0 || elems % info.blockElems != 0)
     return std::nullopt;
-  uint64_t blocks = static_cast<uint64_t>(elems) / info.block_elems;
-  if (blocks > std::numeric_limits<uint64_t>::max() / info.block_bytes)
+  uint64_t blocks = static_cast<uint64_t>(elems) / info.blockElems;
+  if (blocks > std::numeric_limits<uint64_t>::max() / info.blockBytes)
     return std::nullopt;
-  return blocks * info.block_bytes;
+  return blocks * info.blockBytes;
 }
 
 } // namespace kf

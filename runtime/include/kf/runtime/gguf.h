@@ -66,7 +66,7 @@ struct TensorInfo {
 };
 
 // "[4096, 32000]": a shape as messages and tools print it.
-std::string shape_string(std::span<const int64_t> shape);
+std::string shapeString(std::span<const int64_t> shape);
 // A key or tensor name in single quotes, with quotes, backslashes and control
 // bytes escaped: names come from files, and messages stay on one line.
 std::string quoted(std::string_view name);
@@ -88,7 +88,7 @@ public:
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
   // File offset of the data section: tensor offsets are relative to it.
-  uint64_t data_offset() const { return data_offset_; }
+  uint64_t dataOffset() const { return dataOffset_; }
   // The whole file.
   std::span<const uint8_t> bytes() const { return bytes_; }
 
@@ -101,10 +101,10 @@ public:
 
   // In file order, which is data order.
   std::span<const TensorInfo> tensors() const { return tensors_; }
-  const TensorInfo *find_tensor(std::string_view name) const;
+  const TensorInfo *findTensor(std::string_view name) const;
   // The bytes of a tensor of this file, in place.
   std::span<const uint8_t> data(const TensorInfo &tensor) const {
-    return bytes_.subspan(data_offset_ + tensor.offset, tensor.bytes);
+    return bytes_.subspan(dataOffset_ + tensor.offset, tensor.bytes);
   }
 
 private:
@@ -116,22 +116,22 @@ private:
   std::span<const uint8_t> bytes_;
   uint32_t version_ = 0;
   uint32_t alignment_ = kDefaultAlignment;
-  uint64_t data_offset_ = 0;
+  uint64_t dataOffset_ = 0;
   std::vector<KeyValue> metadata_;
   std::vector<TensorInfo> tensors_;
-  std::map<std::string, size_t, std::less<>> key_index_;
-  std::map<std::string, size_t, std::less<>> tensor_index_;
+  std::map<std::string, size_t, std::less<>> keyIndex_;
+  std::map<std::string, size_t, std::less<>> tensorIndex_;
 };
 
 template <typename T> absl::StatusOr<T> File::get(std::string_view key) const {
   const Value *value = find(key);
   if (!value)
     return absl::NotFoundError(
-        absl::StrCat(name_, ": no key '", to_absl(key), "'"));
+        absl::StrCat(name_, ": no key '", toAbsl(key), "'"));
   if (std::optional<T> typed = value->as<T>())
     return *std::move(typed);
   return absl::InvalidArgumentError(absl::StrCat(
-      name_, ": key '", to_absl(key), "' has type ", value->type_description(),
+      name_, ": key '", toAbsl(key), "' has type ", value->typeDescription(),
       ", expected ", Value::describe<T>()));
 }
 

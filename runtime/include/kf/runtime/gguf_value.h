@@ -34,7 +34,7 @@ enum class ValueType : uint32_t {
 inline constexpr uint32_t kValueTypeCount = 13;
 
 // GGUF's own lower-case names: "uint8", ..., "string", "array", "float64".
-std::string_view value_type_name(ValueType type);
+std::string_view valueTypeName(ValueType type);
 
 namespace detail {
 template <typename... T>
@@ -90,23 +90,21 @@ public:
   Value(const char *s) : Value(std::string(s)) {}
   Value(std::string_view s) : Value(std::string(s)) {}
 
-  // Array for arrays; element_type() is then the type of their elements.
+  // Array for arrays; elementType() is then the type of their elements.
   ValueType type() const {
-    return is_array() ? ValueType::Array : element_type();
+    return isArray() ? ValueType::Array : elementType();
   }
-  ValueType element_type() const {
-    return scalar_type_of_index(storage_.index());
-  }
-  bool is_array() const { return storage_.index() >= kScalarCount; }
+  ValueType elementType() const { return scalarTypeOfIndex(storage_.index()); }
+  bool isArray() const { return storage_.index() >= kScalarCount; }
   // Elements of an array; 1 for a scalar.
   size_t size() const;
 
   // "uint32", "string", "array of string", ...
-  std::string type_description() const {
-    return describe_index(storage_.index());
+  std::string typeDescription() const {
+    return describeIndex(storage_.index());
   }
 
-  template <typename T> const T *get_if() const {
+  template <typename T> const T *getIf() const {
     return std::get_if<T>(&storage_);
   }
 
@@ -118,14 +116,14 @@ public:
     static_assert(kIsAlternative<Stored>, "not a GGUF value type");
     static_assert(!std::is_same_v<T, std::span<const bool>>,
                   "std::vector<bool> has no span: use get_if");
-    if (const Stored *stored = get_if<Stored>())
+    if (const Stored *stored = getIf<Stored>())
       return T(*stored);
     return std::nullopt;
   }
 
-  // What as<T>() expects, in the words of type_description().
+  // What as<T>() expects, in the words of typeDescription().
   template <typename T> static std::string describe() {
-    return describe_index(kIndexOf<typename detail::StoredAs<T>::type>);
+    return describeIndex(kIndexOf<typename detail::StoredAs<T>::type>);
   }
 
   const Storage &storage() const { return storage_; }
@@ -133,8 +131,8 @@ public:
   bool operator==(const Value &) const = default;
 
 private:
-  static ValueType scalar_type_of_index(size_t index);
-  static std::string describe_index(size_t index);
+  static ValueType scalarTypeOfIndex(size_t index);
+  static std::string describeIndex(size_t index);
 
   Storage storage_;
 };

@@ -35,16 +35,16 @@ public:
 
   // The metadata of `file` and views of its tensors; `file` must outlive the
   // Writer.
-  static Writer copy_of(const File &file);
+  static Writer copyOf(const File &file);
 
   // Entries are written in the order added. The alignment is the value of
   // general.alignment when added, 32 otherwise. kernelforge.private_types is
   // the writer's: whatever value is added is replaced by the private formats
   // the tensors use, or dropped when they use none.
-  void add_metadata(std::string key, Value value);
+  void addMetadata(std::string key, Value value);
   // `shape` in ggml order (shape[0] is the row length).
-  void add_tensor(std::string name, Format format, std::vector<int64_t> shape,
-                  Data data);
+  void addTensor(std::string name, Format format, std::vector<int64_t> shape,
+                 Data data);
 
   // Checks everything the reader checks, then writes `path` atomically: a
   // temporary file beside it, synced and renamed over it. On any error `path`
@@ -64,17 +64,17 @@ private:
   using Sink = absl::FunctionRef<absl::Status(std::span<const uint8_t>)>;
 
   // The alignment, after checking the entries as the reader would.
-  absl::StatusOr<uint32_t> check_metadata(std::string_view name) const;
+  absl::StatusOr<uint32_t> checkMetadata(std::string_view name) const;
   // The size of each tensor, after checking it as the reader would.
   absl::StatusOr<std::vector<uint64_t>>
-  check_tensors(std::string_view name) const;
+  checkTensors(std::string_view name) const;
   // kernelforge.private_types as the tensors need it: "<id>=<mnemonic>" for
   // each private format used, by id.
-  std::vector<std::string> private_type_entries() const;
+  std::vector<std::string> privateTypeEntries() const;
   // The entries in file order, `private_types` in place of the caller's
   // value of that key (or last), or left out when it is empty.
   std::vector<const KeyValue *>
-  metadata_to_write(const KeyValue &private_types) const;
+  metadataToWrite(const KeyValue &privateTypes) const;
   // Checks everything and encodes all that precedes the tensor data.
   absl::StatusOr<Layout> layout(std::string_view name) const;
   absl::Status emit(std::string_view name, const Layout &layout,

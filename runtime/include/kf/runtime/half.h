@@ -8,7 +8,7 @@
 namespace kf {
 
 // binary16 -> binary32 is exact for every input, NaN payloads included.
-constexpr float fp16_to_fp32(uint16_t h) {
+constexpr float fp16ToFp32(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t mant = h & 0x3ffu;
@@ -29,7 +29,7 @@ constexpr float fp16_to_fp32(uint16_t h) {
 
 // binary32 -> binary16, round to nearest even; overflow gives inf; NaN stays a
 // quiet NaN with the top payload bits kept (what x86 F16C vcvtps2ph produces).
-constexpr uint16_t fp32_to_fp16(float f) {
+constexpr uint16_t fp32ToFp16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t ax = x & 0x7fffffffu;
@@ -55,12 +55,12 @@ constexpr uint16_t fp32_to_fp16(float f) {
   return static_cast<uint16_t>(sign | q);
 }
 
-constexpr float bf16_to_fp32(uint16_t b) {
+constexpr float bf16ToFp32(uint16_t b) {
   return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
 }
 
 // Round to nearest even; a NaN is forced quiet (ggml's GGML_FP32_TO_BF16).
-constexpr uint16_t fp32_to_bf16(float f) {
+constexpr uint16_t fp32ToBf16(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);
   if ((u & 0x7fffffffu) > 0x7f800000u)
     return static_cast<uint16_t>((u >> 16) | 64u);

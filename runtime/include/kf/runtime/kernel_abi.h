@@ -16,16 +16,16 @@ extern "C" {
  * for a kernel that quantizes its activations (quantize = fused), m rows of
  * K floats, K apart. n_begin is a multiple of the kernel's row group; n_end
  * is one too, or N. */
-typedef void (*kf_matmul_kernel_fn)(const void *packed_w, const void *packed_x,
+typedef void (*kf_matmul_kernel_fn)(const void *packedW, const void *packedX,
                                     float *y, int64_t ldy, int64_t m,
-                                    int64_t n_begin, int64_t n_end);
+                                    int64_t nBegin, int64_t nEnd);
 
 /* Quantizes m columns of K floats, ldx apart in x, into packed activations
  * (per column, column after column: K / 32 blocks of 48 bytes for Q8_0,
  * K / 256 of 292 for Q8_K, 64-byte blocks of bf16 or f32 for the float
  * kernels; docs/codegen.md, "Activations"). */
 typedef void (*kf_quantize_kernel_fn)(const float *x, int64_t ldx,
-                                      void *packed_x, int64_t m);
+                                      void *packedX, int64_t m);
 
 #ifdef __cplusplus
 }

@@ -36,35 +36,35 @@ struct ExpertBuckets {
 
 // Groups the slots of `ids` (each in [0, experts)) by expert: a stable
 // counting sort, O(slots + experts). Fails naming the first id out of range.
-absl::StatusOr<ExpertBuckets> bucket_by_expert(std::span<const int32_t> ids,
-                                               int64_t experts);
+absl::StatusOr<ExpertBuckets> bucketByExpert(std::span<const int32_t> ids,
+                                             int64_t experts);
 
 // One expert stack's compiled matmul: expert e's packed [n, K] rows start at
-// packed_w + e * expert_bytes (kf::pack_expert_weights).
+// packed_w + e * expertBytes (kf::pack_expert_weights).
 struct ExpertMatmul {
   kf_matmul_kernel_fn kernel = nullptr;
-  const uint8_t *packed_w = nullptr;
-  int64_t expert_bytes = 0;
+  const uint8_t *packedW = nullptr;
+  int64_t expertBytes = 0;
   int64_t n = 0;
 };
 
 // The activations an expert matmul reads (packed, or the fp32 rows of a
-// kernel that quantizes them): rows of `row_bytes`,
-// slot s reading row s / slots_per_row — k when there is one row per token
+// kernel that quantizes them): rows of `rowBytes`,
+// slot s reading row s / slotsPerRow — k when there is one row per token
 // (the gate and up projections read the token's input), 1 when there is one
 // per slot (the down projection reads the slot's own activation).
 struct ExpertActivations {
   std::span<const uint8_t> packed;
-  int64_t row_bytes = 0;
-  int64_t slots_per_row = 1;
+  int64_t rowBytes = 0;
+  int64_t slotsPerRow = 1;
 };
 
 // y[s * n + i] = row i of expert e's product with slot s's activation row,
 // for every slot s of `buckets` (e its expert): one kernel call per
 // non-empty bucket, in the buckets' order, on rows [0, n). `y` holds n
 // floats per slot; an empty bucket runs nothing.
-absl::Status run_expert_matmul(const ExpertMatmul &matmul,
-                               const ExpertBuckets &buckets,
-                               const ExpertActivations &x, std::span<float> y);
+absl::Status runExpertMatmul(const ExpertMatmul &matmul,
+                             const ExpertBuckets &buckets,
+                             const ExpertActivations &x, std::span<float> y);
 
 } // namespace kf

@@ -50,7 +50,7 @@ enum class LaneEncoding : uint8_t {
 // 16 K-groups of 4 bytes [g][r][4] holding 2 bf16 (elements 2g, 2g + 1, the
 // pair vdpbf16ps and bfdot multiply) or 1 f32 (element g), so a block is 32
 // bf16 or 16 f32 elements. K need not be a multiple of it: the last block of
-// a row is padded with zeros (packed_k_blocks).
+// a row is padded with zeros (packedKBlocks).
 //
 // The IQ grid formats keep per 8 weights of a row one index into a grid of
 // 8-byte entries, which the kernel looks up (a gather from the grid, held in
@@ -85,7 +85,7 @@ struct PackedLayout {
 };
 
 // Whether `format` has a layout of `coding` (every format has File's).
-constexpr bool has_weight_coding(Format format, WeightCoding coding) {
+constexpr bool hasWeightCoding(Format format, WeightCoding coding) {
   switch (coding) {
   case WeightCoding::File:
     return true;
@@ -101,7 +101,7 @@ inline constexpr WeightCoding kWeightCodings[] = {
     WeightCoding::File, WeightCoding::Ternary, WeightCoding::CodeBook};
 // A coding's name in layout and kernel names, tuning files (coding=...) and
 // tools, and the list of them for messages.
-constexpr std::string_view weight_coding_name(WeightCoding coding) {
+constexpr std::string_view weightCodingName(WeightCoding coding) {
   switch (coding) {
   case WeightCoding::File:
     return "file";
@@ -116,35 +116,34 @@ inline constexpr std::string_view kWeightCodingNames =
     "file, ternary or codebook";
 // `separator` and the coding's name ("_ternary"), or nothing for the file's
 // codes: the suffix of layout and kernel names.
-inline std::string weight_coding_suffix(WeightCoding coding,
-                                        char separator = '_') {
+inline std::string weightCodingSuffix(WeightCoding coding,
+                                      char separator = '_') {
   if (coding == WeightCoding::File)
     return "";
   std::string suffix(1, separator);
-  suffix += weight_coding_name(coding);
+  suffix += weightCodingName(coding);
   return suffix;
 }
 // The coding named `name`, if one is.
-constexpr std::optional<WeightCoding>
-weight_coding_named(std::string_view name) {
+constexpr std::optional<WeightCoding> weightCodingNamed(std::string_view name) {
   for (WeightCoding coding : kWeightCodings)
-    if (weight_coding_name(coding) == name)
+    if (weightCodingName(coding) == name)
       return coding;
   return std::nullopt;
 }
 
 // The float formats, whose kernels multiply and add in fp32 (no int8 lanes,
 // no scales).
-constexpr bool is_float_format(Format format) {
+constexpr bool isFloatFormat(Format format) {
   return format == Format::BF16 || format == Format::F32;
 }
 
 // Bytes of one row's weights in a float block: 16 K-groups of 4 bytes.
 inline constexpr int64_t kFloatBlockRowBytes = 64;
 
-// What a lane holds for weight w: w + lane_offset (128 for unsigned Q8_0, 8
+// What a lane holds for weight w: w + laneOffset (128 for unsigned Q8_0, 8
 // for Q4_0, 0 for signed Q8_0). MXFP4's lanes hold codes, not offset weights.
-constexpr int lane_offset(const PackedLayout &layout) {
+constexpr int laneOffset(const PackedLayout &layout) {
   if (layout.format == Format::Q4_0)
     return 8;
   return layout.encoding == LaneEncoding::Unsigned ? 128 : 0;
@@ -160,7 +159,7 @@ constexpr int lane_offset(const PackedLayout &layout) {
 // its parity bit expanded at load time (bit j negates weight j), so that the
 // masks of 8 rows are one 64-bit lane mask for the kernel's 64 lanes.
 
-constexpr bool is_iq_grid_format(Format format) {
+constexpr bool isIqGridFormat(Format format) {
   return format == Format::IQ2_XXS || format == Format::IQ1_S ||
          format == Format::IQ1_M;
 }
@@ -169,36 +168,36 @@ constexpr bool is_iq_grid_format(Format format) {
 // whose sign indices are expanded to masks (in either coding), the IQ1 ternary
 // layouts (70 and 76 bytes against the file's 50 and 56) and the float
 // formats' 64.
-constexpr int64_t packed_row_block_bytes(const PackedLayout &layout) {
-  if (is_float_format(layout.format))
+constexpr int64_t packedRowBlockBytes(const PackedLayout &layout) {
+  if (isFloatFormat(layout.format))
     return kFloatBlockRowBytes;
   if (layout.coding == WeightCoding::Ternary)
     return layout.format == Format::IQ1_M ? 76 : 70;
   if (layout.format == Format::IQ2_XXS)
     return 70;
-  return format_info(layout.format).block_bytes;
+  return formatInfo(layout.format).blockBytes;
 }
 
 // Where a row's field lies in a packed IQ2_XXS block: its fp16 d, the scale
 // byte p (groups 2p and 2p + 1), and the grid index and sign mask of slot s.
-constexpr int64_t iq2_xxs_d_offset(int r) { return 2 * r; }
-constexpr int64_t iq2_xxs_scale_offset(const PackedLayout &layout, int64_t p,
-                                       int r) {
+constexpr int64_t iq2xxsDOffset(int r) { return 2 * r; }
+constexpr int64_t iq2xxsScaleOffset(const PackedLayout &layout, int64_t p,
+                                    int r) {
   return (2 + p) * layout.rows + r;
 }
-constexpr int64_t iq2_xxs_index_offset(const PackedLayout &layout, int64_t s,
-                                       int r) {
+constexpr int64_t iq2xxsIndexOffset(const PackedLayout &layout, int64_t s,
+                                    int r) {
   return (6 + 2 * s) * layout.rows + r;
 }
-constexpr int64_t iq2_xxs_signs_offset(const PackedLayout &layout, int64_t s,
-                                       int r) {
+constexpr int64_t iq2xxsSignsOffset(const PackedLayout &layout, int64_t s,
+                                    int r) {
   return (7 + 2 * s) * layout.rows + r;
 }
 
 // --- IQ2_XXS code book layouts ----------------------------------------------
 //
 // The same 70 bytes per super-block and row, the same header (fp16 d [R], the
-// scales [4][R] at iq2_xxs_d_offset and iq2_xxs_scale_offset), but the slots'
+// scales [4][R] at iq2xxsDOffset and iq2xxsScaleOffset), but the slots'
 // fields rearranged for the code book lookup of AVX-512 VBMI kernels
 // (docs/codegen.md, "IQ grid formats"), which decodes a sub-block's 4 slots of
 // 16 rows at once. Per sub-block g, 8R bytes:
@@ -211,21 +210,21 @@ constexpr int64_t iq2_xxs_signs_offset(const PackedLayout &layout, int64_t s,
 //    so that for R = 16 each slot's K-group h has its 64-bit mask, lane 4r + t
 //    at bit 4r + t, which one kmovq loads from memory.
 // The signs are ksigns_iq2xs's masks as in the grid layout, transposed.
-constexpr int64_t iq2_xxs_codebook_step_offset(const PackedLayout &layout,
-                                               int64_t g) {
+constexpr int64_t iq2xxsCodebookStepOffset(const PackedLayout &layout,
+                                           int64_t g) {
   return (6 + 8 * g) * layout.rows;
 }
-constexpr int64_t iq2_xxs_codebook_index_offset(const PackedLayout &layout,
-                                                int64_t s, int r) {
+constexpr int64_t iq2xxsCodebookIndexOffset(const PackedLayout &layout,
+                                            int64_t s, int r) {
   const int64_t l = s % 4;
-  return iq2_xxs_codebook_step_offset(layout, s / 4) +
+  return iq2xxsCodebookStepOffset(layout, s / 4) +
          (layout.rows == 1 ? l : 8 * (r / 2) + 2 * l + r % 2);
 }
 // The bit, counted from the block's first byte, that negates weight j (0..7)
 // of slot s of row r.
-constexpr int64_t iq2_xxs_codebook_sign_bit(const PackedLayout &layout,
-                                            int64_t s, int r, int j) {
-  return 8 * (iq2_xxs_codebook_step_offset(layout, s / 4) + 4 * layout.rows) +
+constexpr int64_t iq2xxsCodebookSignBit(const PackedLayout &layout, int64_t s,
+                                        int r, int j) {
+  return 8 * (iq2xxsCodebookStepOffset(layout, s / 4) + 4 * layout.rows) +
          (2 * (s % 4) + j / 4) * 4 * layout.rows + 4 * r + j % 4;
 }
 
@@ -233,13 +232,12 @@ constexpr int64_t iq2_xxs_codebook_sign_bit(const PackedLayout &layout,
 // R fp16 d; the eight u16 qh as [8][R] (group g's: four 3-bit high index
 // parts, bits 3l..3l + 2; the 3-bit scale, bits 12..14; the delta's sign,
 // bit 15); then the low index bytes qs as [32][R], slot s = 4g + l.
-constexpr int64_t iq1_s_d_offset(int r) { return 2 * r; }
-constexpr int64_t iq1_s_qh_offset(const PackedLayout &layout, int64_t g,
-                                  int r) {
+constexpr int64_t iq1sDOffset(int r) { return 2 * r; }
+constexpr int64_t iq1sQhOffset(const PackedLayout &layout, int64_t g, int r) {
   return 2 * layout.rows + 2 * (g * layout.rows + r);
 }
-constexpr int64_t iq1_s_index_offset(const PackedLayout &layout, int64_t s,
-                                     int r) {
+constexpr int64_t iq1sIndexOffset(const PackedLayout &layout, int64_t s,
+                                  int r) {
   return (18 + s) * layout.rows + r;
 }
 
@@ -248,16 +246,15 @@ constexpr int64_t iq1_s_index_offset(const PackedLayout &layout, int64_t s,
 // 6(g % 2)..+5 of word g / 2, the fp16 d in their top nibbles); the 16 qh
 // bytes as [16][R] (slot 2i + h's 3 high index bits and delta sign in nibble
 // h of byte i); then the low index bytes qs as [32][R].
-constexpr int64_t iq1_m_scales_offset(const PackedLayout &layout, int64_t p,
-                                      int r) {
+constexpr int64_t iq1mScalesOffset(const PackedLayout &layout, int64_t p,
+                                   int r) {
   return 2 * (p * layout.rows + r);
 }
-constexpr int64_t iq1_m_qh_offset(const PackedLayout &layout, int64_t i,
-                                  int r) {
+constexpr int64_t iq1mQhOffset(const PackedLayout &layout, int64_t i, int r) {
   return (8 + i) * layout.rows + r;
 }
-constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
-                                     int r) {
+constexpr int64_t iq1mIndexOffset(const PackedLayout &layout, int64_t s,
+                                  int r) {
   return (24 + s) * layout.rows + r;
 }
 
@@ -285,27 +282,26 @@ constexpr int64_t iq1_m_index_offset(const PackedLayout &layout, int64_t s,
 // shift and mask of a K-group gives 4 consecutive weights of every row (as
 // FRACTAL64's low index bits do). A padding row has d 0 and every code 1
 // (v = 0).
-constexpr int64_t iq1_ternary_header_bytes(Format format) {
+constexpr int64_t iq1TernaryHeaderBytes(Format format) {
   return format == Format::IQ1_M ? 12 : 6;
 }
 // IQ1_S's fp16 d and scale-and-sign word; IQ1_M's delta bits (its scale
-// words are at iq1_m_scales_offset), and the bit of slot s of row r in them.
-constexpr int64_t iq1_s_ternary_d_offset(int r) { return 2 * r; }
-constexpr int64_t iq1_s_ternary_scales_offset(const PackedLayout &layout,
-                                              int r) {
+// words are at iq1mScalesOffset), and the bit of slot s of row r in them.
+constexpr int64_t iq1sTernaryDOffset(int r) { return 2 * r; }
+constexpr int64_t iq1sTernaryScalesOffset(const PackedLayout &layout, int r) {
   return 2 * layout.rows + 4 * r;
 }
-constexpr int64_t iq1_m_ternary_deltas_offset(const PackedLayout &layout) {
+constexpr int64_t iq1mTernaryDeltasOffset(const PackedLayout &layout) {
   return 8 * layout.rows;
 }
-constexpr int64_t iq1_m_ternary_delta_bit(const PackedLayout &layout, int64_t s,
-                                          int r) {
+constexpr int64_t iq1mTernaryDeltaBit(const PackedLayout &layout, int64_t s,
+                                      int r) {
   return s * layout.rows + r;
 }
 // K-group t (0..15) of row r.
-constexpr int64_t iq1_ternary_codes_offset(const PackedLayout &layout,
-                                           int64_t t, int r) {
-  return iq1_ternary_header_bytes(layout.format) * layout.rows +
+constexpr int64_t iq1TernaryCodesOffset(const PackedLayout &layout, int64_t t,
+                                        int r) {
+  return iq1TernaryHeaderBytes(layout.format) * layout.rows +
          (t * layout.rows + r) * 4;
 }
 
@@ -320,7 +316,7 @@ constexpr int64_t iq1_ternary_codes_offset(const PackedLayout &layout,
 //
 // FRACTAL64: R fp16 d; R u32 sub-scale words (the file's `scales`, nibble k
 // the code u of weights 8k..8k + 7, s = 4 + u); then 6 K-groups [g][r][4]
-// (packed_kgroup_offset's, after a 6-byte header per row):
+// (packedKgroupOffset's, after a 6-byte header per row):
 //  * g = t = 0..3, the low 2 index bits: bits 2j..2j + 1 of byte i hold
 //    weight 16t + 4j + i's, so that the K-group holds weights 16t..16t + 15
 //    (sub-blocks 2t and 2t + 1) of every row and one shift by 2j and mask by
@@ -330,32 +326,30 @@ constexpr int64_t iq1_ternary_codes_offset(const PackedLayout &layout,
 //    are nibble t % 2 of high K-group t / 2, in the same bit order.
 // Weight w's index is low | high << 2 as in the file, its value
 // d * float(s * kFractal64Levels[index]).
-constexpr int64_t fractal64_d_offset(int r) { return 2 * r; }
-constexpr int64_t fractal64_scales_offset(const PackedLayout &layout, int r) {
+constexpr int64_t fractal64DOffset(int r) { return 2 * r; }
+constexpr int64_t fractal64ScalesOffset(const PackedLayout &layout, int r) {
   return 2 * layout.rows + 4 * r;
 }
 // Low K-group t (0..3) and high K-group q (0, 1) of row r.
-constexpr int64_t fractal64_low_offset(const PackedLayout &layout, int64_t t,
-                                       int r) {
+constexpr int64_t fractal64LowOffset(const PackedLayout &layout, int64_t t,
+                                     int r) {
   return 6 * layout.rows + (t * layout.rows + r) * 4;
 }
-constexpr int64_t fractal64_high_offset(const PackedLayout &layout, int64_t q,
-                                        int r) {
+constexpr int64_t fractal64HighOffset(const PackedLayout &layout, int64_t q,
+                                      int r) {
   return 22 * layout.rows + (q * layout.rows + r) * 4;
 }
-// Weight w (0..63) of row r: its low bits are bits fractal64_low_shift(w) and
-// the one above of byte fractal64_low_offset(layout, w / 16, r) + w % 4, its
-// high bit is bit fractal64_high_bit(w) of byte fractal64_high_offset(layout,
+// Weight w (0..63) of row r: its low bits are bits fractal64LowShift(w) and
+// the one above of byte fractal64LowOffset(layout, w / 16, r) + w % 4, its
+// high bit is bit fractal64HighBit(w) of byte fractal64HighOffset(layout,
 // w / 32, r) + w % 4.
-constexpr int fractal64_low_shift(int w) { return 2 * (w % 16 / 4); }
-constexpr int fractal64_high_bit(int w) {
-  return 4 * (w / 16 % 2) + w % 16 / 4;
-}
+constexpr int fractal64LowShift(int w) { return 2 * (w % 16 / 4); }
+constexpr int fractal64HighBit(int w) { return 4 * (w / 16 % 2) + w % 16 / 4; }
 
 // FRACTAL64's level of each 3-bit index (docs/formats/fractal64.md).
 inline constexpr int8_t kFractal64Levels[8] = {-14, -8, -4, -1, 1, 4, 8, 14};
 
-// VQ3_64: 6 K-groups [q][r][4] (packed_kgroup_offset's, no header). Byte i of
+// VQ3_64: 6 K-groups [q][r][4] (packedKgroupOffset's, no header). Byte i of
 // K-group q = 0..4 is slot 4q + i's byte; K-group 5 holds the rows' bytes of
 // slots 20 and 21 side by side ([r][2]), then their fp16 d ([r], little-
 // endian), so that one 16-row half-vector load gives the d's as the fp16
@@ -363,14 +357,14 @@ inline constexpr int8_t kFractal64Levels[8] = {-14, -8, -4, -1, 1, 4, 8, 14};
 // both halves of its word) in one permute. One K-group load holds four slots'
 // bytes of every row of the group, and a row's block stays the file's 24
 // bytes. A slot's byte holds its index in its low bits
-// (vq3_64_slot_index_bits) and, in the bits above, sub-scale stream bits
-// (vq3_64_stream_bit).
-constexpr int64_t vq3_64_slot_offset(const PackedLayout &layout, int t, int r) {
+// (vq3_64SlotIndexBits) and, in the bits above, sub-scale stream bits
+// (vq3_64StreamBit).
+constexpr int64_t vq3_64SlotOffset(const PackedLayout &layout, int t, int r) {
   if (t >= 20)
     return 20 * layout.rows + 2 * r + t - 20;
   return (t / 4 * layout.rows + r) * 4 + t % 4;
 }
-constexpr int64_t vq3_64_d_offset(const PackedLayout &layout, int r) {
+constexpr int64_t vq3_64DOffset(const PackedLayout &layout, int r) {
   return 22 * layout.rows + 2 * r;
 }
 // Slot t's index bits in its packed byte, from the file's byte. A book3 slot
@@ -379,17 +373,17 @@ constexpr int64_t vq3_64_d_offset(const PackedLayout &layout, int r) {
 // gives the signed value); a book2 slot keeps its 6 bits, its sign (bit 5)
 // already above its 5-bit index. Bit 7 (book3) or bits 6 and 7 (book2) are the
 // stream's.
-constexpr uint8_t vq3_64_slot_index_bits(int t, uint8_t file_byte) {
+constexpr uint8_t vq3_64SlotIndexBits(int t, uint8_t fileByte) {
   if (t >= 20)
-    return file_byte & 0x3f;
-  return static_cast<uint8_t>((file_byte & 0x3f) | (file_byte & 0x80) >> 1);
+    return fileByte & 0x3f;
+  return static_cast<uint8_t>((fileByte & 0x3f) | (fileByte & 0x80) >> 1);
 }
 // The file's byte of slot t from its packed byte, stream bits left clear:
-// vq3_64_slot_index_bits undone.
-constexpr uint8_t vq3_64_file_index_bits(int t, uint8_t packed_byte) {
+// vq3_64SlotIndexBits undone.
+constexpr uint8_t vq3_64FileIndexBits(int t, uint8_t packedByte) {
   if (t >= 20)
-    return packed_byte & 0x3f;
-  return static_cast<uint8_t>((packed_byte & 0x3f) | (packed_byte & 0x40) << 1);
+    return packedByte & 0x3f;
+  return static_cast<uint8_t>((packedByte & 0x3f) | (packedByte & 0x40) << 1);
 }
 // Where the packed bytes keep bit s (0..23) of the sub-scale stream, whose
 // bits 3k .. 3k + 2 are u_k: bit i of u_k is in byte k % 4 of K-group i (k <
@@ -403,7 +397,7 @@ struct Vq3StreamBit {
   int slot; ///< 0..21
   int bit;  ///< 6 or 7
 };
-constexpr Vq3StreamBit vq3_64_stream_bit(int s) {
+constexpr Vq3StreamBit vq3_64StreamBit(int s) {
   const int k = s / 3, i = s % 3, j = k % 4;
   if (k < 4)
     return {4 * i + j, 7};
@@ -413,22 +407,22 @@ constexpr Vq3StreamBit vq3_64_stream_bit(int s) {
 }
 
 // The formats of this section (the private formats with a packed layout).
-constexpr bool is_private_format(Format format) {
+constexpr bool isPrivateFormat(Format format) {
   return format == Format::FRACTAL64 || format == Format::VQ3_64;
 }
 
 // Bytes of one packed block: `rows` x a row's block (the scales and the
 // weights of every row of the group, in the file's bits per weight but for
 // IQ2_XXS's sign masks).
-constexpr int64_t packed_block_bytes(const PackedLayout &layout) {
-  return layout.rows * packed_row_block_bytes(layout);
+constexpr int64_t packedBlockBytes(const PackedLayout &layout) {
+  return layout.rows * packedRowBlockBytes(layout);
 }
 
 // Bytes of one row's scale fields in a packed block (the header): the file's
 // scale field (fp16 d; MXFP4's E8M0 byte), a K-quant's d, dmin and sub-block
 // scales, or FRACTAL64's d and sub-scale word. VQ3_64 has none: its d and
 // sub-scale bits ride in the K-groups.
-constexpr int64_t packed_scale_bytes(Format format) {
+constexpr int64_t packedScaleBytes(Format format) {
   switch (format) {
   case Format::BF16:
   case Format::F32:
@@ -450,7 +444,7 @@ constexpr int64_t packed_scale_bytes(Format format) {
 
 // Where the header starts in a file block (Q6_K's scales and d follow its
 // weights); the weights are the other bytes, in file order.
-constexpr int64_t file_scale_offset(Format format) {
+constexpr int64_t fileScaleOffset(Format format) {
   return format == Format::Q6_K ? 192 : 0;
 }
 
@@ -458,14 +452,14 @@ constexpr int64_t file_scale_offset(Format format) {
 // The legacy formats keep each row's field whole; the K-quants put each
 // field's rows side by side: Q4_K/Q5_K d [R], dmin [R], scale bytes [12][R];
 // Q6_K d [R], scales [16][R]; FRACTAL64 d [R], its u32 sub-scale word [R].
-constexpr int64_t packed_scale_offset(const PackedLayout &layout, int64_t j,
-                                      int r) {
+constexpr int64_t packedScaleOffset(const PackedLayout &layout, int64_t j,
+                                    int r) {
   const int64_t rows = layout.rows;
   switch (layout.format) {
   case Format::FRACTAL64:
     if (j < 2)
-      return fractal64_d_offset(r) + j;
-    return fractal64_scales_offset(layout, r) + (j - 2);
+      return fractal64DOffset(r) + j;
+    return fractal64ScalesOffset(layout, r) + (j - 2);
   case Format::Q4_K:
   case Format::Q5_K:
     if (j < 4)
@@ -476,41 +470,41 @@ constexpr int64_t packed_scale_offset(const PackedLayout &layout, int64_t j,
       return 2 * r + (j - 16);
     return 2 * rows + j * rows + r;
   default:
-    return r * packed_scale_bytes(layout.format) + j;
+    return r * packedScaleBytes(layout.format) + j;
   }
 }
 
 // Where the 4 lanes of K-group `g` of row `r` start inside a packed block:
 // after the rows' scales, groups [g][r][4]. Row 0's is the K-group's load.
-constexpr int64_t packed_kgroup_offset(const PackedLayout &layout, int64_t g,
-                                       int r = 0) {
-  return layout.rows * packed_scale_bytes(layout.format) +
+constexpr int64_t packedKgroupOffset(const PackedLayout &layout, int64_t g,
+                                     int r = 0) {
+  return layout.rows * packedScaleBytes(layout.format) +
          (g * layout.rows + r) * 4;
 }
 
 // Elements of one packed block: 32, a K-quant's super-block of 256, 64 for
 // FRACTAL64 and VQ3_64; 32 bf16 or 16 f32 (64 bytes per row).
-constexpr int64_t packed_block_elems(Format format) {
-  if (is_float_format(format))
-    return kFloatBlockRowBytes / format_info(format).block_bytes;
-  return format_info(format).block_elems;
+constexpr int64_t packedBlockElems(Format format) {
+  if (isFloatFormat(format))
+    return kFloatBlockRowBytes / formatInfo(format).blockBytes;
+  return formatInfo(format).blockElems;
 }
 
 // Elements of one K-group of a float format: 2 bf16 or 1 f32 in 4 bytes.
-constexpr int64_t packed_kgroup_elems(Format format) {
-  return 4 / format_info(format).block_bytes;
+constexpr int64_t packedKgroupElems(Format format) {
+  return 4 / formatInfo(format).blockBytes;
 }
 
 // Packed blocks per row of k elements: k is a whole number of blocks, except
 // for the float formats, whose last block is padded with zeros.
-constexpr int64_t packed_k_blocks(Format format, int64_t k) {
-  const int64_t elems = packed_block_elems(format);
+constexpr int64_t packedKBlocks(Format format, int64_t k) {
+  const int64_t elems = packedBlockElems(format);
   return (k + elems - 1) / elems;
 }
 
 // Bytes of one packed row group (the layout's rows over all of k).
-constexpr int64_t packed_group_bytes(const PackedLayout &layout, int64_t k) {
-  return packed_k_blocks(layout.format, k) * packed_block_bytes(layout);
+constexpr int64_t packedGroupBytes(const PackedLayout &layout, int64_t k) {
+  return packedKBlocks(layout.format, k) * packedBlockBytes(layout);
 }
 
 // MXFP4 (docs/formats/README.md): E2M1 code c of a block with E8M0 byte e
@@ -523,25 +517,25 @@ inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
 // whose exponent field is e - 1 for e >= 2; the subnormals 2^-128 and 2^-127
 // (mantissa bit 21 or 22) for e = 0 and 1. The kernels build the scale with
 // the same integer arithmetic.
-constexpr uint32_t mxfp4_scale_bits(uint8_t e) {
+constexpr uint32_t mxfp4ScaleBits(uint8_t e) {
   return e >= 2 ? static_cast<uint32_t>(e - 1) << 23
                 : static_cast<uint32_t>(e + 1) << 21;
 }
 
-constexpr float mxfp4_scale(uint8_t e) {
-  return std::bit_cast<float>(mxfp4_scale_bits(e));
+constexpr float mxfp4Scale(uint8_t e) {
+  return std::bit_cast<float>(mxfp4ScaleBits(e));
 }
 
 // "q8_0_r16"; a signed Q8_0 layout ends in "s" ("q8_0_r4s"). The other
 // formats have one byte layout for both encodings (their lanes are unsigned
 // and below 2^7), so their names carry no suffix. A ternary layout ends in
 // "_ternary" ("iq1_s_r16_ternary"), a code book layout in "_codebook".
-inline std::string layout_name(const PackedLayout &layout) {
-  std::string name(format_info(layout.format).name);
+inline std::string layoutName(const PackedLayout &layout) {
+  std::string name(formatInfo(layout.format).name);
   name += "_r" + std::to_string(layout.rows);
   if (layout.format == Format::Q8_0 && layout.encoding == LaneEncoding::Signed)
     name += "s";
-  return name + weight_coding_suffix(layout.coding);
+  return name + weightCodingSuffix(layout.coding);
 }
 
 // --- Activations ------------------------------------------------------------
@@ -586,17 +580,17 @@ struct ActivationSums {
 
 // How a packed activation format lays out its blocks: elements and bytes per
 // block, where the scale, the sums and the quants (the elements) are. `sums`
-// are the coarsest a block has, `fine_sums` the finest (the same for Q8_K).
+// are the coarsest a block has, `fineSums` the finest (the same for Q8_K).
 struct ActivationLayout {
-  int64_t block_elems, block_bytes, scale_offset;
-  ActivationSums sums, fine_sums;
-  int64_t quants_offset;
+  int64_t blockElems, blockBytes, scaleOffset;
+  ActivationSums sums, fineSums;
+  int64_t quantsOffset;
 };
 
 // Q8_0 (the Q8_0 family's), Q8_K, BF16 or F32.
-constexpr ActivationLayout activation_layout(Format activation) {
-  if (is_float_format(activation))
-    return {packed_block_elems(activation), kFloatBlockRowBytes, 0, {}, {}, 0};
+constexpr ActivationLayout activationLayout(Format activation) {
+  if (isFloatFormat(activation))
+    return {packedBlockElems(activation), kFloatBlockRowBytes, 0, {}, {}, 0};
   if (activation == Format::Q8_K)
     return {256,
             kQ8KActivationBlockBytes,
@@ -614,9 +608,9 @@ constexpr ActivationLayout activation_layout(Format activation) {
 
 // Bytes of one packed activation column of k elements: whole blocks, the
 // float formats' last one padded.
-constexpr int64_t packed_activation_column_bytes(Format activation, int64_t k) {
-  const ActivationLayout act = activation_layout(activation);
-  return (k + act.block_elems - 1) / act.block_elems * act.block_bytes;
+constexpr int64_t packedActivationColumnBytes(Format activation, int64_t k) {
+  const ActivationLayout act = activationLayout(activation);
+  return (k + act.blockElems - 1) / act.blockElems * act.blockBytes;
 }
 
 } // namespace kf

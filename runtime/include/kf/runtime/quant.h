@@ -26,20 +26,20 @@ absl::Status quantize(Format f, std::span<const float> src,
 
 // Encodes activations into an activation format (Q8_0, Q8_1, Q8_K, F16, BF16,
 // F32) exactly as ggml's x86 CPU backend does before its dot products.
-absl::Status quantize_activation(Format f, std::span<const float> src,
-                                 std::span<uint8_t> dst);
+absl::Status quantizeActivation(Format f, std::span<const float> src,
+                                std::span<uint8_t> dst);
 
 // The reference dot product of one weight row `w` (format `f`) with one
-// activation row `a` in format_info(f).dot_format, in the integer and float
+// activation row `a` in formatInfo(f).dot_format, in the integer and float
 // arithmetic ggml's scalar vec_dot uses. The element count follows from
 // `w.size()`; `a` must hold the same number of elements.
 absl::StatusOr<float> dot(Format f, std::span<const uint8_t> w,
                           std::span<const uint8_t> a);
 
 // Which of the above a format has.
-bool has_dequantize(Format f);
-bool has_quantize(Format f);
-bool has_quantize_activation(Format f);
-bool has_dot(Format f);
+bool hasDequantize(Format f);
+bool hasQuantize(Format f);
+bool hasQuantizeActivation(Format f);
+bool hasDot(Format f);
 
 } // namespace kf

@@ -10,16 +10,15 @@
 // Returns the status of `expr` from the enclosing function unless it is OK.
 #define KF_RETURN_IF_ERROR(expr)                                               \
   do {                                                                         \
-    if (absl::Status kf_status_ = (expr); !kf_status_.ok())                    \
-      return kf_status_;                                                       \
+    if (absl::Status kfStatus = (expr); !kfStatus.ok())                        \
+      return kfStatus;                                                         \
   } while (false)
 
 // `lhs = value of expr` when the StatusOr `expr` holds one; otherwise returns
 // its status from the enclosing function. `lhs` may declare a variable. It
 // expands to several statements: brace it as the body of an if.
 #define KF_ASSIGN_OR_RETURN(lhs, expr)                                         \
-  KF_ASSIGN_OR_RETURN_IMPL_(KF_STATUS_CONCAT_(kf_statusor_, __LINE__), lhs,    \
-                            expr)
+  KF_ASSIGN_OR_RETURN_IMPL_(KF_STATUS_CONCAT_(kfStatusOr, __LINE__), lhs, expr)
 
 #define KF_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)                         \
   auto statusor = (expr);                                                      \

@@ -12,29 +12,29 @@ namespace kf::deepseek_v4::reference {
 namespace {
 
 TEST(LayerRope, PlainOnWindowLayersYarnOnCompressedLayers) {
-  Config config = test::tiny_config();
-  RopeConfig window = layer_rope(config, 0);
+  Config config = test::tinyConfig();
+  RopeConfig window = layerRope(config, 0);
   EXPECT_EQ(window.base, 10000);
   EXPECT_FALSE(window.yarn);
   for (uint32_t layer : {2, 3}) {
-    RopeConfig compressed = layer_rope(config, layer);
+    RopeConfig compressed = layerRope(config, layer);
     EXPECT_EQ(compressed.base, 160000);
     EXPECT_TRUE(compressed.yarn);
-    EXPECT_EQ(compressed.yarn_factor, 16);
-    EXPECT_EQ(compressed.original_len, 65536);
-    EXPECT_EQ(yarn_correction_range(compressed).lo, 15);
-    EXPECT_EQ(yarn_correction_range(compressed).hi, 25);
+    EXPECT_EQ(compressed.yarnFactor, 16);
+    EXPECT_EQ(compressed.originalLen, 65536);
+    EXPECT_EQ(yarnCorrectionRange(compressed).lo, 15);
+    EXPECT_EQ(yarnCorrectionRange(compressed).hi, 25);
   }
 }
 
 // Random bf16 block inputs [tokens, D] at unit scale.
-std::vector<float> random_inputs(const Config &config, size_t tokens,
-                                 uint32_t seed) {
+std::vector<float> randomInputs(const Config &config, size_t tokens,
+                                uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(tokens * config.n_embd);
+  std::vector<float> x(tokens * config.nEmbd);
   for (float &v : x)
-    v = round_bf16(normal(rng));
+    v = roundBf16(normal(rng));
   return x;
 }
 
@@ -44,22 +44,22 @@ std::vector<float> random_inputs(const Config &config, size_t tokens,
 // and a decode, bit for bit (ForwardTest.cpp derives why the tolerance is
 // zero). T crosses the window (16), ratio-4 and ratio-128 block ends.
 TEST(AttentionLayer, DecodeAfterPrefillEqualsALongerPrefill) {
-  Config config = test::tiny_config();
-  Weights weights = test::random_weights(config, 11);
-  size_t n_embd = config.n_embd;
+  Config config = test::tinyConfig();
+  Weights weights = test::randomWeights(config, 11);
+  size_t nEmbd = config.nEmbd;
   for (bool simulate : {false, true})
     for (uint32_t l : {0, 2, 3}) {
-      Options options{.simulate_quantization = simulate};
+      Options options{.simulateQuantization = simulate};
       AttentionLayer layer(config, weights.layer(l), l, options);
       for (size_t t : {3, 15, 16, 19, 127, 128, 140}) {
-        std::vector<float> x = random_inputs(config, t + 1, 50 + t);
+        std::vector<float> x = randomInputs(config, t + 1, 50 + t);
         std::vector<float> longer = layer.prefill(x);
-        layer.prefill(std::span<const float>(x).first(t * n_embd));
+        layer.prefill(std::span<const float>(x).first(t * nEmbd));
         std::vector<float> decoded =
-            layer.decode(std::span<const float>(x).subspan(t * n_embd, n_embd),
+            layer.decode(std::span<const float>(x).subspan(t * nEmbd, nEmbd),
                          static_cast<int64_t>(t));
         EXPECT_TRUE(std::equal(decoded.begin(), decoded.end(),
-                               longer.end() - static_cast<ptrdiff_t>(n_embd)))
+                               longer.end() - static_cast<ptrdiff_t>(nEmbd)))
             << "layer " << l << ", T = " << t << ", simulate " << simulate;
       }
     }
@@ -68,21 +68,21 @@ TEST(AttentionLayer, DecodeAfterPrefillEqualsALongerPrefill) {
 // Two decodes in a row keep the ring and the compressor states in step with
 // a prefill: the last of 20 prefilled tokens equals prefill 17 + decode 3.
 TEST(AttentionLayer, ConsecutiveDecodesFollowThePrefill) {
-  Config config = test::tiny_config();
-  Weights weights = test::random_weights(config, 12);
-  size_t n_embd = config.n_embd;
-  std::vector<float> x = random_inputs(config, 20, 3);
+  Config config = test::tinyConfig();
+  Weights weights = test::randomWeights(config, 12);
+  size_t nEmbd = config.nEmbd;
+  std::vector<float> x = randomInputs(config, 20, 3);
   for (uint32_t l : {0, 2, 3}) {
     AttentionLayer layer(config, weights.layer(l), l, Options{});
     std::vector<float> longer = layer.prefill(x);
-    layer.prefill(std::span<const float>(x).first(17 * n_embd));
+    layer.prefill(std::span<const float>(x).first(17 * nEmbd));
     std::vector<float> decoded;
     for (size_t t = 17; t < 20; ++t)
       decoded =
-          layer.decode(std::span<const float>(x).subspan(t * n_embd, n_embd),
+          layer.decode(std::span<const float>(x).subspan(t * nEmbd, nEmbd),
                        static_cast<int64_t>(t));
     EXPECT_TRUE(std::equal(decoded.begin(), decoded.end(),
-                           longer.end() - static_cast<ptrdiff_t>(n_embd)))
+                           longer.end() - static_cast<ptrdiff_t>(nEmbd)))
         << "layer " << l;
   }
 }

@@ -11,11 +11,11 @@
 namespace kf::deepseek_v4::reference {
 namespace {
 
-using test::to_bf16;
+using test::toBf16;
 
 TEST(AttentionScale, IsHeadDimToTheMinusHalf) {
-  EXPECT_EQ(attention_scale(512), static_cast<float>(1 / std::sqrt(512.0)));
-  EXPECT_EQ(attention_scale(4), 0.5f);
+  EXPECT_EQ(attentionScale(512), static_cast<float>(1 / std::sqrt(512.0)));
+  EXPECT_EQ(attentionScale(4), 0.5f);
 }
 
 // One head, head_dim 2. Bank rows K0 = (1, 0), K1 = (0, 1), K2 = (1, 1),
@@ -31,7 +31,7 @@ struct OneHead {
 
 // §2 worked in fp64: softmax over the logits and the sink, each probability
 // rounded to bf16, o = bf16(Σ p_j·K_j).
-std::vector<double> expected_one_head(bool round_probabilities) {
+std::vector<double> expectedOneHead(bool roundProbabilities) {
   const double keys[4][2] = {{1, 0}, {0, 1}, {1, 1}, {-1, 0.5}};
   const double logits[4] = {1, 1, 2, -0.5};
   double total =
@@ -41,13 +41,13 @@ std::vector<double> expected_one_head(bool round_probabilities) {
   std::vector<double> o(2, 0.0);
   for (int j = 0; j < 4; ++j) {
     double p = std::exp(logits[j]) / total;
-    if (round_probabilities)
-      p = to_bf16(p);
+    if (roundProbabilities)
+      p = toBf16(p);
     for (int d = 0; d < 2; ++d)
       o[d] += p * keys[j][d];
   }
   for (double &v : o)
-    v = to_bf16(v);
+    v = toBf16(v);
   return o;
 }
 
@@ -59,22 +59,22 @@ TEST(SparseAttention, HandComputedOneHeadWithSink) {
   OneHead t;
   const std::vector<int32_t> idx = {0, 1, 2, 3};
   std::vector<float> out(2);
-  sparse_attention(t.q, t.bank, t.sink, idx, 1, 2, t.scale, out);
-  std::vector<double> expected = expected_one_head(true);
+  sparseAttention(t.q, t.bank, t.sink, idx, 1, 2, t.scale, out);
+  std::vector<double> expected = expectedOneHead(true);
   EXPECT_EQ(out[0], expected[0]);
   EXPECT_EQ(out[1], expected[1]);
   EXPECT_EQ(out[0], 0.61328125f);
   EXPECT_EQ(out[1], 0.67578125f);
   // Unrounded probabilities would give o_0 = bf16(0.61565) = 0.6171875: the
   // test sees the bf16 rounding of §2.
-  EXPECT_NE(out[0], expected_one_head(false)[0]);
+  EXPECT_NE(out[0], expectedOneHead(false)[0]);
 }
 
 TEST(SparseAttention, PaddingIsSkipped) {
   OneHead t;
   const std::vector<int32_t> padded = {-1, 0, 1, -1, 2, 3, -1};
   std::vector<float> out(2);
-  sparse_attention(t.q, t.bank, t.sink, padded, 1, 2, t.scale, out);
+  sparseAttention(t.q, t.bank, t.sink, padded, 1, 2, t.scale, out);
   EXPECT_EQ(out[0], 0.61328125f);
   EXPECT_EQ(out[1], 0.67578125f);
 }
@@ -84,7 +84,7 @@ TEST(SparseAttention, OnlyPaddingLeavesTheSinkAlone) {
   OneHead t;
   const std::vector<int32_t> idx = {-1, -1};
   std::vector<float> out = {7, 7};
-  sparse_attention(t.q, t.bank, t.sink, idx, 1, 2, t.scale, out);
+  sparseAttention(t.q, t.bank, t.sink, idx, 1, 2, t.scale, out);
   EXPECT_EQ(out, (std::vector<float>{0, 0}));
 }
 
@@ -97,7 +97,7 @@ TEST(SparseAttention, SinkIsNotScaled) {
   const std::vector<float> sink = {static_cast<float>(std::log(3.0))};
   const std::vector<int32_t> idx = {0};
   std::vector<float> out(2);
-  sparse_attention(q, bank, sink, idx, 1, 2, 0.125f, out);
+  sparseAttention(q, bank, sink, idx, 1, 2, 0.125f, out);
   // 1/(1 + fl32(e^{ln 3})) differs from 1/4 by ~1e-8; bf16 0.25.
   EXPECT_EQ(out[0], 0.5f);
   EXPECT_EQ(out[1], 1.0f);
@@ -113,7 +113,7 @@ TEST(SparseAttention, HeadsHaveTheirOwnQueryAndSink) {
   std::vector<float> sink = {t.sink[0], -1e30f};
   const std::vector<int32_t> idx = {0, 1, 2, 3};
   std::vector<float> out(4);
-  sparse_attention(q, t.bank, sink, idx, 2, 2, t.scale, out);
+  sparseAttention(q, t.bank, sink, idx, 2, 2, t.scale, out);
   EXPECT_EQ(out[0], 0.61328125f);
   EXPECT_EQ(out[1], 0.67578125f);
   EXPECT_EQ(out[2], 0.25f);
@@ -124,34 +124,34 @@ TEST(SparseAttentionDeathTest, RejectsIndicesOutsideTheBank) {
   OneHead t;
   const std::vector<int32_t> idx = {0, 5};
   std::vector<float> out(2);
-  EXPECT_DEATH(sparse_attention(t.q, t.bank, t.sink, idx, 1, 2, t.scale, out),
+  EXPECT_DEATH(sparseAttention(t.q, t.bank, t.sink, idx, 1, 2, t.scale, out),
                "outside the bank");
 }
 
 TEST(WindowPositions, PadsBeforePositionZero) {
   std::vector<int32_t> w(4);
-  window_positions(0, w);
+  windowPositions(0, w);
   EXPECT_EQ(w, (std::vector<int32_t>{-1, -1, -1, 0}));
-  window_positions(2, w);
+  windowPositions(2, w);
   EXPECT_EQ(w, (std::vector<int32_t>{-1, 0, 1, 2}));
-  window_positions(3, w);
+  windowPositions(3, w);
   EXPECT_EQ(w, (std::vector<int32_t>{0, 1, 2, 3}));
   std::vector<int32_t> model(128);
-  window_positions(1000, model); // §4.2: t − 127 .. t, itself included
+  windowPositions(1000, model); // §4.2: t − 127 .. t, itself included
   EXPECT_EQ(model.front(), 873);
   EXPECT_EQ(model.back(), 1000);
 }
 
 TEST(VisibleCompressed, BlocksWhoseLastTokenIsAtMostT) {
   // Ratio 4: entry 0 covers tokens 0..3 and is visible from t = 3.
-  EXPECT_EQ(visible_compressed(0, 4), 0);
-  EXPECT_EQ(visible_compressed(2, 4), 0);
-  EXPECT_EQ(visible_compressed(3, 4), 1);
-  EXPECT_EQ(visible_compressed(6, 4), 1);
-  EXPECT_EQ(visible_compressed(7, 4), 2);
-  EXPECT_EQ(visible_compressed(126, 128), 0);
-  EXPECT_EQ(visible_compressed(127, 128), 1);
-  EXPECT_EQ(visible_compressed(300, 128), 2);
+  EXPECT_EQ(visibleCompressed(0, 4), 0);
+  EXPECT_EQ(visibleCompressed(2, 4), 0);
+  EXPECT_EQ(visibleCompressed(3, 4), 1);
+  EXPECT_EQ(visibleCompressed(6, 4), 1);
+  EXPECT_EQ(visibleCompressed(7, 4), 2);
+  EXPECT_EQ(visibleCompressed(126, 128), 0);
+  EXPECT_EQ(visibleCompressed(127, 128), 1);
+  EXPECT_EQ(visibleCompressed(300, 128), 2);
 }
 
 } // namespace

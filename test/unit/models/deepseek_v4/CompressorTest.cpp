@@ -21,16 +21,16 @@ using test::kU32;
 // ratio), and exp, the sum and the division add ≤ 3 units: about 35 units of
 // 2^-24 per weight. The pooled sum of positive terms inherits that relative
 // bound; 64 units cover it.
-double pooling_tolerance(double expected) {
+double poolingTolerance(double expected) {
   return 64 * kU32 * std::fabs(expected);
 }
 
 // Sets the score of slot m to log(weight) split unevenly between the gate and
 // ape, so that a pooling which ignored either would fail.
-void set_score(std::vector<float> &gates, std::vector<float> &ape, size_t index,
-               double log_weight) {
-  ape[index] = static_cast<float>(0.25 * log_weight + 0.5);
-  gates[index] = static_cast<float>(log_weight - ape[index]);
+void setScore(std::vector<float> &gates, std::vector<float> &ape, size_t index,
+              double logWeight) {
+  ape[index] = static_cast<float>(0.25 * logWeight + 0.5);
+  gates[index] = static_cast<float>(logWeight - ape[index]);
 }
 
 TEST(PoolCompressedEntry, Ratio128) {
@@ -42,24 +42,24 @@ TEST(PoolCompressedEntry, Ratio128) {
   std::vector<float> values(ratio * d), gates(ratio * d), ape(ratio * d);
   for (int m = 0; m < ratio; ++m) {
     values[m * d + 0] = static_cast<float>(m);
-    set_score(gates, ape, m * d + 0, std::log(m + 1.0));
+    setScore(gates, ape, m * d + 0, std::log(m + 1.0));
     values[m * d + 1] = m / 2.0f;
-    set_score(gates, ape, m * d + 1, 1.5);
+    setScore(gates, ape, m * d + 1, 1.5);
   }
   std::vector<float> entry(d);
-  pool_compressed_entry(values, gates, ape, ratio, entry);
-  EXPECT_NEAR(entry[0], 254.0 / 3, pooling_tolerance(254.0 / 3));
-  EXPECT_NEAR(entry[1], 31.75, pooling_tolerance(31.75));
+  poolCompressedEntry(values, gates, ape, ratio, entry);
+  EXPECT_NEAR(entry[0], 254.0 / 3, poolingTolerance(254.0 / 3));
+  EXPECT_NEAR(entry[1], 31.75, poolingTolerance(31.75));
 }
 
 // The ratio-4 overlapping layout: [4 tokens, 2d] per span; channel ch uses
 // columns ch of the previous block and d + ch of its own block.
 struct Overlap {
   static constexpr int ratio = 4, d = 2, width = 2 * d;
-  std::vector<float> prev_values = std::vector<float>(ratio * width);
-  std::vector<float> prev_gates = std::vector<float>(ratio * width);
-  std::vector<float> own_values = std::vector<float>(ratio * width);
-  std::vector<float> own_gates = std::vector<float>(ratio * width);
+  std::vector<float> prevValues = std::vector<float>(ratio * width);
+  std::vector<float> prevGates = std::vector<float>(ratio * width);
+  std::vector<float> ownValues = std::vector<float>(ratio * width);
+  std::vector<float> ownGates = std::vector<float>(ratio * width);
   std::vector<float> ape = std::vector<float>(ratio * width);
 
   Overlap() {
@@ -67,10 +67,10 @@ struct Overlap {
     // that would dominate any pooling that read them.
     for (int m = 0; m < ratio; ++m)
       for (int ch = 0; ch < d; ++ch) {
-        prev_values[m * width + d + ch] = 1000;
-        prev_gates[m * width + d + ch] = 50;
-        own_values[m * width + ch] = -1000;
-        own_gates[m * width + ch] = 50;
+        prevValues[m * width + d + ch] = 1000;
+        prevGates[m * width + d + ch] = 50;
+        ownValues[m * width + ch] = -1000;
+        ownGates[m * width + ch] = 50;
       }
   }
 };
@@ -82,16 +82,16 @@ TEST(PoolCompressedEntryOverlap, FirstEntryHasNoPreviousBlock) {
   Overlap t;
   const int d = Overlap::d, width = Overlap::width;
   for (int m = 0; m < Overlap::ratio; ++m) {
-    t.own_values[m * width + d + 0] = 10.0f * m;
-    set_score(t.own_gates, t.ape, m * width + d + 0, std::log(m + 1.0));
-    t.own_values[m * width + d + 1] = m + 1.0f;
-    set_score(t.own_gates, t.ape, m * width + d + 1, -0.75);
+    t.ownValues[m * width + d + 0] = 10.0f * m;
+    setScore(t.ownGates, t.ape, m * width + d + 0, std::log(m + 1.0));
+    t.ownValues[m * width + d + 1] = m + 1.0f;
+    setScore(t.ownGates, t.ape, m * width + d + 1, -0.75);
   }
   std::vector<float> entry(d);
-  pool_compressed_entry_overlap({}, {}, t.own_values, t.own_gates, t.ape,
-                                Overlap::ratio, entry);
-  EXPECT_NEAR(entry[0], 20, pooling_tolerance(20));
-  EXPECT_NEAR(entry[1], 2.5, pooling_tolerance(2.5));
+  poolCompressedEntryOverlap({}, {}, t.ownValues, t.ownGates, t.ape,
+                             Overlap::ratio, entry);
+  EXPECT_NEAR(entry[0], 20, poolingTolerance(20));
+  EXPECT_NEAR(entry[1], 2.5, poolingTolerance(2.5));
 }
 
 TEST(PoolCompressedEntryOverlap, LaterEntryPoolsEightSlots) {
@@ -103,25 +103,25 @@ TEST(PoolCompressedEntryOverlap, LaterEntryPoolsEightSlots) {
   // and 1, 2, 3, 12 (own): the mean, 8/8 = 1.
   Overlap t;
   const int d = Overlap::d, width = Overlap::width;
-  const float prev_ch1[] = {-1, -2, -3, -4};
-  const float own_ch1[] = {1, 2, 3, 12};
+  const float prevCh1[] = {-1, -2, -3, -4};
+  const float ownCh1[] = {1, 2, 3, 12};
   for (int m = 0; m < Overlap::ratio; ++m) {
-    t.prev_values[m * width + 0] = static_cast<float>(m);
-    set_score(t.prev_gates, t.ape, m * width + 0, std::log(m + 1.0));
-    t.own_values[m * width + d + 0] = static_cast<float>(4 + m);
-    set_score(t.own_gates, t.ape, m * width + d + 0, std::log(m + 5.0));
+    t.prevValues[m * width + 0] = static_cast<float>(m);
+    setScore(t.prevGates, t.ape, m * width + 0, std::log(m + 1.0));
+    t.ownValues[m * width + d + 0] = static_cast<float>(4 + m);
+    setScore(t.ownGates, t.ape, m * width + d + 0, std::log(m + 5.0));
 
-    t.prev_values[m * width + 1] = prev_ch1[m];
-    set_score(t.prev_gates, t.ape, m * width + 1, 0.5);
-    t.own_values[m * width + d + 1] = own_ch1[m];
-    set_score(t.own_gates, t.ape, m * width + d + 1, 0.5);
+    t.prevValues[m * width + 1] = prevCh1[m];
+    setScore(t.prevGates, t.ape, m * width + 1, 0.5);
+    t.ownValues[m * width + d + 1] = ownCh1[m];
+    setScore(t.ownGates, t.ape, m * width + d + 1, 0.5);
   }
   std::vector<float> entry(d);
-  pool_compressed_entry_overlap(t.prev_values, t.prev_gates, t.own_values,
-                                t.own_gates, t.ape, Overlap::ratio, entry);
-  EXPECT_NEAR(entry[0], 14.0 / 3, pooling_tolerance(14.0 / 3));
+  poolCompressedEntryOverlap(t.prevValues, t.prevGates, t.ownValues, t.ownGates,
+                             t.ape, Overlap::ratio, entry);
+  EXPECT_NEAR(entry[0], 14.0 / 3, poolingTolerance(14.0 / 3));
   // Channel 1 mixes signs: bound by the sum of |terms|, 28/8.
-  EXPECT_NEAR(entry[1], 1.0, pooling_tolerance(28.0 / 8));
+  EXPECT_NEAR(entry[1], 1.0, poolingTolerance(28.0 / 8));
 }
 
 TEST(PoolCompressedEntry, LargeScoresDoNotOverflow) {
@@ -132,7 +132,7 @@ TEST(PoolCompressedEntry, LargeScoresDoNotOverflow) {
   std::vector<float> gates = {1000, static_cast<float>(1000 - std::log(3.0))};
   std::vector<float> ape = {0, 0};
   std::vector<float> entry(d);
-  pool_compressed_entry(values, gates, ape, ratio, entry);
+  poolCompressedEntry(values, gates, ape, ratio, entry);
   // fl32(1000 − ln 3) is off by up to 2^-24·1000 = 6e-5 in the score.
   EXPECT_NEAR(entry[0], 5, 1e-4);
 }
@@ -140,9 +140,9 @@ TEST(PoolCompressedEntry, LargeScoresDoNotOverflow) {
 TEST(CompressorDeathTest, RejectsHalfAPreviousBlock) {
   Overlap t;
   std::vector<float> entry(Overlap::d);
-  EXPECT_DEATH(pool_compressed_entry_overlap(t.prev_values, {}, t.own_values,
-                                             t.own_gates, t.ape, Overlap::ratio,
-                                             entry),
+  EXPECT_DEATH(poolCompressedEntryOverlap(t.prevValues, {}, t.ownValues,
+                                          t.ownGates, t.ape, Overlap::ratio,
+                                          entry),
                "prev values and gates");
 }
 
@@ -162,7 +162,7 @@ struct MeanCompressor {
         compressor({kv, gate, ape, norm},
                    {ratio, overlap, kDim, /*rope_dim=*/2, 1e-6f},
                    CompressorKind::Main, freqs,
-                   Options{.simulate_quantization = false}) {}
+                   Options{.simulateQuantization = false}) {}
 
   static std::vector<float> weights(bool overlap) {
     std::vector<float> w(overlap ? 2 * kDim : kDim);
@@ -176,32 +176,31 @@ struct MeanCompressor {
 // unit weight and RoPE at `pos`: the norm in fp32 as rms_norm documents it,
 // the rotation of the last pair in fp64 and rounded to bf16 (one rounding
 // apart from rope's fp32 products: compared within a bf16 ulp).
-std::vector<double> expected_entry(const std::vector<double> &mean, int64_t pos,
-                                   float freq) {
-  double sum_sq = 0;
+std::vector<double> expectedEntry(const std::vector<double> &mean, int64_t pos,
+                                  float freq) {
+  double sumSq = 0;
   for (double v : mean)
-    sum_sq += v * v;
+    sumSq += v * v;
   float r = static_cast<float>(
       1 / std::sqrt(static_cast<double>(
-              static_cast<float>(sum_sq / mean.size()) + 1e-6f)));
+              static_cast<float>(sumSq / mean.size()) + 1e-6f)));
   std::vector<double> e;
   for (double v : mean)
-    e.push_back(test::to_bf16(static_cast<float>(v) * r));
+    e.push_back(test::toBf16(static_cast<float>(v) * r));
   double angle = static_cast<float>(static_cast<float>(pos) * freq);
   double a = e[2], b = e[3];
-  e[2] = test::to_bf16(a * std::cos(angle) - b * std::sin(angle));
-  e[3] = test::to_bf16(a * std::sin(angle) + b * std::cos(angle));
+  e[2] = test::toBf16(a * std::cos(angle) - b * std::sin(angle));
+  e[3] = test::toBf16(a * std::sin(angle) + b * std::cos(angle));
   return e;
 }
 
-void expect_entry(std::span<const float> entry,
-                  const std::vector<double> &expected) {
+void expectEntry(std::span<const float> entry,
+                 const std::vector<double> &expected) {
   ASSERT_EQ(entry.size(), expected.size());
   for (size_t i = 0; i < 2; ++i) // the norm part: exact
     EXPECT_EQ(entry[i], expected[i]) << i;
   for (size_t i = 2; i < 4; ++i) // the rotated part: one bf16 rounding
-    EXPECT_NEAR(entry[i], expected[i],
-                2 * test::bf16_rounding_bound(expected[i]))
+    EXPECT_NEAR(entry[i], expected[i], 2 * test::bf16RoundingBound(expected[i]))
         << i;
 }
 
@@ -213,14 +212,14 @@ TEST(Compressor, OverlappingEntriesPoolTheirOwnAndThePreviousBlock) {
   // Entry 0 has no previous block: the mean of the own slots u = 0..3 on
   // channels d + ch, 2.5·(d + ch + 1) = 12.5, 15, 17.5, 20, at position 0.
   std::vector<double> own = {12.5, 15, 17.5, 20};
-  expect_entry(m.compressor.entries().first(4), expected_entry(own, 0, 0.25f));
+  expectEntry(m.compressor.entries().first(4), expectedEntry(own, 0, 0.25f));
   // Entry 1 pools eight slots: u = 0..3 on channels ch (Σ = 10(ch + 1)) and
   // u = 4..7 on channels d + ch (Σ = 26(d + ch + 1)), at position 4.
   std::vector<double> both(4);
   for (int ch = 0; ch < 4; ++ch)
     both[ch] = (10.0 * (ch + 1) + 26.0 * (4 + ch + 1)) / 8;
-  expect_entry(m.compressor.entries().subspan(4, 4),
-               expected_entry(both, 4, 0.25f));
+  expectEntry(m.compressor.entries().subspan(4, 4),
+              expectedEntry(both, 4, 0.25f));
 }
 
 TEST(Compressor, RatioWithoutOverlapPoolsOneBlock) {
@@ -230,8 +229,8 @@ TEST(Compressor, RatioWithoutOverlapPoolsOneBlock) {
   ASSERT_EQ(m.compressor.size(), 2);
   // Entry 1: u = 4..7 on channels ch, 6.5·(ch + 1).
   std::vector<double> mean = {6.5, 13, 19.5, 26};
-  expect_entry(m.compressor.entries().subspan(4, 4),
-               expected_entry(mean, 4, 0.25f));
+  expectEntry(m.compressor.entries().subspan(4, 4),
+              expectedEntry(mean, 4, 0.25f));
 }
 
 // Random projections, scores and ape: decode, token by token from a prefill
@@ -239,7 +238,7 @@ TEST(Compressor, RatioWithoutOverlapPoolsOneBlock) {
 // sequence (§4.3's running state), and a new prefill forgets the old
 // sequence.
 TEST(Compressor, DecodeContinuesAPrefill) {
-  const size_t n_embd = 8;
+  const size_t nEmbd = 8;
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   auto draw = [&](size_t n) {
@@ -252,16 +251,16 @@ TEST(Compressor, DecodeContinuesAPrefill) {
     const int ratio = overlap ? 4 : 8;
     // d = 72: 64 FP8-simulated dims and 8 rotated ones.
     const size_t d = 72, width = overlap ? 2 * d : d;
-    std::vector<float> kv = draw(width * n_embd), gate = draw(width * n_embd),
+    std::vector<float> kv = draw(width * nEmbd), gate = draw(width * nEmbd),
                        ape = draw(ratio * width), norm = draw(d);
     std::vector<float> freqs = {0.5f, 0.25f, 0.125f, 0.0625f};
     auto make = [&] {
       return Compressor({kv, gate, ape, norm}, {ratio, overlap, 72, 8, 1e-6f},
                         CompressorKind::Main, freqs,
-                        Options{.simulate_quantization = true});
+                        Options{.simulateQuantization = true});
     };
     const size_t tokens = 27;
-    std::vector<float> x = draw(tokens * n_embd);
+    std::vector<float> x = draw(tokens * nEmbd);
     Compressor whole = make();
     whole.prefill(x);
     ASSERT_EQ(whole.size(), static_cast<int64_t>(tokens) / ratio);
@@ -269,13 +268,13 @@ TEST(Compressor, DecodeContinuesAPrefill) {
     Compressor stepped = make();
     for (size_t first : {0, 1, 3, 4, 5, 8, 17}) {
       // An unrelated sequence first, whose state the next prefill drops.
-      stepped.prefill(std::span<const float>(x).subspan(n_embd, 11 * n_embd));
+      stepped.prefill(std::span<const float>(x).subspan(nEmbd, 11 * nEmbd));
       if (first > 0)
-        stepped.prefill(std::span<const float>(x).first(first * n_embd));
+        stepped.prefill(std::span<const float>(x).first(first * nEmbd));
       else
         stepped = make(); // a decode from position 0 on a fresh compressor
       for (size_t u = first; u < tokens; ++u)
-        stepped.decode(std::span<const float>(x).subspan(u * n_embd, n_embd),
+        stepped.decode(std::span<const float>(x).subspan(u * nEmbd, nEmbd),
                        static_cast<int64_t>(u));
       EXPECT_EQ(std::vector<float>(stepped.entries().begin(),
                                    stepped.entries().end()),

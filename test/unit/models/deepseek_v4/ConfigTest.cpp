@@ -9,63 +9,63 @@ namespace kf::deepseek_v4 {
 namespace {
 
 using testing::InMemoryFile;
-using testing::model_metadata;
+using testing::modelMetadata;
 
-Config preset_config(std::string_view name) {
+Config presetConfig(std::string_view name) {
   absl::StatusOr<Preset> p = preset(name);
   EXPECT_TRUE(p.ok()) << p.status();
   return p->config;
 }
 
 TEST(Presets, FlashIsSpecSectionOne) {
-  Config c = preset_config("flash");
-  EXPECT_EQ(c.n_embd, 4096u);
-  EXPECT_EQ(c.n_layer, 43u);
-  EXPECT_EQ(c.n_vocab, 129280u);
-  EXPECT_EQ(c.bos_token, 0u);
-  EXPECT_EQ(c.eos_token, 1u);
-  EXPECT_EQ(c.n_head, 64u);
-  EXPECT_EQ(c.head_dim, 512u);
-  EXPECT_EQ(c.rope_dim, 64u);
-  EXPECT_EQ(c.q_lora_rank, 1024u);
-  EXPECT_EQ(c.o_groups, 8u);
-  EXPECT_EQ(c.o_lora_rank, 1024u);
+  Config c = presetConfig("flash");
+  EXPECT_EQ(c.nEmbd, 4096u);
+  EXPECT_EQ(c.nLayer, 43u);
+  EXPECT_EQ(c.nVocab, 129280u);
+  EXPECT_EQ(c.bosToken, 0u);
+  EXPECT_EQ(c.eosToken, 1u);
+  EXPECT_EQ(c.nHead, 64u);
+  EXPECT_EQ(c.headDim, 512u);
+  EXPECT_EQ(c.ropeDim, 64u);
+  EXPECT_EQ(c.qLoraRank, 1024u);
+  EXPECT_EQ(c.oGroups, 8u);
+  EXPECT_EQ(c.oLoraRank, 1024u);
   EXPECT_EQ(c.window, 128u);
-  EXPECT_EQ(c.indexer_heads, 64u);
-  EXPECT_EQ(c.indexer_head_dim, 128u);
-  EXPECT_EQ(c.indexer_top_k, 512u);
-  EXPECT_EQ(c.n_expert, 256u);
-  EXPECT_EQ(c.n_expert_used, 6u);
-  EXPECT_EQ(c.n_expert_shared, 1u);
-  EXPECT_EQ(c.n_ff_exp, 2048u);
-  EXPECT_EQ(c.hash_layers, 3u);
-  EXPECT_EQ(c.route_scale, 1.5f);
-  EXPECT_EQ(c.swiglu_clamp_exp, std::vector<float>(43, 10.0f));
-  EXPECT_EQ(c.swiglu_clamp_shexp, std::vector<float>(43, 10.0f));
+  EXPECT_EQ(c.indexerHeads, 64u);
+  EXPECT_EQ(c.indexerHeadDim, 128u);
+  EXPECT_EQ(c.indexerTopK, 512u);
+  EXPECT_EQ(c.nExpert, 256u);
+  EXPECT_EQ(c.nExpertUsed, 6u);
+  EXPECT_EQ(c.nExpertShared, 1u);
+  EXPECT_EQ(c.nFfExp, 2048u);
+  EXPECT_EQ(c.hashLayers, 3u);
+  EXPECT_EQ(c.routeScale, 1.5f);
+  EXPECT_EQ(c.swigluClampExp, std::vector<float>(43, 10.0f));
+  EXPECT_EQ(c.swigluClampShexp, std::vector<float>(43, 10.0f));
   // §1.2: [0, 0, 4, 128, 4, 128, ..., 4]: 2 window-only, 21 CSA, 20 HCA.
-  ASSERT_EQ(c.compress_ratios.size(), 43u);
+  ASSERT_EQ(c.compressRatios.size(), 43u);
   int kinds[3] = {};
   for (uint32_t layer = 0; layer < 43; ++layer)
     ++kinds[static_cast<int>(c.attention(layer))];
   EXPECT_THAT(kinds, ::testing::ElementsAre(2, 21, 20));
-  EXPECT_EQ(c.compress_ratios[2], 4u);
-  EXPECT_EQ(c.compress_ratios[3], 128u);
-  EXPECT_EQ(c.compress_ratios[42], 4u);
+  EXPECT_EQ(c.compressRatios[2], 4u);
+  EXPECT_EQ(c.compressRatios[3], 128u);
+  EXPECT_EQ(c.compressRatios[42], 4u);
 }
 
 TEST(Presets, FlashSlicesAreFlashCutShort) {
-  Config flash = preset_config("flash");
-  EXPECT_EQ(preset_config("flash-slice:43"), flash);
-  Config four = preset_config("flash-slice:4");
-  EXPECT_EQ(four.compress_ratios, std::vector<uint32_t>({0, 0, 4, 128}));
-  EXPECT_EQ(four.hash_layers, 3u); // layers 0-2 hash-, layer 3 learned-routed
+  Config flash = presetConfig("flash");
+  EXPECT_EQ(presetConfig("flash-slice:43"), flash);
+  Config four = presetConfig("flash-slice:4");
+  EXPECT_EQ(four.compressRatios, std::vector<uint32_t>({0, 0, 4, 128}));
+  EXPECT_EQ(four.hashLayers, 3u); // layers 0-2 hash-, layer 3 learned-routed
   Config cut = flash;
-  cut.n_layer = 4;
-  cut.compress_ratios.resize(4);
-  cut.swiglu_clamp_exp.resize(4);
-  cut.swiglu_clamp_shexp.resize(4);
+  cut.nLayer = 4;
+  cut.compressRatios.resize(4);
+  cut.swigluClampExp.resize(4);
+  cut.swigluClampShexp.resize(4);
   EXPECT_EQ(four, cut);
-  EXPECT_EQ(preset_config("flash-slice:1").hash_layers, 1u);
+  EXPECT_EQ(presetConfig("flash-slice:1").hashLayers, 1u);
 }
 
 TEST(Presets, TinyIsSpecSectionNineWithTheCoderVocabulary) {
@@ -73,30 +73,29 @@ TEST(Presets, TinyIsSpecSectionNineWithTheCoderVocabulary) {
   ASSERT_TRUE(tiny.ok());
   EXPECT_EQ(tiny->vocabulary, Vocabulary::DeepseekCoder);
   const Config &c = tiny->config;
-  EXPECT_EQ(c.n_vocab, 32256u); // §9 says 2048: the one deviation
-  EXPECT_EQ(c.bos_token, 32013u);
-  EXPECT_EQ(c.eos_token, 32014u);
-  EXPECT_EQ(c.n_embd, 256u);
-  EXPECT_EQ(c.compress_ratios,
-            std::vector<uint32_t>({0, 0, 4, 128, 4, 128, 4}));
-  EXPECT_EQ(c.hash_layers, 3u);
-  EXPECT_EQ(c.n_head, 8u);
-  EXPECT_EQ(c.o_groups, 4u);
-  EXPECT_EQ(c.o_lora_rank, 64u);
-  EXPECT_EQ(c.head_dim, 192u);
-  EXPECT_EQ(c.rope_dim, 64u);
-  EXPECT_EQ(c.q_lora_rank, 128u);
+  EXPECT_EQ(c.nVocab, 32256u); // §9 says 2048: the one deviation
+  EXPECT_EQ(c.bosToken, 32013u);
+  EXPECT_EQ(c.eosToken, 32014u);
+  EXPECT_EQ(c.nEmbd, 256u);
+  EXPECT_EQ(c.compressRatios, std::vector<uint32_t>({0, 0, 4, 128, 4, 128, 4}));
+  EXPECT_EQ(c.hashLayers, 3u);
+  EXPECT_EQ(c.nHead, 8u);
+  EXPECT_EQ(c.oGroups, 4u);
+  EXPECT_EQ(c.oLoraRank, 64u);
+  EXPECT_EQ(c.headDim, 192u);
+  EXPECT_EQ(c.ropeDim, 64u);
+  EXPECT_EQ(c.qLoraRank, 128u);
   EXPECT_EQ(c.window, 16u);
-  EXPECT_EQ(c.indexer_heads, 16u);
-  EXPECT_EQ(c.indexer_head_dim, 128u);
-  EXPECT_EQ(c.indexer_top_k, 8u);
-  EXPECT_EQ(c.n_expert, 16u);
-  EXPECT_EQ(c.n_expert_used, 4u);
-  EXPECT_EQ(c.n_ff_exp, 128u);
-  EXPECT_EQ(c.swiglu_clamp_exp, std::vector<float>(7, 2.0f));
+  EXPECT_EQ(c.indexerHeads, 16u);
+  EXPECT_EQ(c.indexerHeadDim, 128u);
+  EXPECT_EQ(c.indexerTopK, 8u);
+  EXPECT_EQ(c.nExpert, 16u);
+  EXPECT_EQ(c.nExpertUsed, 4u);
+  EXPECT_EQ(c.nFfExp, 128u);
+  EXPECT_EQ(c.swigluClampExp, std::vector<float>(7, 2.0f));
   EXPECT_EQ(c.hc, 4u);
-  EXPECT_EQ(c.compress_rope_base, 160000.0f);
-  EXPECT_EQ(c.yarn_factor, 16.0f);
+  EXPECT_EQ(c.compressRopeBase, 160000.0f);
+  EXPECT_EQ(c.yarnFactor, 16.0f);
 }
 
 TEST(Presets, Errors) {
@@ -114,14 +113,14 @@ TEST(Presets, Errors) {
 }
 
 TEST(Parameters, FlashIsSpecSectionOnesDerivedSizes) {
-  ParameterCount p = count_parameters(preset_config("flash"));
+  ParameterCount p = countParameters(presetConfig("flash"));
   // Model §1.1: about 284.3 B in total, about 13.3 B active per token without
   // the embedding, 1.06 B for the embedding and head together.
   EXPECT_EQ(p.total, 284'332'240'471);
   EXPECT_NEAR(p.total / 1e9, 284.3, 0.05);
   EXPECT_EQ(p.active, 13'270'101'591);
   EXPECT_NEAR(p.active / 1e9, 13.3, 0.05);
-  EXPECT_EQ(p.embedding_and_head, 2 * 129280 * 4096);
+  EXPECT_EQ(p.embeddingAndHead, 2 * 129280 * 4096);
 }
 
 TEST(Parameters, TinyByHand) {
@@ -130,7 +129,7 @@ TEST(Parameters, TinyByHand) {
   const int64_t globals = 2 * 256 * 32256     // token_embd, output
                           + 256               // output_norm
                           + 1024 * 4 + 4 + 1; // output_hc fn, base, scale
-  const int64_t every_layer =
+  const int64_t everyLayer =
       256 + 8                    // attn_norm, sinks
       + 256 * 128 + 128          // q_a, q_a_norm
       + 128 * 8 * 192            // q_b
@@ -146,29 +145,29 @@ TEST(Parameters, TinyByHand) {
                       + 256 * 16 + 128 * 16 * 128      // indexer proj, q_b
                       + 2 * 256 * 256 + 256 * 4 + 128; // its compressor
   const int64_t hca = 2 * 256 * 192 + 192 * 128 + 192;
-  const int64_t gate_bias = 16; // learned layers 3..6
+  const int64_t gateBias = 16; // learned layers 3..6
   const int64_t total =
-      globals + 7 * every_layer + 3 * csa + 2 * hca + 4 * gate_bias;
+      globals + 7 * everyLayer + 3 * csa + 2 * hca + 4 * gateBias;
   EXPECT_EQ(total, 33'729'783);
-  ParameterCount p = count_parameters(preset_config("tiny"));
+  ParameterCount p = countParameters(presetConfig("tiny"));
   EXPECT_EQ(p.total, total);
   // Without the embedding and 12 of 16 routed experts in each layer.
   EXPECT_EQ(p.active, total - 256 * 32256 - 7 * 12 * 3 * 256 * 128);
-  EXPECT_EQ(p.embedding_and_head, 2 * 256 * 32256);
+  EXPECT_EQ(p.embeddingAndHead, 2 * 256 * 32256);
 }
 
 // The keys of a file written from `config` after `edit` changed them.
-absl::StatusOr<Config> read_back(
+absl::StatusOr<Config> readBack(
     const Config &config,
     const std::function<void(std::vector<gguf::KeyValue> &)> &edit = nullptr) {
-  std::vector<gguf::KeyValue> kv = model_metadata(config);
+  std::vector<gguf::KeyValue> kv = modelMetadata(config);
   if (edit)
     edit(kv);
   InMemoryFile file;
   write(file, kv, {});
   if (!file.file.ok())
     return file.file.status();
-  return Config::from_gguf(*file.file);
+  return Config::fromGguf(*file.file);
 }
 
 gguf::KeyValue &key(std::vector<gguf::KeyValue> &kv, std::string_view name) {
@@ -179,22 +178,22 @@ gguf::KeyValue &key(std::vector<gguf::KeyValue> &kv, std::string_view name) {
   return kv.front();
 }
 
-void remove_key(std::vector<gguf::KeyValue> &kv, std::string_view name) {
+void removeKey(std::vector<gguf::KeyValue> &kv, std::string_view name) {
   std::erase_if(kv, [&](const gguf::KeyValue &e) { return e.key == name; });
 }
 
 TEST(FromGguf, ReadsBackEveryPreset) {
   for (std::string_view name : {"tiny", "flash", "flash-slice:4"}) {
-    Config c = preset_config(name);
-    absl::StatusOr<Config> back = read_back(c);
+    Config c = presetConfig(name);
+    absl::StatusOr<Config> back = readBack(c);
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(*back, c) << name;
   }
 }
 
 TEST(FromGguf, AcceptsWhatLlamaCppAccepts) {
-  Config c = preset_config("tiny");
-  absl::StatusOr<Config> back = read_back(c, [](auto &kv) {
+  Config c = presetConfig("tiny");
+  absl::StatusOr<Config> back = readBack(c, [](auto &kv) {
     // Signed ratios, a scalar clamp, the MTP stages' extra ratios, and the
     // optional keys left to their defaults.
     key(kv, "deepseek4.attention.compress_ratios").value =
@@ -206,33 +205,33 @@ TEST(FromGguf, AcceptsWhatLlamaCppAccepts) {
           "deepseek4.rope.scaling.yarn_beta_slow",
           "deepseek4.embedding_length_out", "deepseek4.nextn_predict_layers",
           "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"})
-      remove_key(kv, optional);
+      removeKey(kv, optional);
   });
   ASSERT_TRUE(back.ok()) << back.status();
-  c.bos_token.reset();
-  c.eos_token.reset();
+  c.bosToken.reset();
+  c.eosToken.reset();
   EXPECT_EQ(*back, c);
 }
 
 TEST(FromGguf, TakesTheVocabularySizeFromTheTokens) {
-  Config c = preset_config("tiny");
-  auto with_tokens = [](size_t n) {
+  Config c = presetConfig("tiny");
+  auto withTokens = [](size_t n) {
     return [n](std::vector<gguf::KeyValue> &kv) {
-      remove_key(kv, "deepseek4.vocab_size");
+      removeKey(kv, "deepseek4.vocab_size");
       kv.push_back({"tokenizer.ggml.tokens", std::vector<std::string>(n, "t")});
     };
   };
-  absl::StatusOr<Config> back = read_back(c, with_tokens(32256));
+  absl::StatusOr<Config> back = readBack(c, withTokens(32256));
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->n_vocab, 32256u);
-  EXPECT_EQ(read_back(c, with_tokens(32000)).status().message(),
+  EXPECT_EQ(back->nVocab, 32256u);
+  EXPECT_EQ(readBack(c, withTokens(32000)).status().message(),
             "test.gguf: key 'tokenizer.ggml.bos_token_id' is 32013, expected "
             "a token id below 32000");
-  EXPECT_EQ(read_back(c,
-                      [](auto &kv) {
-                        kv.push_back({"tokenizer.ggml.tokens",
-                                      std::vector<std::string>(10, "t")});
-                      })
+  EXPECT_EQ(readBack(c,
+                     [](auto &kv) {
+                       kv.push_back({"tokenizer.ggml.tokens",
+                                     std::vector<std::string>(10, "t")});
+                     })
                 .status()
                 .message(),
             "test.gguf: key 'deepseek4.vocab_size' is 32256, expected 10, the "
@@ -240,13 +239,13 @@ TEST(FromGguf, TakesTheVocabularySizeFromTheTokens) {
 }
 
 TEST(FromGguf, KeyErrors) {
-  const Config tiny = preset_config("tiny");
+  const Config tiny = presetConfig("tiny");
   using Edit = std::function<void(std::vector<gguf::KeyValue> &)>;
   auto set = [](std::string_view name, gguf::Value value) -> Edit {
     return [name, value](auto &kv) { key(kv, name).value = value; };
   };
   auto remove = [](std::string_view name) -> Edit {
-    return [name](auto &kv) { remove_key(kv, name); };
+    return [name](auto &kv) { removeKey(kv, name); };
   };
   const std::pair<Edit, std::string> cases[] = {
       {remove("deepseek4.attention.q_lora_rank"),
@@ -254,7 +253,7 @@ TEST(FromGguf, KeyErrors) {
       {remove("deepseek4.rope.scaling.factor"),
        "no key 'deepseek4.rope.scaling.factor'"},
       {remove("tokenizer.ggml.model"), "no key 'tokenizer.ggml.model'"},
-      {[](auto &kv) { remove_key(kv, "deepseek4.vocab_size"); },
+      {[](auto &kv) { removeKey(kv, "deepseek4.vocab_size"); },
        "no key 'deepseek4.vocab_size' and no 'tokenizer.ggml.tokens': the "
        "vocabulary size is unknown"},
       {set("deepseek4.attention.head_count", int32_t{8}),
@@ -317,7 +316,7 @@ TEST(FromGguf, KeyErrors) {
        "does not run MTP or DSpark stages yet"},
   };
   for (const auto &[edit, message] : cases) {
-    absl::StatusOr<Config> back = read_back(tiny, edit);
+    absl::StatusOr<Config> back = readBack(tiny, edit);
     EXPECT_FALSE(back.ok()) << message;
     EXPECT_EQ(back.status().message(), "test.gguf: " + message);
   }

@@ -56,7 +56,7 @@ Vector project(std::span<const float> weight, std::span<const double> x) {
   return y;
 }
 
-Rows project_rows(std::span<const float> weight, const Rows &x) {
+Rows projectRows(std::span<const float> weight, const Rows &x) {
   Rows y(x.size(), weight.size() / x.width());
   for (size_t t = 0; t < x.size(); ++t) {
     Vector row = project(weight, x[t]);
@@ -72,14 +72,14 @@ double dot(std::span<const double> a, std::span<const double> b) {
   return acc;
 }
 
-double root_mean_square(std::span<const double> x, double eps) {
+double rootMeanSquare(std::span<const double> x, double eps) {
   return std::sqrt(dot(x, x) / static_cast<double>(x.size()) + eps);
 }
 
 // Divides by the RMS (eps inside the root), then scales by a learned weight.
-void rms_normalise(std::span<double> x, std::span<const float> weight,
-                   double eps) {
-  const double rms = root_mean_square(x, eps);
+void rmsNormalise(std::span<double> x, std::span<const float> weight,
+                  double eps) {
+  const double rms = rootMeanSquare(x, eps);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = x[i] / rms * static_cast<double>(weight[i]);
 }
@@ -120,31 +120,31 @@ std::vector<size_t> largest(std::span<const double> values, size_t k,
 // keep their frequency, pairs that turn fewer than beta_slow times are slowed
 // by the YaRN factor, and the pairs between are blended linearly. No YaRN
 // temperature is applied to the softmax.
-Vector rotary_frequencies(const Config &config, uint32_t layer) {
+Vector rotaryFrequencies(const Config &config, uint32_t layer) {
   const bool compressed = config.attention(layer) != AttentionKind::Window;
-  const double base = compressed ? config.compress_rope_base : config.rope_base;
-  const double dims = config.rope_dim;
-  Vector freqs(config.rope_dim / 2);
+  const double base = compressed ? config.compressRopeBase : config.ropeBase;
+  const double dims = config.ropeDim;
+  Vector freqs(config.ropeDim / 2);
   for (size_t i = 0; i < freqs.size(); ++i)
     freqs[i] = std::pow(base, -2.0 * static_cast<double>(i) / dims);
   if (!compressed)
     return freqs;
   // The pair index at which a frequency makes `turns` full turns over the
   // original context length.
-  auto pair_for_turns = [&](double turns) {
+  auto pairForTurns = [&](double turns) {
     return dims *
-           std::log(config.yarn_original_context /
+           std::log(config.yarnOriginalContext /
                     (2 * std::numbers::pi * turns)) /
            (2 * std::log(base));
   };
   const double lo =
-      std::max(std::floor(pair_for_turns(config.yarn_beta_fast)), 0.0);
+      std::max(std::floor(pairForTurns(config.yarnBetaFast)), 0.0);
   const double hi =
-      std::min(std::ceil(pair_for_turns(config.yarn_beta_slow)), dims - 1);
+      std::min(std::ceil(pairForTurns(config.yarnBetaSlow)), dims - 1);
   for (size_t i = 0; i < freqs.size(); ++i) {
     const double ramp =
         std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);
-    freqs[i] = freqs[i] * (1 - ramp) + freqs[i] / config.yarn_factor * ramp;
+    freqs[i] = freqs[i] * (1 - ramp) + freqs[i] / config.yarnFactor * ramp;
   }
   return freqs;
 }
@@ -152,8 +152,8 @@ Vector rotary_frequencies(const Config &config, uint32_t layer) {
 // Turns each adjacent pair (x[2i], x[2i+1]), read as the complex number
 // x[2i] + j·x[2i+1], by angle direction·pos·f_i. Direction −1 undoes a
 // rotation at the same position.
-void rotate_pairs(std::span<double> x, double pos, const Vector &freqs,
-                  double direction) {
+void rotatePairs(std::span<double> x, double pos, const Vector &freqs,
+                 double direction) {
   for (size_t i = 0; i < freqs.size(); ++i) {
     const double angle = direction * pos * freqs[i];
     const double c = std::cos(angle), s = std::sin(angle);
@@ -164,12 +164,11 @@ void rotate_pairs(std::span<double> x, double pos, const Vector &freqs,
 }
 
 // Only the tail of each head carries position; the rest is position-free.
-void rotate_head_tails(std::span<double> heads, size_t head_dim,
-                       size_t rope_dim, double pos, const Vector &freqs,
-                       double direction) {
-  for (size_t at = 0; at < heads.size(); at += head_dim)
-    rotate_pairs(heads.subspan(at + head_dim - rope_dim, rope_dim), pos, freqs,
-                 direction);
+void rotateHeadTails(std::span<double> heads, size_t headDim, size_t ropeDim,
+                     double pos, const Vector &freqs, double direction) {
+  for (size_t at = 0; at < heads.size(); at += headDim)
+    rotatePairs(heads.subspan(at + headDim - ropeDim, ropeDim), pos, freqs,
+                direction);
 }
 
 // ---------------------------------------------------------------------------
@@ -185,9 +184,9 @@ struct StreamMixing {
 
 // Linear read-outs of the streams, computed on the streams scaled to unit
 // RMS over all hc·D values (a weightless norm folded into the projection).
-Vector stream_readouts(std::span<const double> streams,
-                       std::span<const float> fn, double norm_eps) {
-  const double rms = root_mean_square(streams, norm_eps);
+Vector streamReadouts(std::span<const double> streams,
+                      std::span<const float> fn, double normEps) {
+  const double rms = rootMeanSquare(streams, normEps);
   Vector m = project(fn, streams);
   for (double &v : m)
     v /= rms;
@@ -224,12 +223,12 @@ void sinkhorn(Vector &c, size_t n, uint32_t iterations, double eps) {
         cell(b) /= total + eps;
     }
   };
-  auto scale_columns = [&] { scale(false); };
-  auto scale_rows = [&] { scale(true); };
-  scale_columns();
+  auto scaleColumns = [&] { scale(false); };
+  auto scaleRows = [&] { scale(true); };
+  scaleColumns();
   for (uint32_t it = 1; it < iterations; ++it) {
-    scale_rows();
-    scale_columns();
+    scaleRows();
+    scaleColumns();
   }
 }
 
@@ -237,13 +236,12 @@ void sinkhorn(Vector &c, size_t n, uint32_t iterations, double eps) {
 // hc for the read weights, hc for the write weights, hc·hc for the carry
 // logits, each group with its own learned scale and every read-out with its
 // own bias.
-StreamMixing stream_mixing(const Config &config,
-                           std::span<const double> streams,
-                           std::span<const float> fn,
-                           std::span<const float> base,
-                           std::span<const float> scale) {
+StreamMixing streamMixing(const Config &config, std::span<const double> streams,
+                          std::span<const float> fn,
+                          std::span<const float> base,
+                          std::span<const float> scale) {
   const size_t n = config.hc;
-  const Vector m = stream_readouts(streams, fn, config.norm_eps);
+  const Vector m = streamReadouts(streams, fn, config.normEps);
   auto logit = [&](size_t group, size_t i) {
     const size_t at = group == 0 ? i : group == 1 ? n + i : 2 * n + i;
     return static_cast<double>(scale[group]) * m[at] + base[at];
@@ -251,18 +249,18 @@ StreamMixing stream_mixing(const Config &config,
   StreamMixing mix{Vector(n), Vector(n), Vector(n * n)};
   for (size_t j = 0; j < n; ++j) {
     // Not normalised to sum to one; eps keeps every stream readable.
-    mix.read[j] = logistic(logit(0, j)) + config.hc_eps;
+    mix.read[j] = logistic(logit(0, j)) + config.hcEps;
     mix.write[j] = 2 * logistic(logit(1, j)); // in (0, 2)
   }
   for (size_t jk = 0; jk < n * n; ++jk)
     mix.carry[jk] = logit(2, jk);
-  sinkhorn(mix.carry, n, config.sinkhorn_iterations, config.hc_eps);
+  sinkhorn(mix.carry, n, config.sinkhornIterations, config.hcEps);
   return mix;
 }
 
 // Σ_j weight_j · stream_j.
-void read_streams(std::span<const double> streams, const Vector &weight,
-                  std::span<double> out) {
+void readStreams(std::span<const double> streams, const Vector &weight,
+                 std::span<double> out) {
   const size_t dim = out.size();
   for (size_t d = 0; d < dim; ++d) {
     double acc = 0;
@@ -274,8 +272,8 @@ void read_streams(std::span<const double> streams, const Vector &weight,
 
 // new_k = write_k · f + Σ_j carry[j][k] · old_j. The mixing was computed from
 // the old streams, before the sublayer ran.
-void write_streams(std::span<double> streams, const StreamMixing &mix,
-                   std::span<const double> f) {
+void writeStreams(std::span<double> streams, const StreamMixing &mix,
+                  std::span<const double> f) {
   const size_t n = mix.read.size(), dim = f.size();
   const Vector old(streams.begin(), streams.end());
   for (size_t k = 0; k < n; ++k)
@@ -289,18 +287,17 @@ void write_streams(std::span<double> streams, const StreamMixing &mix,
 
 // The head's reduction of the streams to one vector: the read half of a
 // mixing, with its own weights and no carry.
-Vector merge_streams(const Config &config, const Weights &weights,
-                     std::span<const double> streams) {
+Vector mergeStreams(const Config &config, const Weights &weights,
+                    std::span<const double> streams) {
   const Vector m =
-      stream_readouts(streams, weights.output_hc_fn(), config.norm_eps);
+      streamReadouts(streams, weights.outputHcFn(), config.normEps);
   Vector read(config.hc);
   for (size_t j = 0; j < read.size(); ++j)
-    read[j] =
-        logistic(static_cast<double>(weights.output_hc_scale()[0]) * m[j] +
-                 weights.output_hc_base()[j]) +
-        config.hc_eps;
-  Vector y(config.n_embd);
-  read_streams(streams, read, y);
+    read[j] = logistic(static_cast<double>(weights.outputHcScale()[0]) * m[j] +
+                       weights.outputHcBase()[j]) +
+              config.hcEps;
+  Vector y(config.nEmbd);
+  readStreams(streams, read, y);
   return y;
 }
 
@@ -319,19 +316,19 @@ struct CompressorWeights {
 // previous block and the second half when it is in c's own block; entry 0
 // has no previous block. Each pooled entry is then RMS-normalised and its
 // tail rotated at the position of its block's first token.
-Rows compressed_entries(const Config &config, const Rows &x,
-                        const CompressorWeights &w, uint32_t ratio,
-                        bool overlap, size_t dim, const Vector &freqs) {
-  const Rows values = project_rows(w.kv, x);
-  const Rows gates = project_rows(w.gate, x);
+Rows compressedEntries(const Config &config, const Rows &x,
+                       const CompressorWeights &w, uint32_t ratio, bool overlap,
+                       size_t dim, const Vector &freqs) {
+  const Rows values = projectRows(w.kv, x);
+  const Rows gates = projectRows(w.gate, x);
   const size_t width = values.width(); // dim, or 2·dim with overlap
-  const size_t own_half = overlap ? dim : 0;
+  const size_t ownHalf = overlap ? dim : 0;
   Rows entries(x.size() / ratio, dim);
   std::vector<std::pair<double, double>> pool; // (score, value)
   for (size_t c = 0; c < entries.size(); ++c) {
     for (size_t ch = 0; ch < dim; ++ch) {
       pool.clear();
-      auto add_block = [&](size_t block, size_t half) {
+      auto addBlock = [&](size_t block, size_t half) {
         for (size_t m = 0; m < ratio; ++m) {
           const size_t u = block * ratio + m, at = half + ch;
           pool.emplace_back(gates[u][at] + w.ape[m * width + at],
@@ -339,8 +336,8 @@ Rows compressed_entries(const Config &config, const Rows &x,
         }
       };
       if (overlap && c > 0)
-        add_block(c - 1, 0);
-      add_block(c, own_half);
+        addBlock(c - 1, 0);
+      addBlock(c, ownHalf);
       double top = -kInfinity;
       for (const auto &[score, value] : pool)
         top = std::max(top, score);
@@ -352,9 +349,9 @@ Rows compressed_entries(const Config &config, const Rows &x,
       }
       entries[c][ch] = pooled / total;
     }
-    rms_normalise(entries[c], w.norm, config.norm_eps);
-    rotate_pairs(entries[c].subspan(dim - config.rope_dim, config.rope_dim),
-                 static_cast<double>(c * ratio), freqs, +1);
+    rmsNormalise(entries[c], w.norm, config.normEps);
+    rotatePairs(entries[c].subspan(dim - config.ropeDim, config.ropeDim),
+                static_cast<double>(c * ratio), freqs, +1);
   }
   return entries;
 }
@@ -371,20 +368,20 @@ struct Queries {
 
 Queries queries(const Config &config, const LayerWeights &w, const Rows &x,
                 const Vector &freqs) {
-  Queries q{project_rows(w.attn_q_a, x), Rows(0, 0)};
+  Queries q{projectRows(w.attnQA, x), Rows(0, 0)};
   for (size_t t = 0; t < x.size(); ++t)
-    rms_normalise(q.latent[t], w.attn_q_a_norm, config.norm_eps);
-  q.heads = project_rows(w.attn_q_b, q.latent);
-  const size_t dh = config.head_dim;
+    rmsNormalise(q.latent[t], w.attnQANorm, config.normEps);
+  q.heads = projectRows(w.attnQB, q.latent);
+  const size_t dh = config.headDim;
   for (size_t t = 0; t < x.size(); ++t) {
     for (size_t at = 0; at < q.heads.width(); at += dh) {
       std::span<double> head = q.heads[t].subspan(at, dh);
-      const double rms = root_mean_square(head, config.norm_eps);
+      const double rms = rootMeanSquare(head, config.normEps);
       for (double &v : head)
         v /= rms;
     }
-    rotate_head_tails(q.heads[t], dh, config.rope_dim, static_cast<double>(t),
-                      freqs, +1);
+    rotateHeadTails(q.heads[t], dh, config.ropeDim, static_cast<double>(t),
+                    freqs, +1);
   }
   return q;
 }
@@ -392,11 +389,11 @@ Queries queries(const Config &config, const LayerWeights &w, const Rows &x,
 // One latent per token, serving as both key and value of every head.
 Rows latents(const Config &config, const LayerWeights &w, const Rows &x,
              const Vector &freqs) {
-  Rows kv = project_rows(w.attn_kv, x);
+  Rows kv = projectRows(w.attnKv, x);
   for (size_t t = 0; t < x.size(); ++t) {
-    rms_normalise(kv[t], w.attn_kv_a_norm, config.norm_eps);
-    rotate_head_tails(kv[t], config.head_dim, config.rope_dim,
-                      static_cast<double>(t), freqs, +1);
+    rmsNormalise(kv[t], w.attnKvANorm, config.normEps);
+    rotateHeadTails(kv[t], config.headDim, config.ropeDim,
+                    static_cast<double>(t), freqs, +1);
   }
   return kv;
 }
@@ -408,24 +405,24 @@ Rows latents(const Config &config, const LayerWeights &w, const Rows &x,
 // The model also passes the indexer's queries and keys through a Hadamard
 // transform, but only to quantise them: it is orthonormal, so without the
 // quantisation it leaves every q · K as it was and is left out here.
-std::vector<size_t> indexer_pick(const Config &config, const LayerWeights &w,
-                                 std::span<const double> x,
-                                 std::span<const double> q_latent, size_t t,
-                                 const Rows &keys, size_t visible,
-                                 const Vector &freqs, double &margin) {
-  const size_t heads = config.indexer_heads, dim = config.indexer_head_dim;
-  Vector q = project(w.indexer_q_b, q_latent);
-  rotate_head_tails(q, dim, config.rope_dim, static_cast<double>(t), freqs, +1);
-  Vector head_weight = project(w.indexer_proj, x);
+std::vector<size_t> indexerPick(const Config &config, const LayerWeights &w,
+                                std::span<const double> x,
+                                std::span<const double> qLatent, size_t t,
+                                const Rows &keys, size_t visible,
+                                const Vector &freqs, double &margin) {
+  const size_t heads = config.indexerHeads, dim = config.indexerHeadDim;
+  Vector q = project(w.indexerQB, qLatent);
+  rotateHeadTails(q, dim, config.ropeDim, static_cast<double>(t), freqs, +1);
+  Vector headWeight = project(w.indexerProj, x);
   const double normaliser = std::sqrt(static_cast<double>(dim * heads));
   Vector score(visible, 0.0);
   for (size_t c = 0; c < visible; ++c)
     for (size_t h = 0; h < heads; ++h) {
       const double relevance =
           dot(std::span<const double>(q).subspan(h * dim, dim), keys[c]);
-      score[c] += head_weight[h] / normaliser * std::max(relevance, 0.0);
+      score[c] += headWeight[h] / normaliser * std::max(relevance, 0.0);
     }
-  std::vector<size_t> picked = largest(score, config.indexer_top_k, margin);
+  std::vector<size_t> picked = largest(score, config.indexerTopK, margin);
   std::sort(picked.begin(), picked.end());
   return picked;
 }
@@ -436,13 +433,13 @@ std::vector<size_t> indexer_pick(const Config &config, const LayerWeights &w,
 // not.
 Vector attend(std::span<const double> q,
               const std::vector<std::span<const double>> &keys,
-              std::span<const float> sinks, size_t head_dim) {
-  const size_t heads = q.size() / head_dim;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+              std::span<const float> sinks, size_t headDim) {
+  const size_t heads = q.size() / headDim;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(headDim));
   Vector out(q.size(), 0.0);
   Vector logit(keys.size());
   for (size_t h = 0; h < heads; ++h) {
-    std::span<const double> qh = q.subspan(h * head_dim, head_dim);
+    std::span<const double> qh = q.subspan(h * headDim, headDim);
     const double sink = sinks[h];
     double top = sink;
     for (size_t j = 0; j < keys.size(); ++j) {
@@ -452,10 +449,9 @@ Vector attend(std::span<const double> q,
     double total = std::exp(sink - top);
     for (double &l : logit)
       total += l = std::exp(l - top);
-    std::span<double> oh =
-        std::span<double>(out).subspan(h * head_dim, head_dim);
+    std::span<double> oh = std::span<double>(out).subspan(h * headDim, headDim);
     for (size_t j = 0; j < keys.size(); ++j)
-      for (size_t d = 0; d < head_dim; ++d)
+      for (size_t d = 0; d < headDim; ++d)
         oh[d] += logit[j] / total * keys[j][d];
   }
   return out;
@@ -463,18 +459,18 @@ Vector attend(std::span<const double> q,
 
 // Heads are split into groups, each with its own low-rank projection, and
 // the concatenated group outputs are projected back to the model width.
-Vector output_projection(const Config &config, const LayerWeights &w,
-                         std::span<const double> o) {
-  const size_t groups = config.o_groups, rank = config.o_lora_rank;
-  const size_t group_in = o.size() / groups;
+Vector outputProjection(const Config &config, const LayerWeights &w,
+                        std::span<const double> o) {
+  const size_t groups = config.oGroups, rank = config.oLoraRank;
+  const size_t groupIn = o.size() / groups;
   Vector z;
   for (size_t g = 0; g < groups; ++g) {
     Vector zg =
-        project(w.attn_output_a.subspan(g * rank * group_in, rank * group_in),
-                o.subspan(g * group_in, group_in));
+        project(w.attnOutputA.subspan(g * rank * groupIn, rank * groupIn),
+                o.subspan(g * groupIn, groupIn));
     z.insert(z.end(), zg.begin(), zg.end());
   }
-  return project(w.attn_output_b, z);
+  return project(w.attnOutputB, z);
 }
 
 // The attention sublayer for every position at once. Position t sees the
@@ -482,29 +478,28 @@ Vector output_projection(const Config &config, const LayerWeights &w,
 // blocks are complete by t — all of them on ratio-128 layers, the indexer's
 // pick on ratio-4 layers. The output's tails are rotated back at t, so they
 // carry the relative position of what was attended.
-Rows attention_sublayer(const Config &config, const LayerWeights &w,
-                        uint32_t layer, const Rows &x, double &index_margin) {
+Rows attentionSublayer(const Config &config, const LayerWeights &w,
+                       uint32_t layer, const Rows &x, double &indexMargin) {
   const AttentionKind kind = config.attention(layer);
-  const uint32_t ratio = config.compress_ratios[layer];
-  const size_t dh = config.head_dim;
-  const Vector freqs = rotary_frequencies(config, layer);
+  const uint32_t ratio = config.compressRatios[layer];
+  const size_t dh = config.headDim;
+  const Vector freqs = rotaryFrequencies(config, layer);
   const Queries q = queries(config, w, x, freqs);
   const Rows kv = latents(config, w, x, freqs);
-  Rows entries(0, dh), index_keys(0, config.indexer_head_dim);
+  Rows entries(0, dh), indexKeys(0, config.indexerHeadDim);
   if (kind != AttentionKind::Window)
-    entries = compressed_entries(config, x,
-                                 {w.compressor_kv, w.compressor_gate,
-                                  w.compressor_ape, w.compressor_norm},
-                                 ratio, config.compressor_halves(layer) == 2,
-                                 dh, freqs);
-  if (kind == AttentionKind::Csa)
-    index_keys = compressed_entries(
+    entries = compressedEntries(
         config, x,
-        {w.indexer_compressor_kv, w.indexer_compressor_gate,
-         w.indexer_compressor_ape, w.indexer_compressor_norm},
-        ratio, /*overlap=*/true, config.indexer_head_dim, freqs);
+        {w.compressorKv, w.compressorGate, w.compressorApe, w.compressorNorm},
+        ratio, config.compressorHalves(layer) == 2, dh, freqs);
+  if (kind == AttentionKind::Csa)
+    indexKeys = compressedEntries(
+        config, x,
+        {w.indexerCompressorKv, w.indexerCompressorGate, w.indexerCompressorApe,
+         w.indexerCompressorNorm},
+        ratio, /*overlap=*/true, config.indexerHeadDim, freqs);
 
-  Rows out(x.size(), config.n_embd);
+  Rows out(x.size(), config.nEmbd);
   std::vector<std::span<const double>> keys;
   for (size_t t = 0; t < x.size(); ++t) {
     keys.clear();
@@ -516,13 +511,12 @@ Rows attention_sublayer(const Config &config, const LayerWeights &w,
       for (size_t c = 0; c < visible; ++c)
         keys.push_back(entries[c]);
     if (kind == AttentionKind::Csa && visible > 0)
-      for (size_t c : indexer_pick(config, w, x[t], q.latent[t], t, index_keys,
-                                   visible, freqs, index_margin))
+      for (size_t c : indexerPick(config, w, x[t], q.latent[t], t, indexKeys,
+                                  visible, freqs, indexMargin))
         keys.push_back(entries[c]);
-    Vector o = attend(q.heads[t], keys, w.attn_sinks, dh);
-    rotate_head_tails(o, dh, config.rope_dim, static_cast<double>(t), freqs,
-                      -1);
-    Vector y = output_projection(config, w, o);
+    Vector o = attend(q.heads[t], keys, w.attnSinks, dh);
+    rotateHeadTails(o, dh, config.ropeDim, static_cast<double>(t), freqs, -1);
+    Vector y = outputProjection(config, w, o);
     std::copy(y.begin(), y.end(), out[t].begin());
   }
   return out;
@@ -534,9 +528,9 @@ Rows attention_sublayer(const Config &config, const LayerWeights &w,
 // SwiGLU with the gate capped from above and the up projection clamped on
 // both sides (the clamp applies to the shared expert too), the result scaled
 // by the routing weight before the down projection.
-Vector gated_ffn(std::span<const double> x, std::span<const float> gate,
-                 std::span<const float> up, std::span<const float> down,
-                 double limit, double weight) {
+Vector gatedFfn(std::span<const double> x, std::span<const float> gate,
+                std::span<const float> up, std::span<const float> down,
+                double limit, double weight) {
   const Vector g = project(gate, x), u = project(up, x);
   Vector h(g.size());
   for (size_t i = 0; i < h.size(); ++i) {
@@ -551,46 +545,45 @@ Vector gated_ffn(std::span<const double> x, std::span<const float> gate,
 // from the token's row of tid2eid; the others take the top-k of score +
 // bias, the bias steering the choice only. Either way the weights are the
 // chosen experts' unbiased scores, normalised to sum to one and scaled.
-Rows moe_sublayer(const Config &config, const LayerWeights &w, uint32_t layer,
-                  std::span<const int32_t> tokens, const Rows &x,
-                  double &routing_margin) {
-  const size_t dim = config.n_embd, ff = config.n_ff_exp;
-  const size_t k = config.n_expert_used, expert = ff * dim;
+Rows moeSublayer(const Config &config, const LayerWeights &w, uint32_t layer,
+                 std::span<const int32_t> tokens, const Rows &x,
+                 double &routingMargin) {
+  const size_t dim = config.nEmbd, ff = config.nFfExp;
+  const size_t k = config.nExpertUsed, expert = ff * dim;
   Rows out(x.size(), dim);
   for (size_t t = 0; t < x.size(); ++t) {
-    Vector score = project(w.ffn_gate_inp, x[t]);
+    Vector score = project(w.ffnGateInp, x[t]);
     for (double &s : score)
       s = std::sqrt(softplus(s));
     std::vector<size_t> chosen;
-    if (config.hash_routed(layer)) {
+    if (config.hashRouted(layer)) {
       for (size_t j = 0; j < k; ++j)
         chosen.push_back(static_cast<size_t>(
             w.tid2eid[static_cast<size_t>(tokens[t]) * k + j]));
     } else {
       Vector biased(score.size());
       for (size_t e = 0; e < score.size(); ++e)
-        biased[e] = score[e] + w.exp_probs_b[e];
-      chosen = largest(biased, k, routing_margin);
+        biased[e] = score[e] + w.expProbsB[e];
+      chosen = largest(biased, k, routingMargin);
     }
     double total = 0;
     for (size_t e : chosen)
       total += score[e];
-    if (!config.normalize_weights)
+    if (!config.normalizeWeights)
       total = 1;
     std::span<double> y = out[t];
     for (size_t e : chosen) {
-      Vector ye = gated_ffn(x[t], w.ffn_gate_exps.subspan(e * expert, expert),
-                            w.ffn_up_exps.subspan(e * expert, expert),
-                            w.ffn_down_exps.subspan(e * expert, expert),
-                            config.swiglu_clamp_exp[layer],
-                            score[e] / total * config.route_scale);
+      Vector ye = gatedFfn(x[t], w.ffnGateExps.subspan(e * expert, expert),
+                           w.ffnUpExps.subspan(e * expert, expert),
+                           w.ffnDownExps.subspan(e * expert, expert),
+                           config.swigluClampExp[layer],
+                           score[e] / total * config.routeScale);
       for (size_t d = 0; d < dim; ++d)
         y[d] += ye[d];
     }
     // The shared experts are stored side by side as one wider expert.
-    Vector shared =
-        gated_ffn(x[t], w.ffn_gate_shexp, w.ffn_up_shexp, w.ffn_down_shexp,
-                  config.swiglu_clamp_shexp[layer], 1.0);
+    Vector shared = gatedFfn(x[t], w.ffnGateShexp, w.ffnUpShexp, w.ffnDownShexp,
+                             config.swigluClampShexp[layer], 1.0);
     for (size_t d = 0; d < dim; ++d)
       y[d] += shared[d];
   }
@@ -603,71 +596,70 @@ Rows moe_sublayer(const Config &config, const LayerWeights &w, uint32_t layer,
 // Runs one sublayer between hyper-connection read and write: the mixing of
 // every position is taken from the streams as they were before the sublayer.
 template <typename Sublayer>
-void residual_site(const Config &config, Rows &streams,
-                   std::span<const float> fn, std::span<const float> base,
-                   std::span<const float> scale, std::span<const float> norm,
-                   Sublayer sublayer) {
+void residualSite(const Config &config, Rows &streams,
+                  std::span<const float> fn, std::span<const float> base,
+                  std::span<const float> scale, std::span<const float> norm,
+                  Sublayer sublayer) {
   std::vector<StreamMixing> mixing;
-  Rows input(streams.size(), config.n_embd);
+  Rows input(streams.size(), config.nEmbd);
   for (size_t t = 0; t < streams.size(); ++t) {
-    mixing.push_back(stream_mixing(config, streams[t], fn, base, scale));
-    read_streams(streams[t], mixing[t].read, input[t]);
-    rms_normalise(input[t], norm, config.norm_eps);
+    mixing.push_back(streamMixing(config, streams[t], fn, base, scale));
+    readStreams(streams[t], mixing[t].read, input[t]);
+    rmsNormalise(input[t], norm, config.normEps);
   }
   const Rows f = sublayer(input);
   for (size_t t = 0; t < streams.size(); ++t)
-    write_streams(streams[t], mixing[t], f[t]);
+    writeStreams(streams[t], mixing[t], f[t]);
 }
 
-void decoder_block(const Config &config, const LayerWeights &w, uint32_t layer,
-                   std::span<const int32_t> tokens, Rows &streams,
-                   SelectionMargins &margins) {
-  residual_site(config, streams, w.hc_attn_fn, w.hc_attn_base, w.hc_attn_scale,
-                w.attn_norm, [&](const Rows &x) {
-                  return attention_sublayer(config, w, layer, x,
-                                            margins.indexer);
-                });
-  residual_site(config, streams, w.hc_ffn_fn, w.hc_ffn_base, w.hc_ffn_scale,
-                w.ffn_norm, [&](const Rows &x) {
-                  return moe_sublayer(config, w, layer, tokens, x,
-                                      margins.routing);
-                });
+void decoderBlock(const Config &config, const LayerWeights &w, uint32_t layer,
+                  std::span<const int32_t> tokens, Rows &streams,
+                  SelectionMargins &margins) {
+  residualSite(config, streams, w.hcAttnFn, w.hcAttnBase, w.hcAttnScale,
+               w.attnNorm, [&](const Rows &x) {
+                 return attentionSublayer(config, w, layer, x, margins.indexer);
+               });
+  residualSite(config, streams, w.hcFfnFn, w.hcFfnBase, w.hcFfnScale, w.ffnNorm,
+               [&](const Rows &x) {
+                 return moeSublayer(config, w, layer, tokens, x,
+                                    margins.routing);
+               });
 }
 
 } // namespace
 
-std::vector<double> f64_forward_logits(const Config &config,
-                                       const Weights &weights,
-                                       std::span<const int32_t> tokens,
-                                       SelectionMargins &margins) {
+std::vector<double> f64ForwardLogits(const Config &config,
+                                     const Weights &weights,
+                                     std::span<const int32_t> tokens,
+                                     SelectionMargins &margins) {
   margins = {kInfinity, kInfinity};
-  const size_t dim = config.n_embd, vocab = config.n_vocab;
+  const size_t dim = config.nEmbd, vocab = config.nVocab;
   // Every stream starts as the token's embedding.
   Rows streams(tokens.size(), config.hc * dim);
   for (size_t t = 0; t < tokens.size(); ++t) {
     std::span<const float> row =
-        weights.token_embd().subspan(static_cast<size_t>(tokens[t]) * dim, dim);
+        weights.tokenEmbd().subspan(static_cast<size_t>(tokens[t]) * dim, dim);
     for (size_t j = 0; j < config.hc; ++j)
       std::copy(row.begin(), row.end(), streams[t].begin() + j * dim);
   }
-  for (uint32_t l = 0; l < config.n_layer; ++l)
-    decoder_block(config, weights.layer(l), l, tokens, streams, margins);
+  for (uint32_t l = 0; l < config.nLayer; ++l)
+    decoderBlock(config, weights.layer(l), l, tokens, streams, margins);
   std::vector<double> logits;
   logits.reserve(tokens.size() * vocab);
   for (size_t t = 0; t < tokens.size(); ++t) {
-    Vector y = merge_streams(config, weights, streams[t]);
-    rms_normalise(y, weights.output_norm(), config.norm_eps);
+    Vector y = mergeStreams(config, weights, streams[t]);
+    rmsNormalise(y, weights.outputNorm(), config.normEps);
     Vector row = project(weights.output(), y);
     logits.insert(logits.end(), row.begin(), row.end());
   }
   return logits;
 }
 
-std::vector<double> f64_forward_logits(const Config &config,
-                                       const Weights &weights,
-                                       std::span<const int32_t> tokens) {
+std::vector<double> f64ForwardLogits(const Config &config,
+                                     const Weights &weights,
+                                     std::span<const int32_t> tokens) {
   SelectionMargins ignored;
-  return f64_forward_logits(config, weights, tokens, ignored);
+  return f64ForwardLogits(config, weights, tokens, ignored);
 }
 
 } // namespace kf::deepseek_v4::test

@@ -31,14 +31,14 @@ struct SelectionMargins {
 
 // The logits of every position of a prefill of `tokens` from position 0,
 // [T][V] row-major.
-std::vector<double> f64_forward_logits(const Config &config,
-                                       const reference::Weights &weights,
-                                       std::span<const int32_t> tokens);
+std::vector<double> f64ForwardLogits(const Config &config,
+                                     const reference::Weights &weights,
+                                     std::span<const int32_t> tokens);
 
 // The same, also reporting how close its top-k selections came to ties.
-std::vector<double> f64_forward_logits(const Config &config,
-                                       const reference::Weights &weights,
-                                       std::span<const int32_t> tokens,
-                                       SelectionMargins &margins);
+std::vector<double> f64ForwardLogits(const Config &config,
+                                     const reference::Weights &weights,
+                                     std::span<const int32_t> tokens,
+                                     SelectionMargins &margins);
 
 } // namespace kf::deepseek_v4::test

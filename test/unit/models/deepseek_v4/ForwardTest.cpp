@@ -16,13 +16,13 @@
 namespace kf::deepseek_v4::reference {
 namespace {
 
-using test::random_tokens;
-using test::random_weights;
-using test::tiny_config;
+using test::randomTokens;
+using test::randomWeights;
+using test::tinyConfig;
 
 // The largest |a − b| / max(|b|, 1e-30) over two equally long vectors.
-double max_relative_difference(std::span<const float> a,
-                               std::span<const float> b) {
+double maxRelativeDifference(std::span<const float> a,
+                             std::span<const float> b) {
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i)
     worst = std::max(worst,
@@ -34,8 +34,8 @@ double max_relative_difference(std::span<const float> a,
 class Forward : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    config_ = new Config(tiny_config());
-    weights_ = new Weights(random_weights(*config_, 7));
+    config_ = new Config(tinyConfig());
+    weights_ = new Weights(randomWeights(*config_, 7));
   }
   static void TearDownTestSuite() {
     delete weights_;
@@ -62,47 +62,47 @@ Weights *Forward::weights_ = nullptr;
 // official reference agrees only to about 1e-5 (§10) because its batched
 // and single-token kernels sum in different orders; the golden has one
 // order.
-void expect_prefill_then_decode_equals_a_longer_prefill(const Config &config,
-                                                        const Weights &weights,
-                                                        Options options) {
+void expectPrefillThenDecodeEqualsALongerPrefill(const Config &config,
+                                                 const Weights &weights,
+                                                 Options options) {
   const Config *config_ = &config;
-  options.keep_layer_streams = true;
+  options.keepLayerStreams = true;
   Model model(weights, options);
-  size_t width = size_t{config_->hc} * config_->n_embd;
+  size_t width = size_t{config_->hc} * config_->nEmbd;
   for (size_t t : {15, 16, 127, 128, 200, 255, 256}) {
-    std::vector<int32_t> tokens = random_tokens(*config_, t + 1, 100 + t);
+    std::vector<int32_t> tokens = randomTokens(*config_, t + 1, 100 + t);
     ForwardResult longer = model.prefill(tokens);
     model.prefill(std::span<const int32_t>(tokens).first(t));
     ForwardResult decoded = model.decode(tokens[t]);
     ASSERT_EQ(model.position(), static_cast<int64_t>(t + 1));
     double worst = 0;
-    for (uint32_t l = 0; l < config_->n_layer; ++l) {
+    for (uint32_t l = 0; l < config_->nLayer; ++l) {
       std::span<const float> last =
-          std::span<const float>(longer.layer_streams[l]).last(width);
-      ASSERT_EQ(decoded.layer_streams[l].size(), width);
-      worst = std::max(worst,
-                       max_relative_difference(decoded.layer_streams[l], last));
-      EXPECT_TRUE(std::equal(last.begin(), last.end(),
-                             decoded.layer_streams[l].begin()))
+          std::span<const float>(longer.layerStreams[l]).last(width);
+      ASSERT_EQ(decoded.layerStreams[l].size(), width);
+      worst =
+          std::max(worst, maxRelativeDifference(decoded.layerStreams[l], last));
+      EXPECT_TRUE(
+          std::equal(last.begin(), last.end(), decoded.layerStreams[l].begin()))
           << "T = " << t << ", layer " << l;
     }
     worst =
-        std::max(worst, max_relative_difference(decoded.logits, longer.logits));
+        std::max(worst, maxRelativeDifference(decoded.logits, longer.logits));
     EXPECT_EQ(decoded.logits, longer.logits) << "T = " << t;
     std::printf("T = %zu: largest relative difference %.3g\n", t, worst);
   }
 }
 
 TEST_F(Forward, PrefillThenDecodeEqualsALongerPrefill) {
-  expect_prefill_then_decode_equals_a_longer_prefill(
-      *config_, *weights_, {.simulate_quantization = false});
+  expectPrefillThenDecodeEqualsALongerPrefill(*config_, *weights_,
+                                              {.simulateQuantization = false});
 }
 
 // The same identity in the exact-f32 mode, bit for bit: the paths still
 // share every operand and order, whatever precision the values are held in.
 TEST_F(Forward, F32PrefillThenDecodeEqualsALongerPrefill) {
-  expect_prefill_then_decode_equals_a_longer_prefill(
-      *config_, *weights_, {.precision = Precision::F32});
+  expectPrefillThenDecodeEqualsALongerPrefill(*config_, *weights_,
+                                              {.precision = Precision::F32});
 }
 
 // The f32 mode holds its activations in f32: streams the model mode keeps
@@ -111,72 +111,71 @@ TEST_F(Forward, F32PrefillThenDecodeEqualsALongerPrefill) {
 // positions agrees). Its logits at every position are those a prefill of
 // each prefix gives.
 TEST_F(Forward, F32HoldsActivationsInF32) {
-  std::vector<int32_t> tokens = random_tokens(*config_, 40, 5);
+  std::vector<int32_t> tokens = randomTokens(*config_, 40, 5);
   Options f32{.precision = Precision::F32,
-              .keep_layer_streams = true,
-              .keep_position_logits = true};
-  Options model{.simulate_quantization = false,
-                .keep_layer_streams = true,
-                .keep_position_logits = true};
+              .keepLayerStreams = true,
+              .keepPositionLogits = true};
+  Options model{.simulateQuantization = false,
+                .keepLayerStreams = true,
+                .keepPositionLogits = true};
   ForwardResult exact = Model(*weights_, f32).prefill(tokens);
   ForwardResult rounded = Model(*weights_, model).prefill(tokens);
-  auto off_bf16_grid = [](std::span<const float> v) {
+  auto offBf16Grid = [](std::span<const float> v) {
     return std::count_if(v.begin(), v.end(), [](float x) {
       uint32_t bits = std::bit_cast<uint32_t>(x);
       return (bits & 0xffffu) != 0;
     });
   };
-  for (uint32_t l = 0; l < config_->n_layer; ++l) {
-    EXPECT_EQ(off_bf16_grid(rounded.layer_streams[l]), 0) << l;
-    EXPECT_GT(off_bf16_grid(exact.layer_streams[l]),
-              static_cast<long>(exact.layer_streams[l].size() / 2))
+  for (uint32_t l = 0; l < config_->nLayer; ++l) {
+    EXPECT_EQ(offBf16Grid(rounded.layerStreams[l]), 0) << l;
+    EXPECT_GT(offBf16Grid(exact.layerStreams[l]),
+              static_cast<long>(exact.layerStreams[l].size() / 2))
         << l;
   }
-  const size_t vocab = config_->n_vocab;
-  ASSERT_EQ(exact.position_logits.size(), tokens.size() * vocab);
-  size_t same_argmax = 0;
+  const size_t vocab = config_->nVocab;
+  ASSERT_EQ(exact.positionLogits.size(), tokens.size() * vocab);
+  size_t sameArgmax = 0;
   for (size_t t = 0; t < tokens.size(); ++t) {
     auto row = [&](const ForwardResult &r) {
-      return std::span<const float>(r.position_logits)
-          .subspan(t * vocab, vocab);
+      return std::span<const float>(r.positionLogits).subspan(t * vocab, vocab);
     };
-    same_argmax += std::max_element(row(exact).begin(), row(exact).end()) -
-                       row(exact).begin() ==
-                   std::max_element(row(rounded).begin(), row(rounded).end()) -
-                       row(rounded).begin();
+    sameArgmax += std::max_element(row(exact).begin(), row(exact).end()) -
+                      row(exact).begin() ==
+                  std::max_element(row(rounded).begin(), row(rounded).end()) -
+                      row(rounded).begin();
   }
-  EXPECT_GE(same_argmax, tokens.size() * 3 / 4);
+  EXPECT_GE(sameArgmax, tokens.size() * 3 / 4);
   EXPECT_TRUE(std::equal(exact.logits.begin(), exact.logits.end(),
-                         exact.position_logits.end() - vocab));
+                         exact.positionLogits.end() - vocab));
   Model prefix(*weights_, {.precision = Precision::F32});
   EXPECT_EQ(prefix.prefill(std::span<const int32_t>(tokens).first(17)).logits,
-            std::vector<float>(exact.position_logits.begin() + 16 * vocab,
-                               exact.position_logits.begin() + 17 * vocab));
+            std::vector<float>(exact.positionLogits.begin() + 16 * vocab,
+                               exact.positionLogits.begin() + 17 * vocab));
 }
 
 TEST_F(Forward, IsDeterministic) {
-  std::vector<int32_t> tokens = random_tokens(*config_, 40, 1);
-  Options options{.keep_layer_streams = true};
+  std::vector<int32_t> tokens = randomTokens(*config_, 40, 1);
+  Options options{.keepLayerStreams = true};
   ForwardResult first = Model(*weights_, options).prefill(tokens);
   ForwardResult second = Model(*weights_, options).prefill(tokens);
   EXPECT_EQ(first.logits, second.logits);
-  EXPECT_EQ(first.layer_streams, second.layer_streams);
+  EXPECT_EQ(first.layerStreams, second.layerStreams);
   // A second sequence on the same model starts from a reset state.
   Model model(*weights_, options);
-  model.prefill(random_tokens(*config_, 23, 2));
+  model.prefill(randomTokens(*config_, 23, 2));
   EXPECT_EQ(model.prefill(tokens).logits, first.logits);
 }
 
 // The simulations are not silently skipped: on, they change every layer's
 // output, and prefill and decode still agree exactly.
 TEST_F(Forward, SimulationsChangeTheResult) {
-  std::vector<int32_t> tokens = random_tokens(*config_, 130, 3);
-  Options on{.simulate_quantization = true, .keep_layer_streams = true};
-  Options off{.simulate_quantization = false, .keep_layer_streams = true};
+  std::vector<int32_t> tokens = randomTokens(*config_, 130, 3);
+  Options on{.simulateQuantization = true, .keepLayerStreams = true};
+  Options off{.simulateQuantization = false, .keepLayerStreams = true};
   ForwardResult simulated = Model(*weights_, on).prefill(tokens);
   ForwardResult exact = Model(*weights_, off).prefill(tokens);
-  for (uint32_t l = 0; l < config_->n_layer; ++l)
-    EXPECT_NE(simulated.layer_streams[l], exact.layer_streams[l]) << l;
+  for (uint32_t l = 0; l < config_->nLayer; ++l)
+    EXPECT_NE(simulated.layerStreams[l], exact.layerStreams[l]) << l;
   EXPECT_NE(simulated.logits, exact.logits);
 
   Model model(*weights_, on);

@@ -9,8 +9,8 @@
 namespace kf::deepseek_v4::reference {
 namespace {
 
-using test::bf16_rounding_bound;
-using test::is_bf16;
+using test::bf16RoundingBound;
+using test::isBf16;
 
 // The unscaled Sylvester matrix built by its recursion
 // H_1 = [1], H_2n = [[H_n, H_n], [H_n, −H_n]].
@@ -33,12 +33,10 @@ TEST(Hadamard, N2) {
   // (a, b) → ((a + b)/√2, (a − b)/√2), rounded to bf16.
   std::vector<float> x = {3, 1};
   hadamard(x);
-  EXPECT_NEAR(x[0], 4 / std::sqrt(2.0),
-              bf16_rounding_bound(4 / std::sqrt(2.0)));
-  EXPECT_NEAR(x[1], 2 / std::sqrt(2.0),
-              bf16_rounding_bound(2 / std::sqrt(2.0)));
-  EXPECT_TRUE(is_bf16(x[0]));
-  EXPECT_TRUE(is_bf16(x[1]));
+  EXPECT_NEAR(x[0], 4 / std::sqrt(2.0), bf16RoundingBound(4 / std::sqrt(2.0)));
+  EXPECT_NEAR(x[1], 2 / std::sqrt(2.0), bf16RoundingBound(2 / std::sqrt(2.0)));
+  EXPECT_TRUE(isBf16(x[0]));
+  EXPECT_TRUE(isBf16(x[1]));
 }
 
 TEST(Hadamard, N4NaturalOrder) {
@@ -71,7 +69,7 @@ TEST(Hadamard, N128MatchesSylvester) {
     // The fp64 sum and scaling, rounded to fp32 then bf16: the bf16 bound
     // plus one fp32 rounding (2^-24 relative).
     EXPECT_NEAR(y[i], expected,
-                bf16_rounding_bound(expected) + 0x1p-24 * std::fabs(expected))
+                bf16RoundingBound(expected) + 0x1p-24 * std::fabs(expected))
         << i;
   }
   // Each unit vector e_j gives column j: ±1/√128, rounded to bf16.
@@ -80,7 +78,7 @@ TEST(Hadamard, N128MatchesSylvester) {
     e[j] = 1;
     hadamard(e);
     for (size_t i = 0; i < n; ++i)
-      EXPECT_EQ(e[i], h[i][j] * test::to_bf16(1 / std::sqrt(128.0)))
+      EXPECT_EQ(e[i], h[i][j] * test::toBf16(1 / std::sqrt(128.0)))
           << i << "," << j;
   }
 }
@@ -93,17 +91,17 @@ TEST(Hadamard, N128AppliedTwiceIsIdentity) {
   // fp32 rounding, which the 1.01 absorbs.
   const size_t n = 128;
   std::vector<float> x(n);
-  double norm_sq = 0;
+  double normSq = 0;
   for (size_t j = 0; j < n; ++j) {
-    x[j] = test::to_bf16(std::sin(0.37 * j) * 3);
-    norm_sq += static_cast<double>(x[j]) * x[j];
+    x[j] = test::toBf16(std::sin(0.37 * j) * 3);
+    normSq += static_cast<double>(x[j]) * x[j];
   }
   std::vector<float> y = x;
   hadamard(y);
   hadamard(y);
   for (size_t i = 0; i < n; ++i)
     EXPECT_NEAR(y[i], x[i],
-                0x1p-8 * (1.01 * std::sqrt(norm_sq) + std::fabs(x[i])))
+                0x1p-8 * (1.01 * std::sqrt(normSq) + std::fabs(x[i])))
         << i;
 }
 

@@ -10,8 +10,8 @@
 namespace kf::deepseek_v4::reference {
 namespace {
 
-using test::bf16_rounding_bound;
-using test::is_bf16;
+using test::bf16RoundingBound;
+using test::isBf16;
 using test::kU32;
 
 double sigmoid(double z) { return 1 / (1 + std::exp(-z)); }
@@ -34,18 +34,18 @@ TEST(Sinkhorn, HandComputedTwoIterations) {
   const float ln3 = static_cast<float>(std::log(3.0));
   std::vector<float> one = {0, ln3, 0, 0};
   sinkhorn(one, 2, 1, 0.0f);
-  const double after_one[] = {1.0 / 3, 3.0 / 5, 2.0 / 3, 2.0 / 5};
+  const double afterOne[] = {1.0 / 3, 3.0 / 5, 2.0 / 3, 2.0 / 5};
   for (int i = 0; i < 4; ++i)
-    EXPECT_NEAR(one[i], after_one[i],
-                kSinkhornTwoIterationsTolerance * after_one[i])
+    EXPECT_NEAR(one[i], afterOne[i],
+                kSinkhornTwoIterationsTolerance * afterOne[i])
         << i;
 
   std::vector<float> two = {0, ln3, 0, 0};
   sinkhorn(two, 2, 2, 0.0f);
-  const double after_two[] = {4.0 / 11, 12.0 / 19, 7.0 / 11, 7.0 / 19};
+  const double afterTwo[] = {4.0 / 11, 12.0 / 19, 7.0 / 11, 7.0 / 19};
   for (int i = 0; i < 4; ++i)
-    EXPECT_NEAR(two[i], after_two[i],
-                kSinkhornTwoIterationsTolerance * after_two[i])
+    EXPECT_NEAR(two[i], afterTwo[i],
+                kSinkhornTwoIterationsTolerance * afterTwo[i])
         << i;
 }
 
@@ -68,8 +68,8 @@ TEST(Sinkhorn, EpsAfterSoftmaxAndInEveryDenominator) {
 }
 
 // §4.1 step 6 in fp64, for the convergence check below.
-std::vector<double> sinkhorn_fp64(const std::vector<double> &logits, int n,
-                                  int iters, double eps) {
+std::vector<double> sinkhornFp64(const std::vector<double> &logits, int n,
+                                 int iters, double eps) {
   std::vector<double> c(logits);
   for (int j = 0; j < n; ++j) {
     double max = logits[j * n];
@@ -113,7 +113,7 @@ TEST(Sinkhorn, TwentyIterationsMakeTheMatrixDoublyStochastic) {
     logits[i] = static_cast<float>(std::sin(1.7 * i + 0.3) * 2);
   std::vector<float> c(logits.begin(), logits.end());
   sinkhorn(c, 4, 20, 1e-6f);
-  std::vector<double> exact = sinkhorn_fp64(logits, 4, 20, 1e-6);
+  std::vector<double> exact = sinkhornFp64(logits, 4, 20, 1e-6);
   for (int j = 0; j < 4; ++j) {
     double row = 0, column = 0;
     for (int k = 0; k < 4; ++k) {
@@ -136,11 +136,11 @@ TEST(Sinkhorn, TwentyIterationsMakeTheMatrixDoublyStochastic) {
 
 // Streams s0 = (1, −1), s1 = (−1, 1), s2 = (1, 1), s3 = (−1, −1), times 2:
 // every |Z| = 2, so r = 1/sqrt(4 + 1e-6).
-std::vector<float> sample_streams() { return {2, -2, -2, 2, 2, 2, -2, -2}; }
+std::vector<float> sampleStreams() { return {2, -2, -2, 2, 2, 2, -2, -2}; }
 
 TEST(HcPre, HandComputed) {
   const int mult = 4, dim = 2, mix = (2 + mult) * mult;
-  std::vector<float> streams = sample_streams();
+  std::vector<float> streams = sampleStreams();
   const double r = 1 / std::sqrt(4 + 1e-6);
   // fn rows pick parts of Z = (2, −2, −2, 2, 2, 2, −2, −2):
   //   m_0 = 0.5·Z_0·r = r;   m_2 = 0.25·(Z_4 + Z_5)·r = r;
@@ -164,7 +164,7 @@ TEST(HcPre, HandComputed) {
 
   HcConfig config;
   std::vector<float> x(dim), post(mult), comb(mult * mult);
-  hc_pre(streams, {fn, base, scale}, config, x, post, comb);
+  hcPre(streams, {fn, base, scale}, config, x, post, comb);
 
   // Step 3: pre_j = sigmoid(scale0·m_j + base_j) + 1e-6.
   double pre[4];
@@ -178,9 +178,9 @@ TEST(HcPre, HandComputed) {
       magnitude += std::fabs(pre[j] * streams[j * dim + d]);
     }
     EXPECT_NEAR(x[d], expected,
-                bf16_rounding_bound(expected) + 8 * kU32 * magnitude)
+                bf16RoundingBound(expected) + 8 * kU32 * magnitude)
         << d;
-    EXPECT_TRUE(is_bf16(x[d]));
+    EXPECT_TRUE(isBf16(x[d]));
   }
   // Step 4: post_j = 2·sigmoid(scale1·m_{4+j} + base_{4+j}).
   for (int j = 0; j < 4; ++j) {
@@ -193,9 +193,9 @@ TEST(HcPre, HandComputed) {
   std::vector<double> logits(16);
   for (int jk = 0; jk < 16; ++jk)
     logits[jk] = scale[2] * m[8 + jk] + base[8 + jk];
-  std::vector<double> expected_comb = sinkhorn_fp64(logits, 4, 20, 1e-6);
+  std::vector<double> expectedComb = sinkhornFp64(logits, 4, 20, 1e-6);
   for (int jk = 0; jk < 16; ++jk)
-    EXPECT_NEAR(comb[jk], expected_comb[jk], 1e-6) << jk;
+    EXPECT_NEAR(comb[jk], expectedComb[jk], 1e-6) << jk;
 }
 
 TEST(HcPost, HandComputed) {
@@ -206,20 +206,20 @@ TEST(HcPost, HandComputed) {
   // stream 1: 1.5 + 0.5 = 2. A transposed C (C[k][j]) would make element 1
   // of stream 0 0.6 + 0.5 instead of 0.6 + 0.75.
   const std::vector<float> f = {1, 2, 1};
-  const std::vector<float> old_streams = {1, 0, 1, 0, 1, 1};
+  const std::vector<float> oldStreams = {1, 0, 1, 0, 1, 1};
   const std::vector<float> post = {0.3f, 1.5f};
   const std::vector<float> comb = {0.25f, 0.5f, 0.75f, 0.5f};
   std::vector<float> out(6);
-  hc_post(f, old_streams, post, comb, 2, out);
+  hcPost(f, oldStreams, post, comb, 2, out);
   const double expected[] = {0.3 + 0.25, 0.6 + 0.75, 0.3 + 0.25 + 0.75,
                              1.5 + 0.5,  3 + 0.5,    1.5 + 0.5 + 0.5};
   for (int i = 0; i < 6; ++i) {
     // post_0 = fl32(0.3) is 1.2e-8 off 0.3; the result is then one bf16
     // rounding of the fp32 value.
     EXPECT_NEAR(out[i], expected[i],
-                bf16_rounding_bound(expected[i]) + 4 * kU32 * expected[i])
+                bf16RoundingBound(expected[i]) + 4 * kU32 * expected[i])
         << i;
-    EXPECT_TRUE(is_bf16(out[i])) << i;
+    EXPECT_TRUE(isBf16(out[i])) << i;
   }
   EXPECT_EQ(out[0], 0.55078125f);
   EXPECT_EQ(out[3], 2.0f);
@@ -228,7 +228,7 @@ TEST(HcPost, HandComputed) {
 TEST(HcHead, HandComputed) {
   // §3: pre_j = sigmoid(m_j·scale0 + base_j) + 1e-6, y = bf16(Σ pre_j·s_j).
   const int mult = 4, dim = 2;
-  std::vector<float> streams = sample_streams();
+  std::vector<float> streams = sampleStreams();
   const double r = 1 / std::sqrt(4 + 1e-6);
   // m_1 = 1·Z_3·r = 2r and m_3 = −0.5·(Z_0 + Z_2)·r = 0; others 0.
   std::vector<float> fn(mult * mult * dim, 0.0f);
@@ -239,7 +239,7 @@ TEST(HcHead, HandComputed) {
   const std::vector<float> scale = {0.75f};
   const double m[4] = {0, 2 * r, 0, 0};
   std::vector<float> y(dim);
-  hc_head(streams, {fn, base, scale}, HcConfig{}, y);
+  hcHead(streams, {fn, base, scale}, HcConfig{}, y);
   for (int d = 0; d < dim; ++d) {
     double expected = 0, magnitude = 0;
     for (int j = 0; j < 4; ++j) {
@@ -248,14 +248,14 @@ TEST(HcHead, HandComputed) {
       magnitude += std::fabs(pre * streams[j * dim + d]);
     }
     EXPECT_NEAR(y[d], expected,
-                bf16_rounding_bound(expected) + 8 * kU32 * magnitude)
+                bf16RoundingBound(expected) + 8 * kU32 * magnitude)
         << d;
-    EXPECT_TRUE(is_bf16(y[d]));
+    EXPECT_TRUE(isBf16(y[d]));
   }
 }
 
 // Stream j = (2j + 1, 2j + 2): Σ_j s_j = (16, 20).
-std::vector<float> counting_streams() { return {1, 2, 3, 4, 5, 6, 7, 8}; }
+std::vector<float> countingStreams() { return {1, 2, 3, 4, 5, 6, 7, 8}; }
 
 TEST(HcPre, PreWeightsKeepEpsWhenTheSigmoidVanishes) {
   // fn = 0 and base −100 for the pre mixes: sigmoid(−100) ≈ 4e-44, so
@@ -266,9 +266,9 @@ TEST(HcPre, PreWeightsKeepEpsWhenTheSigmoidVanishes) {
     base[j] = -100;
   const std::vector<float> scale = {1, 1, 1};
   std::vector<float> x(2), post(mult), comb(mult * mult);
-  hc_pre(counting_streams(), {fn, base, scale}, HcConfig{}, x, post, comb);
-  EXPECT_NEAR(x[0], 16e-6, bf16_rounding_bound(16e-6) + 4 * kU32 * 16e-6);
-  EXPECT_NEAR(x[1], 20e-6, bf16_rounding_bound(20e-6) + 4 * kU32 * 20e-6);
+  hcPre(countingStreams(), {fn, base, scale}, HcConfig{}, x, post, comb);
+  EXPECT_NEAR(x[0], 16e-6, bf16RoundingBound(16e-6) + 4 * kU32 * 16e-6);
+  EXPECT_NEAR(x[1], 20e-6, bf16RoundingBound(20e-6) + 4 * kU32 * 20e-6);
 }
 
 TEST(HcHead, PreWeightsKeepEpsWhenTheSigmoidVanishes) {
@@ -276,16 +276,16 @@ TEST(HcHead, PreWeightsKeepEpsWhenTheSigmoidVanishes) {
   std::vector<float> fn(mult * 8, 0.0f), base(mult, -100.0f);
   const std::vector<float> scale = {1};
   std::vector<float> y(2);
-  hc_head(counting_streams(), {fn, base, scale}, HcConfig{}, y);
-  EXPECT_NEAR(y[0], 16e-6, bf16_rounding_bound(16e-6) + 4 * kU32 * 16e-6);
-  EXPECT_NEAR(y[1], 20e-6, bf16_rounding_bound(20e-6) + 4 * kU32 * 20e-6);
+  hcHead(countingStreams(), {fn, base, scale}, HcConfig{}, y);
+  EXPECT_NEAR(y[0], 16e-6, bf16RoundingBound(16e-6) + 4 * kU32 * 16e-6);
+  EXPECT_NEAR(y[1], 20e-6, bf16RoundingBound(20e-6) + 4 * kU32 * 20e-6);
 }
 
 TEST(HyperConnectionsDeathTest, RejectsWrongShapes) {
-  std::vector<float> streams = sample_streams();
+  std::vector<float> streams = sampleStreams();
   std::vector<float> fn(24 * 8 - 1), base(24), scale(3);
   std::vector<float> x(2), post(4), comb(16);
-  EXPECT_DEATH(hc_pre(streams, {fn, base, scale}, HcConfig{}, x, post, comb),
+  EXPECT_DEATH(hcPre(streams, {fn, base, scale}, HcConfig{}, x, post, comb),
                "hc");
 }
 

@@ -20,9 +20,9 @@ using reference::ForwardResult;
 using reference::Model;
 using reference::Precision;
 using reference::Weights;
-using reference::test::random_tokens;
-using reference::test::random_weights;
-using reference::test::tiny_config;
+using reference::test::randomTokens;
+using reference::test::randomWeights;
+using reference::test::tinyConfig;
 
 size_t argmax(std::span<const float> row) {
   return static_cast<size_t>(std::max_element(row.begin(), row.end()) -
@@ -71,35 +71,34 @@ size_t argmax(std::span<const double> row) {
 // compressed entries rotated at their last token) moves the logits by 1.1 to
 // 3.4, and the subtlest tried, one Sinkhorn iteration short, by 3.6e-4.
 TEST(IndependentForward, F32ModeMatchesAPlainF64Forward) {
-  const Config config = tiny_config();
-  const Weights weights = random_weights(config, 7);
+  const Config config = tinyConfig();
+  const Weights weights = randomWeights(config, 7);
   constexpr size_t kTokens = 264;
-  const std::vector<int32_t> tokens = random_tokens(config, kTokens, 11);
+  const std::vector<int32_t> tokens = randomTokens(config, kTokens, 11);
 
   auto start = std::chrono::steady_clock::now();
-  ForwardResult f32 = Model(weights, {.precision = Precision::F32,
-                                      .keep_position_logits = true})
-                          .prefill(tokens);
+  ForwardResult f32 =
+      Model(weights, {.precision = Precision::F32, .keepPositionLogits = true})
+          .prefill(tokens);
   auto middle = std::chrono::steady_clock::now();
   SelectionMargins margins;
-  std::vector<double> f64 =
-      f64_forward_logits(config, weights, tokens, margins);
+  std::vector<double> f64 = f64ForwardLogits(config, weights, tokens, margins);
   auto end = std::chrono::steady_clock::now();
 
-  const size_t vocab = config.n_vocab;
-  ASSERT_EQ(f32.position_logits.size(), kTokens * vocab);
+  const size_t vocab = config.nVocab;
+  ASSERT_EQ(f32.positionLogits.size(), kTokens * vocab);
   ASSERT_EQ(f64.size(), kTokens * vocab);
-  double worst = 0, largest_logit = 0;
-  size_t worst_position = 0, same_argmax = 0;
+  double worst = 0, largestLogit = 0;
+  size_t worstPosition = 0, sameArgmax = 0;
   for (size_t t = 0; t < kTokens; ++t) {
     std::span<const float> a =
-        std::span<const float>(f32.position_logits).subspan(t * vocab, vocab);
+        std::span<const float>(f32.positionLogits).subspan(t * vocab, vocab);
     std::span<const double> b =
         std::span<const double>(f64).subspan(t * vocab, vocab);
     double here = 0;
     for (size_t v = 0; v < vocab; ++v) {
       here = std::max(here, std::fabs(static_cast<double>(a[v]) - b[v]));
-      largest_logit = std::max(largest_logit, std::fabs(b[v]));
+      largestLogit = std::max(largestLogit, std::fabs(b[v]));
     }
     // A near-tie in a top-k can flip a discrete choice between f32 and f64
     // and move everything after it by O(1): the margins say whether one did.
@@ -108,18 +107,17 @@ TEST(IndependentForward, F32ModeMatchesAPlainF64Forward) {
                           << margins.routing << ", indexer " << margins.indexer;
     if (here > worst) {
       worst = here;
-      worst_position = t;
+      worstPosition = t;
     }
     EXPECT_EQ(argmax(a), argmax(b)) << "position " << t;
-    same_argmax += argmax(a) == argmax(b);
+    sameArgmax += argmax(a) == argmax(b);
   }
   auto seconds = [](auto d) {
     return std::chrono::duration<double>(d).count();
   };
   std::printf("T = %zu: max |dlogit| %.3g (position %zu), max |logit| %.3g, "
               "argmax agrees at %zu of %zu positions\n",
-              kTokens, worst, worst_position, largest_logit, same_argmax,
-              kTokens);
+              kTokens, worst, worstPosition, largestLogit, sameArgmax, kTokens);
   std::printf("smallest top-k margins: routing %.3g, indexer %.3g\n",
               margins.routing, margins.indexer);
   std::printf("reference f32 %.2f s, f64 forward %.2f s\n",

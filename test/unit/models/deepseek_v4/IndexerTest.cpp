@@ -25,7 +25,7 @@ TEST(IndexerScores, HandComputedInBf16) {
   const std::vector<float> w = {0.75f, 0.25f};
   const std::vector<float> keys = {1, 1, 0.5f, 1.25f, -1, 1};
   std::vector<float> scores(3);
-  indexer_scores(q, w, keys, 2, 2, scores);
+  indexerScores(q, w, keys, 2, 2, scores);
   EXPECT_EQ(scores, (std::vector<float>{0.75f, 0.380859375f, 0x1p-10f}));
 }
 
@@ -33,11 +33,11 @@ TEST(IndexerSelect, TopKAmongTheCausalEntries) {
   // Entries 0..3 are visible; entry 4 (score 9) is a future block.
   const std::vector<float> scores = {0.5f, 2, 0, 2, 9};
   std::vector<int32_t> three(3);
-  indexer_select(scores, 4, three);
+  indexerSelect(scores, 4, three);
   EXPECT_EQ(three, (std::vector<int32_t>{1, 3, 0}));
   // k = all 5 entries: the future one is padding, −1.
   std::vector<int32_t> all(5);
-  indexer_select(scores, 4, all);
+  indexerSelect(scores, 4, all);
   EXPECT_EQ(all, (std::vector<int32_t>{1, 3, 0, 2, -1}));
 }
 
@@ -49,8 +49,8 @@ TEST(IndexerSelect, ZeroTiesAreDeterministicAcrossRowLengths) {
   const std::vector<float> prefill = {0, 0.25f, 0, 0, 0, 7, 7, 7};
   const std::vector<float> decode = {0, 0.25f, 0, 0, 0};
   std::vector<int32_t> a(3), b(3);
-  indexer_select(prefill, 5, a);
-  indexer_select(decode, 5, b);
+  indexerSelect(prefill, 5, a);
+  indexerSelect(decode, 5, b);
   EXPECT_EQ(a, (std::vector<int32_t>{1, 0, 2}));
   EXPECT_EQ(a, b);
 }

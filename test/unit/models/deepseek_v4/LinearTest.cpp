@@ -12,7 +12,7 @@ TEST(Linear, Fp32IsXTimesWeightTransposed) {
   const std::vector<float> x = {1, 2};
   const std::vector<float> w = {1, 2, 3, 4, 0.5f, -1};
   std::vector<float> y(3);
-  linear_fp32(x, w, y);
+  linearFp32(x, w, y);
   EXPECT_EQ(y, (std::vector<float>{5, 11, -1.5f}));
 }
 
@@ -21,9 +21,9 @@ TEST(Linear, Bf16RoundsTheOutput) {
   const std::vector<float> x = {1};
   const std::vector<float> w = {1 + 0x1p-10f};
   std::vector<float> y(1);
-  linear_fp32(x, w, y);
+  linearFp32(x, w, y);
   EXPECT_EQ(y[0], 1 + 0x1p-10f);
-  linear_bf16(x, w, y);
+  linearBf16(x, w, y);
   EXPECT_EQ(y[0], 1.0f);
 }
 

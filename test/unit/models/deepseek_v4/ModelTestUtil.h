@@ -19,33 +19,33 @@ namespace kf::deepseek_v4::testing {
 
 // Every structural feature (window-only, CSA, HCA, hash and learned
 // routing) at a few kilobytes: four layers of ratios 0, 0, 4, 128.
-inline Config micro_config() {
+inline Config microConfig() {
   Config c = preset("flash-slice:4")->config;
-  c.n_embd = 64;
-  c.n_vocab = 96;
-  c.bos_token = 0;
-  c.eos_token = 1;
-  c.n_head = 2;
-  c.head_dim = 64;
-  c.rope_dim = 32;
-  c.q_lora_rank = 32;
-  c.o_groups = 2;
-  c.o_lora_rank = 32;
-  c.indexer_heads = 4;
-  c.indexer_head_dim = 64;
-  c.indexer_top_k = 4;
-  c.n_expert = 8;
-  c.n_expert_used = 2;
-  c.n_ff_exp = 32;
+  c.nEmbd = 64;
+  c.nVocab = 96;
+  c.bosToken = 0;
+  c.eosToken = 1;
+  c.nHead = 2;
+  c.headDim = 64;
+  c.ropeDim = 32;
+  c.qLoraRank = 32;
+  c.oGroups = 2;
+  c.oLoraRank = 32;
+  c.indexerHeads = 4;
+  c.indexerHeadDim = 64;
+  c.indexerTopK = 4;
+  c.nExpert = 8;
+  c.nExpertUsed = 2;
+  c.nFfExp = 32;
   return c;
 }
 
 // The metadata of `config` with a count-only tokenizer.
-inline std::vector<gguf::KeyValue> model_metadata(const Config &config) {
-  std::vector<gguf::KeyValue> kv = config.gguf_metadata();
+inline std::vector<gguf::KeyValue> modelMetadata(const Config &config) {
+  std::vector<gguf::KeyValue> kv = config.ggufMetadata();
   kv.push_back({"tokenizer.ggml.model", "none"});
-  kv.push_back({"tokenizer.ggml.bos_token_id", *config.bos_token});
-  kv.push_back({"tokenizer.ggml.eos_token_id", *config.eos_token});
+  kv.push_back({"tokenizer.ggml.bos_token_id", *config.bosToken});
+  kv.push_back({"tokenizer.ggml.eos_token_id", *config.eosToken});
   return kv;
 }
 
@@ -59,15 +59,15 @@ struct TestTensor {
   std::vector<uint8_t> data;
 };
 
-inline std::vector<TestTensor> model_tensors(const Config &config) {
+inline std::vector<TestTensor> modelTensors(const Config &config) {
   std::vector<TestTensor> tensors;
-  for (const TensorSpec &spec : tensor_specs(config)) {
-    Format format = fixed_format(spec.kind).value_or(Format::F32);
-    std::vector<uint8_t> data(*row_bytes(format, spec.shape[0]) * spec.rows());
+  for (const TensorSpec &spec : tensorSpecs(config)) {
+    Format format = fixedFormat(spec.kind).value_or(Format::F32);
+    std::vector<uint8_t> data(*rowBytes(format, spec.shape[0]) * spec.rows());
     if (spec.kind == TensorKind::Tid2Eid)
       for (int64_t token = 0; token < spec.rows(); ++token)
         for (int64_t j = 0; j < spec.shape[0]; ++j) {
-          int32_t expert = static_cast<int32_t>((token + j) % config.n_expert);
+          int32_t expert = static_cast<int32_t>((token + j) % config.nExpert);
           std::memcpy(&data[4 * (token * spec.shape[0] + j)], &expert, 4);
         }
     tensors.push_back({spec.name, format, spec.shape, std::move(data)});
@@ -87,10 +87,10 @@ inline void write(InMemoryFile &out,
                   const std::vector<TestTensor> &tensors) {
   gguf::Writer writer;
   for (const gguf::KeyValue &kv : metadata)
-    writer.add_metadata(kv.key, kv.value);
+    writer.addMetadata(kv.key, kv.value);
   for (const TestTensor &t : tensors)
-    writer.add_tensor(t.name, t.format, t.shape,
-                      std::span<const uint8_t>(t.data));
+    writer.addTensor(t.name, t.format, t.shape,
+                     std::span<const uint8_t>(t.data));
   absl::StatusOr<std::vector<uint8_t>> bytes = writer.serialize("test.gguf");
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   out.bytes = *std::move(bytes);

@@ -10,22 +10,22 @@
 namespace kf::deepseek_v4::reference {
 namespace {
 
-using test::bf16_rounding_bound;
-using test::is_bf16;
+using test::bf16RoundingBound;
+using test::isBf16;
 using test::kU32;
 
 TEST(RoundBf16, NearestEven) {
-  EXPECT_EQ(round_bf16(1.0f), 1.0f);
-  EXPECT_EQ(round_bf16(1.0f + 0x1p-8f), 1.0f);                   // tie, to even
-  EXPECT_EQ(round_bf16(1.0f + 0x3p-8f), 1.0f + 0x1p-6f);         // tie, to even
-  EXPECT_EQ(round_bf16(1.0f + 0x1p-8f + 0x1p-20f), 1 + 0x1p-7f); // above tie
-  EXPECT_EQ(round_bf16(-3.0f), -3.0f);
+  EXPECT_EQ(roundBf16(1.0f), 1.0f);
+  EXPECT_EQ(roundBf16(1.0f + 0x1p-8f), 1.0f);                   // tie, to even
+  EXPECT_EQ(roundBf16(1.0f + 0x3p-8f), 1.0f + 0x1p-6f);         // tie, to even
+  EXPECT_EQ(roundBf16(1.0f + 0x1p-8f + 0x1p-20f), 1 + 0x1p-7f); // above tie
+  EXPECT_EQ(roundBf16(-3.0f), -3.0f);
 
   std::vector<float> v = {1.0f + 0x1p-8f, 1.0f + 0x3p-8f, 0.1f};
-  round_bf16(v);
+  roundBf16(v);
   EXPECT_EQ(v[0], 1.0f);
   EXPECT_EQ(v[1], 1.0f + 0x1p-6f);
-  EXPECT_TRUE(is_bf16(v[2]));
+  EXPECT_TRUE(isBf16(v[2]));
 }
 
 TEST(InverseRms, MatchesFormula) {
@@ -33,7 +33,7 @@ TEST(InverseRms, MatchesFormula) {
   // mean + eps and the rsqrt each round once in fp32: within 2 units of 2^-24.
   std::vector<float> x = {3, -4};
   double expected = 1 / std::sqrt(12.5 + 1e-6);
-  EXPECT_NEAR(inverse_rms(x, kNormEps), expected, 2 * kU32 * expected);
+  EXPECT_NEAR(inverseRms(x, kNormEps), expected, 2 * kU32 * expected);
 }
 
 TEST(RmsNorm, HandComputed) {
@@ -41,16 +41,16 @@ TEST(RmsNorm, HandComputed) {
   std::vector<float> x = {1, -2, 3, -4};
   std::vector<float> w = {1, 0.5f, 2, -1.25f};
   std::vector<float> y(4);
-  rms_norm(x, w, kNormEps, y);
+  rmsNorm(x, w, kNormEps, y);
   double r = 1 / std::sqrt(7.5 + 1e-6);
   for (size_t i = 0; i < 4; ++i) {
     double expected = w[i] * x[i] * r;
     // fp32 maths (r, x·r, ·w: at most 4 roundings of 2^-24 relative), then
     // one bf16 rounding.
     EXPECT_NEAR(y[i], expected,
-                bf16_rounding_bound(expected) + 4 * kU32 * std::fabs(expected))
+                bf16RoundingBound(expected) + 4 * kU32 * std::fabs(expected))
         << i;
-    EXPECT_TRUE(is_bf16(y[i])) << i;
+    EXPECT_TRUE(isBf16(y[i])) << i;
   }
 }
 
@@ -60,17 +60,16 @@ TEST(RmsNorm, EpsMattersForSmallInputs) {
   std::vector<float> x(4, 0x1p-10f);
   std::vector<float> w(4, 1.0f);
   std::vector<float> y(4);
-  rms_norm(x, w, kNormEps, y);
+  rmsNorm(x, w, kNormEps, y);
   double expected = 0x1p-10 / std::sqrt(0x1p-20 + 1e-6);
   for (float v : y)
-    EXPECT_NEAR(v, expected,
-                bf16_rounding_bound(expected) + 4 * kU32 * expected);
+    EXPECT_NEAR(v, expected, bf16RoundingBound(expected) + 4 * kU32 * expected);
 }
 
 TEST(RmsNorm, OutputMayAliasInput) {
   std::vector<float> x = {2, 2, 2, 2};
   std::vector<float> w = {1, 1, 1, 1};
-  rms_norm(x, w, kNormEps, x);
+  rmsNorm(x, w, kNormEps, x);
   // 2/sqrt(4 + 1e-6) = 0.99999988 rounds to bf16 1.
   for (float v : x)
     EXPECT_EQ(v, 1.0f);
@@ -84,7 +83,7 @@ TEST(RmsScaleBf16, RoundsEveryStepToBf16) {
   //   which is 213.75 steps of 2^-7, so 214 · 2^-7 = 1.671875.
   // In fp32 arithmetic the last would be bf16(5/3) = 1.6640625.
   std::vector<float> x = {1, 1, 5};
-  rms_scale(x, kNormEps);
+  rmsScale(x, kNormEps);
   EXPECT_EQ(x[0], 0.333984375f);
   EXPECT_EQ(x[1], 0.333984375f);
   EXPECT_EQ(x[2], 1.671875f);
@@ -99,7 +98,7 @@ TEST(RmsScaleBf16, RoundsTheSquares) {
   // With unrounded squares the mean would be bf16(722.5) = 724 and the
   // results 0.6328125 and 1.265625.
   std::vector<float> x = {17, 34};
-  rms_scale(x, kNormEps);
+  rmsScale(x, kNormEps);
   EXPECT_EQ(x[0], 0.63671875f);
   EXPECT_EQ(x[1], 1.2734375f);
 }
@@ -114,7 +113,7 @@ TEST(RmsScaleBf16, RoundsTheMeanBeforeAddingEps) {
   x[1] = 0;
   x[2] = 0;
   const std::vector<float> original = x;
-  rms_scale(x, kNormEps);
+  rmsScale(x, kNormEps);
   EXPECT_EQ(x, original);
 }
 
@@ -125,7 +124,7 @@ TEST(RmsScaleBf16, RoundsMeanPlusEps) {
   // x·r = 1.001953125 → bf16 1. Kept in fp32, mean + eps would give
   // r = bf16(28.4329) = 28.375 and x·r → 0.99609375.
   std::vector<float> x = {0.03515625f};
-  rms_scale(x, kNormEps);
+  rmsScale(x, kNormEps);
   EXPECT_EQ(x[0], 1.0f);
 }
 
@@ -133,7 +132,7 @@ TEST(PrimitivesDeathTest, RejectsMismatchedShapes) {
   std::vector<float> x = {1, 2, 3};
   std::vector<float> w = {1, 2};
   std::vector<float> y(3);
-  EXPECT_DEATH(rms_norm(x, w, kNormEps, y), "rms_norm");
+  EXPECT_DEATH(rmsNorm(x, w, kNormEps, y), "rms_norm");
 }
 
 } // namespace

@@ -18,11 +18,11 @@ namespace kf::deepseek_v4::reference::test {
 
 // Model §9's tiny configuration with its 2048-token vocabulary: the
 // preset's dimensions, ratios [0, 0, 4, 128, 4, 128, 4], window 16.
-inline Config tiny_config() {
+inline Config tinyConfig() {
   Config c = preset("tiny")->config;
-  c.n_vocab = 2048;
-  c.bos_token = 0;
-  c.eos_token = 1;
+  c.nVocab = 2048;
+  c.bosToken = 0;
+  c.eosToken = 1;
   return c;
 }
 
@@ -30,23 +30,23 @@ inline Config tiny_config() {
 // (projections N(0, 1/in)), norms near 1, hc scales in [0.1, 0.6] and
 // hc fn and base N(0, 0.1), a small gate bias, tid2eid rows of distinct
 // experts.
-inline Weights random_weights(const Config &config, uint32_t seed) {
+inline Weights randomWeights(const Config &config, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
   Weights::FloatTensors floats;
   Weights::IntTensors integers;
-  for (const TensorSpec &spec : tensor_specs(config)) {
+  for (const TensorSpec &spec : tensorSpecs(config)) {
     size_t n = static_cast<size_t>(spec.elements());
     if (spec.kind == TensorKind::Tid2Eid) {
       std::vector<int32_t> table;
-      std::vector<int32_t> experts(config.n_expert);
+      std::vector<int32_t> experts(config.nExpert);
       for (int64_t token = 0; token < spec.rows(); ++token) {
         for (size_t e = 0; e < experts.size(); ++e)
           experts[e] = static_cast<int32_t>(e);
         std::shuffle(experts.begin(), experts.end(), rng);
         table.insert(table.end(), experts.begin(),
-                     experts.begin() + config.n_expert_used);
+                     experts.begin() + config.nExpertUsed);
       }
       integers[spec.name] = std::move(table);
       continue;
@@ -80,16 +80,16 @@ inline Weights random_weights(const Config &config, uint32_t seed) {
     floats[spec.name] = std::move(values);
   }
   absl::StatusOr<Weights> weights =
-      Weights::from_fp32(config, std::move(floats), std::move(integers));
+      Weights::fromFp32(config, std::move(floats), std::move(integers));
   EXPECT_TRUE(weights.ok()) << weights.status();
   return *std::move(weights);
 }
 
-inline std::vector<int32_t> random_tokens(const Config &config, size_t n,
-                                          uint32_t seed) {
+inline std::vector<int32_t> randomTokens(const Config &config, size_t n,
+                                         uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> token(
-      0, static_cast<int32_t>(config.n_vocab) - 1);
+      0, static_cast<int32_t>(config.nVocab) - 1);
   std::vector<int32_t> tokens(n);
   for (int32_t &t : tokens)
     t = token(rng);

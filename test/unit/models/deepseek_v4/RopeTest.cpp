@@ -12,18 +12,18 @@
 namespace kf::deepseek_v4::reference {
 namespace {
 
-using test::bf16_rounding_bound;
-using test::is_bf16;
+using test::bf16RoundingBound;
+using test::isBf16;
 using test::kU32;
 
 std::vector<float> frequencies(const RopeConfig &config) {
-  std::vector<float> f(config.rope_dim / 2);
-  rope_frequencies(config, f);
+  std::vector<float> f(config.ropeDim / 2);
+  ropeFrequencies(config, f);
   return f;
 }
 
 // A rope slice of bf16 values: x[2i] = 1 − i/64, x[2i+1] = −1/2 + i/128.
-std::vector<float> sample_slice() {
+std::vector<float> sampleSlice() {
   std::vector<float> x(64);
   for (int i = 0; i < 32; ++i) {
     x[2 * i] = 1.0f - i / 64.0f;
@@ -34,9 +34,9 @@ std::vector<float> sample_slice() {
 
 TEST(Yarn, CorrectionRangeOfTheCompressedLayers) {
   // §2: cd(n) = 64·ln(65536/(2πn)) / (2·ln 160000); raw 15.45 and 24.71.
-  EXPECT_NEAR(yarn_correction_dim(kCompressedRope, 32), 15.4533, 1e-4);
-  EXPECT_NEAR(yarn_correction_dim(kCompressedRope, 1), 24.7084, 1e-4);
-  YarnRange range = yarn_correction_range(kCompressedRope);
+  EXPECT_NEAR(yarnCorrectionDim(kCompressedRope, 32), 15.4533, 1e-4);
+  EXPECT_NEAR(yarnCorrectionDim(kCompressedRope, 1), 24.7084, 1e-4);
+  YarnRange range = yarnCorrectionRange(kCompressedRope);
   EXPECT_EQ(range.lo, 15);
   EXPECT_EQ(range.hi, 25);
 }
@@ -46,19 +46,19 @@ TEST(Yarn, CorrectionRangeRoundsOutwardAndClamps) {
   // lo = floor = 11 (not 12) and hi = ceil = 24 (not 23).
   RopeConfig config = kCompressedRope;
   config.base = 20000;
-  config.original_len = 8192;
-  EXPECT_NEAR(yarn_correction_dim(config, 32), 11.979, 1e-3);
-  EXPECT_NEAR(yarn_correction_dim(config, 1), 23.177, 1e-3);
-  EXPECT_EQ(yarn_correction_range(config).lo, 11);
-  EXPECT_EQ(yarn_correction_range(config).hi, 24);
+  config.originalLen = 8192;
+  EXPECT_NEAR(yarnCorrectionDim(config, 32), 11.979, 1e-3);
+  EXPECT_NEAR(yarnCorrectionDim(config, 1), 23.177, 1e-3);
+  EXPECT_EQ(yarnCorrectionRange(config).lo, 11);
+  EXPECT_EQ(yarnCorrectionRange(config).hi, 24);
   // A short original length puts cd(32) below 0 (lo clamps to 0); a huge one
   // puts cd(1) above rope_dim − 1 (hi clamps to 63).
-  config.original_len = 64;
-  EXPECT_LT(yarn_correction_dim(config, 32), 0);
-  EXPECT_EQ(yarn_correction_range(config).lo, 0);
-  config.original_len = 0x1p40;
-  EXPECT_GT(yarn_correction_dim(config, 1), 63);
-  EXPECT_EQ(yarn_correction_range(config).hi, 63);
+  config.originalLen = 64;
+  EXPECT_LT(yarnCorrectionDim(config, 32), 0);
+  EXPECT_EQ(yarnCorrectionRange(config).lo, 0);
+  config.originalLen = 0x1p40;
+  EXPECT_GT(yarnCorrectionDim(config, 1), 63);
+  EXPECT_EQ(yarnCorrectionRange(config).hi, 63);
 }
 
 TEST(RopeFrequencies, SwaLayersHaveNoYarn) {
@@ -112,35 +112,35 @@ std::vector<double> rotated(const std::vector<float> &x,
 // |out − exact| for one component: the bf16 rounding of the result, plus the
 // fp32 work before it (cos and sin held in fp32, two products and a sum:
 // at most 3·2^-24 of the pair's magnitude, bounded by 2^-22).
-double rope_tolerance(double exact, double pair_norm) {
-  return bf16_rounding_bound(exact) + 4 * kU32 * pair_norm;
+double ropeTolerance(double exact, double pairNorm) {
+  return bf16RoundingBound(exact) + 4 * kU32 * pairNorm;
 }
 
 // y = rope(x) at `pos` against x rotated exactly by the angles §2's precision
 // note prescribes: fl32(fl32(pos) · f_i).
-void expect_fp32_angle_rotation(const std::vector<float> &x,
-                                const std::vector<float> &y, int64_t pos,
-                                const std::vector<float> &freqs) {
+void expectFp32AngleRotation(const std::vector<float> &x,
+                             const std::vector<float> &y, int64_t pos,
+                             const std::vector<float> &freqs) {
   std::vector<double> angles(32);
   for (int i = 0; i < 32; ++i)
     angles[i] = static_cast<float>(pos) * freqs[i];
   std::vector<double> expected = rotated(x, angles);
   for (int k = 0; k < 64; ++k) {
     double norm = std::hypot(x[k & ~1], x[k | 1]);
-    EXPECT_NEAR(y[k], expected[k], rope_tolerance(expected[k], norm))
+    EXPECT_NEAR(y[k], expected[k], ropeTolerance(expected[k], norm))
         << "pos " << pos << " dim " << k;
   }
 }
 
 TEST(Rope, YarnAtPositions0_1_127_65535) {
   std::vector<float> freqs = frequencies(kCompressedRope);
-  const std::vector<float> x = sample_slice();
+  const std::vector<float> x = sampleSlice();
   for (int64_t pos : {0, 1, 127, 65535}) {
     std::vector<float> y = x;
     rope(y, pos, freqs);
-    expect_fp32_angle_rotation(x, y, pos, freqs);
+    expectFp32AngleRotation(x, y, pos, freqs);
     for (int k = 0; k < 64; ++k)
-      EXPECT_TRUE(is_bf16(y[k])) << "pos " << pos << " dim " << k;
+      EXPECT_TRUE(isBf16(y[k])) << "pos " << pos << " dim " << k;
     if (pos == 0) { // angle 0: the identity on bf16 inputs
       EXPECT_EQ(y, x);
     }
@@ -154,18 +154,18 @@ TEST(Rope, AnglesAreFormedInFp32) {
   // the fp32 angle (Rope.AnyPosition) and so be far from the fp64 one in
   // a good number of components: this tells the two apart.
   std::vector<float> freqs = frequencies(kCompressedRope);
-  const std::vector<float> x = sample_slice();
+  const std::vector<float> x = sampleSlice();
   const int64_t pos = 1048575;
   std::vector<float> y = x;
   rope(y, pos, freqs);
-  std::vector<double> fp64_angles(32);
+  std::vector<double> fp64Angles(32);
   for (int i = 0; i < 32; ++i)
-    fp64_angles[i] = static_cast<double>(pos) * freqs[i];
-  std::vector<double> fp64 = rotated(x, fp64_angles);
+    fp64Angles[i] = static_cast<double>(pos) * freqs[i];
+  std::vector<double> fp64 = rotated(x, fp64Angles);
   int distinguishable = 0;
   for (int k = 0; k < 64; ++k) {
     double norm = std::hypot(x[k & ~1], x[k | 1]);
-    if (std::fabs(y[k] - fp64[k]) > rope_tolerance(fp64[k], norm))
+    if (std::fabs(y[k] - fp64[k]) > ropeTolerance(fp64[k], norm))
       ++distinguishable;
   }
   EXPECT_GE(distinguishable, 8); // 11 of the 64 here
@@ -176,11 +176,11 @@ TEST(Rope, AnyPosition) {
   // past 2^24, where fl32(pos) itself rounds (to 16777216).
   for (const RopeConfig &config : {kSwaRope, kCompressedRope}) {
     std::vector<float> freqs = frequencies(config);
-    const std::vector<float> x = sample_slice();
+    const std::vector<float> x = sampleSlice();
     for (int64_t pos : {int64_t{1048575}, int64_t{16777217}}) {
       std::vector<float> y = x;
       rope(y, pos, freqs);
-      expect_fp32_angle_rotation(x, y, pos, freqs);
+      expectFp32AngleRotation(x, y, pos, freqs);
     }
   }
 }
@@ -205,11 +205,11 @@ TEST(InverseRope, UndoesRope) {
   // (2^-8 + 2^-22)·|pair|·(1 + 2^-7). So |back − x| ≤ 2.5·2^-8·|pair|.
   for (const RopeConfig &config : {kSwaRope, kCompressedRope}) {
     std::vector<float> freqs = frequencies(config);
-    const std::vector<float> x = sample_slice();
+    const std::vector<float> x = sampleSlice();
     for (int64_t pos : {0, 1, 127, 4096, 65535, 1048575}) {
       std::vector<float> y = x;
       rope(y, pos, freqs);
-      inverse_rope(y, pos, freqs);
+      inverseRope(y, pos, freqs);
       for (int k = 0; k < 64; ++k) {
         double norm = std::hypot(x[k & ~1], x[k | 1]);
         EXPECT_NEAR(y[k], x[k], 2.5 * 0x1p-8 * norm)
@@ -223,7 +223,7 @@ TEST(InverseRope, RotatesTheOtherWay) {
   // exp(−j·π/2)·(1 + 2j) = 2 − j.
   std::vector<float> freqs = {static_cast<float>(std::numbers::pi / 2)};
   std::vector<float> x = {1.0f, 2.0f};
-  inverse_rope(x, 1, freqs);
+  inverseRope(x, 1, freqs);
   EXPECT_EQ(x[0], 2.0f);
   EXPECT_EQ(x[1], -1.0f);
 }

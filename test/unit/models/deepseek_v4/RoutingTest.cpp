@@ -12,35 +12,35 @@
 namespace kf::deepseek_v4::reference {
 namespace {
 
-using test::bf16_rounding_bound;
-using test::is_bf16;
+using test::bf16RoundingBound;
+using test::isBf16;
 using test::kU32;
 
 TEST(SqrtSoftplus, MatchesFormula) {
   // s = sqrt(log(1 + e^z)), one fp32 rounding of the fp64 value.
   for (float z : {-30.0f, -5.0f, -1.0f, 0.0f, 0.5f, 1.0f, 10.0f, 19.5f}) {
     double expected = std::sqrt(std::log1p(std::exp(static_cast<double>(z))));
-    EXPECT_NEAR(sqrt_softplus(z), expected, kU32 * expected) << z;
+    EXPECT_NEAR(sqrtSoftplus(z), expected, kU32 * expected) << z;
   }
   // z = 0: sqrt(ln 2) = 0.83255461; z = −30: ≈ e^−15 = 3.0590232e-7.
-  EXPECT_NEAR(sqrt_softplus(0), 0.83255461, 1e-7);
-  EXPECT_NEAR(sqrt_softplus(-30), 3.0590232e-7, 1e-13);
+  EXPECT_NEAR(sqrtSoftplus(0), 0.83255461, 1e-7);
+  EXPECT_NEAR(sqrtSoftplus(-30), 3.0590232e-7, 1e-13);
 }
 
 TEST(SqrtSoftplus, IsSqrtZAboveTwenty) {
   // torch's softplus returns z itself for z > 20; e^z overflows fp32 from
   // z ≈ 88.7 and fp64 from ≈ 709.8, and the result stays finite.
   for (float z : {20.5f, 21.0f, 89.0f, 1000.0f, 1e30f})
-    EXPECT_EQ(sqrt_softplus(z), std::sqrt(z)) << z;
+    EXPECT_EQ(sqrtSoftplus(z), std::sqrt(z)) << z;
 }
 
 TEST(TopK, LowerIndexWinsTies) {
   const std::vector<float> v = {1, 3, 3, 2, 3};
   std::vector<int32_t> one(1), two(2), three(3), all(5);
-  top_k(v, one);
-  top_k(v, two);
-  top_k(v, three);
-  top_k(v, all);
+  topK(v, one);
+  topK(v, two);
+  topK(v, three);
+  topK(v, all);
   EXPECT_EQ(one, (std::vector<int32_t>{1}));
   EXPECT_EQ(two, (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(three, (std::vector<int32_t>{1, 2, 4}));
@@ -50,13 +50,13 @@ TEST(TopK, LowerIndexWinsTies) {
 TEST(TopK, InfinitiesAndSignedZerosTie) {
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<int32_t> out(3);
-  top_k(std::vector<float>{-inf, 0, -inf}, out);
+  topK(std::vector<float>{-inf, 0, -inf}, out);
   EXPECT_EQ(out, (std::vector<int32_t>{1, 0, 2}));
   // −0 == +0: a tie, so the lower index, whichever zero it holds.
   std::vector<int32_t> first(1);
-  top_k(std::vector<float>{-0.0f, 0.0f}, first);
+  topK(std::vector<float>{-0.0f, 0.0f}, first);
   EXPECT_EQ(first[0], 0);
-  top_k(std::vector<float>{0.0f, -0.0f}, first);
+  topK(std::vector<float>{0.0f, -0.0f}, first);
   EXPECT_EQ(first[0], 0);
 }
 
@@ -65,7 +65,7 @@ TEST(RoutingWeights, NormalisedThenScaled) {
   const std::vector<float> s = {1, 2, 3};
   const std::vector<int32_t> ids = {2, 0};
   std::vector<float> w(2);
-  routing_weights(s, ids, kRouteScale, w);
+  routingWeights(s, ids, kRouteScale, w);
   EXPECT_EQ(w, (std::vector<float>{1.125f, 0.375f}));
 }
 
@@ -77,7 +77,7 @@ TEST(RouteLearned, BiasOnlySelects) {
   const std::vector<float> bias = {0.6f, 0, 0, 0.7f};
   std::vector<int32_t> ids(2);
   std::vector<float> w(2);
-  route_learned(s, bias, kRouteScale, ids, w);
+  routeLearned(s, bias, kRouteScale, ids, w);
   EXPECT_EQ(ids, (std::vector<int32_t>{0, 1}));
   // s_0/(s_0 + s_1) and its product with 1.5: two fp32 roundings.
   EXPECT_NEAR(w[0], 0.5, 2 * kU32);
@@ -90,7 +90,7 @@ TEST(RouteLearned, TiesOnTheBiasedScoreGoToTheLowerExpert) {
   const std::vector<float> bias = {0, 0.5f, 1, 0};
   std::vector<int32_t> ids(2);
   std::vector<float> w(2);
-  route_learned(s, bias, kRouteScale, ids, w);
+  routeLearned(s, bias, kRouteScale, ids, w);
   EXPECT_EQ(ids, (std::vector<int32_t>{1, 2}));
   // 1.5/2.5·1.5 and 1/2.5·1.5, two fp32 roundings each.
   EXPECT_NEAR(w[0], 0.9, 2 * kU32 * 0.9);
@@ -104,7 +104,7 @@ TEST(RouteHash, TakesTheTokensRow) {
   const std::vector<float> s = {1, 9, 9, 4};
   std::vector<int32_t> ids(2);
   std::vector<float> w(2);
-  route_hash(s, tid2eid, 2, kRouteScale, ids, w);
+  routeHash(s, tid2eid, 2, kRouteScale, ids, w);
   EXPECT_EQ(ids, (std::vector<int32_t>{3, 0}));
   EXPECT_NEAR(w[0], 1.2, 2 * kU32 * 1.2);
   EXPECT_NEAR(w[1], 0.3, 2 * kU32 * 0.3);
@@ -115,7 +115,7 @@ TEST(RoutingDeathTest, RejectsTokensOutsideTheTable) {
   const std::vector<float> s = {1, 1, 1, 1};
   std::vector<int32_t> ids(2);
   std::vector<float> w(2);
-  EXPECT_DEATH(route_hash(s, tid2eid, 2, kRouteScale, ids, w),
+  EXPECT_DEATH(routeHash(s, tid2eid, 2, kRouteScale, ids, w),
                "outside the table");
 }
 
@@ -130,19 +130,19 @@ TEST(Swiglu, ClampsUpBothWaysAndGateFromAbove) {
   //   g −12 stays, u 3: a symmetric gate clamp would use silu(−10) instead
   const std::vector<float> g = {12, -50, 1, 10.5f, -12};
   const std::vector<float> u = {-15, 15, 2, -10.5f, 3};
-  const double clamped_g[] = {10, -50, 1, 10, -12};
-  const double clamped_u[] = {-10, 10, 2, -10, 3};
+  const double clampedG[] = {10, -50, 1, 10, -12};
+  const double clampedU[] = {-10, 10, 2, -10, 3};
   std::vector<float> h(5);
   swiglu(g, u, 10.0f, 0.5f, h);
   for (int i = 0; i < 5; ++i) {
-    double expected = silu(clamped_g[i]) * clamped_u[i] * 0.5;
+    double expected = silu(clampedG[i]) * clampedU[i] * 0.5;
     // silu in fp64 rounded to fp32, two fp32 products, then bf16.
     EXPECT_NEAR(h[i], expected,
-                bf16_rounding_bound(expected) + 4 * kU32 * std::fabs(expected))
+                bf16RoundingBound(expected) + 4 * kU32 * std::fabs(expected))
         << i;
-    EXPECT_TRUE(is_bf16(h[i])) << i;
+    EXPECT_TRUE(isBf16(h[i])) << i;
   }
-  EXPECT_NE(h[4], test::to_bf16(silu(-10) * 3 * 0.5));
+  EXPECT_NE(h[4], test::toBf16(silu(-10) * 3 * 0.5));
 }
 
 TEST(Swiglu, SharedExpertWeightOne) {
@@ -153,7 +153,7 @@ TEST(Swiglu, SharedExpertWeightOne) {
   swiglu(g, u, 2.0f, 1.0f, h);
   double expected = silu(2) * -2;
   EXPECT_NEAR(h[0], expected,
-              bf16_rounding_bound(expected) + 4 * kU32 * std::fabs(expected));
+              bf16RoundingBound(expected) + 4 * kU32 * std::fabs(expected));
 }
 
 } // namespace

@@ -17,15 +17,15 @@ const Config &tiny() {
 }
 
 TensorSpec spec(const std::string &name) {
-  for (TensorSpec &s : tensor_specs(tiny()))
+  for (TensorSpec &s : tensorSpecs(tiny()))
     if (s.name == name)
       return s;
   ADD_FAILURE() << "no tensor " << name;
   return {};
 }
 
-std::vector<float> draw_row(const std::string &name, uint64_t seed,
-                            int64_t row) {
+std::vector<float> drawRow(const std::string &name, uint64_t seed,
+                           int64_t row) {
   TensorSpec s = spec(name);
   std::vector<float> out(s.shape[0]);
   TensorDraw(s, tiny(), seed).row(row, out);
@@ -52,7 +52,7 @@ std::pair<double, double> moments(const std::string &name, int64_t rows) {
 
 TEST(Synthetic, ValuesDependOnSeedTensorAndRowOnly) {
   const std::string q = "blk.0.attn_q_a.weight";
-  std::vector<float> row5 = draw_row(q, 1, 5);
+  std::vector<float> row5 = drawRow(q, 1, 5);
   // Drawn alone, or after other rows, or by another TensorDraw: the same.
   TensorSpec s = spec(q);
   TensorDraw draw(s, tiny(), 1);
@@ -60,14 +60,14 @@ TEST(Synthetic, ValuesDependOnSeedTensorAndRowOnly) {
   draw.row(9, other);
   draw.row(5, other);
   EXPECT_EQ(other, row5);
-  EXPECT_NE(draw_row(q, 1, 6), row5);
-  EXPECT_NE(draw_row(q, 2, 5), row5);
-  EXPECT_NE(draw_row("blk.1.attn_q_a.weight", 1, 5), row5);
+  EXPECT_NE(drawRow(q, 1, 6), row5);
+  EXPECT_NE(drawRow(q, 2, 5), row5);
+  EXPECT_NE(drawRow("blk.1.attn_q_a.weight", 1, 5), row5);
 }
 
 TEST(Synthetic, DistributionsFollowSpecSectionNine) {
-  EXPECT_THAT(draw_row("blk.0.attn_norm.weight", 1, 0), ::testing::Each(1.0f));
-  std::vector<float> scales = draw_row("blk.4.hc_ffn_scale.weight", 1, 0);
+  EXPECT_THAT(drawRow("blk.0.attn_norm.weight", 1, 0), ::testing::Each(1.0f));
+  std::vector<float> scales = drawRow("blk.4.hc_ffn_scale.weight", 1, 0);
   EXPECT_THAT(scales, ::testing::Each(::testing::AllOf(::testing::Ge(0.1f),
                                                        ::testing::Lt(0.6f))));
   // HC mixes: N(0, 0.1) at the tiny preset's 1024-wide input.
@@ -87,7 +87,7 @@ TEST(Synthetic, DistributionsFollowSpecSectionNine) {
   EXPECT_NEAR(e_std, 1, 0.01);
   // Router rows are centred.
   for (int64_t r = 0; r < 16; ++r) {
-    std::vector<float> row = draw_row("blk.5.ffn_gate_inp.weight", 1, r);
+    std::vector<float> row = drawRow("blk.5.ffn_gate_inp.weight", 1, r);
     double sum = 0;
     for (float x : row)
       sum += x;
@@ -127,11 +127,10 @@ TEST(Synthetic, Tid2EidRowsAreDistinctExperts) {
   EXPECT_THAT(uses, ::testing::Each(::testing::AllOf(::testing::Gt(7700),
                                                      ::testing::Lt(8400))));
   // As floats, row() gives the same ids.
-  std::vector<float> as_floats(4);
-  draw.row(3, as_floats);
+  std::vector<float> asFloats(4);
+  draw.row(3, asFloats);
   draw.experts(3, row);
-  EXPECT_THAT(as_floats,
-              ::testing::ElementsAre(row[0], row[1], row[2], row[3]));
+  EXPECT_THAT(asFloats, ::testing::ElementsAre(row[0], row[1], row[2], row[3]));
 }
 
 TEST(Synthetic, IndexScoreWeightsLeanPositive) {
@@ -140,22 +139,22 @@ TEST(Synthetic, IndexScoreWeightsLeanPositive) {
   // Σ w·ReLU(q·k) are positive and rarely tie at zero.
   TensorSpec embd = spec("token_embd.weight");
   TensorSpec proj = spec("blk.2.indexer.proj.weight");
-  TensorDraw embd_draw(embd, tiny(), 1), proj_draw(proj, tiny(), 1);
+  TensorDraw embdDraw(embd, tiny(), 1), projDraw(proj, tiny(), 1);
   std::vector<std::vector<float>> heads(proj.shape[1], std::vector<float>(256));
   for (int64_t h = 0; h < proj.shape[1]; ++h)
-    proj_draw.row(h, heads[h]);
+    projDraw.row(h, heads[h]);
   std::vector<float> x(256);
   int positive = 0, total = 0;
   for (int64_t token = 0; token < 2000; ++token) {
-    embd_draw.row(token, x);
+    embdDraw.row(token, x);
     double squares = 0;
     for (float v : x)
       squares += double{v} * v;
-    double inverse_rms = 1 / std::sqrt(squares / 256);
+    double inverseRms = 1 / std::sqrt(squares / 256);
     for (const std::vector<float> &head : heads) {
       double w = 0;
       for (int i = 0; i < 256; ++i)
-        w += head[i] * x[i] * inverse_rms;
+        w += head[i] * x[i] * inverseRms;
       positive += w > 0;
       ++total;
     }

@@ -1,5 +1,5 @@
 // The tensor table: names, ggml-order shapes and formats per configuration,
-// and every error of validate_tensors.
+// and every error of validateTensors.
 #include <map>
 
 #include "ModelTestUtil.h"
@@ -9,27 +9,27 @@ namespace kf::deepseek_v4 {
 namespace {
 
 using testing::InMemoryFile;
-using testing::micro_config;
-using testing::model_metadata;
-using testing::model_tensors;
+using testing::microConfig;
+using testing::modelMetadata;
+using testing::modelTensors;
 using testing::TestTensor;
 
-std::map<std::string, TensorSpec> by_name(const Config &config) {
+std::map<std::string, TensorSpec> byName(const Config &config) {
   std::map<std::string, TensorSpec> specs;
-  for (const TensorSpec &spec : tensor_specs(config))
+  for (const TensorSpec &spec : tensorSpecs(config))
     specs.emplace(spec.name, spec);
   return specs;
 }
 
-std::vector<int64_t> shape_of(const std::map<std::string, TensorSpec> &specs,
-                              const std::string &name) {
+std::vector<int64_t> shapeOf(const std::map<std::string, TensorSpec> &specs,
+                             const std::string &name) {
   auto it = specs.find(name);
   EXPECT_NE(it, specs.end()) << name;
   return it == specs.end() ? std::vector<int64_t>{} : it->second.shape;
 }
 
 TEST(TensorTable, FlashShapesAreSpecSectionOneThreeInGgmlOrder) {
-  auto specs = by_name(preset("flash")->config);
+  auto specs = byName(preset("flash")->config);
   using S = std::vector<int64_t>;
   const std::pair<std::string, S> expected[] = {
       {"token_embd.weight", {4096, 129280}},
@@ -64,7 +64,7 @@ TEST(TensorTable, FlashShapesAreSpecSectionOneThreeInGgmlOrder) {
       {"blk.42.ffn_down_shexp.weight", {2048, 4096}},
   };
   for (const auto &[name, shape] : expected)
-    EXPECT_EQ(shape_of(specs, name), shape) << name;
+    EXPECT_EQ(shapeOf(specs, name), shape) << name;
   // Hash layers have a token table and no bias, CSA layers an indexer, HCA
   // and window-only layers none.
   EXPECT_FALSE(specs.contains("blk.2.exp_probs_b.bias"));
@@ -80,11 +80,11 @@ TEST(TensorTable, FormatRules) {
   for (TensorKind kind :
        {TensorKind::Norm, TensorKind::HcBase, TensorKind::HcScale,
         TensorKind::Sinks, TensorKind::GateBias}) {
-    EXPECT_EQ(fixed_format(kind), Format::F32);
+    EXPECT_EQ(fixedFormat(kind), Format::F32);
     EXPECT_TRUE(accepts(kind, Format::F32));
     EXPECT_FALSE(accepts(kind, Format::BF16));
   }
-  EXPECT_EQ(fixed_format(TensorKind::Tid2Eid), Format::I32);
+  EXPECT_EQ(fixedFormat(TensorKind::Tid2Eid), Format::I32);
   EXPECT_FALSE(accepts(TensorKind::Tid2Eid, Format::F32));
   EXPECT_TRUE(accepts(TensorKind::CompressorApe, Format::BF16));
   EXPECT_FALSE(accepts(TensorKind::CompressorApe, Format::Q8_0));
@@ -95,18 +95,18 @@ TEST(TensorTable, FormatRules) {
   EXPECT_FALSE(accepts(TensorKind::Projection, Format::I32));
 }
 
-// validate_tensors on the micro model after `edit` changed its tensors.
+// validateTensors on the micro model after `edit` changed its tensors.
 std::string
 validate(const std::function<void(std::vector<TestTensor> &)> &edit = nullptr) {
-  Config config = micro_config();
-  std::vector<TestTensor> tensors = model_tensors(config);
+  Config config = microConfig();
+  std::vector<TestTensor> tensors = modelTensors(config);
   if (edit)
     edit(tensors);
   InMemoryFile file;
-  write(file, model_metadata(config), tensors);
+  write(file, modelMetadata(config), tensors);
   if (!file.file.ok())
     return "not written";
-  return std::string(validate_tensors(config, *file.file).message());
+  return std::string(validateTensors(config, *file.file).message());
 }
 
 TestTensor &tensor(std::vector<TestTensor> &tensors, std::string_view name) {
@@ -117,7 +117,7 @@ TestTensor &tensor(std::vector<TestTensor> &tensors, std::string_view name) {
   return tensors.front();
 }
 
-void set_expert(TestTensor &t, int64_t token, int64_t slot, int32_t expert) {
+void setExpert(TestTensor &t, int64_t token, int64_t slot, int32_t expert) {
   std::memcpy(&t.data[4 * (token * t.shape[0] + slot)], &expert, 4);
 }
 
@@ -176,18 +176,18 @@ TEST(ValidateTensors, Errors) {
        },
        "tensor 'blk.1.ffn_gate_tid2eid.weight' is f32, expected i32"},
       {[](auto &tensors) {
-         set_expert(tensor(tensors, "blk.2.ffn_gate_tid2eid.weight"), 17, 1,
-                    (17 + 0) % 8);
+         setExpert(tensor(tensors, "blk.2.ffn_gate_tid2eid.weight"), 17, 1,
+                   (17 + 0) % 8);
        },
        "tensor 'blk.2.ffn_gate_tid2eid.weight' row 17 names expert 1 twice, "
        "expected 2 distinct experts"},
       {[](auto &tensors) {
-         set_expert(tensor(tensors, "blk.0.ffn_gate_tid2eid.weight"), 5, 0, 8);
+         setExpert(tensor(tensors, "blk.0.ffn_gate_tid2eid.weight"), 5, 0, 8);
        },
        "tensor 'blk.0.ffn_gate_tid2eid.weight' row 5 names expert 8, "
        "expected 0 to 7"},
       {[](auto &tensors) {
-         set_expert(tensor(tensors, "blk.0.ffn_gate_tid2eid.weight"), 5, 0, -1);
+         setExpert(tensor(tensors, "blk.0.ffn_gate_tid2eid.weight"), 5, 0, -1);
        },
        "tensor 'blk.0.ffn_gate_tid2eid.weight' row 5 names expert -1, "
        "expected 0 to 7"},
@@ -209,17 +209,17 @@ TEST(ValidateTensors, NamesATransposedOutputProjection) {
   // [384, 256] (4 groups of 2 heads of 192, to 4·64), whose transpose has
   // the same elements and would load silently in llama.cpp.
   Config config = preset("tiny")->config;
-  config.n_vocab = 64; // small embedding and tid2eid tables
-  config.bos_token = 0;
-  config.eos_token = 1;
-  std::vector<TestTensor> tensors = model_tensors(config);
+  config.nVocab = 64; // small embedding and tid2eid tables
+  config.bosToken = 0;
+  config.eosToken = 1;
+  std::vector<TestTensor> tensors = modelTensors(config);
   TestTensor &t = tensor(tensors, "blk.3.attn_output_a.weight");
   ASSERT_EQ(t.shape, std::vector<int64_t>({384, 256}));
   t.shape = {256, 384};
   InMemoryFile file;
-  write(file, model_metadata(config), tensors);
+  write(file, modelMetadata(config), tensors);
   ASSERT_TRUE(file.file.ok());
-  EXPECT_EQ(validate_tensors(config, *file.file).message(),
+  EXPECT_EQ(validateTensors(config, *file.file).message(),
             "test.gguf: tensor 'blk.3.attn_output_a.weight' has shape [256, "
             "384], expected [384, 256]: it is transposed (ggml order puts the "
             "input dimension first)");

@@ -12,9 +12,9 @@ namespace kf::deepseek_v4::reference {
 namespace {
 
 using testing::InMemoryFile;
-using testing::micro_config;
-using testing::model_metadata;
-using testing::model_tensors;
+using testing::microConfig;
+using testing::modelMetadata;
+using testing::modelTensors;
 using testing::TestTensor;
 
 TestTensor &find(std::vector<TestTensor> &tensors, std::string_view name) {
@@ -26,67 +26,65 @@ TestTensor &find(std::vector<TestTensor> &tensors, std::string_view name) {
 }
 
 // A distinct bf16-exact value per element, so a misplaced element shows.
-float element_value(size_t i) {
-  return static_cast<float>(i % 251) * 0.5f - 60;
-}
+float elementValue(size_t i) { return static_cast<float>(i % 251) * 0.5f - 60; }
 
 TEST(Weights, FromGgufDecodesEachTensorToItsLayerAndRole) {
-  Config config = micro_config();
-  std::vector<TestTensor> tensors = model_tensors(config);
+  Config config = microConfig();
+  std::vector<TestTensor> tensors = modelTensors(config);
   // blk.0 wq_a stored in bf16, blk.2's compressor in f32, each element
   // distinct; every other tensor stays zero.
-  TestTensor &q_a = find(tensors, "blk.0.attn_q_a.weight");
-  q_a.format = Format::BF16;
-  size_t q_a_elements = 64 * 32;
-  q_a.data.resize(2 * q_a_elements);
-  for (size_t i = 0; i < q_a_elements; ++i) {
-    uint16_t bits = fp32_to_bf16(element_value(i));
-    std::memcpy(&q_a.data[2 * i], &bits, 2);
+  TestTensor &qA = find(tensors, "blk.0.attn_q_a.weight");
+  qA.format = Format::BF16;
+  size_t qAElements = 64 * 32;
+  qA.data.resize(2 * qAElements);
+  for (size_t i = 0; i < qAElements; ++i) {
+    uint16_t bits = fp32ToBf16(elementValue(i));
+    std::memcpy(&qA.data[2 * i], &bits, 2);
   }
   TestTensor &kv = find(tensors, "blk.2.attn_compressor_kv.weight");
   for (size_t i = 0; i < kv.data.size() / 4; ++i) {
-    float v = element_value(i) + 1;
+    float v = elementValue(i) + 1;
     std::memcpy(&kv.data[4 * i], &v, 4);
   }
   InMemoryFile file;
-  testing::write(file, model_metadata(config), tensors);
+  testing::write(file, modelMetadata(config), tensors);
 
-  absl::StatusOr<Weights> weights = Weights::from_gguf(config, *file.file);
+  absl::StatusOr<Weights> weights = Weights::fromGguf(config, *file.file);
   ASSERT_TRUE(weights.ok()) << weights.status();
   const LayerWeights &l0 = weights->layer(0);
-  ASSERT_EQ(l0.attn_q_a.size(), q_a_elements);
-  for (size_t i = 0; i < q_a_elements; ++i)
-    ASSERT_EQ(l0.attn_q_a[i], element_value(i)) << i;
+  ASSERT_EQ(l0.attnQA.size(), qAElements);
+  for (size_t i = 0; i < qAElements; ++i)
+    ASSERT_EQ(l0.attnQA[i], elementValue(i)) << i;
   const LayerWeights &l2 = weights->layer(2);
-  ASSERT_EQ(l2.compressor_kv.size(), size_t{2 * 64 * 64}); // ratio 4: 2·Dh
-  for (size_t i = 0; i < l2.compressor_kv.size(); ++i)
-    ASSERT_EQ(l2.compressor_kv[i], element_value(i) + 1) << i;
+  ASSERT_EQ(l2.compressorKv.size(), size_t{2 * 64 * 64}); // ratio 4: 2·Dh
+  for (size_t i = 0; i < l2.compressorKv.size(); ++i)
+    ASSERT_EQ(l2.compressorKv[i], elementValue(i) + 1) << i;
 
   // Roles a layer lacks are empty: no compressor on window-only layers, the
   // indexer on CSA layers only, tid2eid on hash layers, the bias on learned.
-  EXPECT_TRUE(l0.compressor_kv.empty());
-  EXPECT_TRUE(weights->layer(3).indexer_q_b.empty());
-  EXPECT_EQ(weights->layer(3).compressor_ape.size(), size_t{128 * 64});
-  EXPECT_EQ(l2.indexer_compressor_ape.size(), size_t{4 * 2 * 64});
+  EXPECT_TRUE(l0.compressorKv.empty());
+  EXPECT_TRUE(weights->layer(3).indexerQB.empty());
+  EXPECT_EQ(weights->layer(3).compressorApe.size(), size_t{128 * 64});
+  EXPECT_EQ(l2.indexerCompressorApe.size(), size_t{4 * 2 * 64});
   EXPECT_TRUE(weights->layer(3).tid2eid.empty());
-  EXPECT_TRUE(l2.exp_probs_b.empty());
-  EXPECT_EQ(weights->layer(3).exp_probs_b.size(), size_t{8});
-  // tid2eid keeps its int32 entries: model_tensors writes (token + j) mod E.
+  EXPECT_TRUE(l2.expProbsB.empty());
+  EXPECT_EQ(weights->layer(3).expProbsB.size(), size_t{8});
+  // tid2eid keeps its int32 entries: modelTensors writes (token + j) mod E.
   ASSERT_EQ(l2.tid2eid.size(), size_t{96 * 2});
   EXPECT_EQ(l2.tid2eid[2 * 7 + 1], 0); // token 7, slot 1: (7 + 1) mod 8
-  EXPECT_EQ(weights->token_embd().size(), size_t{96 * 64});
-  EXPECT_EQ(weights->output_hc_scale().size(), size_t{1});
+  EXPECT_EQ(weights->tokenEmbd().size(), size_t{96 * 64});
+  EXPECT_EQ(weights->outputHcScale().size(), size_t{1});
 }
 
 TEST(Weights, FromGgufRefusesAFileThatDoesNotMatchTheConfig) {
-  Config config = micro_config();
-  std::vector<TestTensor> tensors = model_tensors(config);
+  Config config = microConfig();
+  std::vector<TestTensor> tensors = modelTensors(config);
   std::erase_if(tensors, [](const TestTensor &t) {
     return t.name == "blk.1.attn_kv.weight";
   });
   InMemoryFile file;
-  testing::write(file, model_metadata(config), tensors);
-  absl::StatusOr<Weights> weights = Weights::from_gguf(config, *file.file);
+  testing::write(file, modelMetadata(config), tensors);
+  absl::StatusOr<Weights> weights = Weights::fromGguf(config, *file.file);
   ASSERT_FALSE(weights.ok());
   EXPECT_EQ(std::string(weights.status().message()),
             "test.gguf: no tensor 'blk.1.attn_kv.weight' (expected shape "
@@ -95,15 +93,15 @@ TEST(Weights, FromGgufRefusesAFileThatDoesNotMatchTheConfig) {
 
 // Every tensor of `config` as zeros, tid2eid rows 0..k-1.
 std::pair<Weights::FloatTensors, Weights::IntTensors>
-zero_tensors(const Config &config) {
+zeroTensors(const Config &config) {
   Weights::FloatTensors floats;
   Weights::IntTensors integers;
-  for (const TensorSpec &spec : tensor_specs(config)) {
+  for (const TensorSpec &spec : tensorSpecs(config)) {
     size_t n = static_cast<size_t>(spec.elements());
     if (spec.kind == TensorKind::Tid2Eid) {
       std::vector<int32_t> table(n);
       for (size_t i = 0; i < n; ++i)
-        table[i] = static_cast<int32_t>(i % config.n_expert_used);
+        table[i] = static_cast<int32_t>(i % config.nExpertUsed);
       integers[spec.name] = std::move(table);
     } else {
       floats[spec.name] = std::vector<float>(n, 0.0f);
@@ -113,27 +111,27 @@ zero_tensors(const Config &config) {
 }
 
 TEST(Weights, FromFp32TakesTheTensorsAsGiven) {
-  Config config = micro_config();
-  auto [floats, integers] = zero_tensors(config);
+  Config config = microConfig();
+  auto [floats, integers] = zeroTensors(config);
   floats["blk.3.exp_probs_b.bias"] = {1, 2, 3, 4, 5, 6, 7, 8};
   absl::StatusOr<Weights> weights =
-      Weights::from_fp32(config, std::move(floats), std::move(integers));
+      Weights::fromFp32(config, std::move(floats), std::move(integers));
   ASSERT_TRUE(weights.ok()) << weights.status();
   // Moving the weights keeps every span valid.
   Weights moved = *std::move(weights);
-  std::span<const float> bias = moved.layer(3).exp_probs_b;
+  std::span<const float> bias = moved.layer(3).expProbsB;
   EXPECT_EQ(std::vector<float>(bias.begin(), bias.end()),
             (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_EQ(moved.layer(1).tid2eid[3], 1);
 }
 
 TEST(Weights, FromFp32RefusesMissingMisshapedOrUnknownTensors) {
-  Config config = micro_config();
+  Config config = microConfig();
   auto refuse = [&](auto edit, std::string_view message) {
-    auto [floats, integers] = zero_tensors(config);
+    auto [floats, integers] = zeroTensors(config);
     edit(floats, integers);
     absl::StatusOr<Weights> weights =
-        Weights::from_fp32(config, std::move(floats), std::move(integers));
+        Weights::fromFp32(config, std::move(floats), std::move(integers));
     ASSERT_FALSE(weights.ok());
     EXPECT_EQ(std::string(weights.status().message()), message);
   };
@@ -162,11 +160,11 @@ TEST(Weights, FromFp32RefusesMissingMisshapedOrUnknownTensors) {
 }
 
 TEST(Weights, RefusesUnnormalisedRouting) {
-  Config config = micro_config();
-  config.normalize_weights = false;
-  auto [floats, integers] = zero_tensors(config);
+  Config config = microConfig();
+  config.normalizeWeights = false;
+  auto [floats, integers] = zeroTensors(config);
   absl::StatusOr<Weights> weights =
-      Weights::from_fp32(config, std::move(floats), std::move(integers));
+      Weights::fromFp32(config, std::move(floats), std::move(integers));
   ASSERT_FALSE(weights.ok());
   EXPECT_EQ(weights.status().code(), absl::StatusCode::kUnimplemented);
 }

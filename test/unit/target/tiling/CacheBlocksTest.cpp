@@ -21,15 +21,15 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 
 int64_t bytesOf(const FormatInfo &format, int64_t elems) {
-  return elems / format.block_elems * format.block_bytes;
+  return elems / format.blockElems * format.blockBytes;
 }
 
 /// What the kernels read of `elems` activations: the packed blocks of the
 /// formats they take (Q8_0's 48 bytes per 32), else the format's own.
 int64_t activationBytes(const FormatInfo &format, int64_t elems) {
   if (format.format == Format::Q8_0 || format.format == Format::Q8_K ||
-      is_float_format(format.format))
-    return packed_activation_column_bytes(format.format, elems);
+      isFloatFormat(format.format))
+    return packedActivationColumnBytes(format.format, elems);
   return bytesOf(format, elems);
 }
 
@@ -40,19 +40,19 @@ std::vector<int64_t> kValues(const FormatInfo &format) {
   for (int64_t base : {1, 2, 3, 7, 8, 9, 31, 64, 100, 512, 700, 1024, 2048,
                        4096, 7168, 16384}) {
     int64_t k = base * 256;
-    if (k % format.block_elems != 0)
+    if (k % format.blockElems != 0)
       continue;
     ks.push_back(k);
-    ks.push_back(k + format.block_elems);
+    ks.push_back(k + format.blockElems);
   }
-  ks.push_back(format.block_elems);
+  ks.push_back(format.blockElems);
   return ks;
 }
 
 void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
                  int64_t &failures) {
-  const FormatInfo &weight = format_info(p.format);
-  const FormatInfo &activation = format_info(weight.dot_format);
+  const FormatInfo &weight = formatInfo(p.format);
+  const FormatInfo &activation = formatInfo(weight.dotFormat);
   int64_t granule = getKGranule(p.format);
   int64_t l1Half = static_cast<int64_t>(p.l1dBytes / 2);
   int64_t l2Half = static_cast<int64_t>(p.l2Bytes / 2);
@@ -61,17 +61,17 @@ void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
   };
   // A row's weights as packed (IQ2_XXS's sign masks, IQ1's ternary codes).
   const int64_t rowBytes =
-      is_float_format(p.format)
+      isFloatFormat(p.format)
           ? bytesOf(weight, b.l1K)
-          : b.l1K / weight.block_elems *
-                packed_row_block_bytes(
+          : b.l1K / weight.blockElems *
+                packedRowBlockBytes(
                     {p.format, 1, LaneEncoding::Unsigned, p.coding});
   // Decoding once, a row's decoded bytes join its packed ones in L2, and the
   // decoded block stays within its scratch.
   const int64_t decodedBytes =
       p.decodeScratchBytes
-          ? roundUp(b.l1K, packed_block_elems(p.format)) /
-                packed_block_elems(p.format) * decodedRowBlockBytes(p.format)
+          ? roundUp(b.l1K, packedBlockElems(p.format)) /
+                packedBlockElems(p.format) * decodedRowBlockBytes(p.format)
           : 0;
   auto rowsFit = [&](int64_t rows) {
     return rows * (rowBytes + decodedBytes) <= l2Half &&
@@ -88,7 +88,7 @@ void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
                      << " -> l2_rows " << b.l2Rows << " l1_k " << b.l1K << ": ";
   };
 
-  if (b.l1K <= 0 || b.l1K > p.k || b.l1K % weight.block_elems != 0)
+  if (b.l1K <= 0 || b.l1K > p.k || b.l1K % weight.blockElems != 0)
     fail() << "l1_k outside K or off the block grid\n";
   if (b.l1K == p.k) {
     if (!tileFits(p.k) && p.k > granule)
@@ -119,7 +119,7 @@ void checkBlocks(const CacheBlockProblem &p, const CacheBlocks &b,
 
 TEST(CacheBlocks, BoundsOverFormatsTargetsAndShapes) {
   int64_t failures = 0, cases = 0;
-  for (const FormatInfo &format : all_formats()) {
+  for (const FormatInfo &format : allFormats()) {
     if (format.role != FormatRole::Weight)
       continue;
     for (llvm::StringRef name : kf::target::getNamedTargets()) {
@@ -133,7 +133,7 @@ TEST(CacheBlocks, BoundsOverFormatsTargetsAndShapes) {
                 for (WeightCoding coding :
                      {WeightCoding::File, WeightCoding::Ternary})
                   for (bool decodeOnce : {false, true}) {
-                    if (!has_weight_coding(format.format, coding))
+                    if (!hasWeightCoding(format.format, coding))
                       continue;
                     CacheBlockProblem p{.format = format.format,
                                         .coding = coding,

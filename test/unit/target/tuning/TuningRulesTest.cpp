@@ -68,9 +68,9 @@ TEST(TuningDefaults, EveryRuleMeansSomething) {
     SCOPED_TRACE("defaults.tuning:" + std::to_string(rule.line));
     for (const Word &w : rule.selectors) {
       if (w.key == "format")
-        EXPECT_TRUE(format_from_name(w.value).has_value()) << w.value;
+        EXPECT_TRUE(formatFromName(w.value).has_value()) << w.value;
       else if (w.key == "coding")
-        EXPECT_TRUE(weight_coding_named(w.value).has_value()) << w.value;
+        EXPECT_TRUE(weightCodingNamed(w.value).has_value()) << w.value;
       else if (w.key == "width")
         EXPECT_TRUE(llvm::is_contained(tiling::columnTileWidths(8),
                                        std::stoll(w.value)))

@@ -19,9 +19,9 @@ CaseResult sample() {
   r.n = 2048;
   r.threads = 2;
   r.cold = true;
-  r.weight_bytes = r.floor_bytes = 8388608;
+  r.weightBytes = r.floorBytes = 8388608;
   r.copies = 61;
-  r.other_cpus = 0.1 + 0.2;
+  r.otherCpus = 0.1 + 0.2;
   r.rounds = {Timing{{1.0 / 3, 2e-5, 7.25e-6}}, Timing{{1e-300}}};
   return r;
 }
@@ -32,7 +32,7 @@ TEST(CaseText, RoundTripsEveryMeasuredFigure) {
   hot.cold = false;
   hot.implementation.clear();
   std::vector<CaseResult> in = {sample(), hot};
-  absl::StatusOr<std::vector<CaseResult>> out = decode_cases(encode_cases(in));
+  absl::StatusOr<std::vector<CaseResult>> out = decodeCases(encodeCases(in));
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
@@ -44,10 +44,10 @@ TEST(CaseText, RoundTripsEveryMeasuredFigure) {
     EXPECT_EQ(b.n, a.n);
     EXPECT_EQ(b.threads, a.threads);
     EXPECT_EQ(b.cold, a.cold);
-    EXPECT_EQ(b.weight_bytes, a.weight_bytes);
-    EXPECT_EQ(b.floor_bytes, a.floor_bytes);
+    EXPECT_EQ(b.weightBytes, a.weightBytes);
+    EXPECT_EQ(b.floorBytes, a.floorBytes);
     EXPECT_EQ(b.copies, a.copies);
-    EXPECT_EQ(b.other_cpus, a.other_cpus); // exactly: 17 digits
+    EXPECT_EQ(b.otherCpus, a.otherCpus); // exactly: 17 digits
     ASSERT_EQ(b.rounds.size(), a.rounds.size());
     for (size_t j = 0; j < a.rounds.size(); ++j)
       EXPECT_EQ(b.rounds[j].seconds, a.rounds[j].seconds);
@@ -57,14 +57,14 @@ TEST(CaseText, RoundTripsEveryMeasuredFigure) {
 }
 
 TEST(CaseText, NamesTheLineThatDoesNotParse) {
-  std::string text = encode_cases(std::vector<CaseResult>{sample()});
+  std::string text = encodeCases(std::vector<CaseResult>{sample()});
   for (auto [bad, message] : std::vector<std::pair<std::string, std::string>>{
            {"round\t1\n", "line 1: a round before any case"},
            {"case\tx\n", "line 1: expected 13 fields, found 2"},
            {text + "round\tsoon\n", "line 4: a time does not parse"},
            {text + "lap\t1\n", "line 4: expected 'case' or 'round'"},
        }) {
-    absl::StatusOr<std::vector<CaseResult>> out = decode_cases(bad);
+    absl::StatusOr<std::vector<CaseResult>> out = decodeCases(bad);
     ASSERT_FALSE(out.ok()) << bad;
     EXPECT_THAT(std::string(out.status().message()), HasSubstr(message));
   }

@@ -14,7 +14,7 @@ using ::testing::HasSubstr;
 TEST(ChildProcess, ReturnsTheChildsTextFromAnotherProcess) {
   const pid_t parent = getpid();
   absl::StatusOr<std::string> r =
-      run_in_child([&]() -> absl::StatusOr<std::string> {
+      runInChild([&]() -> absl::StatusOr<std::string> {
         return getpid() == parent ? "same process" : std::string(100000, 'x');
       });
   ASSERT_TRUE(r.ok()) << r.status();
@@ -23,7 +23,7 @@ TEST(ChildProcess, ReturnsTheChildsTextFromAnotherProcess) {
 
 TEST(ChildProcess, CarriesTheChildsError) {
   absl::StatusOr<std::string> r =
-      run_in_child([]() -> absl::StatusOr<std::string> {
+      runInChild([]() -> absl::StatusOr<std::string> {
         return absl::FailedPreconditionError("oneDNN refuses ISA avx2");
       });
   ASSERT_FALSE(r.ok());
@@ -32,7 +32,7 @@ TEST(ChildProcess, CarriesTheChildsError) {
 
 TEST(ChildProcess, SaysHowTheChildDied) {
   absl::StatusOr<std::string> r =
-      run_in_child([]() -> absl::StatusOr<std::string> {
+      runInChild([]() -> absl::StatusOr<std::string> {
         raise(SIGKILL);
         return "unreachable";
       });

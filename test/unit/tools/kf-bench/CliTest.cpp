@@ -11,12 +11,12 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::run_with;
+using testing::runWith;
 using ::testing::StartsWith;
 
 std::optional<std::string> parse(std::vector<std::string> args,
                                  MatmulOptions &o) {
-  return parse_matmul(args, o);
+  return parseMatmul(args, o);
 }
 
 TEST(KfBenchCli, Defaults) {
@@ -31,9 +31,9 @@ TEST(KfBenchCli, Defaults) {
   EXPECT_TRUE(o.cold);
   EXPECT_FALSE(o.json);
   EXPECT_FALSE(o.reps.reps);
-  EXPECT_EQ(o.reps.min_seconds, 0.5);
-  EXPECT_FALSE(o.set_bytes);
-  EXPECT_FALSE(o.onednn_isa);
+  EXPECT_EQ(o.reps.minSeconds, 0.5);
+  EXPECT_FALSE(o.setBytes);
+  EXPECT_FALSE(o.onednnIsa);
   EXPECT_TRUE(o.kernels.empty());
 }
 
@@ -71,11 +71,11 @@ TEST(KfBenchCli, EveryOption) {
   EXPECT_FALSE(o.cold);
   EXPECT_EQ(o.reps.reps, 7);
   EXPECT_TRUE(o.json);
-  EXPECT_EQ(o.set_bytes, uint64_t{8} << 20);
+  EXPECT_EQ(o.setBytes, uint64_t{8} << 20);
   EXPECT_EQ(o.seed, 9u);
-  EXPECT_EQ(o.onednn_isa, "avx512_core_vnni");
+  EXPECT_EQ(o.onednnIsa, "avx512_core_vnni");
   EXPECT_EQ(o.rounds, 5);
-  EXPECT_EQ(o.onednn_also, "none");
+  EXPECT_EQ(o.onednnAlso, "none");
 
   ASSERT_EQ(parse({"--format", "q8_0", "--kernels", "kf-avx2,reference"}, o),
             std::nullopt);
@@ -85,7 +85,7 @@ TEST(KfBenchCli, EveryOption) {
             std::nullopt);
   EXPECT_TRUE(o.cold);
   EXPECT_FALSE(o.reps.reps);
-  EXPECT_EQ(o.reps.min_seconds, 0.25);
+  EXPECT_EQ(o.reps.minSeconds, 0.25);
 }
 
 struct BadLine {
@@ -98,7 +98,7 @@ class KfBenchBadOptions : public ::testing::TestWithParam<BadLine> {};
 TEST_P(KfBenchBadOptions, OneLineErrorExitOne) {
   std::vector<std::string> args = {"matmul"};
   args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
-  testing::Result r = run_with(args);
+  testing::Result r = runWith(args);
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_THAT(r.err, StartsWith("kf-bench: "));
@@ -164,14 +164,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadLine{{"--format", "q8_0", "extra"}, "unexpected argument 'extra'"}));
 
 TEST(KfBenchCli, UnknownCommandAndHelp) {
-  testing::Result r = run_with({"matrix"});
+  testing::Result r = runWith({"matrix"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "kf-bench: unknown command 'matrix' (kf-bench --help for "
                    "usage)\n");
-  r = run_with({"--help"});
+  r = runWith({"--help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_THAT(r.out, HasSubstr("usage: kf-bench matmul"));
-  EXPECT_EQ(run_with({}).code, 1);
+  EXPECT_EQ(runWith({}).code, 1);
 }
 
 } // namespace

@@ -38,14 +38,14 @@ TEST(ThreadPool, RowBlocksTileTheRowsInOrder) {
         const int64_t groups = (n + group - 1) / group;
         int64_t next = 0;
         for (int t = 0; t < threads; ++t) {
-          RowBlock b = row_block(n, t, threads, group);
+          RowBlock b = rowBlock(n, t, threads, group);
           EXPECT_EQ(b.begin, next);
           EXPECT_TRUE(b.begin % group == 0 || b.begin == n);
           EXPECT_TRUE(b.end % group == 0 || b.end == n);
           // Whole groups, as even as they divide.
-          const int64_t block_groups = (b.end - b.begin + group - 1) / group;
-          EXPECT_LE(block_groups, groups / threads + 1);
-          EXPECT_GE(block_groups, groups / threads);
+          const int64_t blockGroups = (b.end - b.begin + group - 1) / group;
+          EXPECT_LE(blockGroups, groups / threads + 1);
+          EXPECT_GE(blockGroups, groups / threads);
           next = b.end;
         }
         EXPECT_EQ(next, n) << group << " " << threads;
@@ -54,7 +54,7 @@ TEST(ThreadPool, RowBlocksTileTheRowsInOrder) {
 
 TEST(ThreadPool, ParallelRowsReturnsAnError) {
   ThreadPool pool(2);
-  absl::Status s = parallel_rows(pool, 10, [](int64_t begin, int64_t) {
+  absl::Status s = parallelRows(pool, 10, [](int64_t begin, int64_t) {
     return begin == 0 ? absl::OkStatus() : absl::InternalError("second half");
   });
   EXPECT_EQ(s.message(), "second half");
@@ -73,21 +73,21 @@ struct Problem {
     std::mt19937 rng(seed);
     std::normal_distribution<float> normal;
     std::vector<float> row(k);
-    const Format af = format_info(f).dot_format;
-    weights.resize(*row_bytes(f, k) * n);
-    activations.resize(*row_bytes(af, k) * m);
+    const Format af = formatInfo(f).dotFormat;
+    weights.resize(*rowBytes(f, k) * n);
+    activations.resize(*rowBytes(af, k) * m);
     for (int64_t j = 0; j < n; ++j) {
       for (float &v : row)
         v = normal(rng);
-      const uint64_t b = *row_bytes(f, k);
+      const uint64_t b = *rowBytes(f, k);
       EXPECT_TRUE(quantize(f, row, {weights.data() + j * b, b}).ok());
     }
     for (int64_t i = 0; i < m; ++i) {
       for (float &v : row)
         v = normal(rng);
-      const uint64_t b = *row_bytes(af, k);
+      const uint64_t b = *rowBytes(af, k);
       EXPECT_TRUE(
-          quantize_activation(af, row, {activations.data() + i * b, b}).ok());
+          quantizeActivation(af, row, {activations.data() + i * b, b}).ok());
     }
     out.assign(m * n, NAN);
   }
@@ -98,10 +98,10 @@ struct Problem {
 
   absl::Status run(const MatmulKernel &kernel, ThreadPool &pool) {
     MatmulArgs a = args();
-    return parallel_rows(
+    return parallelRows(
         pool, n,
         [&](int64_t begin, int64_t end) { return kernel.run(a, begin, end); },
-        kernel.row_group);
+        kernel.rowGroup);
   }
 };
 
@@ -111,11 +111,11 @@ TEST_P(ReferenceKernel, EqualsDotBitForBit) {
   const Format f = GetParam();
   Problem p(f, 3, 11, 512, 5);
   ThreadPool pool(3);
-  MatmulKernel kernel = reference_kernel();
+  MatmulKernel kernel = referenceKernel();
   ASSERT_TRUE(kernel.supports(f));
   ASSERT_TRUE(p.run(kernel, pool).ok());
-  const uint64_t wb = *row_bytes(f, p.k),
-                 ab = *row_bytes(format_info(f).dot_format, p.k);
+  const uint64_t wb = *rowBytes(f, p.k),
+                 ab = *rowBytes(formatInfo(f).dotFormat, p.k);
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t j = 0; j < p.n; ++j) {
       absl::StatusOr<float> want = dot(f, {p.weights.data() + j * wb, wb},
@@ -125,7 +125,7 @@ TEST_P(ReferenceKernel, EqualsDotBitForBit) {
                 std::bit_cast<uint32_t>(*want))
           << i << "," << j;
     }
-  EXPECT_TRUE(check_output(p.args(), Agreement::Exact, 3, 1, 1).ok());
+  EXPECT_TRUE(checkOutput(p.args(), Agreement::Exact, 3, 1, 1).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -133,23 +133,23 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Format::F32, Format::BF16, Format::Q8_0, Format::Q4_0,
                       Format::Q4_1, Format::MXFP4, Format::Q4_K, Format::Q6_K,
                       Format::IQ2_XXS, Format::FRACTAL64),
-    [](const auto &info) { return std::string(format_info(info.param).name); });
+    [](const auto &info) { return std::string(formatInfo(info.param).name); });
 
 TEST(ReferenceKernel, RejectsKOutsideTheBlocks) {
   Problem p(Format::Q8_0, 1, 2, 64, 1);
   MatmulArgs a = p.args();
   a.k = 48;
-  EXPECT_THAT(reference_kernel().run(a, 0, 2).message(),
+  EXPECT_THAT(referenceKernel().run(a, 0, 2).message(),
               HasSubstr("not a whole number of q8_0 blocks"));
 }
 
 TEST(CheckOutput, ExactCatchesOneUlp) {
   Problem p(Format::Q4_0, 2, 9, 256, 2);
   ThreadPool pool(2);
-  ASSERT_TRUE(p.run(reference_kernel(), pool).ok());
+  ASSERT_TRUE(p.run(referenceKernel(), pool).ok());
   // Row 4 begins thread 1's block: a sampled row whatever the draw.
   p.out[1 * p.n + 4] = std::nextafter(p.out[1 * p.n + 4], INFINITY);
-  absl::Status s = check_output(p.args(), Agreement::Exact, 2, 1, 1);
+  absl::Status s = checkOutput(p.args(), Agreement::Exact, 2, 1, 1);
   EXPECT_THAT(s.message(),
               HasSubstr("kernel output (activation row 1, weight row 4)"));
 }
@@ -157,7 +157,7 @@ TEST(CheckOutput, ExactCatchesOneUlp) {
 TEST(CheckOutput, ReorderedWithinTheDerivedBound) {
   Problem p(Format::Q8_0, 2, 5, 1024, 3);
   ThreadPool pool(1);
-  ASSERT_TRUE(p.run(reference_kernel(), pool).ok());
+  ASSERT_TRUE(p.run(referenceKernel(), pool).ok());
   // The bound for output (0, 0), recomputed from the decoded rows.
   std::vector<float> w(p.k), a(p.k);
   ASSERT_TRUE(dequantize(Format::Q8_0, {p.weights.data(), 34 * 32}, w).ok());
@@ -166,14 +166,14 @@ TEST(CheckOutput, ReorderedWithinTheDerivedBound) {
   double magnitude = 0;
   for (int64_t x = 0; x < p.k; ++x)
     magnitude += std::fabs(double(w[x]) * a[x]);
-  const double bound = reordered_tolerance(p.k, magnitude);
+  const double bound = reorderedTolerance(p.k, magnitude);
   ASSERT_GT(bound, 0);
   const float exact = p.out[0];
   p.out[0] = static_cast<float>(exact + 0.5 * bound);
-  EXPECT_TRUE(check_output(p.args(), Agreement::Reordered, 1, 1, 1).ok());
-  EXPECT_FALSE(check_output(p.args(), Agreement::Exact, 1, 1, 1).ok());
+  EXPECT_TRUE(checkOutput(p.args(), Agreement::Reordered, 1, 1, 1).ok());
+  EXPECT_FALSE(checkOutput(p.args(), Agreement::Exact, 1, 1, 1).ok());
   p.out[0] = static_cast<float>(exact + 2 * bound);
-  EXPECT_THAT(check_output(p.args(), Agreement::Reordered, 1, 1, 1).message(),
+  EXPECT_THAT(checkOutput(p.args(), Agreement::Reordered, 1, 1, 1).message(),
               HasSubstr("reordering bound"));
 }
 
@@ -188,7 +188,7 @@ TEST(Timing, RepsAndWarmUp) {
   std::vector<int64_t> calls;
   RepPolicy policy;
   policy.reps = 4;
-  absl::StatusOr<Timing> t = time_calls(policy, [&](int64_t c) {
+  absl::StatusOr<Timing> t = timeCalls(policy, [&](int64_t c) {
     calls.push_back(c);
     return absl::OkStatus();
   });
@@ -197,12 +197,12 @@ TEST(Timing, RepsAndWarmUp) {
   EXPECT_EQ(calls, (std::vector<int64_t>{0, 1, 2, 3, 4}));
 
   policy.reps.reset();
-  policy.min_seconds = 0;
-  t = time_calls(policy, [](int64_t) { return absl::OkStatus(); });
+  policy.minSeconds = 0;
+  t = timeCalls(policy, [](int64_t) { return absl::OkStatus(); });
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->seconds.size(), size_t{RepPolicy::kMinReps});
 
-  t = time_calls(policy, [](int64_t c) {
+  t = timeCalls(policy, [](int64_t c) {
     return c == 2 ? absl::InternalError("third call") : absl::OkStatus();
   });
   EXPECT_EQ(t.status().message(), "third call");
@@ -234,28 +234,26 @@ TEST(Bandwidth, EveryReadPatternMeasured) {
   ASSERT_TRUE(buffer.ok());
   std::fill(buffer->data(), buffer->data() + buffer->size(), 1);
   ThreadPool pool(2);
-  absl::StatusOr<Bandwidth> bw =
-      measure_read_bandwidth(pool, buffer->span(), 3);
+  absl::StatusOr<Bandwidth> bw = measureReadBandwidth(pool, buffer->span(), 3);
   ASSERT_TRUE(bw.ok()) << bw.status();
-  ASSERT_EQ(bw->figures.size(), read_patterns().size());
+  ASSERT_EQ(bw->figures.size(), readPatterns().size());
   // Stream counts 1 to 8, each with no software prefetch and three kinds.
-  EXPECT_EQ(read_patterns().size(), 16u);
+  EXPECT_EQ(readPatterns().size(), 16u);
   double best = 0;
-  std::string best_name;
+  std::string bestName;
   for (const PatternFigure &f : bw->figures) {
     EXPECT_GT(f.gbps, 0) << f.pattern.name();
     if (f.gbps > best) {
       best = f.gbps;
-      best_name = f.pattern.name();
+      bestName = f.pattern.name();
     }
   }
   EXPECT_EQ(bw->gbps, best);
-  EXPECT_EQ(bw->best, best_name);
+  EXPECT_EQ(bw->best, bestName);
   EXPECT_EQ(bw->runs, 3);
   EXPECT_LE(bw->bytes, buffer->size());
 
-  EXPECT_FALSE(
-      measure_read_bandwidth(pool, buffer->span().first(1024), 3).ok());
+  EXPECT_FALSE(measureReadBandwidth(pool, buffer->span().first(1024), 3).ok());
 }
 
 TEST(Bandwidth, PatternNames) {
@@ -274,28 +272,28 @@ TEST(Bandwidth, SeriesAndProbeFailures) {
     series.probes.emplace_back();
     series.probes.back().gbps = g;
   }
-  EXPECT_EQ(series.median_gbps(), 40.5);
-  EXPECT_EQ(series.min_gbps(), 39.0);
-  EXPECT_EQ(series.max_gbps(), 44.0);
+  EXPECT_EQ(series.medianGbps(), 40.5);
+  EXPECT_EQ(series.minGbps(), 39.0);
+  EXPECT_EQ(series.maxGbps(), 44.0);
 
   CaseResult r;
   r.cold = true;
-  r.floor_bytes = 43'000'000; // read in 1 ms: 43 GB/s
+  r.floorBytes = 43'000'000; // read in 1 ms: 43 GB/s
   r.rounds.push_back(Timing{{1e-3, 1e-3}});
   r.rounds.push_back(Timing{{1.2e-3}});
   r.rounds.push_back(Timing{{0.9e-3}});
-  r.dram_gbps = series.median_gbps();
-  r.dram_max_gbps = series.max_gbps();
+  r.dramGbps = series.medianGbps();
+  r.dramMaxGbps = series.maxGbps();
   EXPECT_EQ(r.seconds(), 1e-3);
   EXPECT_NEAR(r.spread(), 0.3, 1e-12);
   EXPECT_EQ(r.reps(), 2);
-  EXPECT_EQ(r.min_call_seconds(), 0.9e-3);
-  EXPECT_GT(r.roofline_percent(), 100); // beyond the median probe
-  EXPECT_FALSE(r.beats_probe());        // but within the fastest
-  r.floor_bytes = 45'000'000;
-  EXPECT_TRUE(r.beats_probe());
+  EXPECT_EQ(r.minCallSeconds(), 0.9e-3);
+  EXPECT_GT(r.rooflinePercent(), 100); // beyond the median probe
+  EXPECT_FALSE(r.beatsProbe());        // but within the fastest
+  r.floorBytes = 45'000'000;
+  EXPECT_TRUE(r.beatsProbe());
   r.cold = false; // hot weights come from the caches
-  EXPECT_FALSE(r.beats_probe());
+  EXPECT_FALSE(r.beatsProbe());
 }
 
 } // namespace

@@ -17,12 +17,12 @@ template <typename T> T at(std::span<const uint8_t> bytes, int64_t i) {
 
 TEST(OneDnnMatmul, Int8IsTheExactProductOnEveryCopy) {
   const int64_t m = 5, k = 67, n = 13;
-  ASSERT_TRUE(set_onednn_threads(2).ok());
+  ASSERT_TRUE(setOnednnThreads(2).ok());
   // A 64 KiB set: a few copies, however oneDNN pads its layout.
   auto mm = OneDnnMatmul::create(OneDnnType::Int8, m, k, n, 64 << 10, 1);
   ASSERT_TRUE(mm.ok()) << mm.status();
   EXPECT_GE((*mm)->copies(), 2);
-  EXPECT_GE((*mm)->weight_bytes(), uint64_t(k * n));
+  EXPECT_GE((*mm)->weightBytes(), uint64_t(k * n));
   for (int64_t call = 0; call < (*mm)->copies(); ++call) {
     ASSERT_TRUE((*mm)->run(call).ok());
     for (int64_t i = 0; i < m; ++i)

@@ -13,7 +13,7 @@ namespace kf::bench {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::run_with;
+using testing::runWith;
 
 // A JSON value of a flat object: a string, a number, a boolean or null.
 using Value = std::variant<std::string, double, bool, std::nullptr_t>;
@@ -182,21 +182,21 @@ const std::vector<std::string> kTiny = {
 TEST(KfBenchOutput, JsonObjectPerCaseWithEveryField) {
   std::vector<std::string> args = kTiny;
   args.push_back("--json");
-  testing::Result r = run_with(args);
+  testing::Result r = runWith(args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   std::vector<std::string> objects = lines(r.out);
   // oneDNN's two types and the reference on two formats, each at 2 Ms on 2
   // thread counts.
   ASSERT_EQ(objects.size(), 16u) << r.out;
-  std::map<std::string, int> per_kernel;
+  std::map<std::string, int> perKernel;
   for (const std::string &line : objects) {
     std::optional<Object> o = Parser(line).object();
     ASSERT_TRUE(o) << line;
     for (const char *field : kFields)
       EXPECT_TRUE(o->contains(field)) << field << " in " << line;
     const std::string &kernel = std::get<std::string>(o->at("kernel"));
-    ++per_kernel[kernel];
+    ++perKernel[kernel];
     EXPECT_EQ(std::get<double>(o->at("k")), 256);
     EXPECT_EQ(std::get<double>(o->at("n")), 16);
     EXPECT_EQ(std::get<double>(o->at("reps")), 1);
@@ -222,14 +222,14 @@ TEST(KfBenchOutput, JsonObjectPerCaseWithEveryField) {
           std::holds_alternative<std::nullptr_t>(o->at("vs_onednn_int8")));
     }
   }
-  EXPECT_EQ(per_kernel["onednn"], 8);
-  EXPECT_EQ(per_kernel["reference"], 8);
+  EXPECT_EQ(perKernel["onednn"], 8);
+  EXPECT_EQ(perKernel["reference"], 8);
 }
 
 TEST(KfBenchOutput, TableWithHeaderAndARowPerCase) {
   std::vector<std::string> args = kTiny;
   args.push_back("--hot");
-  testing::Result r = run_with(args);
+  testing::Result r = runWith(args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("hot: one weight matrix"));
   EXPECT_THAT(r.out, HasSubstr("3 rounds over all cases"));
@@ -255,7 +255,7 @@ TEST(KfBenchOutput, OneDnnLimitedInAChildBesideTheBest) {
   std::vector<std::string> args = kTiny;
   args.back() = "avx2";
   args.push_back("--json");
-  testing::Result r = run_with(args);
+  testing::Result r = runWith(args);
   ASSERT_EQ(r.code, 0) << r.err;
   std::vector<std::string> kernels;
   for (const std::string &line : lines(r.out)) {
@@ -286,13 +286,13 @@ TEST(KfBenchOutput, OneDnnLimitedInAChildBesideTheBest) {
 TEST(KfBenchOutput, TableNamesTheLimitedOneDnn) {
   std::vector<std::string> args = kTiny;
   args.back() = "avx2";
-  testing::Result r = run_with(args);
+  testing::Result r = runWith(args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("oneDNN limited to avx2 (--onednn-also)"));
   EXPECT_THAT(r.out, HasSubstr("\nu8s8s32   onednn@avx2     1   1 "));
 
   // In a process that has run oneDNN, a child would inherit its limit.
-  r = run_with(args);
+  r = runWith(args);
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "kf-bench: --onednn-also needs a process that has not run "
                    "oneDNN yet\n");

@@ -15,11 +15,11 @@ using ::testing::HasSubstr;
 
 // Reads weights and activations stored in reverse row order, in groups of
 // four weight rows: a stand-in for a compiled kernel's interleaved layouts.
-MatmulKernel reversed_kernel() {
+MatmulKernel reversedKernel() {
   MatmulKernel kernel;
   kernel.name = "reversed";
   kernel.supports = [](Format f) { return f == Format::Q8_0; };
-  kernel.row_group = 4;
+  kernel.rowGroup = 4;
   auto reverse = [](std::span<const uint8_t> rows, int64_t count) {
     const size_t bytes = rows.size() / count;
     std::vector<uint8_t> out(rows.size());
@@ -28,19 +28,19 @@ MatmulKernel reversed_kernel() {
                   out.data() + (count - 1 - r) * bytes);
     return out;
   };
-  kernel.pack_weights = [reverse](Format, int64_t n, int64_t,
-                                  std::span<const uint8_t> rows)
+  kernel.packWeights = [reverse](Format, int64_t n, int64_t,
+                                 std::span<const uint8_t> rows)
       -> absl::StatusOr<std::vector<uint8_t>> { return reverse(rows, n); };
-  kernel.pack_activations =
+  kernel.packActivations =
       [reverse](
           Format f, int64_t m, int64_t k,
           std::span<const float> rows) -> absl::StatusOr<std::vector<uint8_t>> {
-    const uint64_t bytes = *row_bytes(format_info(f).dot_format, k);
+    const uint64_t bytes = *rowBytes(formatInfo(f).dotFormat, k);
     std::vector<uint8_t> q(bytes * m);
     for (int64_t i = 0; i < m; ++i) {
       absl::Status s =
-          quantize_activation(format_info(f).dot_format, rows.subspan(i * k, k),
-                              {q.data() + i * bytes, bytes});
+          quantizeActivation(formatInfo(f).dotFormat, rows.subspan(i * k, k),
+                             {q.data() + i * bytes, bytes});
       if (!s.ok())
         return s;
     }
@@ -51,8 +51,8 @@ MatmulKernel reversed_kernel() {
     if (begin % 4 != 0 || (end % 4 != 0 && end != a.n))
       return absl::InternalError(
           absl::StrCat("rows [", begin, ", ", end, ") split a group"));
-    const uint64_t wb = *row_bytes(a.format, a.k),
-                   ab = *row_bytes(format_info(a.format).dot_format, a.k);
+    const uint64_t wb = *rowBytes(a.format, a.k),
+                   ab = *rowBytes(formatInfo(a.format).dotFormat, a.k);
     for (int64_t j = begin; j < end; ++j)
       for (int64_t i = 0; i < a.m; ++i) {
         absl::StatusOr<float> d =
@@ -76,7 +76,7 @@ MatmulOptions tiny() {
   o.threads = {1, 3};
   o.reps.reps = 1;
   o.json = true;
-  o.set_bytes = 1 << 20;
+  o.setBytes = 1 << 20;
   return o;
 }
 
@@ -90,8 +90,8 @@ int count(const std::string &text, const std::string &what) {
 
 TEST(PluggedKernel, PackedLayoutsAndRowGroups) {
   std::ostringstream out;
-  const MatmulKernel kernels[] = {reference_kernel(), reversed_kernel()};
-  absl::Status s = run_matmul(tiny(), kernels, out);
+  const MatmulKernel kernels[] = {referenceKernel(), reversedKernel()};
+  absl::Status s = runMatmul(tiny(), kernels, out);
   ASSERT_TRUE(s.ok()) << s;
   // oneDNN's 8, the reference on 2 formats x 2 M x 2 thread counts, and
   // the reversed kernel on Q8_0 alone.
@@ -103,7 +103,7 @@ TEST(PluggedKernel, PackedLayoutsAndRowGroups) {
 }
 
 TEST(PluggedKernel, WrongOutputsStopTheRun) {
-  MatmulKernel zero = reversed_kernel();
+  MatmulKernel zero = reversedKernel();
   zero.name = "zero";
   zero.run = [](const MatmulArgs &a, int64_t begin, int64_t end) {
     for (int64_t j = begin; j < end; ++j)
@@ -112,28 +112,28 @@ TEST(PluggedKernel, WrongOutputsStopTheRun) {
     return absl::OkStatus();
   };
   std::ostringstream out;
-  absl::Status s = run_matmul(tiny(), {&zero, 1}, out);
+  absl::Status s = runMatmul(tiny(), {&zero, 1}, out);
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("zero on q8_0, M = 1: kernel output (activation row "
                         "0, weight row 0) is 0, the reference dot product"));
 }
 
 TEST(PluggedKernel, ErrorsNameTheKernel) {
-  MatmulKernel split = reversed_kernel();
-  split.row_group = 1; // the thread split no longer respects its groups
+  MatmulKernel split = reversedKernel();
+  split.rowGroup = 1; // the thread split no longer respects its groups
   MatmulOptions o = tiny();
   o.threads = {3};
   std::ostringstream out;
-  EXPECT_THAT(std::string(run_matmul(o, {&split, 1}, out).message()),
+  EXPECT_THAT(std::string(runMatmul(o, {&split, 1}, out).message()),
               HasSubstr("reversed on q8_0, M = 1: rows [0, 3) split a group"));
 
-  MatmulKernel unpackable = reversed_kernel();
-  unpackable.pack_weights =
+  MatmulKernel unpackable = reversedKernel();
+  unpackable.packWeights =
       [](Format, int64_t, int64_t,
          std::span<const uint8_t>) -> absl::StatusOr<std::vector<uint8_t>> {
     return absl::InvalidArgumentError("no layout for this N");
   };
-  EXPECT_EQ(std::string(run_matmul(tiny(), {&unpackable, 1}, out).message()),
+  EXPECT_EQ(std::string(runMatmul(tiny(), {&unpackable, 1}, out).message()),
             "reversed on q8_0: no layout for this N");
 }
 

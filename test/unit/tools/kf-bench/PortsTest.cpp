@@ -10,12 +10,12 @@ namespace kf::bench {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::run_with;
+using testing::runWith;
 using ::testing::StartsWith;
 
 std::optional<std::string> parse(std::vector<std::string> args,
                                  PortOptions &o) {
-  return parse_ports(args, o);
+  return parsePorts(args, o);
 }
 
 TEST(KfBenchPorts, Options) {
@@ -23,12 +23,12 @@ TEST(KfBenchPorts, Options) {
   ASSERT_EQ(parse({}, o), std::nullopt);
   EXPECT_EQ(o.isa, "");
   EXPECT_EQ(o.rounds, 5);
-  EXPECT_EQ(o.seconds_per_run, 0.05);
+  EXPECT_EQ(o.secondsPerRun, 0.05);
   ASSERT_EQ(parse({"--isa=avx2", "--rounds", "3", "--min-time", "0.01"}, o),
             std::nullopt);
   EXPECT_EQ(o.isa, "avx2");
   EXPECT_EQ(o.rounds, 3);
-  EXPECT_EQ(o.seconds_per_run, 0.01);
+  EXPECT_EQ(o.secondsPerRun, 0.01);
 }
 
 TEST(KfBenchPorts, BadOptionsOneLineError) {
@@ -44,7 +44,7 @@ TEST(KfBenchPorts, BadOptionsOneLineError) {
   for (const auto &[args, message] : bad) {
     std::vector<std::string> line = {"ports"};
     line.insert(line.end(), args.begin(), args.end());
-    testing::Result r = run_with(line);
+    testing::Result r = runWith(line);
     EXPECT_EQ(r.code, 1) << message;
     EXPECT_EQ(r.out, "");
     EXPECT_THAT(r.err, StartsWith("kf-bench: "));
@@ -62,14 +62,14 @@ TEST(KfBenchPorts, MeasuresEveryCase) {
   GTEST_SKIP() << "x86-64 instructions";
 #else
   for (std::string isa : {"avx2", "avx512vnni"}) {
-    absl::StatusOr<PortReport> report = measure_ports(isa, 3, 0.003);
+    absl::StatusOr<PortReport> report = measurePorts(isa, 3, 0.003);
     if (!report.ok()) {
       EXPECT_EQ(isa, "avx512vnni") << report.status();
       continue;
     }
     EXPECT_EQ(report->isa, isa);
-    EXPECT_GT(report->vector_ghz, 0.2);
-    EXPECT_LT(report->vector_ghz, 10);
+    EXPECT_GT(report->vectorGhz, 0.2);
+    EXPECT_LT(report->vectorGhz, 10);
     ASSERT_GE(report->rates.size(), 9u);
     // One vpdpbusd chain runs at 1 / latency: about 0.17 per cycle quiet,
     // 0.07 under ctest; every other case issues at least one per 5 cycles.
@@ -79,11 +79,11 @@ TEST(KfBenchPorts, MeasuresEveryCase) {
     // off by orders of magnitude, which is what a test of a timing can do.
     for (const PortRate &r : report->rates) {
       const bool latency = r.name.find("latency") != std::string::npos;
-      EXPECT_GT(r.per_cycle, latency ? 0.02 : 0.1) << r.name;
-      EXPECT_LT(r.per_cycle, 100) << r.name;
+      EXPECT_GT(r.perCycle, latency ? 0.02 : 0.1) << r.name;
+      EXPECT_LT(r.perCycle, 100) << r.name;
     }
     std::ostringstream out;
-    print_ports(*report, out);
+    printPorts(*report, out);
     const std::string table = out.str();
     EXPECT_THAT(table, HasSubstr(report->rates.front().name));
     EXPECT_EQ(std::count(table.begin(), table.end(), '\n'),

@@ -14,7 +14,7 @@ struct Result {
   std::string out, err;
 };
 
-inline Result run_with(std::vector<std::string> args) {
+inline Result runWith(std::vector<std::string> args) {
   std::ostringstream out, err;
   int code = run(args, out, err);
   return {code, out.str(), err.str()};

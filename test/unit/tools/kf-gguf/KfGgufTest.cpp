@@ -32,21 +32,21 @@ std::vector<float> gaussian(size_t n, uint32_t seed) {
 }
 
 std::vector<uint8_t> encoded(Format f, std::span<const float> x) {
-  std::vector<uint8_t> bytes(*row_bytes(f, static_cast<int64_t>(x.size())));
+  std::vector<uint8_t> bytes(*rowBytes(f, static_cast<int64_t>(x.size())));
   absl::Status s = kf::quantize(f, x, bytes);
   EXPECT_TRUE(s.ok()) << s;
   return bytes;
 }
 
-std::vector<uint8_t> file_bytes(const std::string &path) {
+std::vector<uint8_t> fileBytes(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // A weight format Kernelforge has no decoder (or no quantizer) for yet, to
 // test how the tool reports one; none once every format has one.
-std::optional<Format> format_without(bool (*has)(Format)) {
-  for (const FormatInfo &info : all_formats())
+std::optional<Format> formatWithout(bool (*has)(Format)) {
+  for (const FormatInfo &info : allFormats())
     if (info.role == FormatRole::Weight && !has(info.format))
       return info.format;
   return std::nullopt;
@@ -71,7 +71,7 @@ TEST(Recipe, FirstMatchingRuleWins) {
     const Recipe::Rule *rule = recipe->match(name);
     if (!rule)
       return "none";
-    return rule->target ? std::string(format_info(*rule->target).name) : "keep";
+    return rule->target ? std::string(formatInfo(*rule->target).name) : "keep";
   };
   EXPECT_EQ(target("ffn_up_exps"), "q4_0");
   EXPECT_EQ(target("blk.0.ffn_up_exps"), "f16");
@@ -106,11 +106,11 @@ TEST(Recipe, Errors) {
               ::testing::StartsWith("recipe rule 1 '*=i32': i32 is not a "
                                     "weight format; expected keep or one "
                                     "of f32"));
-  for (const FormatInfo &info : all_formats()) {
+  for (const FormatInfo &info : allFormats()) {
     if (info.role != FormatRole::Weight)
       continue;
     std::string rule = "*=" + std::string(info.name);
-    if (has_quantize(info.format))
+    if (hasQuantize(info.format))
       EXPECT_TRUE(Recipe::parse(rule).ok()) << rule;
     else
       EXPECT_THAT(error(rule),
@@ -122,7 +122,7 @@ TEST(Recipe, Errors) {
 
 TEST(Npy, HeaderIsNumpyVersionOneAlignedTo64) {
   int64_t shape[] = {3, 64};
-  std::vector<uint8_t> header = npy_float32_header(shape);
+  std::vector<uint8_t> header = npyFloat32Header(shape);
   ASSERT_EQ(header.size(), 128u);
   std::string text(header.begin(), header.end());
   EXPECT_EQ(text.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
@@ -131,8 +131,8 @@ TEST(Npy, HeaderIsNumpyVersionOneAlignedTo64) {
                              "'shape': (3, 64), }" +
                                  std::string(57, ' ') + "\n");
   int64_t one[] = {5};
-  std::vector<uint8_t> vector_header = npy_float32_header(one);
-  EXPECT_THAT(std::string(vector_header.begin(), vector_header.end()),
+  std::vector<uint8_t> vectorHeader = npyFloat32Header(one);
+  EXPECT_THAT(std::string(vectorHeader.begin(), vectorHeader.end()),
               HasSubstr("'shape': (5,), }"));
 }
 
@@ -146,12 +146,12 @@ TEST(Progress, Render) {
 TEST(Info, PrintsHeaderMetadataTensorsAndTotals) {
   TempDir dir;
   gguf::Writer w;
-  w.add_metadata("general.architecture", "deepseek4");
-  w.add_metadata("ids", std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
-  w.add_metadata("long", std::string(100, 'x'));
-  w.add_tensor("a", Format::Q8_0, {64, 2}, std::vector<uint8_t>(136));
-  w.add_tensor("b", Format::F32, {4}, std::vector<uint8_t>(16));
-  w.add_tensor("c", Format::Q8_0, {32}, std::vector<uint8_t>(34));
+  w.addMetadata("general.architecture", "deepseek4");
+  w.addMetadata("ids", std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  w.addMetadata("long", std::string(100, 'x'));
+  w.addTensor("a", Format::Q8_0, {64, 2}, std::vector<uint8_t>(136));
+  w.addTensor("b", Format::F32, {4}, std::vector<uint8_t>(16));
+  w.addTensor("c", Format::Q8_0, {32}, std::vector<uint8_t>(34));
   gguf::File file = written(w, dir);
   std::ostringstream out;
   info(file, out);
@@ -187,7 +187,7 @@ TEST(Dequant, WritesTheTensorAsNpyInNumpyOrder) {
   std::vector<float> x = gaussian(64 * 3, 1);
   std::vector<uint8_t> q = encoded(Format::Q8_0, x);
   gguf::Writer w;
-  w.add_tensor("w", Format::Q8_0, {64, 3}, q);
+  w.addTensor("w", Format::Q8_0, {64, 3}, q);
   gguf::File file = written(w, dir);
   std::string out = dir.file("w.npy");
   absl::Status s = dequant(file, "w", out);
@@ -195,26 +195,26 @@ TEST(Dequant, WritesTheTensorAsNpyInNumpyOrder) {
 
   std::vector<float> expected(x.size());
   ASSERT_TRUE(kf::dequantize(Format::Q8_0, q, expected).ok());
-  int64_t numpy_shape[] = {3, 64};
-  std::vector<uint8_t> npy = npy_float32_header(numpy_shape);
+  int64_t numpyShape[] = {3, 64};
+  std::vector<uint8_t> npy = npyFloat32Header(numpyShape);
   const auto *values = reinterpret_cast<const uint8_t *>(expected.data());
   npy.insert(npy.end(), values, values + expected.size() * sizeof(float));
-  EXPECT_EQ(file_bytes(out), npy);
+  EXPECT_EQ(fileBytes(out), npy);
 }
 
 TEST(Dequant, Errors) {
   TempDir dir;
   gguf::Writer w;
-  std::optional<Format> undecodable = format_without(has_dequantize);
+  std::optional<Format> undecodable = formatWithout(hasDequantize);
   if (undecodable)
-    w.add_tensor("u", *undecodable, {format_info(*undecodable).block_elems},
-                 std::vector<uint8_t>(format_info(*undecodable).block_bytes));
+    w.addTensor("u", *undecodable, {formatInfo(*undecodable).blockElems},
+                std::vector<uint8_t>(formatInfo(*undecodable).blockBytes));
   gguf::File file = written(w, dir);
   std::string out = dir.file("u.npy");
   EXPECT_EQ(dequant(file, "nope", out).message(),
             file.name() + ": no tensor 'nope'");
   if (undecodable) {
-    std::string name(format_info(*undecodable).name);
+    std::string name(formatInfo(*undecodable).name);
     EXPECT_EQ(dequant(file, "u", out).message(),
               file.name() + ": tensor 'u' is " + name +
                   ", which Kernelforge cannot decode yet");
@@ -231,12 +231,12 @@ TEST(Verify, ReportsNonFiniteValuesPerTensor) {
     return std::vector<uint8_t>(p, p + v.size() * sizeof(float));
   };
   gguf::Writer w;
-  w.add_tensor("fine", Format::F32, {2, 2}, bytes(fine));
-  w.add_tensor("broken", Format::F32, {3, 2}, bytes(broken));
-  std::optional<Format> undecodable = format_without(has_dequantize);
+  w.addTensor("fine", Format::F32, {2, 2}, bytes(fine));
+  w.addTensor("broken", Format::F32, {3, 2}, bytes(broken));
+  std::optional<Format> undecodable = formatWithout(hasDequantize);
   if (undecodable)
-    w.add_tensor("u", *undecodable, {format_info(*undecodable).block_elems},
-                 std::vector<uint8_t>(format_info(*undecodable).block_bytes));
+    w.addTensor("u", *undecodable, {formatInfo(*undecodable).blockElems},
+                std::vector<uint8_t>(formatInfo(*undecodable).blockBytes));
   gguf::File file = written(w, dir);
   std::ostringstream out;
   absl::StatusOr<int> bad = verify(file, out);
@@ -246,7 +246,7 @@ TEST(Verify, ReportsNonFiniteValuesPerTensor) {
                          "broken (f32): 3 non-finite values of 6, the first "
                          "at element 1\n";
   if (undecodable) {
-    std::string name(format_info(*undecodable).name);
+    std::string name(formatInfo(*undecodable).name);
     expected += "u (" + name + "): not checked: no decoder for " + name + "\n";
   }
   expected += file.name() + ": " + (undecodable ? "3" : "2") +
@@ -266,17 +266,16 @@ struct QuantizeInput {
 
   gguf::Writer writer() const {
     gguf::Writer w;
-    w.add_metadata("general.architecture", "deepseek4");
+    w.addMetadata("general.architecture", "deepseek4");
     auto f32 = [](const std::vector<float> &v) {
       return std::span<const uint8_t>(
           reinterpret_cast<const uint8_t *>(v.data()), v.size() * 4);
     };
-    w.add_tensor("blk.0.attn_q.weight", Format::F32, {64, 4}, f32(attn));
-    w.add_tensor("blk.0.ffn_up_exps.weight", Format::F32, {64, 2, 3},
-                 f32(exps));
-    w.add_tensor("blk.0.attn_norm.weight", Format::F32, {64}, f32(norm));
-    w.add_tensor("blk.0.attn_odd.weight", Format::F32, {48, 2}, f32(odd));
-    w.add_tensor("output.weight", Format::Q8_0, {32, 2}, output);
+    w.addTensor("blk.0.attn_q.weight", Format::F32, {64, 4}, f32(attn));
+    w.addTensor("blk.0.ffn_up_exps.weight", Format::F32, {64, 2, 3}, f32(exps));
+    w.addTensor("blk.0.attn_norm.weight", Format::F32, {64}, f32(norm));
+    w.addTensor("blk.0.attn_odd.weight", Format::F32, {48, 2}, f32(odd));
+    w.addTensor("output.weight", Format::Q8_0, {32, 2}, output);
     return w;
   }
 };
@@ -308,7 +307,7 @@ TEST(Quantize, ReencodesTheTensorsTheRecipeChooses) {
   EXPECT_EQ(*result->get<std::string_view>("general.architecture"),
             "deepseek4");
   EXPECT_EQ(*result->get<uint32_t>("general.quantization_version"), 2u);
-  auto tensor = [&](const char *name) { return *result->find_tensor(name); };
+  auto tensor = [&](const char *name) { return *result->findTensor(name); };
   auto data = [&](const char *name) {
     std::span<const uint8_t> d = result->data(tensor(name));
     return std::vector<uint8_t>(d.begin(), d.end());
@@ -330,17 +329,17 @@ TEST(Quantize, ReencodesTheTensorsTheRecipeChooses) {
   // One thread writes the same file.
   std::string single = dir.file("single.gguf");
   ASSERT_TRUE(quantize(file, single, *recipe, {.threads = 1}).ok());
-  EXPECT_EQ(file_bytes(single), file_bytes(out));
+  EXPECT_EQ(fileBytes(single), fileBytes(out));
 }
 
 TEST(Quantize, KeepsIntegerTablesAndLeavesNoFileOnError) {
   TempDir dir;
   gguf::Writer w;
-  w.add_metadata("general.quantization_version", uint32_t{2});
+  w.addMetadata("general.quantization_version", uint32_t{2});
   const int32_t ids[6] = {3, 1, 4, 1, 5, 9};
   const auto *p = reinterpret_cast<const uint8_t *>(ids);
-  w.add_tensor("blk.0.ffn_gate_tid2eid.weight", Format::I32, {3, 2},
-               std::vector<uint8_t>(p, p + sizeof ids));
+  w.addTensor("blk.0.ffn_gate_tid2eid.weight", Format::I32, {3, 2},
+              std::vector<uint8_t>(p, p + sizeof ids));
   gguf::File file = written(w, dir);
 
   // A token -> expert table is never re-encoded, whatever the rule says.
@@ -349,7 +348,7 @@ TEST(Quantize, KeepsIntegerTablesAndLeavesNoFileOnError) {
   ASSERT_TRUE(reencode.ok());
   std::ostringstream log;
   ASSERT_TRUE(quantize(file, out, *reencode, {.log = &log}).ok());
-  EXPECT_EQ(file_bytes(out), file_bytes(file.name()));
+  EXPECT_EQ(fileBytes(out), fileBytes(file.name()));
   EXPECT_THAT(log.str(),
               ::testing::HasSubstr("warning: " + file.name() +
                                    ": tensor 'blk.0.ffn_gate_tid2eid.weight' "
@@ -362,10 +361,10 @@ TEST(Quantize, KeepsIntegerTablesAndLeavesNoFileOnError) {
 }
 
 TEST(CommandLine, UsageErrorsExitWithTwo) {
-  Ran none = run_tool({});
+  Ran none = runTool({});
   EXPECT_EQ(none.code, 2);
   EXPECT_THAT(none.err, ::testing::StartsWith("usage: kf-gguf COMMAND"));
-  Ran help = run_tool({"--help"});
+  Ran help = runTool({"--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_THAT(help.out, ::testing::StartsWith("usage: kf-gguf COMMAND"));
   const std::pair<std::vector<std::string>, std::string> cases[] = {
@@ -380,7 +379,7 @@ TEST(CommandLine, UsageErrorsExitWithTwo) {
        "--threads is '0', expected a number >= 1"},
   };
   for (const auto &[args, message] : cases) {
-    Ran ran = run_tool(args);
+    Ran ran = runTool(args);
     EXPECT_EQ(ran.code, 2) << message;
     EXPECT_EQ(ran.err, "kf-gguf: " + message + " (kf-gguf --help for usage)\n");
   }
@@ -390,19 +389,19 @@ TEST(CommandLine, FailuresExitWithOne) {
   TempDir dir;
   std::string missing = dir.file("missing.gguf");
   for (const char *command : {"info", "verify"}) {
-    Ran ran = run_tool({command, missing});
+    Ran ran = runTool({command, missing});
     EXPECT_EQ(ran.code, 1);
     EXPECT_EQ(ran.err, "kf-gguf: " + missing +
                            ": cannot open: No such file or directory\n");
   }
-  Ran recipe = run_tool(
+  Ran recipe = runTool(
       {"quantize", missing, dir.file("out.gguf"), "--recipe", "attn=q9"});
   EXPECT_EQ(recipe.code, 1);
   EXPECT_THAT(recipe.err,
               ::testing::StartsWith("kf-gguf: recipe rule 1 'attn=q9': unknown "
                                     "format 'q9'"));
   std::ofstream(dir.file("bad.gguf")) << "GGML";
-  Ran bad = run_tool({"info", dir.file("bad.gguf")});
+  Ran bad = runTool({"info", dir.file("bad.gguf")});
   EXPECT_EQ(bad.code, 1);
   EXPECT_EQ(bad.err, "kf-gguf: " + dir.file("bad.gguf") +
                          ": byte 0: expected the magic 'GGUF', found "
@@ -413,28 +412,28 @@ TEST(CommandLine, EachCommandRuns) {
   TempDir dir;
   QuantizeInput input;
   gguf::File file = written(input.writer(), dir);
-  Ran info = run_tool({"info", file.name()});
+  Ran info = runTool({"info", file.name()});
   EXPECT_EQ(info.code, 0) << info.err;
   EXPECT_THAT(info.out, HasSubstr("blk.0.attn_q.weight"));
-  Ran verify = run_tool({"verify", file.name()});
+  Ran verify = runTool({"verify", file.name()});
   EXPECT_EQ(verify.code, 0) << verify.err;
   EXPECT_THAT(verify.out, HasSubstr("0 with non-finite values"));
-  Ran dequant = run_tool(
+  Ran dequant = runTool(
       {"dequant", file.name(), "output.weight", "-o", dir.file("o.npy")});
   EXPECT_EQ(dequant.code, 0) << dequant.err;
-  EXPECT_EQ(file_bytes(dir.file("o.npy")).size(), 128 + 64 * 4u);
-  Ran quantize = run_tool({"quantize", file.name(), dir.file("q.gguf"),
-                           "--recipe=.*attn_q.*=q8_0", "--threads=2"});
+  EXPECT_EQ(fileBytes(dir.file("o.npy")).size(), 128 + 64 * 4u);
+  Ran quantize = runTool({"quantize", file.name(), dir.file("q.gguf"),
+                          "--recipe=.*attn_q.*=q8_0", "--threads=2"});
   EXPECT_EQ(quantize.code, 0) << quantize.err;
   EXPECT_THAT(quantize.err, HasSubstr("1 tensors re-encoded, 4 kept"));
 
   // Non-finite values make verify fail.
   std::vector<float> nan(4, NAN);
   gguf::Writer w;
-  w.add_tensor("nan", Format::F32, {4},
-               std::span(reinterpret_cast<const uint8_t *>(nan.data()), 16));
+  w.addTensor("nan", Format::F32, {4},
+              std::span(reinterpret_cast<const uint8_t *>(nan.data()), 16));
   gguf::File broken = written(w, dir, "nan.gguf");
-  Ran bad = run_tool({"verify", broken.name()});
+  Ran bad = runTool({"verify", broken.name()});
   EXPECT_EQ(bad.code, 1);
   EXPECT_THAT(bad.out, HasSubstr("nan (f32): 4 non-finite values"));
 }

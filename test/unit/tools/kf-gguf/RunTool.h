@@ -15,9 +15,9 @@ struct Ran {
   std::string out, err;
 };
 
-inline Ran run_tool(std::vector<std::string> args) {
+inline Ran runTool(std::vector<std::string> args) {
   std::ostringstream out, err;
-  int code = run(args, out, err, /*progress_bar=*/false);
+  int code = run(args, out, err, /*progressBar=*/false);
   return {code, out.str(), err.str()};
 }
 

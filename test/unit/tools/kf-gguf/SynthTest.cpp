@@ -24,12 +24,12 @@ using ::testing::HasSubstr;
 const std::string kVocab =
     KF_TEST_DATA_DIR "/gguf/ggml-vocab-deepseek-coder.gguf";
 
-std::vector<uint8_t> file_bytes(const std::string &path) {
+std::vector<uint8_t> fileBytes(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-SynthOptions tiny_options(uint64_t seed, int threads) {
+SynthOptions tinyOptions(uint64_t seed, int threads) {
   SynthOptions options;
   options.preset = "tiny";
   options.seed = seed;
@@ -45,7 +45,7 @@ protected:
     dir_ = new TempDir;
     path_ = dir_->file("tiny.gguf");
     std::ostringstream log;
-    SynthOptions options = tiny_options(1, 2);
+    SynthOptions options = tinyOptions(1, 2);
     options.log = &log;
     absl::Status s = synth(options, path_);
     ASSERT_TRUE(s.ok()) << s;
@@ -66,10 +66,10 @@ protected:
 TEST_F(SynthTiny, ReadsBackAsThePresetAndValidates) {
   gguf::File file = open();
   absl::StatusOr<deepseek_v4::Config> config =
-      deepseek_v4::Config::from_gguf(file);
+      deepseek_v4::Config::fromGguf(file);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(*config, deepseek_v4::preset("tiny")->config);
-  absl::Status valid = deepseek_v4::validate_tensors(*config, file);
+  absl::Status valid = deepseek_v4::validateTensors(*config, file);
   EXPECT_TRUE(valid.ok()) << valid;
   EXPECT_EQ(log_, path_ +
                       ": tiny, seed 1: 212 tensors (f32 108, i32 3, mxfp4 "
@@ -81,16 +81,16 @@ TEST_F(SynthTiny, EmbedsTheCoderVocabularyAndSaysHowItWasMade) {
   gguf::File file = open();
   absl::StatusOr<gguf::File> vocab = gguf::File::open(kVocab);
   ASSERT_TRUE(vocab.ok());
-  int tokenizer_keys = 0;
+  int tokenizerKeys = 0;
   for (const gguf::KeyValue &kv : vocab->metadata()) {
     if (!kv.key.starts_with("tokenizer."))
       continue;
-    ++tokenizer_keys;
+    ++tokenizerKeys;
     const gguf::Value *copied = file.find(kv.key);
     ASSERT_NE(copied, nullptr) << kv.key;
     EXPECT_EQ(*copied, kv.value) << kv.key;
   }
-  EXPECT_EQ(tokenizer_keys, 10);
+  EXPECT_EQ(tokenizerKeys, 10);
   EXPECT_EQ(*file.get<std::string_view>("kernelforge.synth.preset"), "tiny");
   EXPECT_EQ(*file.get<uint64_t>("kernelforge.synth.seed"), 1u);
   EXPECT_EQ(*file.get<std::string_view>("kernelforge.synth.recipe"),
@@ -101,9 +101,9 @@ TEST_F(SynthTiny, EmbedsTheCoderVocabularyAndSaysHowItWasMade) {
 TEST_F(SynthTiny, UsesTheDefaultRecipe) {
   gguf::File file = open();
   auto format = [&](const std::string &name) {
-    const gguf::TensorInfo *t = file.find_tensor(name);
+    const gguf::TensorInfo *t = file.findTensor(name);
     EXPECT_NE(t, nullptr) << name;
-    return t ? std::string(format_info(t->format).name) : "";
+    return t ? std::string(formatInfo(t->format).name) : "";
   };
   for (const char *name :
        {"token_embd.weight", "output.weight", "blk.0.attn_q_a.weight",
@@ -151,23 +151,23 @@ TEST_F(SynthTiny, VerifiesAndShowsItsTensors) {
 }
 
 TEST_F(SynthTiny, IsTheSameBytesForTheSameSeedOnAnyThreads) {
-  std::vector<uint8_t> reference = file_bytes(path_);
+  std::vector<uint8_t> reference = fileBytes(path_);
   TempDir dir;
   for (int threads : {2, 1}) {
     std::string again = dir.file("again.gguf");
-    ASSERT_TRUE(synth(tiny_options(1, threads), again).ok());
-    EXPECT_TRUE(file_bytes(again) == reference) << threads << " threads";
+    ASSERT_TRUE(synth(tinyOptions(1, threads), again).ok());
+    EXPECT_TRUE(fileBytes(again) == reference) << threads << " threads";
   }
   std::string other = dir.file("other.gguf");
-  ASSERT_TRUE(synth(tiny_options(2, 2), other).ok());
-  std::vector<uint8_t> other_bytes = file_bytes(other);
-  ASSERT_EQ(other_bytes.size(), reference.size());
-  EXPECT_FALSE(other_bytes == reference);
+  ASSERT_TRUE(synth(tinyOptions(2, 2), other).ok());
+  std::vector<uint8_t> otherBytes = fileBytes(other);
+  ASSERT_EQ(otherBytes.size(), reference.size());
+  EXPECT_FALSE(otherBytes == reference);
 }
 
 TEST(Synth, UserRulesComeFirstWithinWhatATensorAccepts) {
   TempDir dir;
-  SynthOptions options = tiny_options(1, 2);
+  SynthOptions options = tinyOptions(1, 2);
   // q4_k needs rows of 256: the 128-wide down projections fall back to the
   // default. Tensors whose kind fixes their format (norms, HC bases) pass
   // over the bf16 rule silently, and "keep" leaves the head to the default.
@@ -181,7 +181,7 @@ TEST(Synth, UserRulesComeFirstWithinWhatATensorAccepts) {
   absl::StatusOr<gguf::File> file = gguf::File::open(path);
   ASSERT_TRUE(file.ok());
   auto format = [&](const std::string &name) {
-    return std::string(format_info(file->find_tensor(name)->format).name);
+    return std::string(formatInfo(file->findTensor(name)->format).name);
   };
   EXPECT_EQ(format("blk.0.ffn_up_exps.weight"), "q4_k");
   EXPECT_EQ(format("blk.0.ffn_down_exps.weight"), "mxfp4");
@@ -202,9 +202,9 @@ TEST(Synth, UserRulesComeFirstWithinWhatATensorAccepts) {
             std::string(*options.recipe) + "," +
                 std::string(deepseek_v4::kDefaultRecipe));
   absl::StatusOr<deepseek_v4::Config> config =
-      deepseek_v4::Config::from_gguf(*file);
+      deepseek_v4::Config::fromGguf(*file);
   ASSERT_TRUE(config.ok());
-  EXPECT_TRUE(deepseek_v4::validate_tensors(*config, *file).ok());
+  EXPECT_TRUE(deepseek_v4::validateTensors(*config, *file).ok());
 }
 
 TEST(Synth, Errors) {
@@ -215,7 +215,7 @@ TEST(Synth, Errors) {
     EXPECT_FALSE(s.ok());
     return std::string(s.message());
   };
-  SynthOptions options = tiny_options(1, 1);
+  SynthOptions options = tinyOptions(1, 1);
   options.vocab = dir.file("missing.gguf");
   EXPECT_EQ(error(options),
             options.vocab +
@@ -228,10 +228,10 @@ TEST(Synth, Errors) {
             options.vocab +
                 ": 102400 tokens, bos 100000, eos 100001; the tiny preset "
                 "needs deepseek-coder's 32256 tokens, bos 32013, eos 32014");
-  options = tiny_options(1, 1);
+  options = tinyOptions(1, 1);
   options.preset = "huge";
   EXPECT_THAT(error(options), ::testing::StartsWith("unknown preset 'huge'"));
-  options = tiny_options(1, 1);
+  options = tinyOptions(1, 1);
   options.recipe = "attn_.*=q9_9";
   EXPECT_THAT(error(options),
               ::testing::StartsWith("recipe rule 1 'attn_.*=q9_9': unknown "
@@ -242,11 +242,11 @@ TEST(Synth, Errors) {
 TEST(SynthCommandLine, WritesTinyWithTheDefaultVocabulary) {
   TempDir dir;
   std::string out = dir.file("tiny.gguf");
-  Ran ran = run_tool({"synth", "--preset", "tiny", "--seed", "5", "--threads",
-                      "2", "-o", out});
+  Ran ran = runTool({"synth", "--preset", "tiny", "--seed", "5", "--threads",
+                     "2", "-o", out});
   EXPECT_EQ(ran.code, 0) << ran.err;
   EXPECT_THAT(ran.err, ::testing::StartsWith(out + ": tiny, seed 5: "));
-  Ran config = run_tool({"config", out});
+  Ran config = runTool({"config", out});
   EXPECT_EQ(config.code, 0) << config.err;
   EXPECT_THAT(config.out,
               ::testing::StartsWith("deepseek4 configuration of " + out));
@@ -254,7 +254,7 @@ TEST(SynthCommandLine, WritesTinyWithTheDefaultVocabulary) {
 }
 
 TEST(ConfigCommandLine, PrintsPresetsAndRejectsInvalidFiles) {
-  Ran flash = run_tool({"config", "--preset", "flash"});
+  Ran flash = runTool({"config", "--preset", "flash"});
   EXPECT_EQ(flash.code, 0);
   EXPECT_THAT(flash.out,
               ContainsRegex(R"(layers +43: 2 window-only, 21 CSA, )"
@@ -262,10 +262,10 @@ TEST(ConfigCommandLine, PrintsPresetsAndRejectsInvalidFiles) {
   EXPECT_THAT(flash.out, ContainsRegex(R"(total +284332240471 \(284\.33 B\))"));
   EXPECT_THAT(flash.out,
               ContainsRegex(R"(active per token +13270101591 \(13\.27 B\))"));
-  Ran vocab_only = run_tool(
+  Ran vocabOnly = runTool(
       {"config", KF_TEST_DATA_DIR "/gguf/ggml-vocab-deepseek-coder.gguf"});
-  EXPECT_EQ(vocab_only.code, 1);
-  EXPECT_THAT(vocab_only.err,
+  EXPECT_EQ(vocabOnly.code, 1);
+  EXPECT_THAT(vocabOnly.err,
               HasSubstr("key 'general.architecture' is \"llama\", expected "
                         "\"deepseek4\""));
 }
@@ -283,7 +283,7 @@ TEST(SynthCommandLine, UsageErrorsExitWithTwo) {
       {{"config", "a", "b"}, "config takes 0 to 1 arguments, got 2"},
   };
   for (const auto &[args, message] : cases) {
-    Ran ran = run_tool(args);
+    Ran ran = runTool(args);
     EXPECT_EQ(ran.code, 2) << message;
     EXPECT_EQ(ran.err, "kf-gguf: " + message + " (kf-gguf --help for usage)\n");
   }

@@ -19,7 +19,7 @@ namespace {
 using kf::testing::TempDir;
 namespace dsv4 = kf::deepseek_v4;
 
-std::vector<uint8_t> file_bytes(const std::string &path) {
+std::vector<uint8_t> fileBytes(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
 }
@@ -27,7 +27,7 @@ std::vector<uint8_t> file_bytes(const std::string &path) {
 // The bytes of a float32 .npy file of `shape` holding `values`.
 std::vector<uint8_t> npy(std::vector<int64_t> shape,
                          std::span<const float> values) {
-  std::vector<uint8_t> bytes = npy_float32_header(shape);
+  std::vector<uint8_t> bytes = npyFloat32Header(shape);
   const uint8_t *data = reinterpret_cast<const uint8_t *>(values.data());
   bytes.insert(bytes.end(), data, data + values.size_bytes());
   return bytes;
@@ -38,20 +38,20 @@ struct Result {
   std::string out, err;
 };
 
-Result run_with(std::vector<std::string> args) {
+Result runWith(std::vector<std::string> args) {
   std::ostringstream out, err;
   int code = run(args, out, err);
   return {code, out.str(), err.str()};
 }
 
-// micro_config's four layers (window-only, CSA, HCA, hash and learned
+// microConfig's four layers (window-only, CSA, HCA, hash and learned
 // routing) with N(0, 0.1) f32 weights, written to `path`.
 class KfRun : public ::testing::Test {
 protected:
   void SetUp() override {
-    config_ = dsv4::testing::micro_config();
+    config_ = dsv4::testing::microConfig();
     std::vector<dsv4::testing::TestTensor> tensors =
-        dsv4::testing::model_tensors(config_);
+        dsv4::testing::modelTensors(config_);
     std::mt19937 rng(4);
     std::normal_distribution<float> normal(0.0f, 0.1f);
     for (dsv4::testing::TestTensor &t : tensors)
@@ -61,12 +61,12 @@ protected:
           std::memcpy(&t.data[i], &v, 4);
         }
     dsv4::testing::InMemoryFile file;
-    dsv4::testing::write(file, dsv4::testing::model_metadata(config_), tensors);
+    dsv4::testing::write(file, dsv4::testing::modelMetadata(config_), tensors);
     path_ = dir_.file("micro.gguf");
     std::ofstream(path_, std::ios::binary)
         .write(reinterpret_cast<const char *>(file.bytes.data()),
                static_cast<std::streamsize>(file.bytes.size()));
-    weights_.emplace(*dsv4::reference::Weights::from_gguf(config_, *file.file));
+    weights_.emplace(*dsv4::reference::Weights::fromGguf(config_, *file.file));
   }
 
   TempDir dir_;
@@ -79,28 +79,28 @@ TEST_F(KfRun, DumpsTheReferenceLogitsAndStreams) {
   std::string logits = dir_.file("logits.npy");
   std::string hidden = dir_.file("hidden");
   Result r =
-      run_with({"--engine", "reference", "-m", path_, "--tokens", "5,17,3,90,1",
-                "--no-sim", "--dump-logits", logits, "--dump-hidden", hidden});
+      runWith({"--engine", "reference", "-m", path_, "--tokens", "5,17,3,90,1",
+               "--no-sim", "--dump-logits", logits, "--dump-hidden", hidden});
   ASSERT_EQ(r.code, 0) << r.err;
 
-  dsv4::reference::Model model(*weights_, {.simulate_quantization = false,
-                                           .keep_layer_streams = true,
-                                           .keep_position_logits = true});
+  dsv4::reference::Model model(*weights_, {.simulateQuantization = false,
+                                           .keepLayerStreams = true,
+                                           .keepPositionLogits = true});
   std::vector<int32_t> tokens = {5, 17, 3, 90, 1};
   dsv4::reference::ForwardResult expected = model.prefill(tokens);
   // Every position's logits: a comparison needs one run, not one per prefix.
-  EXPECT_EQ(file_bytes(logits), npy({5, 96}, expected.position_logits));
+  EXPECT_EQ(fileBytes(logits), npy({5, 96}, expected.positionLogits));
   for (size_t t = 0; t < tokens.size(); ++t) {
-    dsv4::reference::Model prefix(*weights_, {.simulate_quantization = false});
+    dsv4::reference::Model prefix(*weights_, {.simulateQuantization = false});
     EXPECT_TRUE(std::equal(
-        expected.position_logits.begin() + t * 96,
-        expected.position_logits.begin() + (t + 1) * 96,
+        expected.positionLogits.begin() + t * 96,
+        expected.positionLogits.begin() + (t + 1) * 96,
         prefix.prefill(std::span(tokens).first(t + 1)).logits.begin()))
         << "position " << t;
   }
   for (uint32_t l = 0; l < 4; ++l)
-    EXPECT_EQ(file_bytes(hidden + "/layer_" + std::to_string(l) + ".npy"),
-              npy({5, 4, 64}, expected.layer_streams[l]))
+    EXPECT_EQ(fileBytes(hidden + "/layer_" + std::to_string(l) + ".npy"),
+              npy({5, 4, 64}, expected.layerStreams[l]))
         << l;
   auto best = std::max_element(expected.logits.begin(), expected.logits.end());
   EXPECT_THAT(r.out,
@@ -115,16 +115,16 @@ TEST_F(KfRun, DumpsTheReferenceLogitsAndStreams) {
 TEST_F(KfRun, DecodesGreedily) {
   std::string logits = dir_.file("logits.npy");
   Result r =
-      run_with({"--engine", "reference", "-m", path_, "--tokens", "5,17,3",
-                "--no-sim", "--decode", "3", "--dump-logits", logits});
+      runWith({"--engine", "reference", "-m", path_, "--tokens", "5,17,3",
+               "--no-sim", "--decode", "3", "--dump-logits", logits});
   ASSERT_EQ(r.code, 0) << r.err;
 
-  dsv4::reference::Model model(*weights_, {.simulate_quantization = false,
-                                           .keep_position_logits = true});
+  dsv4::reference::Model model(
+      *weights_, {.simulateQuantization = false, .keepPositionLogits = true});
   std::vector<int32_t> prompt = {5, 17, 3};
   dsv4::reference::ForwardResult prefill = model.prefill(prompt);
   std::vector<float> last = prefill.logits;
-  std::vector<float> all = prefill.position_logits;
+  std::vector<float> all = prefill.positionLogits;
   auto argmax = [](const std::vector<float> &v) {
     return static_cast<int32_t>(std::max_element(v.begin(), v.end()) -
                                 v.begin());
@@ -137,31 +137,30 @@ TEST_F(KfRun, DecodesGreedily) {
     all.insert(all.end(), last.begin(), last.end());
   }
   EXPECT_THAT(r.out, ::testing::HasSubstr(decoded + "\n"));
-  EXPECT_EQ(file_bytes(logits), npy({6, 96}, all));
+  EXPECT_EQ(fileBytes(logits), npy({6, 96}, all));
 }
 
 // --precision f32: the reference's exact-f32 mode, which needs no widths
 // the FP8 simulation would (it simulates nothing).
 TEST_F(KfRun, RunsTheF32Precision) {
   std::string logits = dir_.file("logits.npy");
-  Result r =
-      run_with({"--engine", "reference", "-m", path_, "--tokens", "5,17,3",
-                "--precision", "f32", "--dump-logits", logits});
+  Result r = runWith({"--engine", "reference", "-m", path_, "--tokens",
+                      "5,17,3", "--precision", "f32", "--dump-logits", logits});
   ASSERT_EQ(r.code, 0) << r.err;
   dsv4::reference::Model model(*weights_,
                                {.precision = dsv4::reference::Precision::F32,
-                                .keep_position_logits = true});
+                                .keepPositionLogits = true});
   std::vector<int32_t> prompt = {5, 17, 3};
-  std::vector<float> f32 = model.prefill(prompt).position_logits;
-  EXPECT_EQ(file_bytes(logits), npy({3, 96}, f32));
-  dsv4::reference::Model bf16(*weights_, {.simulate_quantization = false,
-                                          .keep_position_logits = true});
-  EXPECT_NE(f32, bf16.prefill(prompt).position_logits);
+  std::vector<float> f32 = model.prefill(prompt).positionLogits;
+  EXPECT_EQ(fileBytes(logits), npy({3, 96}, f32));
+  dsv4::reference::Model bf16(
+      *weights_, {.simulateQuantization = false, .keepPositionLogits = true});
+  EXPECT_NE(f32, bf16.prefill(prompt).positionLogits);
 }
 
 TEST_F(KfRun, RefusesWhatItCannotRun) {
   auto error = [&](std::vector<std::string> args) {
-    Result r = run_with(args);
+    Result r = runWith(args);
     EXPECT_NE(r.code, 0);
     return std::to_string(r.code) + " " + r.err;
   };
@@ -185,7 +184,7 @@ TEST_F(KfRun, RefusesWhatItCannotRun) {
   EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1,x"}),
             "1 kf-run: --tokens: 'x' is not a token id (a non-negative "
             "integer)\n");
-  // micro_config's 64-wide embedding cannot take the FP8 simulation.
+  // microConfig's 64-wide embedding cannot take the FP8 simulation.
   EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1"}),
             "1 kf-run: " + path_ +
                 ": a linear input of width 64 is not a multiple of 128, which "

@@ -17,7 +17,7 @@ enum class LinearRole {
   AttnOutputB,  // attn_output_b
   IndexerQB,    // indexer.attn_q_b
   IndexerProj,  // indexer.proj (the checkpoint's weights_proj)
-  Compressor,   // attn_compressor_{kv,gate}, indexer_compressor_{kv,gate}
+  Compressor,   // attn_compressor_{kv,gate}, indexerCompressor_{kv,gate}
   Router,       // ffn_gate_inp
   RoutedExpert, // ffn_{gate,up,down}_exps
   SharedExpert, // ffn_{gate,up,down}_shexp
@@ -44,6 +44,6 @@ struct LinearRoleInfo {
 };
 
 // The row of `role` in the table.
-const LinearRoleInfo &linear_role(LinearRole role);
+const LinearRoleInfo &linearRole(LinearRole role);
 
 } // namespace kf::deepseek_v4

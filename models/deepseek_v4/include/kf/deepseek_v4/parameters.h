@@ -18,9 +18,9 @@ struct ParameterCount {
   // hyper-connections, norms and the LM head all count.
   int64_t active = 0;
   // The embedding and the LM head, which model §1.1 also quotes.
-  int64_t embedding_and_head = 0;
+  int64_t embeddingAndHead = 0;
 };
 
-ParameterCount count_parameters(const Config &config);
+ParameterCount countParameters(const Config &config);
 
 } // namespace kf::deepseek_v4

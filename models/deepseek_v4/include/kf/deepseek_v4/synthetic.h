@@ -19,7 +19,7 @@ struct Distribution {
     Constant,        // every value is `mean`
     Normal,          // approximately N(mean, stddev²), see below
     Uniform,         // uniform in [low, high)
-    DistinctExperts, // each row: n_expert_used distinct experts of n_expert
+    DistinctExperts, // each row: nExpertUsed distinct experts of nExpert
   };
   Shape shape = Shape::Constant;
   float mean = 0;
@@ -27,7 +27,7 @@ struct Distribution {
   float low = 0;
   float high = 0;
   // Normal only: each row is shifted to mean zero after it is drawn.
-  bool centred_rows = false;
+  bool centredRows = false;
 };
 
 // How synth draws a tensor.
@@ -46,8 +46,8 @@ public:
 
 private:
   Distribution distribution_;
-  uint32_t n_expert_;
-  int64_t row_length_;
+  uint32_t nExpert_;
+  int64_t rowLength_;
   uint64_t stream_; // from (seed, tensor name)
 };
 

@@ -26,7 +26,7 @@ extern const std::string_view kDefaultRecipe;
 // format's block does not divide a tensor's rows is passed over, with a
 // warning on `log` if given. Fails only on a recipe that does not parse.
 absl::StatusOr<std::vector<Format>>
-tensor_formats(std::span<const TensorSpec> specs,
-               std::optional<std::string_view> recipe, std::ostream *log);
+tensorFormats(std::span<const TensorSpec> specs,
+              std::optional<std::string_view> recipe, std::ostream *log);
 
 } // namespace kf::deepseek_v4

@@ -50,7 +50,7 @@ struct TensorSpec {
 
 // Every tensor of the model in llama.cpp's load order: globals, then each
 // layer's. MTP/DSpark stages are not part of it.
-std::vector<TensorSpec> tensor_specs(const Config &config);
+std::vector<TensorSpec> tensorSpecs(const Config &config);
 
 // Whether a tensor of `kind` may be stored in `format` (llama.cpp's type
 // rules, docs/models/deepseek_v4.md): norms, HC bases and scales, sinks and
@@ -58,20 +58,20 @@ std::vector<TensorSpec> tensor_specs(const Config &config);
 // any weight format.
 bool accepts(TensorKind kind, Format format);
 // The format a kind must have when it allows only one, e.g. f32 for a norm.
-std::optional<Format> fixed_format(TensorKind kind);
+std::optional<Format> fixedFormat(TensorKind kind);
 
-// Checks the n_vocab rows of n_expert_used expert ids of a tid2eid table:
-// each names distinct experts below n_expert (a repeated expert has no agreed
+// Checks the nVocab rows of nExpertUsed expert ids of a tid2eid table:
+// each names distinct experts below nExpert (a repeated expert has no agreed
 // meaning: the reference adds it once, llama.cpp twice). Errors start with
 // `what`, e.g. "m.gguf: tensor 'blk.0.ffn_gate_tid2eid.weight'".
-absl::Status check_tid2eid_rows(const Config &config,
-                                std::span<const int32_t> table,
-                                std::string_view what);
+absl::Status checkTid2eidRows(const Config &config,
+                              std::span<const int32_t> table,
+                              std::string_view what);
 
 // Checks that `file` holds exactly the tensors of `config`: none missing,
 // none extra, each with its shape and an accepted format, and every tid2eid
 // row naming k distinct experts below E. One-line errors name the file and
 // the tensor.
-absl::Status validate_tensors(const Config &config, const gguf::File &file);
+absl::Status validateTensors(const Config &config, const gguf::File &file);
 
 } // namespace kf::deepseek_v4

@@ -34,14 +34,14 @@ std::string literal(float value) { return literal(static_cast<double>(value)); }
 /// A #kf.rope in the ops' own (stripped) spelling: the full
 /// `#kf.rope<...>` right before an op's `:` would take the types as its own.
 std::string ropeAttr(const reference::RopeConfig &rope) {
-  std::string text = "<dim = " + std::to_string(rope.rope_dim) +
+  std::string text = "<dim = " + std::to_string(rope.ropeDim) +
                      ", base = " + literal(rope.base);
   if (rope.yarn)
-    text += ", yarn_factor = " + literal(rope.yarn_factor) +
-            ", beta_fast = " + literal(rope.beta_fast) +
-            ", beta_slow = " + literal(rope.beta_slow) +
+    text += ", yarn_factor = " + literal(rope.yarnFactor) +
+            ", beta_fast = " + literal(rope.betaFast) +
+            ", beta_slow = " + literal(rope.betaSlow) +
             ", original_context = " +
-            std::to_string(static_cast<int64_t>(rope.original_len));
+            std::to_string(static_cast<int64_t>(rope.originalLen));
   return text + ">";
 }
 
@@ -77,19 +77,19 @@ private:
 /// the normed block input x [T, D] and the positions, returning [T, D].
 std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
                               bool simulate, const gguf::File &file) {
-  std::string D = std::to_string(c.n_embd), H = std::to_string(c.n_head),
-              Dh = std::to_string(c.head_dim),
-              Rq = std::to_string(c.q_lora_rank), W = std::to_string(c.window),
-              HDh = std::to_string(c.n_head * c.head_dim),
-              GRo = std::to_string(c.o_groups * c.o_lora_rank),
-              Hi = std::to_string(c.indexer_heads),
-              Di = std::to_string(c.indexer_head_dim),
-              HiDi = std::to_string(c.indexer_heads * c.indexer_head_dim);
+  std::string D = std::to_string(c.nEmbd), H = std::to_string(c.nHead),
+              Dh = std::to_string(c.headDim), Rq = std::to_string(c.qLoraRank),
+              W = std::to_string(c.window),
+              hDh = std::to_string(c.nHead * c.headDim),
+              gRo = std::to_string(c.oGroups * c.oLoraRank),
+              Hi = std::to_string(c.indexerHeads),
+              Di = std::to_string(c.indexerHeadDim),
+              hiDi = std::to_string(c.indexerHeads * c.indexerHeadDim);
   AttentionKind kind = c.attention(layer);
-  uint32_t ratio = c.compress_ratios[layer];
+  uint32_t ratio = c.compressRatios[layer];
   std::string blk = "blk." + std::to_string(layer) + ".";
-  std::string rope = ropeAttr(reference::layer_rope(c, layer));
-  std::string eps = "eps(" + literal(c.norm_eps) + ")";
+  std::string rope = ropeAttr(reference::layerRope(c, layer));
+  std::string eps = "eps(" + literal(c.normEps) + ")";
   std::string ring =
       "!kf.window_cache<rows = " + W + ", dim = " + Dh + ", element = bf16>";
   std::string compressed =
@@ -147,12 +147,12 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
   std::string qr = norm(linear(x8, xT, blk + "attn_q_a.weight", qrT), qrT,
                         blk + "attn_q_a_norm.weight");
   std::string qr8 = sim8(qr, qrT, "block(128)");
-  std::string qb = linear(qr8, qrT, blk + "attn_q_b.weight", f32({"?", HDh}));
+  std::string qb = linear(qr8, qrT, blk + "attn_q_b.weight", f32({"?", hDh}));
   std::string qT = f32({"?", H, Dh});
   std::string q3 = b.fresh();
   b.line(q3 + " = tensor.expand_shape " + qb +
          " [[0], [1, 2]] output_shape [%T, " + H + ", " + Dh +
-         "] : " + f32({"?", HDh}) + " into " + qT);
+         "] : " + f32({"?", hDh}) + " into " + qT);
   std::string qs = b.fresh();
   b.line(qs + " = kf.rms_norm " + q3 + " " + eps + " compute(bf16) : " + qT);
   std::string q = b.fresh();
@@ -165,9 +165,9 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
   std::string kvr = b.fresh();
   b.line(kvr + " = kf.rope " + kvn + ", %pos, " + rope + " : " + kvT + ", " +
          posT);
-  std::string kv = sim8(kvr, kvT,
-                        "block(64) leading(" +
-                            std::to_string(c.head_dim - c.rope_dim) + ")");
+  std::string kv =
+      sim8(kvr, kvT,
+           "block(64) leading(" + std::to_string(c.headDim - c.ropeDim) + ")");
   b.line("kf.cache_append %kvc, " + kv + ", %pos : " + ring + ", " + kvT +
          ", " + posT);
   std::string bank = kv, bankT = kvT;
@@ -205,11 +205,11 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
   if (kind == AttentionKind::Csa) {
     std::string iqT = f32({"?", Hi, Di});
     std::string iqb =
-        linear(qr8, qrT, blk + "indexer.attn_q_b.weight", f32({"?", HiDi}));
+        linear(qr8, qrT, blk + "indexer.attn_q_b.weight", f32({"?", hiDi}));
     std::string iq3 = b.fresh();
     b.line(iq3 + " = tensor.expand_shape " + iqb +
            " [[0], [1, 2]] output_shape [%T, " + Hi + ", " + Di +
-           "] : " + f32({"?", HiDi}) + " into " + iqT);
+           "] : " + f32({"?", hiDi}) + " into " + iqT);
     std::string iq = b.fresh();
     b.line(iq + " = kf.rope " + iq3 + ", %pos, " + rope + " : " + iqT + ", " +
            posT);
@@ -226,14 +226,14 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
            f32({"?", Di}));
     float scale = static_cast<float>(
         1.0 /
-        std::sqrt(static_cast<double>(c.indexer_head_dim) * c.indexer_heads));
+        std::sqrt(static_cast<double>(c.indexerHeadDim) * c.indexerHeads));
     std::string scores = b.fresh();
     b.line(scores + " = kf.indexer_scores " + iq + ", " + iw + ", " + keys +
            " scale(" + literal(scale) + ") : " + iqT + ", " + f32({"?", Hi}) +
            ", " + f32({"?", Di}) + " -> " + f32({"?", "?"}));
     entryIndices = b.fresh();
     b.line(entryIndices + " = kf.indexer_topk " + scores + ", %pos k(" +
-           std::to_string(c.indexer_top_k) + ") ratio(4) : " + f32({"?", "?"}) +
+           std::to_string(c.indexerTopK) + ") ratio(4) : " + f32({"?", "?"}) +
            ", " + posT + " -> " + eiT);
   } else if (kind == AttentionKind::Hca) {
     entryIndices = b.fresh();
@@ -244,7 +244,7 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
   // Attention and output.
   auto [sinks, sinksT] = b.weight(blk + "attn_sinks.weight");
   std::string o = b.fresh();
-  float scale = reference::attention_scale(static_cast<int>(c.head_dim));
+  float scale = reference::attentionScale(static_cast<int>(c.headDim));
   std::string entryPart =
       entries.empty() ? "" : ", " + entries + "[" + entryIndices + "]";
   std::string entryTypes = entries.empty() ? "" : ", " + kvT + ", " + eiT;
@@ -256,15 +256,15 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
          ", " + posT);
   std::string oc = b.fresh();
   b.line(oc + " = tensor.collapse_shape " + od + " [[0], [1, 2]] : " + qT +
-         " into " + f32({"?", HDh}));
+         " into " + f32({"?", hDh}));
   auto [wa, waT] = b.weight(blk + "attn_output_a.weight");
   std::string oa = b.fresh();
   b.line(oa + " = kf.grouped_linear " + oc + ", " + wa + " groups(" +
-         std::to_string(c.o_groups) + ") : " + f32({"?", HDh}) + ", " + waT +
-         " -> " + f32({"?", GRo}));
-  std::string oa8 = sim8(oa, f32({"?", GRo}), "block(128)");
+         std::to_string(c.oGroups) + ") : " + f32({"?", hDh}) + ", " + waT +
+         " -> " + f32({"?", gRo}));
+  std::string oa8 = sim8(oa, f32({"?", gRo}), "block(128)");
   std::string out =
-      linear(oa8, f32({"?", GRo}), blk + "attn_output_b.weight", xT);
+      linear(oa8, f32({"?", gRo}), blk + "attn_output_b.weight", xT);
   b.line("return " + out + " : " + xT);
 
   return "  func.func @" + std::string(decode ? "decode" : "prefill") +
@@ -275,8 +275,8 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
 std::string attentionModule(const Config &c, uint32_t layer, bool simulate,
                             const gguf::File &file) {
   std::string blk = "blk." + std::to_string(layer) + ".";
-  std::string Dh = std::to_string(c.head_dim);
-  uint32_t ratio = c.compress_ratios[layer];
+  std::string Dh = std::to_string(c.headDim);
+  uint32_t ratio = c.compressRatios[layer];
   std::string text = "module {\n" + weightDeclarations(file);
   text += "  kf.cache @" + blk +
           "kv : !kf.window_cache<rows = " + std::to_string(c.window) +
@@ -290,7 +290,7 @@ std::string attentionModule(const Config &c, uint32_t layer, bool simulate,
   if (ratio == 4)
     text += "  kf.cache @" + blk +
             "indexer : !kf.compressed_cache<ratio = 4, dim = " +
-            std::to_string(c.indexer_head_dim) +
+            std::to_string(c.indexerHeadDim) +
             ", overlap = true, element = bf16>\n";
   text += attentionFunction(c, layer, false, simulate, file);
   text += attentionFunction(c, layer, true, simulate, file);
@@ -323,9 +323,9 @@ TEST_P(Attention, EqualsTheReferenceLayer) {
 
   reference::AttentionLayer reference(
       config, model->weights->layer(layer), layer,
-      reference::Options{.simulate_quantization = simulate});
+      reference::Options{.simulateQuantization = simulate});
   constexpr int64_t kPrefill = 126, kDecode = 6;
-  size_t dim = config.n_embd;
+  size_t dim = config.nEmbd;
   std::vector<float> x = randomValues(kPrefill * dim, 100 + layer);
   std::vector<int64_t> positions(kPrefill);
   for (int64_t t = 0; t < kPrefill; ++t)

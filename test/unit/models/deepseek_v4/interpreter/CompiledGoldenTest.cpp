@@ -166,7 +166,7 @@ private:
     std::string name = get.getName().str();
     auto [it, inserted] = weights.try_emplace(name);
     if (inserted) {
-      const gguf::TensorInfo *tensor = file.find_tensor(name);
+      const gguf::TensorInfo *tensor = file.findTensor(name);
       it->second.resize(static_cast<size_t>(tensor->elements()));
       EXPECT_TRUE(
           dequantize(tensor->format, file.data(*tensor), it->second).ok());
@@ -189,25 +189,25 @@ private:
                    Errors &errors) {
     // The float kernels: activations rounded to bf16 (BF16 weights) or as
     // they are (F32), a reordered fp32 sum.
-    const bool isFloat = ::kf::is_float_format(format);
+    const bool isFloat = ::kf::isFloatFormat(format);
     const auto k = static_cast<int64_t>(x.size());
     const int64_t blocks = isFloat ? 0 : k / 32;
     const int64_t kPad =
-        ::kf::packed_k_blocks(format, k) * ::kf::packed_block_elems(format);
+        ::kf::packedKBlocks(format, k) * ::kf::packedBlockElems(format);
     const double activationRounding =
         format == ::kf::Format::BF16 ? 0x1p-9 : 0.0;
     std::vector<double> d(static_cast<size_t>(blocks));
     // The squared quantization (or bf16 rounding) error of each activation.
     std::vector<double> e2(x.size());
     for (int64_t i = 0; format == ::kf::Format::BF16 && i < k; ++i) {
-      double e = x[i] - bf16_to_fp32(fp32_to_bf16(x[i]));
+      double e = x[i] - bf16ToFp32(fp32ToBf16(x[i]));
       e2[i] = e * e;
     }
     for (int64_t b = 0; b < blocks; ++b) {
       float amax = 0;
       for (int64_t i = 0; i < 32; ++i)
         amax = std::max(amax, std::fabs(x[b * 32 + i]));
-      d[b] = fp16_to_fp32(fp32_to_fp16(amax / 127.0f));
+      d[b] = fp16ToFp32(fp32ToFp16(amax / 127.0f));
       const float scale = amax == 0 ? 0.0f : 127.0f / amax;
       for (int64_t i = b * 32; i < b * 32 + 32; ++i) {
         double e = x[i] - std::nearbyint(x[i] * scale) * d[b];
@@ -237,7 +237,7 @@ private:
             static_cast<double>(kPad) * magnitude * magnitude * 0x1p-48 / 3;
       float want = static_cast<float>(exact);
       if (bf16)
-        want = bf16_to_fp32(fp32_to_bf16(want));
+        want = bf16ToFp32(fp32ToBf16(want));
       // The float kernels' sum: each term through at most 2 K_pad roundings
       // (docs/codegen.md, "Float kernels"), and the reference's.
       double bound = quantization + (isFloat ? 2 * kPad + 2 : blocks + 2) *
@@ -410,13 +410,13 @@ private:
     ASSERT_EQ(std::sscanf(name.getName().str().c_str(), "blk.%u.moe", &layer),
               1);
     const std::vector<float> &x = values.at(layerInputs.at(op));
-    const size_t d = config.n_embd;
+    const size_t d = config.nEmbd;
     ASSERT_EQ(x.size(), tokens.size() * d);
     double squaredError = 0, squaredWant = 0;
     for (size_t t = 0; t < tokens.size(); ++t) {
       std::vector<float> want = reference::moe(
           config, weights.layer(layer), layer, std::span(x).subspan(t * d, d),
-          tokens[t], reference::Options{.simulate_quantization = true});
+          tokens[t], reference::Options{.simulateQuantization = true});
       for (size_t i = 0; i < d; ++i) {
         double error = y.getFloats()[t * d + i] - want[i];
         squaredError += error * error;
@@ -445,8 +445,8 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
   const Config &config = model->config;
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
   mlir::OwningOpRef<mlir::ModuleOp> graph =
-      build_graph(*context, config, model->formats,
-                  GraphOptions{.name = "tiny", .simulate = true});
+      buildGraph(*context, config, model->formats,
+                 GraphOptions{.name = "tiny", .simulate = true});
   ASSERT_TRUE(graph);
   mlir::PassManager pm(context.get());
   mlir::kf::buildPlanPipeline(pm, mlir::kf::PlanPipelineOptions());
@@ -470,11 +470,11 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
   // A decode step's kernels of a column no other kernel reads quantize it
   // themselves (M = 1; the experts' down projections among them); the
   // prefill's take a separate quantizer's.
-  EXPECT_GT(fused, 3 * static_cast<int64_t>(config.n_layer));
+  EXPECT_GT(fused, 3 * static_cast<int64_t>(config.nLayer));
   EXPECT_LT(fused, lowered + experts);
   // Every MoE layer's experts run compiled: 3 stacks per layer and function.
   EXPECT_EQ(moes, 0) << "a kf.moe was left to the reference";
-  EXPECT_EQ(experts, 3 * 2 * static_cast<int64_t>(config.n_layer));
+  EXPECT_EQ(experts, 3 * 2 * static_cast<int64_t>(config.nLayer));
 
   auto kernels = graph->lookupSymbol<mlir::ModuleOp>("kernels");
   ASSERT_TRUE(kernels);
@@ -494,7 +494,7 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
         moeChecker.observe(op, results);
       });
   reference::Model reference(*model->weights,
-                             reference::Options{.simulate_quantization = true});
+                             reference::Options{.simulateQuantization = true});
 
   const TokenRun run(config, kPrefill, kDecode, 17);
   int agreeing = 0;
@@ -533,7 +533,7 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
               "relative RMS error %.3g\n",
               static_cast<long long>(moeChecker.checked), moeChecker.worstRms);
   EXPECT_EQ(moeChecker.checked,
-            static_cast<int64_t>(run.steps() * config.n_layer));
+            static_cast<int64_t>(run.steps() * config.nLayer));
   EXPECT_GT(checker.checked, 0);
   EXPECT_GT(checker.checkedExperts, 0);
   EXPECT_GE(2 * agreeing, static_cast<int>(kDecode + 1));
@@ -545,13 +545,13 @@ TEST(CompiledGolden, LoweredMatmulsStayWithinTheirBoundsAndTheTokensAgree) {
 // equals kf::dot of the file's rows with the group's quantized slice, rounded
 // to bf16, bit for bit.
 void checkGroupsReadTheirRows(Format format) {
-  SCOPED_TRACE(format_info(format).name);
+  SCOPED_TRACE(formatInfo(format).name);
   constexpr int64_t kGroups = 2, kRows = 16, kCols = 256, kTokens = 3;
   std::vector<float> values = randomValues(kGroups * kRows * kCols, 7);
-  std::vector<uint8_t> rows(*row_bytes(format, values.size()));
+  std::vector<uint8_t> rows(*rowBytes(format, values.size()));
   ASSERT_TRUE(quantize(format, values, rows).ok());
   gguf::Writer writer;
-  writer.add_tensor("wo", format, {kCols, kGroups * kRows}, rows);
+  writer.addTensor("wo", format, {kCols, kGroups * kRows}, rows);
   absl::StatusOr<std::vector<uint8_t>> bytes = writer.serialize("wo.gguf");
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   absl::StatusOr<gguf::File> file = gguf::File::parse(*bytes, "wo.gguf");
@@ -568,7 +568,7 @@ module {{
   }
 }
 )mlir",
-                                     format_info(format).name)
+                                     formatInfo(format).name)
                            .str();
   mlir::OwningOpRef<mlir::ModuleOp> module = parse(*context, source);
   ASSERT_TRUE(module);
@@ -593,12 +593,12 @@ module {{
       interpreter->call("f", {Tensor({kTokens, kGroups * kCols}, x)});
   ASSERT_TRUE(got.ok()) << got.status();
 
-  const size_t rowBytes = *row_bytes(format, kCols);
-  const size_t actBytes = *row_bytes(Format::Q8_K, kCols);
+  const size_t rowBytes = *kf::rowBytes(format, kCols);
+  const size_t actBytes = *kf::rowBytes(Format::Q8_K, kCols);
   std::vector<uint8_t> xq(actBytes);
   for (int64_t t = 0; t < kTokens; ++t)
     for (int64_t g = 0; g < kGroups; ++g) {
-      ASSERT_TRUE(quantize_activation(
+      ASSERT_TRUE(quantizeActivation(
                       Format::Q8_K,
                       std::span(x).subspan((t * kGroups + g) * kCols, kCols),
                       xq)
@@ -607,7 +607,7 @@ module {{
         int64_t row = g * kRows + r;
         float want =
             *dot(format, std::span(rows).subspan(row * rowBytes, rowBytes), xq);
-        want = bf16_to_fp32(fp32_to_bf16(want));
+        want = bf16ToFp32(fp32ToBf16(want));
         EXPECT_EQ((*got)[0].getFloats()[t * kGroups * kRows + row], want)
             << "token " << t << ", row " << row;
       }

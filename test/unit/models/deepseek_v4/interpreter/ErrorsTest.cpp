@@ -16,7 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 
 /// A one-line message holding `part`.
-MATCHER_P(OneLineWith, part, "") {
+MATCHER_P(oneLineWith, part, "") {
   return arg.find('\n') == std::string::npos &&
          arg.find(part) != std::string::npos;
 }
@@ -77,19 +77,19 @@ TEST_F(Sequence, RefusesBadRuns) {
   auto noSequence = interpreter->run(
       "decode", std::span<const int32_t>(tokens).first(1), one);
   EXPECT_THAT(messageOf(noSequence.status()),
-              OneLineWith("no sequence to continue"));
+              oneLineWith("no sequence to continue"));
 
   std::vector<int64_t> late = {1, 2, 3};
   EXPECT_THAT(messageOf(interpreter->run("prefill", tokens, late).status()),
-              OneLineWith("start at 0"));
+              oneLineWith("start at 0"));
   std::vector<int64_t> gap = {0, 1, 3};
   EXPECT_THAT(messageOf(interpreter->run("prefill", tokens, gap).status()),
-              OneLineWith("does not follow 1"));
+              oneLineWith("does not follow 1"));
   std::vector<int64_t> two = {0, 1};
   EXPECT_THAT(messageOf(interpreter->run("prefill", tokens, two).status()),
-              OneLineWith("3 tokens and 2 positions"));
+              oneLineWith("3 tokens and 2 positions"));
   EXPECT_THAT(messageOf(interpreter->run("missing", tokens, late).status()),
-              OneLineWith("no function @missing"));
+              oneLineWith("no function @missing"));
 
   std::vector<int64_t> positions = {0, 1, 2};
   ASSERT_TRUE(interpreter->run("prefill", tokens, positions).ok());
@@ -99,7 +99,7 @@ TEST_F(Sequence, RefusesBadRuns) {
           interpreter
               ->run("decode", std::span<const int32_t>(tokens).first(1), wrong)
               .status()),
-      OneLineWith("continues the sequence at position 3, got 7"));
+      oneLineWith("continues the sequence at position 3, got 7"));
   // @decode takes tensor<1xi32>: two tokens do not fit it.
   std::vector<int64_t> pair = {3, 4};
   EXPECT_THAT(
@@ -107,14 +107,14 @@ TEST_F(Sequence, RefusesBadRuns) {
           interpreter
               ->run("decode", std::span<const int32_t>(tokens).first(2), pair)
               .status()),
-      OneLineWith("argument #0 is tensor<1xi32>"));
+      oneLineWith("argument #0 is tensor<1xi32>"));
 }
 
 TEST_F(Sequence, RefusesTokensOutsideTheVocabulary) {
   std::vector<int32_t> tokens = {1, 10};
   std::vector<int64_t> positions = {0, 1};
   absl::Status status = interpreter->run("prefill", tokens, positions).status();
-  EXPECT_THAT(messageOf(status), OneLineWith("interpreter: kf.embed"));
+  EXPECT_THAT(messageOf(status), oneLineWith("interpreter: kf.embed"));
   EXPECT_THAT(messageOf(status),
               HasSubstr("token id 10 of token 1 is outside the vocabulary"));
   // The failed call ended the sequence.
@@ -127,18 +127,18 @@ TEST(Errors, WeightsMustMatchTheirDeclarations) {
   ASSERT_TRUE(module);
   auto missing = Interpreter::create(*module, InMemoryWeights{});
   EXPECT_THAT(messageOf(missing.status()),
-              OneLineWith("interpreter: weight 'e': no fp32 tensor"));
-  auto short_ =
+              oneLineWith("interpreter: weight 'e': no fp32 tensor"));
+  auto truncated =
       Interpreter::create(*module, {.floats = {{"e", std::vector<float>(39)}}});
-  EXPECT_THAT(messageOf(short_.status()),
-              OneLineWith("weight 'e': has 39 values, the graph declares "
+  EXPECT_THAT(messageOf(truncated.status()),
+              oneLineWith("weight 'e': has 39 values, the graph declares "
                           "!kf.qweight<f32, [10, 4]>"));
 
   std::vector<float> values(40, 1.0f);
   values[17] = std::numeric_limits<float>::infinity();
   auto infinite = Interpreter::create(*module, {.floats = {{"e", values}}});
   EXPECT_THAT(messageOf(infinite.status()),
-              OneLineWith("weight 'e': has the non-finite value inf at "
+              oneLineWith("weight 'e': has the non-finite value inf at "
                           "element 17"));
 
   // A file whose tensor has another format, then another shape.
@@ -146,17 +146,17 @@ TEST(Errors, WeightsMustMatchTheirDeclarations) {
        {std::pair{Format::BF16, std::vector<int64_t>{4, 10}},
         std::pair{Format::F32, std::vector<int64_t>{10, 4}}}) {
     gguf::Writer writer;
-    size_t bytes = *row_bytes(format, shape[0]) * shape[1];
-    writer.add_tensor("e", format, shape, std::vector<uint8_t>(bytes));
+    size_t bytes = *rowBytes(format, shape[0]) * shape[1];
+    writer.addTensor("e", format, shape, std::vector<uint8_t>(bytes));
     absl::StatusOr<std::vector<uint8_t>> data = writer.serialize("m.gguf");
     ASSERT_TRUE(data.ok()) << data.status();
     absl::StatusOr<gguf::File> file = gguf::File::parse(*data, "m.gguf");
     ASSERT_TRUE(file.ok()) << file.status();
     auto bound = Interpreter::create(*module, *file);
     EXPECT_THAT(messageOf(bound.status()),
-                OneLineWith("weight 'e': m.gguf stores it as " +
-                            std::string(format_info(format).name) + " " +
-                            gguf::shape_string(shape)));
+                oneLineWith("weight 'e': m.gguf stores it as " +
+                            std::string(formatInfo(format).name) + " " +
+                            gguf::shapeString(shape)));
   }
 }
 
@@ -186,7 +186,7 @@ module {
 }
 )mlir",
                       {Tensor({2}, std::vector<float>{1, 2})}),
-              OneLineWith("interpreter: unsupported op 'arith.addf'"));
+              oneLineWith("interpreter: unsupported op 'arith.addf'"));
 }
 
 // A lowered graph's kernel ops need kernels, and a kf.qmatmul needs the
@@ -204,7 +204,7 @@ module {
 }
 )mlir";
   EXPECT_THAT(errorOf(kQuantize, {Tensor({1, 64}, randomValues(64, 2))}),
-              OneLineWith("kf.quantize_activations at blk.0.q_a: calls a "
+              oneLineWith("kf.quantize_activations at blk.0.q_a: calls a "
                           "compiled kernel, but no kernels were given"));
 
   constexpr const char *kMatmul = R"mlir(
@@ -223,7 +223,7 @@ module {
 )mlir";
   EXPECT_THAT(errorOf(kMatmul, {Tensor({1, 96}, std::vector<int8_t>(96))},
                       {.floats = {{"w", randomValues(16 * 64, 3)}}}),
-              OneLineWith("interpreter: weight 'w': is read by a compiled "
+              oneLineWith("interpreter: weight 'w': is read by a compiled "
                           "kernel, which needs its file bytes"));
 }
 
@@ -238,7 +238,7 @@ module {
 }
 )mlir",
                       {Tensor({1, 64}, std::vector<float>(64, inf))}),
-              OneLineWith("interpreter: kf.fp8_sim at blk.4.q_a: row 0 has "
+              oneLineWith("interpreter: kf.fp8_sim at blk.4.q_a: row 0 has "
                           "the non-finite value inf at element 0"));
 
   std::vector<float> q(2 * 64, 0.5f), bank(4 * 64, 0.25f);
@@ -256,7 +256,7 @@ module {
                       {Tensor({1, 2, 64}, q), Tensor({4, 64}, bank),
                        Tensor({1, 3}, std::vector<int32_t>{-1, 2, 4})},
                       {.floats = {{"s", {0.0f, 1.0f}}}}),
-              OneLineWith("window index 4 of token 0 is outside [-1, 4)"));
+              oneLineWith("window index 4 of token 0 is outside [-1, 4)"));
 
   // A fresh bank holds the call's rows only.
   EXPECT_THAT(errorOf(R"mlir(
@@ -268,7 +268,7 @@ module {
 }
 )mlir",
                       {Tensor({2}, std::vector<int64_t>{5, 6})}),
-              OneLineWith("precedes the call's first position 5"));
+              oneLineWith("precedes the call's first position 5"));
 
   // The causal entries of position 11 at ratio 4 are 3, of which 2 exist.
   EXPECT_THAT(errorOf(R"mlir(
@@ -281,7 +281,7 @@ module {
 )mlir",
                       {Tensor({1, 2}, std::vector<float>{1, 2}),
                        Tensor({1}, std::vector<int64_t>{11})}),
-              OneLineWith("sees 3 entries, but only 2 are scored"));
+              oneLineWith("sees 3 entries, but only 2 are scored"));
 
   // Shapes that the static types leave open are checked at run time.
   EXPECT_THAT(errorOf(R"mlir(
@@ -294,7 +294,7 @@ module {
 )mlir",
                       {Tensor({2, 2, 8}, std::vector<float>(32)),
                        Tensor({3}, std::vector<int64_t>{0, 1, 2})}),
-              OneLineWith("the number of positions is 3, expected 2"));
+              oneLineWith("the number of positions is 3, expected 2"));
 }
 
 TEST(Errors, CompressorsFollowTheirSequence) {
@@ -336,12 +336,12 @@ module {
               Tensor({n}, std::move(positions))});
   };
   EXPECT_THAT(messageOf(call({2, 3}).status()),
-              OneLineWith("cache @c has taken 0 tokens, so the next one is at "
+              oneLineWith("cache @c has taken 0 tokens, so the next one is at "
                           "position 0, got 2"));
   auto first = call({0, 1, 2, 3, 4});
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ((*first)[0].getDimSize(0), 1); // one complete block of 4
-  EXPECT_THAT(messageOf(call({4}).status()), OneLineWith("got 4"));
+  EXPECT_THAT(messageOf(call({4}).status()), oneLineWith("got 4"));
   auto next = call({5, 6, 7});
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_EQ((*next)[0].getDimSize(0), 2);

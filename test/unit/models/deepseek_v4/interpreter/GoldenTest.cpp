@@ -130,8 +130,8 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
   const Config &config = model->config;
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
   mlir::OwningOpRef<mlir::ModuleOp> graph =
-      build_graph(*context, config, model->formats,
-                  GraphOptions{.name = "tiny", .simulate = simulate});
+      buildGraph(*context, config, model->formats,
+                 GraphOptions{.name = "tiny", .simulate = simulate});
   ASSERT_TRUE(graph);
   if (GetParam().kernelDecisions) {
     ASSERT_NO_FATAL_FAILURE(decideKernels(*graph));
@@ -147,8 +147,8 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
                                  results[0]->getFloats().end());
       });
   reference::Model reference(
-      *model->weights, reference::Options{.simulate_quantization = simulate,
-                                          .keep_layer_streams = true});
+      *model->weights, reference::Options{.simulateQuantization = simulate,
+                                          .keepLayerStreams = true});
 
   const TokenRun run(config, kPrefill, kDecode, 17);
   double worst = 0;
@@ -169,11 +169,11 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
     reference::ForwardResult expected = run.runReference(reference, step);
     referenceSeconds += seconds(start);
 
-    ASSERT_EQ(streams.size(), config.n_layer) << where;
-    for (uint32_t l = 0; l < config.n_layer; ++l) {
+    ASSERT_EQ(streams.size(), config.nLayer) << where;
+    for (uint32_t l = 0; l < config.nLayer; ++l) {
       worst = std::max(
-          worst, maxRelativeDifference(streams[l], expected.layer_streams[l]));
-      EXPECT_TRUE(bitIdentical(streams[l], expected.layer_streams[l]))
+          worst, maxRelativeDifference(streams[l], expected.layerStreams[l]));
+      EXPECT_TRUE(bitIdentical(streams[l], expected.layerStreams[l]))
           << where << ", layer " << l;
     }
     ASSERT_EQ(got->size(), 2u);

@@ -74,10 +74,10 @@ module {
   std::vector<float> bf16(3 * 32), fp32(3 * 32), grouped(3 * 32);
   for (size_t t = 0; t < 3; ++t) {
     std::span<const float> row = std::span<const float>(x).subspan(t * 64, 64);
-    reference::linear_bf16(row, w, std::span<float>(bf16).subspan(t * 32, 32));
-    reference::linear_fp32(row, w, std::span<float>(fp32).subspan(t * 32, 32));
+    reference::linearBf16(row, w, std::span<float>(bf16).subspan(t * 32, 32));
+    reference::linearFp32(row, w, std::span<float>(fp32).subspan(t * 32, 32));
     for (size_t q = 0; q < 4; ++q)
-      reference::linear_bf16(
+      reference::linearBf16(
           row.subspan(q * 16, 16),
           std::span<const float>(g).subspan(q * 128, 128),
           std::span<float>(grouped).subspan(t * 32 + q * 8, 8));
@@ -112,13 +112,13 @@ module {
   std::vector<float> ones(64, 1.0f);
   for (size_t r = 0; r < 6; ++r) {
     std::vector<float> row = rowOf(x, r, 64), y(64);
-    reference::rms_norm(row, n, 1e-6f, y);
+    reference::rmsNorm(row, n, 1e-6f, y);
     EXPECT_EQ(rowOf(floatsOf(results[0]), r, 64), y) << r;
-    reference::rms_norm(row, n2, 1e-6f, y);
+    reference::rmsNorm(row, n2, 1e-6f, y);
     EXPECT_EQ(rowOf(floatsOf(results[1]), r, 64), y) << r;
-    reference::rms_norm(row, ones, 1e-6f, y);
+    reference::rmsNorm(row, ones, 1e-6f, y);
     EXPECT_EQ(rowOf(floatsOf(results[2]), r, 64), y) << r;
-    reference::rms_scale(row, 1e-6f);
+    reference::rmsScale(row, 1e-6f);
     EXPECT_EQ(rowOf(floatsOf(results[3]), r, 64), row) << r;
   }
 }
@@ -138,23 +138,23 @@ module {
   std::vector<Tensor> results =
       runner.call({Tensor({3, 2, 64}, x), Tensor({3}, pos)});
   ASSERT_EQ(results.size(), 2u);
-  reference::RopeConfig yarn{.rope_dim = 32,
+  reference::RopeConfig yarn{.ropeDim = 32,
                              .base = 160000,
                              .yarn = true,
-                             .yarn_factor = 16,
-                             .beta_fast = 32,
-                             .beta_slow = 1,
-                             .original_len = 65536};
-  reference::RopeConfig plain{.rope_dim = 32, .base = 10000};
+                             .yarnFactor = 16,
+                             .betaFast = 32,
+                             .betaSlow = 1,
+                             .originalLen = 65536};
+  reference::RopeConfig plain{.ropeDim = 32, .base = 10000};
   std::vector<float> f1(16), f2(16);
-  reference::rope_frequencies(yarn, f1);
-  reference::rope_frequencies(plain, f2);
+  reference::ropeFrequencies(yarn, f1);
+  reference::ropeFrequencies(plain, f2);
   std::vector<float> rotated = x, inverse = x;
   for (size_t r = 0; r < 6; ++r) {
     reference::rope(std::span<float>(rotated).subspan(r * 64 + 32, 32),
                     pos[r / 2], f1);
-    reference::inverse_rope(std::span<float>(inverse).subspan(r * 64 + 32, 32),
-                            pos[r / 2], f2);
+    reference::inverseRope(std::span<float>(inverse).subspan(r * 64 + 32, 32),
+                           pos[r / 2], f2);
   }
   EXPECT_EQ(floatsOf(results[0]), rotated);
   EXPECT_EQ(floatsOf(results[1]), inverse);
@@ -181,11 +181,11 @@ module {
   std::vector<float> h = x, q = x, a = y, b = y;
   for (size_t r = 0; r < 6; ++r) {
     reference::hadamard(std::span<float>(h).subspan(r * 128, 128));
-    reference::fp4_sim(std::span<float>(q).subspan(r * 128, 128), 32);
+    reference::fp4Sim(std::span<float>(q).subspan(r * 128, 128), 32);
   }
   for (size_t r = 0; r < 3; ++r) {
-    reference::fp8_sim(std::span<float>(a).subspan(r * 192, 128), 64);
-    reference::fp8_sim(std::span<float>(b).subspan(r * 192, 192), 64);
+    reference::fp8Sim(std::span<float>(a).subspan(r * 192, 128), 64);
+    reference::fp8Sim(std::span<float>(b).subspan(r * 192, 192), 64);
   }
   EXPECT_EQ(floatsOf(results[0]), h);
   EXPECT_EQ(floatsOf(results[1]), q);
@@ -253,17 +253,17 @@ module {
     std::vector<float> streams;
     for (int64_t j = 0; j < kMult; ++j)
       for (int64_t d = 0; d < kDim; ++d)
-        streams.push_back(reference::round_bf16(table[tokens[t] * kDim + d]));
+        streams.push_back(reference::roundBf16(table[tokens[t] * kDim + d]));
     EXPECT_EQ(rowOf(floatsOf(results[0]), t, kMult * kDim), streams);
     std::vector<float> x(kDim), post(kMult), comb(kMult * kMult);
-    reference::hc_pre(streams, {fn, base, scale}, hc, x, post, comb);
+    reference::hcPre(streams, {fn, base, scale}, hc, x, post, comb);
     EXPECT_EQ(rowOf(floatsOf(results[1]), t, kDim), x);
     EXPECT_EQ(rowOf(floatsOf(results[2]), t, kMult), post);
     EXPECT_EQ(rowOf(floatsOf(results[3]), t, kMult * kMult), comb);
     std::vector<float> next(kMult * kDim), y(kDim);
-    reference::hc_post(rowOf(f, t, kDim), streams, post, comb, kMult, next);
+    reference::hcPost(rowOf(f, t, kDim), streams, post, comb, kMult, next);
     EXPECT_EQ(rowOf(floatsOf(results[4]), t, kMult * kDim), next);
-    reference::hc_head(next, {headFn, headBase, headScale}, hc, y);
+    reference::hcHead(next, {headFn, headBase, headScale}, hc, y);
     EXPECT_EQ(rowOf(floatsOf(results[5]), t, kDim), y);
   }
 }
@@ -273,14 +273,14 @@ module {
 // activation simulation.
 TEST(Ops, MoeEqualsTheReferenceMoe) {
   Config config = tinyConfig();
-  config.n_embd = 128;
-  config.n_ff_exp = 128;
-  config.n_expert = 8;
-  config.n_expert_used = 3;
-  config.n_vocab = 16;
-  config.hash_layers = 1;
-  config.swiglu_clamp_exp = {2.0f, 2.0f};
-  config.swiglu_clamp_shexp = {1.5f, 1.5f};
+  config.nEmbd = 128;
+  config.nFfExp = 128;
+  config.nExpert = 8;
+  config.nExpertUsed = 3;
+  config.nVocab = 16;
+  config.hashLayers = 1;
+  config.swigluClampExp = {2.0f, 2.0f};
+  config.swigluClampShexp = {1.5f, 1.5f};
   constexpr size_t kD = 128, kF = 128, kE = 8, kK = 3, kV = 16;
   std::vector<float> router = randomValues(kE * kD, 20, 0.09f);
   std::vector<float> bias = randomValues(kE, 21, 0.05f);
@@ -295,15 +295,15 @@ TEST(Ops, MoeEqualsTheReferenceMoe) {
     for (size_t j = 0; j < kK; ++j)
       tid2eid.push_back(static_cast<int32_t>((v * 5 + j * 3) % kE));
   reference::LayerWeights lw;
-  lw.ffn_gate_inp = router;
-  lw.exp_probs_b = bias;
+  lw.ffnGateInp = router;
+  lw.expProbsB = bias;
   lw.tid2eid = tid2eid;
-  lw.ffn_gate_exps = gate;
-  lw.ffn_up_exps = up;
-  lw.ffn_down_exps = down;
-  lw.ffn_gate_shexp = sgate;
-  lw.ffn_up_shexp = sup;
-  lw.ffn_down_shexp = sdown;
+  lw.ffnGateExps = gate;
+  lw.ffnUpExps = up;
+  lw.ffnDownExps = down;
+  lw.ffnGateShexp = sgate;
+  lw.ffnUpShexp = sup;
+  lw.ffnDownShexp = sdown;
 
   for (bool simulate : {true, false}) {
     std::string sim = simulate ? " fp8_activations" : "";
@@ -364,7 +364,7 @@ module {
     std::vector<Tensor> results =
         runner.call({Tensor({4, 128}, x), Tensor({4}, tokens)});
     ASSERT_EQ(results.size(), 2u);
-    reference::Options options{.simulate_quantization = simulate};
+    reference::Options options{.simulateQuantization = simulate};
     for (size_t t = 0; t < 4; ++t) {
       std::vector<float> row = rowOf(x, t, kD);
       EXPECT_EQ(rowOf(floatsOf(results[0]), t, kD),

@@ -64,7 +64,7 @@ inline std::vector<float> randomValues(size_t n, uint32_t seed,
   std::normal_distribution<float> normal(0.0f, scale);
   std::vector<float> values(n);
   for (float &v : values)
-    v = reference::round_bf16(normal(rng));
+    v = reference::roundBf16(normal(rng));
   return values;
 }
 
@@ -93,7 +93,7 @@ inline Config tinyConfig() { return preset("tiny")->config; }
 /// weight shows.
 struct TinyModel {
   Config config;
-  std::vector<Format> formats; // of tensor_specs(config), in order
+  std::vector<Format> formats; // of tensorSpecs(config), in order
   std::vector<uint8_t> bytes;
   std::unique_ptr<gguf::File> file;
   std::unique_ptr<reference::Weights> weights;
@@ -104,13 +104,13 @@ inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
   model->config = tinyConfig();
   const Config &config = model->config;
   gguf::Writer writer;
-  for (gguf::KeyValue &kv : config.gguf_metadata())
-    writer.add_metadata(std::move(kv.key), std::move(kv.value));
+  for (gguf::KeyValue &kv : config.ggufMetadata())
+    writer.addMetadata(std::move(kv.key), std::move(kv.value));
   std::mt19937 rng(static_cast<uint32_t>(seed));
   std::normal_distribution<float> normal(0.0f, 0.1f);
-  std::vector<TensorSpec> specs = tensor_specs(config);
+  std::vector<TensorSpec> specs = tensorSpecs(config);
   absl::StatusOr<std::vector<Format>> formats =
-      tensor_formats(specs, std::nullopt, nullptr);
+      tensorFormats(specs, std::nullopt, nullptr);
   EXPECT_TRUE(formats.ok()) << formats.status();
   if (!formats.ok())
     return nullptr;
@@ -120,7 +120,7 @@ inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
     Format format = model->formats[i];
     TensorDraw draw(spec, config, seed);
     size_t cols = static_cast<size_t>(spec.shape[0]);
-    size_t rowBytes = *row_bytes(format, spec.shape[0]);
+    size_t rowBytes = *kf::rowBytes(format, spec.shape[0]);
     std::vector<uint8_t> data(rowBytes * static_cast<size_t>(spec.rows()));
     std::vector<float> values(cols);
     std::vector<int32_t> ids(cols);
@@ -138,7 +138,7 @@ inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
       absl::Status encoded = quantize(format, values, target);
       EXPECT_TRUE(encoded.ok()) << spec.name << ": " << encoded;
     }
-    writer.add_tensor(spec.name, format, spec.shape, std::move(data));
+    writer.addTensor(spec.name, format, spec.shape, std::move(data));
   }
   absl::StatusOr<std::vector<uint8_t>> bytes = writer.serialize("tiny.gguf");
   EXPECT_TRUE(bytes.ok()) << bytes.status();
@@ -152,7 +152,7 @@ inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
     return nullptr;
   model->file = std::make_unique<gguf::File>(*std::move(file));
   absl::StatusOr<reference::Weights> weights =
-      reference::Weights::from_gguf(config, *model->file);
+      reference::Weights::fromGguf(config, *model->file);
   EXPECT_TRUE(weights.ok()) << weights.status();
   if (!weights.ok())
     return nullptr;
@@ -170,7 +170,7 @@ public:
         positions(prefill + decode) {
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int32_t> draw(
-        0, static_cast<int32_t>(config.n_vocab) - 1);
+        0, static_cast<int32_t>(config.nVocab) - 1);
     for (int32_t &t : tokens)
       t = draw(rng);
     for (size_t t = 0; t < positions.size(); ++t)
@@ -221,7 +221,7 @@ inline std::string weightDeclarations(const gguf::File &file) {
   std::string text;
   for (const gguf::TensorInfo &t : file.tensors()) {
     text += "  kf.weight @" + t.name + " : !kf.qweight<" +
-            std::string(format_info(t.format).name) + ", [";
+            std::string(formatInfo(t.format).name) + ", [";
     for (size_t d = t.shape.size(); d-- > 0;)
       text += std::to_string(t.shape[d]) + (d ? ", " : "");
     text += "]>\n";
@@ -231,12 +231,12 @@ inline std::string weightDeclarations(const gguf::File &file) {
 
 /// The graph's type of the weight `name` of `file`.
 inline std::string weightType(const gguf::File &file, std::string_view name) {
-  const gguf::TensorInfo *t = file.find_tensor(name);
+  const gguf::TensorInfo *t = file.findTensor(name);
   EXPECT_TRUE(t) << name;
   if (!t)
     return "";
   std::string text =
-      "!kf.qweight<" + std::string(format_info(t->format).name) + ", [";
+      "!kf.qweight<" + std::string(formatInfo(t->format).name) + ", [";
   for (size_t d = t->shape.size(); d-- > 0;)
     text += std::to_string(t->shape[d]) + (d ? ", " : "");
   return text + "]>";

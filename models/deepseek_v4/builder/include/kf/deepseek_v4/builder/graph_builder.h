@@ -18,17 +18,17 @@ struct GraphOptions {
   std::string name = "deepseek4";
   // Emit the QAT simulations (FP8/FP4 activation rounding, the indexer's
   // Hadamard) as the reference does by default; off matches the reference's
-  // Options::simulate_quantization = false.
+  // Options::simulateQuantization = false.
   bool simulate = true;
 };
 
 // Builds the graph of `config` with `formats[i]` the storage format of
-// `tensor_specs(config)[i]` (a file's formats, or tensor_formats() under a
+// `tensorSpecs(config)[i]` (a file's formats, or tensor_formats() under a
 // recipe). The module verifies; the context must have the kf, func, tensor
 // and arith dialects loaded or registered.
-mlir::OwningOpRef<mlir::ModuleOp> build_graph(mlir::MLIRContext &context,
-                                              const Config &config,
-                                              std::span<const Format> formats,
-                                              const GraphOptions &options);
+mlir::OwningOpRef<mlir::ModuleOp> buildGraph(mlir::MLIRContext &context,
+                                             const Config &config,
+                                             std::span<const Format> formats,
+                                             const GraphOptions &options);
 
 } // namespace kf::deepseek_v4

@@ -12,7 +12,7 @@ namespace kf::deepseek_v4::reference {
 
 // §4.2: the attention's softmax scale is head_dim^−0.5 with no YaRN
 // temperature (§1).
-float attention_scale(int head_dim);
+float attentionScale(int headDim);
 
 // SAttn(q, bank, sink, idx, scale) of §2 for one query row.
 //   q      [n_heads, head_dim]  bf16 values
@@ -27,22 +27,21 @@ float attention_scale(int head_dim);
 // out_h = bf16(Σ_j p_j · bank[idx_j]), accumulated in fp64. A row whose list
 // is all padding gives zeros. Under Precision::F32 neither the
 // probabilities nor out are rounded to bf16.
-void sparse_attention(std::span<const float> q, std::span<const float> bank,
-                      std::span<const float> sink, std::span<const int32_t> idx,
-                      int n_heads, int head_dim, float scale,
-                      std::span<float> out,
-                      Precision precision = Precision::Model);
+void sparseAttention(std::span<const float> q, std::span<const float> bank,
+                     std::span<const float> sink, std::span<const int32_t> idx,
+                     int nHeads, int headDim, float scale, std::span<float> out,
+                     Precision precision = Precision::Model);
 
 // The window of the query at absolute position t (§4.2): positions
 // t − window + 1 .. t in ascending order, −1 for the ones before position 0.
 // out.size() is the window (128 in the full model, §1). Mapping positions to
 // bank rows (fresh rows in prefill, ring slot p mod window in decode) is an
 // address convention of the caller.
-void window_positions(int64_t t, std::span<int32_t> out);
+void windowPositions(int64_t t, std::span<int32_t> out);
 
 // The number of compressed entries visible to the query at position t: the
 // blocks whose last token is ≤ t, i.e. c < floor((t + 1) / ratio) (§4.2).
 // HCA attends to all of them; CSA's indexer chooses among them.
-int64_t visible_compressed(int64_t t, int ratio);
+int64_t visibleCompressed(int64_t t, int ratio);
 
 } // namespace kf::deepseek_v4::reference

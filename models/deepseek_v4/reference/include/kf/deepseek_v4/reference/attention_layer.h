@@ -17,8 +17,8 @@
 namespace kf::deepseek_v4::reference {
 
 // The RoPE table of `layer` (§2 "Frequencies"): base rope_base without YaRN
-// on window-only layers, compress_rope_base with YaRN on compressed layers.
-RopeConfig layer_rope(const Config &config, uint32_t layer);
+// on window-only layers, compressRopeBase with YaRN on compressed layers.
+RopeConfig layerRope(const Config &config, uint32_t layer);
 
 // Attention_l of §4 for one layer. Inputs are the normed block inputs
 // RMSNorm(x; attn_norm), one [D] row per token; outputs are [D] bf16 rows.
@@ -54,17 +54,16 @@ private:
   std::vector<float> kv(std::span<const float> x, int64_t pos) const;
   // §4.4: qi = Lin_wq_b_idx(qr) per head, last rope_dim dims rotated, then
   // Hadamard and FP4SIM. [Hi][Di]
-  std::vector<float> indexer_query(std::span<const float> qr,
-                                   int64_t pos) const;
+  std::vector<float> indexerQuery(std::span<const float> qr, int64_t pos) const;
   // §4.4: w = bf16(bf16(x · weights_projᵀ) · Di^−½·Hi^−½). [Hi]
-  std::vector<float> indexer_weights(std::span<const float> x) const;
-  // Appends to `idx` the bank rows first_entry_row + c of the compressed
+  std::vector<float> indexerWeights(std::span<const float> x) const;
+  // Appends to `idx` the bank rows firstEntryRow + c of the compressed
   // entries the query at `pos` attends to (§4.2): all c < visible for HCA;
   // for CSA the indexer's top min(index_topk, n_entries) of the first
   // n_entries cached entries, of which only c < visible are candidates.
-  void add_compressed(std::span<const float> x, std::span<const float> qr,
-                      int64_t pos, int64_t n_entries, int32_t first_entry_row,
-                      std::vector<int32_t> &idx) const;
+  void addCompressed(std::span<const float> x, std::span<const float> qr,
+                     int64_t pos, int64_t nEntries, int32_t firstEntryRow,
+                     std::vector<int32_t> &idx) const;
   // §4.2 after SAttn: inverse RoPE of each head's output at `pos`, the
   // grouped wo_a in bf16, then Lin_wo_b. o [H][Dh] is modified.
   std::vector<float> output(std::span<float> o, int64_t pos) const;
@@ -74,11 +73,11 @@ private:
   AttentionKind kind_;
   int ratio_;
   Options options_;
-  std::vector<float> rope_freqs_;
+  std::vector<float> ropeFreqs_;
   std::vector<float> ring_; // [window][Dh], position p in slot p mod window
-  std::optional<Compressor> compressor_;         // CSA and HCA
-  std::optional<Compressor> indexer_compressor_; // CSA
-  int64_t next_pos_ = 0;
+  std::optional<Compressor> compressor_;        // CSA and HCA
+  std::optional<Compressor> indexerCompressor_; // CSA
+  int64_t nextPos_ = 0;
 };
 
 } // namespace kf::deepseek_v4::reference

@@ -23,26 +23,26 @@ namespace kf::deepseek_v4::reference {
 // Entry c of ratio 128 (HCA, no overlap): slot m is token 128c + m, with value
 // a[m] and score g[m] + ape[m]; entry[ch] = Σ_m softmax_m(score[·][ch]) ·
 // a[m][ch]. values and gates [ratio, d], ape [ratio, d], entry [d].
-void pool_compressed_entry(std::span<const float> values,
-                           std::span<const float> gates,
-                           std::span<const float> ape, int ratio,
-                           std::span<float> entry);
+void poolCompressedEntry(std::span<const float> values,
+                         std::span<const float> gates,
+                         std::span<const float> ape, int ratio,
+                         std::span<float> entry);
 
 // Entry c of ratio 4 with overlap (CSA): 2·ratio slots per channel ch < d.
-//   previous-block slots m: token 4(c−1)+m, value prev_values[m][ch],
-//                           score prev_gates[m][ch] + ape[m][ch]
-//   own-block slots m:      token 4c+m, value own_values[m][d+ch],
-//                           score own_gates[m][d+ch] + ape[m][d+ch]
+//   previous-block slots m: token 4(c−1)+m, value prevValues[m][ch],
+//                           score prevGates[m][ch] + ape[m][ch]
+//   own-block slots m:      token 4c+m, value ownValues[m][d+ch],
+//                           score ownGates[m][d+ch] + ape[m][d+ch]
 // The first d projection channels serve the "previous" role and the second d
 // the "own" role. For entry c = 0 there is no previous block: pass empty
 // prev spans, and its slots take value 0 and score −inf as §4.3 says.
 // Each values/gates span is [ratio, 2d], ape [ratio, 2d], entry [d].
-void pool_compressed_entry_overlap(std::span<const float> prev_values,
-                                   std::span<const float> prev_gates,
-                                   std::span<const float> own_values,
-                                   std::span<const float> own_gates,
-                                   std::span<const float> ape, int ratio,
-                                   std::span<float> entry);
+void poolCompressedEntryOverlap(std::span<const float> prevValues,
+                                std::span<const float> prevGates,
+                                std::span<const float> ownValues,
+                                std::span<const float> ownGates,
+                                std::span<const float> ape, int ratio,
+                                std::span<float> entry);
 
 // What follows the pooling of an entry (§4.3): the main compressor's entries
 // get FP8SIM on their non-rope dims, the indexer's a Hadamard and FP4SIM.
@@ -62,8 +62,8 @@ struct CompressorShape {
   int ratio = 0;
   bool overlap = false; // ratio 4: each entry also pools the previous block
   int dim = 0;          // d: 512 (main) or 128 (indexer) in the full model
-  int rope_dim = 0;     // the last rope_dim dims of an entry rotate
-  float norm_eps = 0;
+  int ropeDim = 0;      // the last rope_dim dims of an entry rotate
+  float normEps = 0;
 };
 
 // One compressor of one layer with its cache of entries and its running
@@ -77,7 +77,7 @@ struct CompressorShape {
 class Compressor {
 public:
   Compressor(CompressorWeights weights, CompressorShape shape,
-             CompressorKind kind, std::span<const float> rope_freqs,
+             CompressorKind kind, std::span<const float> ropeFreqs,
              const Options &options);
 
   // A prefill from position 0 (§4.3): forgets the previous sequence, builds
@@ -101,20 +101,20 @@ private:
   // Pools entry c from the projections of its block (and of the block
   // before it when overlapping; empty for c = 0), then bf16, RMSNorm, RoPE
   // at position c·ratio and the kind's simulation, and caches it.
-  void build_entry(int64_t c, std::span<const float> prev_values,
-                   std::span<const float> prev_gates,
-                   std::span<const float> values, std::span<const float> gates);
+  void buildEntry(int64_t c, std::span<const float> prevValues,
+                  std::span<const float> prevGates,
+                  std::span<const float> values, std::span<const float> gates);
 
   CompressorWeights weights_;
   CompressorShape shape_;
   CompressorKind kind_;
-  std::vector<float> rope_freqs_; // a copy: the caller's table may move
+  std::vector<float> ropeFreqs_; // a copy: the caller's table may move
   Options options_;
   size_t width_; // halves·d
   std::vector<float> entries_;
   // Running state: projections of the unfinished block's tokens and of the
   // last complete block (overlapping only), [tokens][width] each.
-  std::vector<float> values_, gates_, prev_values_, prev_gates_;
+  std::vector<float> values_, gates_, prevValues_, prevGates_;
 };
 
 } // namespace kf::deepseek_v4::reference

@@ -14,10 +14,10 @@
 namespace kf::deepseek_v4::reference {
 
 struct HcConfig {
-  int mult = 4;            // hc_mult: streams
-  int sinkhorn_iters = 20; // hc_sinkhorn_iters: column normalisations
-  float eps = 1e-6f;       // hc_eps: after sigmoid, softmax and in Sinkhorn
-  float norm_eps = 1e-6f;  // rms_norm_eps: the RMS factor of the mixes
+  int mult = 4;           // hc_mult: streams
+  int sinkhornIters = 20; // hc_sinkhorn_iters: column normalisations
+  float eps = 1e-6f;      // hcEps: after sigmoid, softmax and in Sinkhorn
+  float normEps = 1e-6f;  // rms_norm_eps: the RMS factor of the mixes
 };
 
 // The learned parameters of one HC site (attn or ffn of a block, or the
@@ -45,24 +45,24 @@ void sinkhorn(std::span<float> comb, int n, int iters, float eps);
 // (0, 2)) and the Sinkhorn-normalised combination comb [mult, mult]. Under
 // Precision::F32, here and in hc_post and hc_head, nothing is rounded to
 // bf16.
-void hc_pre(std::span<const float> streams, const HcWeights &weights,
-            const HcConfig &config, std::span<float> x, std::span<float> post,
-            std::span<float> comb, Precision precision = Precision::Model);
+void hcPre(std::span<const float> streams, const HcWeights &weights,
+           const HcConfig &config, std::span<float> x, std::span<float> post,
+           std::span<float> comb, Precision precision = Precision::Model);
 
 // HcPost (§4.1) for one token: new stream k =
 // bf16(post_k · f + Σ_j comb[j][k] · old stream j), fp32 maths with fp64
 // accumulation. Column k of
-// comb feeds new stream k. `new_streams` must not overlap `old_streams`.
-void hc_post(std::span<const float> f, std::span<const float> old_streams,
-             std::span<const float> post, std::span<const float> comb, int mult,
-             std::span<float> new_streams,
-             Precision precision = Precision::Model);
+// comb feeds new stream k. `newStreams` must not overlap `oldStreams`.
+void hcPost(std::span<const float> f, std::span<const float> oldStreams,
+            std::span<const float> post, std::span<const float> comb, int mult,
+            std::span<float> newStreams,
+            Precision precision = Precision::Model);
 
 // HcHead (§3) for one token: the streams reduced to one without Sinkhorn,
 // y = bf16(Σ_j pre_j · stream_j) with pre_j = sigmoid(m_j · scale[0] +
 // base_j) + eps.
-void hc_head(std::span<const float> streams, const HcWeights &weights,
-             const HcConfig &config, std::span<float> y,
-             Precision precision = Precision::Model);
+void hcHead(std::span<const float> streams, const HcWeights &weights,
+            const HcConfig &config, std::span<float> y,
+            Precision precision = Precision::Model);
 
 } // namespace kf::deepseek_v4::reference

@@ -19,10 +19,10 @@ namespace kf::deepseek_v4::reference {
 //   weights [n_heads]            bf16, already scaled by head_dim^−½·n_heads^−½
 //   keys    [n_entries, head_dim] the indexer's compressed entries
 //   scores  [n_entries]
-void indexer_scores(std::span<const float> q, std::span<const float> weights,
-                    std::span<const float> keys, int n_heads, int head_dim,
-                    std::span<float> scores,
-                    Precision precision = Precision::Model);
+void indexerScores(std::span<const float> q, std::span<const float> weights,
+                   std::span<const float> keys, int nHeads, int headDim,
+                   std::span<float> scores,
+                   Precision precision = Precision::Model);
 
 // The entries the query attends to (§4.4): the top k = out.size() entries by
 // score, where only entries c < n_valid (the causal ones, §4.2) are
@@ -31,7 +31,7 @@ void indexer_scores(std::span<const float> q, std::span<const float> weights,
 // call). The caller sizes `out` so; k ≤ scores.size(). Ties go to the lower c
 // (top_k's tie-break), so a row's choice does not depend on how many future
 // entries the call holds.
-void indexer_select(std::span<const float> scores, size_t n_valid,
-                    std::span<int32_t> out);
+void indexerSelect(std::span<const float> scores, size_t nValid,
+                   std::span<int32_t> out);
 
 } // namespace kf::deepseek_v4::reference

@@ -16,13 +16,13 @@ namespace kf::deepseek_v4::reference {
 
 // y = x · Wᵀ in fp32: the compressor's wkv and wgate, the MoE gate and the
 // LM head, which the reference computes in fp32 (§2, §4.5, §6).
-void linear_fp32(std::span<const float> x, std::span<const float> weight,
-                 std::span<float> y);
+void linearFp32(std::span<const float> x, std::span<const float> weight,
+                std::span<float> y);
 
 // y = bf16(x · Wᵀ): the BF16 linears of §2 (`wo_a` per group, the indexer's
 // `weights_proj`), bf16 operands with fp32 accumulation and a bf16 result.
-void linear_bf16(std::span<const float> x, std::span<const float> weight,
-                 std::span<float> y);
+void linearBf16(std::span<const float> x, std::span<const float> weight,
+                std::span<float> y);
 
 // Lin(x) of §2 for every FP8/FP4 weight, in its golden form: the activation
 // quantized and dequantized in blocks of 128 along K (FP8SIM(x, 128)), the
@@ -35,8 +35,8 @@ void lin(std::span<const float> x, std::span<const float> weight, bool simulate,
 
 // y = x · Wᵀ for a linear of `role`: under Precision::Model in the
 // arithmetic its role has in the checkpoint (linear_roles.h) — lin, with
-// the activation simulated where options.simulates(), linear_bf16 or
-// linear_fp32 — and under Precision::F32 linear_fp32 whatever the role.
+// the activation simulated where options.simulates(), linearBf16 or
+// linearFp32 — and under Precision::F32 linearFp32 whatever the role.
 void linear(LinearRole role, std::span<const float> x,
             std::span<const float> weight, const Options &options,
             std::span<float> y);

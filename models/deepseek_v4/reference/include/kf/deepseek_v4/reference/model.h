@@ -16,12 +16,12 @@ namespace kf::deepseek_v4::reference {
 struct ForwardResult {
   // The fp32 logits of the call's last token, [V].
   std::vector<float> logits;
-  // With Options::keep_position_logits, the logits of each of the call's T
+  // With Options::keepPositionLogits, the logits of each of the call's T
   // tokens, [T][V] (the last row equals `logits`); empty otherwise.
-  std::vector<float> position_logits;
-  // With Options::keep_layer_streams, the stream state after each layer:
-  // layer_streams[l] is [T][hc][D] for the call's T tokens; empty otherwise.
-  std::vector<std::vector<float>> layer_streams;
+  std::vector<float> positionLogits;
+  // With Options::keepLayerStreams, the stream state after each layer:
+  // layerStreams[l] is [T][hc][D] for the call's T tokens; empty otherwise.
+  std::vector<std::vector<float>> layerStreams;
 };
 
 class Model {

@@ -14,9 +14,9 @@
 namespace kf::deepseek_v4::reference {
 
 // The gate scores s = sqrt(softplus(x · gateᵀ)) of §4.5, fp32. [E]
-std::vector<float> gate_scores(std::span<const float> x,
-                               const LayerWeights &weights,
-                               const Options &options = {});
+std::vector<float> gateScores(std::span<const float> x,
+                              const LayerWeights &weights,
+                              const Options &options = {});
 
 // One expert's SwiGLU FFN for one token (§4.5): g = Lin_w1(x),
 // u = Lin_w3(x), h = swiglu(g, u, limit, weight) in bf16, returns
@@ -24,12 +24,12 @@ std::vector<float> gate_scores(std::span<const float> x,
 // before w2; the shared expert passes 1. `role`: RoutedExpert or
 // SharedExpert.
 std::vector<float>
-expert_ffn(std::span<const float> x, std::span<const float> w1,
-           std::span<const float> w3, std::span<const float> w2, float limit,
-           float weight, LinearRole role, const Options &options);
+expertFfn(std::span<const float> x, std::span<const float> w1,
+          std::span<const float> w3, std::span<const float> w2, float limit,
+          float weight, LinearRole role, const Options &options);
 
 // MoE_l(x, token) of §4.5 for one token: routing by tid2eid on hash layers
-// (layer < hash_layers) or by the top k of s + bias, weights s[I]/Σ s[I] ·
+// (layer < hashLayers) or by the top k of s + bias, weights s[I]/Σ s[I] ·
 // route_scale; the routed experts' outputs weighted and summed with the
 // shared expert's in fp32; the result in bf16 [D].
 std::vector<float> moe(const Config &config, const LayerWeights &weights,

@@ -7,7 +7,7 @@ namespace kf::deepseek_v4::reference {
 
 struct Options {
   // Model: the model's arithmetic, bf16 where it holds bf16; F32: every
-  // activation in f32 and no simulation, whatever simulate_quantization says.
+  // activation in f32 and no simulation, whatever simulateQuantization says.
   Precision precision = Precision::Model;
   // The reference's quantization simulations (its QAT,
   // docs/models/deepseek_v4_model.md §2, §8): FP8SIM on the KV latent and on
@@ -15,15 +15,15 @@ struct Options {
   // Lin, and Hadamard + FP4SIM on the indexer's queries and keys. Off, the
   // forward is the spec's arithmetic without them; every bf16 rounding of §8
   // stays.
-  bool simulate_quantization = true;
+  bool simulateQuantization = true;
   // Whether prefill and decode return the stream state after every layer.
-  bool keep_layer_streams = false;
+  bool keepLayerStreams = false;
   // Whether prefill returns the logits of every token, not only the last.
-  bool keep_position_logits = false;
+  bool keepPositionLogits = false;
 
   // Whether the QAT simulations run: asked for, in the model's precision.
   bool simulates() const {
-    return precision == Precision::Model && simulate_quantization;
+    return precision == Precision::Model && simulateQuantization;
   }
 };
 

@@ -9,7 +9,7 @@ namespace kf::deepseek_v4::reference {
 enum class Precision {
   // The model's own arithmetic (docs/models/deepseek_v4_model.md §8): an
   // activation the reference keeps in bf16 is rounded to bf16, and the QAT
-  // simulations run where Options::simulate_quantization says.
+  // simulations run where Options::simulateQuantization says.
   Model,
   // Every activation kept in f32, no simulation, weights as decoded: the
   // arithmetic independent f32 implementations of the model share, so that

@@ -11,14 +11,14 @@ namespace kf::deepseek_v4::reference {
 
 // The frequency table of one kind of layer (§1, §2).
 struct RopeConfig {
-  int rope_dim = 64; // dims per head that rotate (the last 64, §1)
+  int ropeDim = 64; // dims per head that rotate (the last 64, §1)
   double base = 10000;
   bool yarn = false;
   // YaRN (§2), used only when `yarn` is set.
-  double yarn_factor = 16;
-  double beta_fast = 32;
-  double beta_slow = 1;
-  double original_len = 65536; // original_max_position_embeddings
+  double yarnFactor = 16;
+  double betaFast = 32;
+  double betaSlow = 1;
+  double originalLen = 65536; // original_max_position_embeddings
 };
 
 // SWA-only layers (ratio 0, MTP and DSpark stages): base 10000, no YaRN.
@@ -28,8 +28,8 @@ inline constexpr RopeConfig kCompressedRope{.base = 160000, .yarn = true};
 
 // YaRN's correction dim (§2): the dim index at which the frequency makes
 // `rotations` full turns over the original context,
-// cd(n) = rope_dim · ln(original_len / (2πn)) / (2 · ln base).
-double yarn_correction_dim(const RopeConfig &config, double rotations);
+// cd(n) = rope_dim · ln(originalLen / (2πn)) / (2 · ln base).
+double yarnCorrectionDim(const RopeConfig &config, double rotations);
 
 // The ramp's ends (§2): lo = max(floor(cd(beta_fast)), 0),
 // hi = min(ceil(cd(beta_slow)), rope_dim - 1). 15 and 25 for kCompressedRope.
@@ -37,13 +37,13 @@ struct YarnRange {
   int lo;
   int hi;
 };
-YarnRange yarn_correction_range(const RopeConfig &config);
+YarnRange yarnCorrectionRange(const RopeConfig &config);
 
 // The rope_dim/2 frequencies f_i = base^(−2i/rope_dim), rounded to fp32 once
 // (the reference holds an fp32 table). With YaRN each is blended in fp32 with
 // f_i/factor by the ramp r_i = clamp((i − lo)/(hi − lo), 0, 1):
 // f'_i = f_i·(1 − r_i) + (f_i/factor)·r_i.
-void rope_frequencies(const RopeConfig &config, std::span<float> freqs);
+void ropeFrequencies(const RopeConfig &config, std::span<float> freqs);
 
 // Rotates the interleaved pairs (x[2i], x[2i+1]) of one rope slice in place by
 // exp(j·pos·f_i) (§2, GPT-J style). The angle is formed in fp32 as
@@ -57,7 +57,7 @@ void rope(std::span<float> x, int64_t pos, std::span<const float> freqs,
 
 // The inverse rotation, by exp(−j·pos·f_i) (§4.2: de-rotating the attention
 // output at the query position). Same precision as rope().
-void inverse_rope(std::span<float> x, int64_t pos, std::span<const float> freqs,
-                  Precision precision = Precision::Model);
+void inverseRope(std::span<float> x, int64_t pos, std::span<const float> freqs,
+                 Precision precision = Precision::Model);
 
 } // namespace kf::deepseek_v4::reference

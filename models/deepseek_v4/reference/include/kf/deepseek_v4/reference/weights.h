@@ -24,37 +24,37 @@ namespace kf::deepseek_v4::reference {
 // outside CSA layers, tid2eid on learned layers, exp_probs_b on hash layers)
 // is an empty span.
 struct LayerWeights {
-  std::span<const float> attn_norm;      // [D]
-  std::span<const float> attn_sinks;     // [H]
-  std::span<const float> attn_q_a;       // [Rq][D]            wq_a
-  std::span<const float> attn_q_a_norm;  // [Rq]               q_norm
-  std::span<const float> attn_q_b;       // [H·Dh][Rq]         wq_b
-  std::span<const float> attn_kv;        // [Dh][D]            wkv
-  std::span<const float> attn_kv_a_norm; // [Dh]               kv_norm
-  std::span<const float> attn_output_a;  // [G·Ro][H·Dh/G]     wo_a
-  std::span<const float> attn_output_b;  // [D][G·Ro]          wo_b
-  std::span<const float> hc_attn_fn, hc_attn_base, hc_attn_scale;
-  std::span<const float> hc_ffn_fn, hc_ffn_base, hc_ffn_scale;
-  std::span<const float> compressor_kv;   // [c·Dh][D]
-  std::span<const float> compressor_gate; // [c·Dh][D]
-  std::span<const float> compressor_ape;  // [ratio][c·Dh]
-  std::span<const float> compressor_norm; // [Dh]
-  std::span<const float> indexer_proj;    // [Hi][D]            weights_proj
-  std::span<const float> indexer_q_b;     // [Hi·Di][Rq]        indexer wq_b
-  std::span<const float> indexer_compressor_kv;   // [2·Di][D]
-  std::span<const float> indexer_compressor_gate; // [2·Di][D]
-  std::span<const float> indexer_compressor_ape;  // [4][2·Di]
-  std::span<const float> indexer_compressor_norm; // [Di]
-  std::span<const float> ffn_gate_inp;            // [E][D]   gate
-  std::span<const int32_t> tid2eid;               // [vocab][k]
-  std::span<const float> exp_probs_b;             // [E]      gate bias
-  std::span<const float> ffn_norm;                // [D]
-  std::span<const float> ffn_gate_exps;           // [E][F][D]  w1
-  std::span<const float> ffn_up_exps;             // [E][F][D]  w3
-  std::span<const float> ffn_down_exps;           // [E][D][F]  w2
-  std::span<const float> ffn_gate_shexp;          // [F·ns][D]
-  std::span<const float> ffn_up_shexp;            // [F·ns][D]
-  std::span<const float> ffn_down_shexp;          // [D][F·ns]
+  std::span<const float> attnNorm;    // [D]
+  std::span<const float> attnSinks;   // [H]
+  std::span<const float> attnQA;      // [Rq][D]            wq_a
+  std::span<const float> attnQANorm;  // [Rq]               q_norm
+  std::span<const float> attnQB;      // [H·Dh][Rq]         wq_b
+  std::span<const float> attnKv;      // [Dh][D]            wkv
+  std::span<const float> attnKvANorm; // [Dh]               kv_norm
+  std::span<const float> attnOutputA; // [G·Ro][H·Dh/G]     wo_a
+  std::span<const float> attnOutputB; // [D][G·Ro]          wo_b
+  std::span<const float> hcAttnFn, hcAttnBase, hcAttnScale;
+  std::span<const float> hcFfnFn, hcFfnBase, hcFfnScale;
+  std::span<const float> compressorKv;   // [c·Dh][D]
+  std::span<const float> compressorGate; // [c·Dh][D]
+  std::span<const float> compressorApe;  // [ratio][c·Dh]
+  std::span<const float> compressorNorm; // [Dh]
+  std::span<const float> indexerProj;    // [Hi][D]            weights_proj
+  std::span<const float> indexerQB;      // [Hi·Di][Rq]        indexer wq_b
+  std::span<const float> indexerCompressorKv;   // [2·Di][D]
+  std::span<const float> indexerCompressorGate; // [2·Di][D]
+  std::span<const float> indexerCompressorApe;  // [4][2·Di]
+  std::span<const float> indexerCompressorNorm; // [Di]
+  std::span<const float> ffnGateInp;            // [E][D]   gate
+  std::span<const int32_t> tid2eid;             // [vocab][k]
+  std::span<const float> expProbsB;             // [E]      gate bias
+  std::span<const float> ffnNorm;               // [D]
+  std::span<const float> ffnGateExps;           // [E][F][D]  w1
+  std::span<const float> ffnUpExps;             // [E][F][D]  w3
+  std::span<const float> ffnDownExps;           // [E][D][F]  w2
+  std::span<const float> ffnGateShexp;          // [F·ns][D]
+  std::span<const float> ffnUpShexp;            // [F·ns][D]
+  std::span<const float> ffnDownShexp;          // [D][F·ns]
 };
 
 class Weights {
@@ -64,15 +64,15 @@ public:
   using IntTensors = std::map<std::string, std::vector<int32_t>, std::less<>>;
 
   // Decodes every tensor of `config` from `file` with kf::dequantize, after
-  // validate_tensors has checked names, shapes and formats.
-  static absl::StatusOr<Weights> from_gguf(const Config &config,
-                                           const gguf::File &file);
+  // validateTensors has checked names, shapes and formats.
+  static absl::StatusOr<Weights> fromGguf(const Config &config,
+                                          const gguf::File &file);
   // Takes the tensors as given, for models built in memory: each tensor of
-  // tensor_specs(config) must be present with its element count (tid2eid in
+  // tensorSpecs(config) must be present with its element count (tid2eid in
   // `integers`, every other in `floats`) and nothing else, and every tid2eid
   // entry must name an expert below E.
   static absl::StatusOr<Weights>
-  from_fp32(const Config &config, FloatTensors floats, IntTensors integers);
+  fromFp32(const Config &config, FloatTensors floats, IntTensors integers);
 
   Weights(Weights &&) = default;
   Weights &operator=(Weights &&) = default;
@@ -80,12 +80,12 @@ public:
   Weights &operator=(const Weights &) = delete;
 
   const Config &config() const { return config_; }
-  std::span<const float> token_embd() const { return token_embd_; } // [V][D]
-  std::span<const float> output() const { return output_; }         // [V][D]
-  std::span<const float> output_norm() const { return output_norm_; }
-  std::span<const float> output_hc_fn() const { return output_hc_fn_; }
-  std::span<const float> output_hc_base() const { return output_hc_base_; }
-  std::span<const float> output_hc_scale() const { return output_hc_scale_; }
+  std::span<const float> tokenEmbd() const { return tokenEmbd_; } // [V][D]
+  std::span<const float> output() const { return output_; }       // [V][D]
+  std::span<const float> outputNorm() const { return outputNorm_; }
+  std::span<const float> outputHcFn() const { return outputHcFn_; }
+  std::span<const float> outputHcBase() const { return outputHcBase_; }
+  std::span<const float> outputHcScale() const { return outputHcScale_; }
   const LayerWeights &layer(uint32_t layer) const { return layers_.at(layer); }
 
 private:
@@ -95,8 +95,8 @@ private:
   // The spans below point into these maps' nodes, which a move keeps.
   FloatTensors floats_;
   IntTensors integers_;
-  std::span<const float> token_embd_, output_, output_norm_;
-  std::span<const float> output_hc_fn_, output_hc_base_, output_hc_scale_;
+  std::span<const float> tokenEmbd_, output_, outputNorm_;
+  std::span<const float> outputHcFn_, outputHcBase_, outputHcScale_;
   std::vector<LayerWeights> layers_;
 };
 
