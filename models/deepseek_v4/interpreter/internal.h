@@ -159,57 +159,9 @@ absl::Status expectFinite(mlir::Operation *op, const llvm::Twine &what,
 
 // The execution of each supported op, by the reference kernels
 // (kf_ops.cpp, attention_ops.cpp) or directly (upstream_ops.cpp).
-absl::Status execute(mlir::kf::EmbedOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::HcExpandOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::HcPreOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::HcPostOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::HcHeadOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::RmsNormOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::LinearOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::GroupedLinearOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::kf::RopeOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::HadamardOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::Fp8SimOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::Fp4SimOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::MoeGateOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::MoeOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::SwigluOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::MoeCombineOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::ArgmaxOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::QuantizeActivationsOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::kf::QMatmulOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::ExpertQMatmulOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::kf::CacheResetOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::CacheAppendOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::kf::CacheReadOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::CompressOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::kf::WindowIndicesOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::kf::VisibleEntriesOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::kf::IndexerScoresOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::kf::IndexerTopKOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::kf::SparseAttentionOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::tensor::ExpandShapeOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::tensor::CollapseShapeOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::tensor::DimOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::tensor::ConcatOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::tensor::ExtractSliceOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::arith::ConstantOp op, Frame &frame,
-                     Context &context);
-absl::Status execute(mlir::arith::AddIOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::arith::SubIOp op, Frame &frame, Context &context);
-absl::Status execute(mlir::arith::MulIOp op, Frame &frame, Context &context);
+#define KF_EXECUTED_OP(Op)                                                     \
+  absl::Status execute(Op op, Frame &frame, Context &context);
+#include "executed_ops.def"
 
 } // namespace kf::deepseek_v4::interpreter::detail
 

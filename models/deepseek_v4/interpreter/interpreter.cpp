@@ -171,22 +171,9 @@ absl::Status Interpreter::Impl::execute(Operation *op, Frame &frame) {
         frame.set(get.getResult(), &caches.find(get.getName())->second);
         return absl::OkStatus();
       })
-      .Case<mlir::kf::EmbedOp, mlir::kf::HcExpandOp, mlir::kf::HcPreOp,
-            mlir::kf::HcPostOp, mlir::kf::HcHeadOp, mlir::kf::RmsNormOp,
-            mlir::kf::LinearOp, mlir::kf::GroupedLinearOp, mlir::kf::RopeOp,
-            mlir::kf::HadamardOp, mlir::kf::Fp8SimOp, mlir::kf::Fp4SimOp,
-            mlir::kf::MoeGateOp, mlir::kf::MoeOp, mlir::kf::SwigluOp,
-            mlir::kf::MoeCombineOp, mlir::kf::ArgmaxOp,
-            mlir::kf::QuantizeActivationsOp, mlir::kf::QMatmulOp,
-            mlir::kf::ExpertQMatmulOp, mlir::kf::CacheResetOp,
-            mlir::kf::CacheAppendOp, mlir::kf::CacheReadOp,
-            mlir::kf::CompressOp, mlir::kf::WindowIndicesOp,
-            mlir::kf::VisibleEntriesOp, mlir::kf::IndexerScoresOp,
-            mlir::kf::IndexerTopKOp, mlir::kf::SparseAttentionOp,
-            mlir::tensor::ExpandShapeOp, mlir::tensor::CollapseShapeOp,
-            mlir::tensor::DimOp, mlir::tensor::ConcatOp,
-            mlir::tensor::ExtractSliceOp, mlir::arith::ConstantOp,
-            mlir::arith::AddIOp, mlir::arith::SubIOp, mlir::arith::MulIOp>(run)
+// One case per executed op, each calling its detail::execute.
+#define KF_EXECUTED_OP(Op) .Case([&](Op concrete) { return run(concrete); })
+#include "executed_ops.def"
       .Default([&](Operation *other) {
         return absl::UnimplementedError(("interpreter: unsupported op '" +
                                          other->getName().getStringRef() + "'")
