@@ -65,18 +65,17 @@ Weights *Forward::weights_ = nullptr;
 void expectPrefillThenDecodeEqualsALongerPrefill(const Config &config,
                                                  const Weights &weights,
                                                  Options options) {
-  const Config *config_ = &config;
   options.keepLayerStreams = true;
   Model model(weights, options);
-  size_t width = size_t{config_->hc} * config_->nEmbd;
+  size_t width = size_t{config.hc} * config.nEmbd;
   for (size_t t : {15, 16, 127, 128, 200, 255, 256}) {
-    std::vector<int32_t> tokens = randomTokens(*config_, t + 1, 100 + t);
+    std::vector<int32_t> tokens = randomTokens(config, t + 1, 100 + t);
     ForwardResult longer = model.prefill(tokens);
     model.prefill(std::span<const int32_t>(tokens).first(t));
     ForwardResult decoded = model.decode(tokens[t]);
     ASSERT_EQ(model.position(), static_cast<int64_t>(t + 1));
     double worst = 0;
-    for (uint32_t l = 0; l < config_->nLayer; ++l) {
+    for (uint32_t l = 0; l < config.nLayer; ++l) {
       std::span<const float> last =
           std::span<const float>(longer.layerStreams[l]).last(width);
       ASSERT_EQ(decoded.layerStreams[l].size(), width);
