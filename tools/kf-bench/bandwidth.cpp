@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "thread_pool.h"
+#include "kf/runtime/thread_pool.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

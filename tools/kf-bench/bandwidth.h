@@ -13,9 +13,11 @@
 #include "absl/status/statusor.h"
 #include "timing.h"
 
-namespace kf::bench {
-
+namespace kf {
 class ThreadPool;
+} // namespace kf
+
+namespace kf::bench {
 
 // One way of reading a thread's slice: `streams` interleaved sequential
 // streams, each line of which is software-prefetched `prefetchBytes` ahead

@@ -11,7 +11,7 @@
 #include "kf/runtime/absl_compat.h"
 #include "kf/runtime/quant.h"
 #include "kf/runtime/status_macros.h"
-#include "thread_pool.h"
+#include "kf/runtime/thread_pool.h"
 
 namespace kf::bench {
 

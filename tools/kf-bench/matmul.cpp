@@ -21,10 +21,10 @@
 #include "child_process.h"
 #include "kf/runtime/quant.h"
 #include "kf/runtime/status_macros.h"
+#include "kf/runtime/thread_pool.h"
 #include "machine.h"
 #include "onednn.h"
 #include "report.h"
-#include "thread_pool.h"
 
 namespace kf::bench {
 

@@ -1,6 +1,5 @@
-// The pieces under the timings: the thread pool and its row blocks, the
-// reference kernel against kf::dot, the output check, medians and the
-// bandwidth probe.
+// The pieces under the timings: the reference kernel against kf::dot, the
+// output check, medians and the bandwidth probe.
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -11,9 +10,9 @@
 #include "buffer.h"
 #include "check.h"
 #include "kf/runtime/quant.h"
+#include "kf/runtime/thread_pool.h"
 #include "matmul.h"
 #include "matmul_kernel.h"
-#include "thread_pool.h"
 #include "timing.h"
 #include "gmock/gmock.h"
 
@@ -21,44 +20,6 @@ namespace kf::bench {
 namespace {
 
 using ::testing::HasSubstr;
-
-TEST(ThreadPool, EveryIndexOncePerRun) {
-  ThreadPool pool(3);
-  std::vector<std::atomic<int>> counts(3);
-  for (int run = 0; run < 1000; ++run)
-    pool.run([&](int t) { counts[t].fetch_add(1); });
-  for (auto &c : counts)
-    EXPECT_EQ(c.load(), 1000);
-}
-
-TEST(ThreadPool, RowBlocksTileTheRowsInOrder) {
-  for (int64_t group : {1, 4, 16})
-    for (int threads : {1, 2, 3, 7})
-      for (int64_t n : {0, 1, 5, 18, 2048}) {
-        const int64_t groups = (n + group - 1) / group;
-        int64_t next = 0;
-        for (int t = 0; t < threads; ++t) {
-          RowBlock b = rowBlock(n, t, threads, group);
-          EXPECT_EQ(b.begin, next);
-          EXPECT_TRUE(b.begin % group == 0 || b.begin == n);
-          EXPECT_TRUE(b.end % group == 0 || b.end == n);
-          // Whole groups, as even as they divide.
-          const int64_t blockGroups = (b.end - b.begin + group - 1) / group;
-          EXPECT_LE(blockGroups, groups / threads + 1);
-          EXPECT_GE(blockGroups, groups / threads);
-          next = b.end;
-        }
-        EXPECT_EQ(next, n) << group << " " << threads;
-      }
-}
-
-TEST(ThreadPool, ParallelRowsReturnsAnError) {
-  ThreadPool pool(2);
-  absl::Status s = parallelRows(pool, 10, [](int64_t begin, int64_t) {
-    return begin == 0 ? absl::OkStatus() : absl::InternalError("second half");
-  });
-  EXPECT_EQ(s.message(), "second half");
-}
 
 // M activation rows and N weight rows of K random values in `f` and its
 // activation format.

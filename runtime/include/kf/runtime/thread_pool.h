@@ -1,4 +1,8 @@
-// The threads kernels run on while they are timed.
+// The threads compiled kernels run on: a persistent pool whose workers spin,
+// then park, and the two ways work is split over it — fixed row blocks (each
+// thread its own rows, so a result never depends on timing) and items
+// claimed in batches from an atomic counter (so uneven work, an expert with
+// one token beside one with many, idles no thread).
 #pragma once
 
 #include <atomic>
@@ -9,7 +13,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 
-namespace kf::bench {
+namespace kf {
 
 // A fixed set of threads, the calling thread among them, that run one task
 // at a time. Waking a sleeping thread costs tens of microseconds, as much as
@@ -59,4 +63,13 @@ parallelRows(ThreadPool &pool, int64_t n,
              absl::FunctionRef<absl::Status(int64_t, int64_t)> work,
              int64_t group = 1);
 
-} // namespace kf::bench
+// Calls work(begin, end, t) on the pool's threads for consecutive batches of
+// `batch` items of [0, n) (the last one shorter), each batch once, claimed
+// by whichever thread t is free first: which thread runs an item depends on
+// timing, so `work` must give an item the same result on any thread. After
+// the first error no thread claims another batch; returns that error.
+absl::Status
+parallelClaim(ThreadPool &pool, int64_t n, int64_t batch,
+              absl::FunctionRef<absl::Status(int64_t, int64_t, int)> work);
+
+} // namespace kf

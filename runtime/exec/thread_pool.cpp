@@ -1,4 +1,4 @@
-#include "thread_pool.h"
+#include "kf/runtime/thread_pool.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <immintrin.h>
 #endif
 
-namespace kf::bench {
+namespace kf {
 
 namespace {
 
@@ -117,4 +117,29 @@ parallelRows(ThreadPool &pool, int64_t n,
   return absl::OkStatus();
 }
 
-} // namespace kf::bench
+absl::Status
+parallelClaim(ThreadPool &pool, int64_t n, int64_t batch,
+              absl::FunctionRef<absl::Status(int64_t, int64_t, int)> work) {
+  batch = std::max<int64_t>(batch, 1);
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<absl::Status> status(pool.size());
+  pool.run([&](int t) {
+    while (!failed.load(std::memory_order_relaxed)) {
+      int64_t begin = next.fetch_add(batch, std::memory_order_relaxed);
+      if (begin >= n)
+        return;
+      status[t] = work(begin, std::min(n, begin + batch), t);
+      if (!status[t].ok()) {
+        failed.store(true, std::memory_order_relaxed);
+        return;
+      }
+    }
+  });
+  for (absl::Status &s : status)
+    if (!s.ok())
+      return s;
+  return absl::OkStatus();
+}
+
+} // namespace kf
