@@ -33,9 +33,10 @@ struct CodecEntry {
 };
 
 // One list per family; codec.cpp gathers them.
-std::span<const CodecEntry> plainCodecs();   // F32, F16, BF16, I32
-std::span<const CodecEntry> legacyCodecs();  // Q4_0, Q4_1, Q5_0, Q8_0, Q8_1
-std::span<const CodecEntry> q8kCodecs();     // Q8_K (activations)
+std::span<const CodecEntry> plainCodecs(); // F32, F16, BF16, I32
+std::span<const CodecEntry>
+legacyCodecs();                          // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1
+std::span<const CodecEntry> q8kCodecs(); // Q8_K (activations)
 std::span<const CodecEntry> kquantCodecs();  // Q2_K .. Q6_K
 std::span<const CodecEntry> iq1Codecs();     // IQ1_S, IQ1_M
 std::span<const CodecEntry> iq2Codecs();     // IQ2_XXS, IQ2_XS

@@ -229,10 +229,66 @@ float dotQ5_0(const uint8_t *w, const uint8_t *a, int64_t n) {
   return sum;
 }
 
+// --- Q5_1: fp16 d, fp16 m, u32 qh (5th bits), qs[16]; y = d*q + m
+// ---------------
+
+constexpr int kQ5_1Bytes = 24;
+
+// The code of element j: Q5_0's, with the fields 2 bytes further on.
+int q5_1Code(const uint8_t *block, int j) { return q5_0Code(block + 2, j); }
+
+void dequantizeQ5_1(const uint8_t *src, float *dst, int64_t n) {
+  for (int64_t b = 0; b < n / QK; ++b, src += kQ5_1Bytes, dst += QK) {
+    float d = loadFp16(src), m = loadFp16(src + 2);
+    for (int j = 0; j < QK; ++j)
+      dst[j] = q5_1Code(src, j) * d + m;
+  }
+}
+
+// d = (max - min)/31, m = min, q = (uint8_t)((x - min)/d + 0.5): ggml's
+// cast, which the range keeps within 0..31.
+void quantizeQ5_1(const float *src, uint8_t *dst, int64_t n) {
+  for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ5_1Bytes) {
+    float min = src[0], max = src[0];
+    for (int j = 1; j < QK; ++j) {
+      min = std::min(min, src[j]);
+      max = std::max(max, src[j]);
+    }
+    float d = (max - min) / 31.f;
+    float id = d != 0 ? 1.f / d : 0.f;
+    storeFp16(dst, d);
+    storeFp16(dst + 2, min);
+    uint32_t qh = 0;
+    for (int j = 0; j < QK / 2; ++j) {
+      auto q0 = static_cast<uint8_t>((src[j] - min) * id + 0.5f);
+      auto q1 = static_cast<uint8_t>((src[j + 16] - min) * id + 0.5f);
+      dst[8 + j] = static_cast<uint8_t>((q0 & 15) | (q1 & 15) << 4);
+      qh |= static_cast<uint32_t>((q0 >> 4) & 1) << j;
+      qh |= static_cast<uint32_t>((q1 >> 4) & 1) << (j + 16);
+    }
+    storeU32(dst + 4, qh);
+  }
+}
+
+// Against Q8_1, as Q4_1: d_w*d_a*sum(q_w*q_a) + m_w*s_a.
+float dotQ5_1(const uint8_t *w, const uint8_t *a, int64_t n) {
+  float sum = 0;
+  for (int64_t b = 0; b < n / QK; ++b, w += kQ5_1Bytes, a += kQ8_1Bytes) {
+    const int8_t *q8 = reinterpret_cast<const int8_t *>(a + kQ8_1QsOffset);
+    int sumi = 0;
+    for (int j = 0; j < QK; ++j)
+      sumi += q5_1Code(w, j) * q8[j];
+    sum += (loadFp16(w) * loadFp16(a)) * sumi +
+           loadFp16(w + 2) * loadFp16(a + kQ8_1SumOffset);
+  }
+  return sum;
+}
+
 constexpr CodecEntry kCodecs[] = {
     {Format::Q4_0, {dequantizeQ4_0, quantizeQ4_0, nullptr, dotQ4_0}},
     {Format::Q4_1, {dequantizeQ4_1, quantizeQ4_1, nullptr, dotQ4_1}},
     {Format::Q5_0, {dequantizeQ5_0, quantizeQ5_0, nullptr, dotQ5_0}},
+    {Format::Q5_1, {dequantizeQ5_1, quantizeQ5_1, nullptr, dotQ5_1}},
     {Format::Q8_0,
      {dequantizeQ8_0, quantizeQ8_0, quantizeActivationQ8_0, dotQ8_0}},
     {Format::Q8_1, {dequantizeQ8_1, nullptr, quantizeActivationQ8_1, nullptr}},

@@ -28,7 +28,7 @@ func.func @qweight_empty(%w: !kf.qweight<f32, [0, 64]>)
 
 // -----
 
-// expected-error @+2 {{unknown format 'q3_z' (expected one of f32, f16, q4_0, q4_1, q5_0, q8_0, q8_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq2_xxs, iq2_xs, iq1_s, iq4_nl, iq4_xs, i32, iq1_m, bf16, mxfp4, fractal64, vq3_64)}}
+// expected-error @+2 {{unknown format 'q3_z' (expected one of f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0, q8_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq2_xxs, iq2_xs, iq1_s, iq4_nl, iq4_xs, i32, iq1_m, bf16, mxfp4, fractal64, vq3_64)}}
 // expected-error @+1 {{failed to parse Kf_QWeightType parameter 'format'}}
 func.func @qweight_unknown_format(%w: !kf.qweight<q3_z, [4, 64]>)
 

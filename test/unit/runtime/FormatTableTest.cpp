@@ -21,6 +21,7 @@ TEST(FormatTable, MatchesGgmlGeometry) {
       {Format::Q4_0, "q4_0", 2, 32, 18},
       {Format::Q4_1, "q4_1", 3, 32, 20},
       {Format::Q5_0, "q5_0", 6, 32, 22},
+      {Format::Q5_1, "q5_1", 7, 32, 24},
       {Format::Q8_0, "q8_0", 8, 32, 34},
       {Format::Q8_1, "q8_1", 9, 32, 36},
       {Format::Q2_K, "q2_k", 10, 256, 84},

@@ -1,5 +1,5 @@
-// Q4_0, Q4_1, Q5_0, Q8_0, Q8_1 and MXFP4: known answers from hand-built blocks,
-// reference quantizers, activation quantizers and dot products.
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1 and MXFP4: known answers from hand-built
+// blocks, reference quantizers, activation quantizers and dot products.
 #include <cstring>
 
 #include "QuantTestUtil.h"
@@ -69,6 +69,41 @@ TEST(Q5_0, KnownAnswer) {
   EXPECT_EQ(y[15], 2.0f * (0 - 16));
   EXPECT_EQ(y[31], 2.0f * (30 - 16));
   EXPECT_EQ(y[1], -32.0f);
+}
+
+TEST(Q5_1, KnownAnswer) {
+  uint8_t block[24] = {};
+  uint16_t d = fp32ToFp16(0.25f), m = fp32ToFp16(-4.0f);
+  std::memcpy(block, &d, 2);
+  std::memcpy(block + 2, &m, 2);
+  uint32_t qh = 0x80010001u; // 5th bit of elements 0, 16 and 31
+  std::memcpy(block + 4, &qh, 4);
+  block[8 + 0] = 0x3f;  // element 0: low 15 -> 31; element 16: 3 | 16 = 19
+  block[8 + 15] = 0xe0; // element 15: 0; element 31: 14 | 16 = 30
+  block[8 + 7] = 0x59;  // element 7: 9; element 23: 5
+  std::vector<float> y = dequantized(Format::Q5_1, block, 32);
+  EXPECT_EQ(y[0], 0.25f * 31 - 4.0f);
+  EXPECT_EQ(y[16], 0.25f * 19 - 4.0f);
+  EXPECT_EQ(y[15], -4.0f);
+  EXPECT_EQ(y[31], 0.25f * 30 - 4.0f);
+  EXPECT_EQ(y[7], 0.25f * 9 - 4.0f);
+  EXPECT_EQ(y[23], 0.25f * 5 - 4.0f);
+  EXPECT_EQ(y[1], -4.0f);
+}
+
+// ggml's reference quantizer maps the block's minimum to code 0 and its
+// maximum to code 31, and stores the minimum itself as m.
+TEST(Q5_1, QuantizerSpansTheRange) {
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j)
+    x[j] = -1.0f + 0.0625f * j; // -1 .. 0.9375: d = 1/16 exactly
+  std::vector<uint8_t> q = quantized(Format::Q5_1, x);
+  ASSERT_EQ(q.size(), 24u);
+  EXPECT_EQ(fp16ToFp32(q[0] | q[1] << 8), 0.0625f);
+  EXPECT_EQ(fp16ToFp32(q[2] | q[3] << 8), -1.0f);
+  std::vector<float> y = dequantized(Format::Q5_1, q, 32);
+  for (int j = 0; j < 32; ++j)
+    EXPECT_EQ(y[j], x[j]) << j;
 }
 
 TEST(MXFP4, KnownAnswer) {
@@ -158,10 +193,10 @@ TEST(LegacyFormats, RoundTripError) {
     Format f;
     double minSqnrDb;
   };
-  const Case cases[] = {{Format::Q4_0, 17.0},  {Format::Q4_1, 18.0},
-                        {Format::Q5_0, 23.0},  {Format::Q8_0, 40.0},
-                        {Format::MXFP4, 15.0}, {Format::F16, 70.0},
-                        {Format::BF16, 45.0},  {Format::F32, 1000.0}};
+  const Case cases[] = {
+      {Format::Q4_0, 17.0}, {Format::Q4_1, 18.0}, {Format::Q5_0, 23.0},
+      {Format::Q5_1, 24.0}, {Format::Q8_0, 40.0}, {Format::MXFP4, 15.0},
+      {Format::F16, 70.0},  {Format::BF16, 45.0}, {Format::F32, 1000.0}};
   std::vector<float> x = gaussian(4096, 11);
   for (const Case &c : cases) {
     std::vector<float> y = dequantized(c.f, quantized(c.f, x), x.size());
@@ -172,8 +207,9 @@ TEST(LegacyFormats, RoundTripError) {
 // The reference dot equals the exact dot of the decoded rows within the
 // rounding bound of QuantTestUtil.h.
 TEST(LegacyFormats, DotMatchesDecodedRows) {
-  for (Format f : {Format::Q4_0, Format::Q4_1, Format::Q5_0, Format::Q8_0,
-                   Format::MXFP4, Format::F16, Format::BF16, Format::F32}) {
+  for (Format f :
+       {Format::Q4_0, Format::Q4_1, Format::Q5_0, Format::Q5_1, Format::Q8_0,
+        Format::MXFP4, Format::F16, Format::BF16, Format::F32}) {
     const FormatInfo &info = formatInfo(f);
     for (int64_t n : {32, 64, 1024}) {
       std::vector<float> x = gaussian(n, 100 + n),
@@ -185,11 +221,12 @@ TEST(LegacyFormats, DotMatchesDecodedRows) {
       auto check =
           exactDot(dequantized(f, wq, n), dequantized(info.dotFormat, aq, n),
                    n / info.blockElems);
-      if (f == Format::Q4_1) {
+      if (f == Format::Q4_1 || f == Format::Q5_1) {
         // Q8_1 carries d*sum(q) rounded to fp16 (half an ulp: 2^-11 relative),
         // and the min term m_w * s_a uses that rounded sum.
+        const int64_t bytes = info.blockBytes;
         for (int64_t b = 0; b < n / 32; ++b) {
-          float m = fp16ToFp32(wq[20 * b + 2] | wq[20 * b + 3] << 8);
+          float m = fp16ToFp32(wq[bytes * b + 2] | wq[bytes * b + 3] << 8);
           float s = fp16ToFp32(aq[36 * b + 2] | aq[36 * b + 3] << 8);
           check.tolerance += std::fabs(double(m) * s) * std::ldexp(1.0, -11);
         }
