@@ -198,22 +198,28 @@ void dequantizeQ5_0(const uint8_t *src, float *dst, int64_t n) {
   }
 }
 
+// Stores a block's 32 five-bit codes, code(j) for element j, as Q5_0 and
+// Q5_1 hold them: the u32 of fifth bits at `qh`, the 16 nibble pairs after.
+template <typename Code> void storeQ5Codes(uint8_t *qh, Code code) {
+  uint32_t bits = 0;
+  for (int j = 0; j < QK / 2; ++j) {
+    int q0 = code(j), q1 = code(j + 16);
+    qh[4 + j] = static_cast<uint8_t>((q0 & 15) | (q1 & 15) << 4);
+    bits |= static_cast<uint32_t>((q0 >> 4) & 1) << j;
+    bits |= static_cast<uint32_t>((q1 >> 4) & 1) << (j + 16);
+  }
+  storeU32(qh, bits);
+}
+
 void quantizeQ5_0(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ5_0Bytes) {
     float d = signedAbsmax(src, QK) / -16.f;
     float id = d != 0 ? 1.f / d : 0.f;
-    uint32_t qh = 0;
     storeFp16(dst, d);
-    for (int j = 0; j < QK / 2; ++j) {
-      int q0 = std::min(
+    storeQ5Codes(dst + 2, [&](int j) {
+      return std::min(
           31, static_cast<int>(static_cast<int8_t>(src[j] * id + 16.5f)));
-      int q1 = std::min(
-          31, static_cast<int>(static_cast<int8_t>(src[j + 16] * id + 16.5f)));
-      dst[6 + j] = static_cast<uint8_t>((q0 & 15) | (q1 & 15) << 4);
-      qh |= static_cast<uint32_t>((q0 >> 4) & 1) << j;
-      qh |= static_cast<uint32_t>((q1 >> 4) & 1) << (j + 16);
-    }
-    storeU32(dst + 2, qh);
+    });
   }
 }
 
@@ -258,15 +264,9 @@ void quantizeQ5_1(const float *src, uint8_t *dst, int64_t n) {
     float id = d != 0 ? 1.f / d : 0.f;
     storeFp16(dst, d);
     storeFp16(dst + 2, min);
-    uint32_t qh = 0;
-    for (int j = 0; j < QK / 2; ++j) {
-      auto q0 = static_cast<uint8_t>((src[j] - min) * id + 0.5f);
-      auto q1 = static_cast<uint8_t>((src[j + 16] - min) * id + 0.5f);
-      dst[8 + j] = static_cast<uint8_t>((q0 & 15) | (q1 & 15) << 4);
-      qh |= static_cast<uint32_t>((q0 >> 4) & 1) << j;
-      qh |= static_cast<uint32_t>((q1 >> 4) & 1) << (j + 16);
-    }
-    storeU32(dst + 4, qh);
+    storeQ5Codes(dst + 4, [&](int j) {
+      return static_cast<int>(static_cast<uint8_t>((src[j] - min) * id + 0.5f));
+    });
   }
 }
 
