@@ -143,18 +143,27 @@ void dequantizeQ4_1(const uint8_t *src, float *dst, int64_t n) {
   }
 }
 
+// The header Q4_1 and Q5_1 share: d = (max - min)/steps and m = min, as
+// fp16 at dst. Returns min and 1/d (0 for a constant block) for the codes.
+struct MinScale {
+  float min, id;
+};
+MinScale storeMinScale(const float *src, uint8_t *dst, float steps) {
+  float min = src[0], max = src[0];
+  for (int j = 1; j < QK; ++j) {
+    min = std::min(min, src[j]);
+    max = std::max(max, src[j]);
+  }
+  float d = (max - min) / steps;
+  storeFp16(dst, d);
+  storeFp16(dst + 2, min);
+  return {min, d != 0 ? 1.f / d : 0.f};
+}
+
 // d = (max - min)/15, m = min, q = trunc((x - min)/d + 0.5).
 void quantizeQ4_1(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ4_1Bytes) {
-    float min = src[0], max = src[0];
-    for (int j = 1; j < QK; ++j) {
-      min = std::min(min, src[j]);
-      max = std::max(max, src[j]);
-    }
-    float d = (max - min) / 15.f;
-    float id = d != 0 ? 1.f / d : 0.f;
-    storeFp16(dst, d);
-    storeFp16(dst + 2, min);
+    auto [min, id] = storeMinScale(src, dst, 15.f);
     for (int j = 0; j < QK / 2; ++j) {
       int q0 = std::min(15, static_cast<int>(static_cast<int8_t>(
                                 (src[j] - min) * id + 0.5f)));
@@ -255,15 +264,7 @@ void dequantizeQ5_1(const uint8_t *src, float *dst, int64_t n) {
 // cast, which the range keeps within 0..31.
 void quantizeQ5_1(const float *src, uint8_t *dst, int64_t n) {
   for (int64_t b = 0; b < n / QK; ++b, src += QK, dst += kQ5_1Bytes) {
-    float min = src[0], max = src[0];
-    for (int j = 1; j < QK; ++j) {
-      min = std::min(min, src[j]);
-      max = std::max(max, src[j]);
-    }
-    float d = (max - min) / 31.f;
-    float id = d != 0 ? 1.f / d : 0.f;
-    storeFp16(dst, d);
-    storeFp16(dst + 2, min);
+    auto [min, id] = storeMinScale(src, dst, 31.f);
     storeQ5Codes(dst + 4, [&](int j) {
       return static_cast<int>(static_cast<uint8_t>((src[j] - min) * id + 0.5f));
     });
