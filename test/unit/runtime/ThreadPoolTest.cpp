@@ -75,20 +75,25 @@ TEST(ThreadPool, ClaimsEveryItemOnceInBatches) {
 }
 
 TEST(ThreadPool, ClaimStopsAtTheFirstError) {
-  ThreadPool pool(2);
-  std::atomic<int64_t> after{0};
-  absl::Status s =
-      parallelClaim(pool, 10000, 1, [&](int64_t begin, int64_t, int) {
-        if (begin == 5)
-          return absl::InternalError("item 5");
-        if (begin > 5)
-          after.fetch_add(1);
-        return absl::OkStatus();
-      });
-  EXPECT_EQ(s.message(), "item 5");
-  // The other thread may finish the batch it holds, and claim a few more
-  // before it sees the flag, but not the thousands left.
-  EXPECT_LT(after.load(), 1000);
+  // On one thread the claims are in order, so none follows the error.
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    std::atomic<int64_t> after{0};
+    absl::Status s =
+        parallelClaim(pool, 10000, 1, [&](int64_t begin, int64_t, int) {
+          if (begin == 5)
+            return absl::InternalError("item 5");
+          if (begin > 5)
+            after.fetch_add(1);
+          return absl::OkStatus();
+        });
+    EXPECT_EQ(s.message(), "item 5") << threads;
+    // With two, the other thread claims until it sees the flag, which a
+    // descheduled failing thread may set late: only one thread is exact.
+    if (threads == 1) {
+      EXPECT_EQ(after.load(), 0);
+    }
+  }
 }
 
 TEST(ThreadPool, ClaimHandsUnevenWorkToTheFreeThread) {
