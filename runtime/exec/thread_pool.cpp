@@ -95,6 +95,23 @@ void ThreadPool::work(int index) {
   }
 }
 
+void Barrier::wait() {
+  if (threads_ == 1)
+    return;
+  uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) == threads_ - 1) {
+    // The last to arrive opens the barrier for the next use, then releases
+    // the others; the release publishes every write made before the wait.
+    arrived_.store(0, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
+    generation_.notify_all();
+    return;
+  }
+  spinUntil(
+      [&] { return generation_.load(std::memory_order_acquire) != generation; },
+      [&] { generation_.wait(generation, std::memory_order_acquire); });
+}
+
 RowBlock rowBlock(int64_t n, int t, int threads, int64_t group) {
   // The tool accepts n and threads small enough that n * threads fits.
   const int64_t groups = (n + group - 1) / group;

@@ -120,5 +120,27 @@ TEST(ThreadPool, ClaimHandsUnevenWorkToTheFreeThread) {
   EXPECT_EQ(done.load(), 200);
 }
 
+// Every thread passes each of many barriers in turn: no thread is ever more
+// than one phase ahead of another, and each sees all writes of the phase
+// before.
+TEST(Barrier, SeparatesPhases) {
+  constexpr int kThreads = 3, kPhases = 2000;
+  ThreadPool pool(kThreads);
+  Barrier barrier(kThreads);
+  std::vector<int> written(kThreads, -1);
+  std::atomic<int> violations{0};
+  pool.run([&](int t) {
+    for (int phase = 0; phase < kPhases; ++phase) {
+      written[t] = phase;
+      barrier.wait();
+      for (int other = 0; other < kThreads; ++other)
+        if (written[other] != phase)
+          violations.fetch_add(1);
+      barrier.wait();
+    }
+  });
+  EXPECT_EQ(violations.load(), 0);
+}
+
 } // namespace
 } // namespace kf

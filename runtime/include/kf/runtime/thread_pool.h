@@ -47,6 +47,22 @@ private:
   const absl::FunctionRef<void(int)> *task_ = nullptr;
 };
 
+// Where the threads of one ThreadPool::run task wait for each other: each
+// wait() returns once all `threads` have called it, and then the writes every
+// thread made before it are visible to all. Reusable: the k-th wait of one
+// thread pairs with the k-th of the others. Waiters spin, as the pool's
+// workers do, then sleep.
+class Barrier {
+public:
+  explicit Barrier(int threads) : threads_(threads < 1 ? 1 : threads) {}
+  void wait();
+
+private:
+  const int threads_;
+  std::atomic<int> arrived_{0};
+  std::atomic<uint64_t> generation_{0};
+};
+
 // The contiguous block of [0, n) that thread `t` of `threads` owns: the
 // blocks are in thread order, start at multiples of `group` and end at one
 // or at n, and differ by at most one group.

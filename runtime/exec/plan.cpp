@@ -1,0 +1,101 @@
+#include "kf/runtime/plan.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace kf {
+
+namespace {
+
+absl::Status stepError(size_t s, const PlanStep &step,
+                       const std::string &what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("plan step ", s, " (", step.name, "): ", what));
+}
+
+// Whether `e` is non-negative for every m in [0, maxRows] and its value at
+// maxRows fits an int64: it is linear in m, so both ends suffice.
+bool isValidExtent(RowExtent e, int64_t maxRows) {
+  if (e.fixed < 0 || e.perRow < 0)
+    return false;
+  return e.perRow == 0 || maxRows <= (INT64_MAX - e.fixed) / e.perRow;
+}
+
+} // namespace
+
+absl::Status Plan::validate() const {
+  if (maxRows < 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan: expected at least one row per run, got ", maxRows));
+  if (arenaBytes < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan: negative arena size ", arenaBytes));
+  for (const PlanInput &input : inputs)
+    if (!isValidExtent(input.bytes, maxRows))
+      return absl::InvalidArgumentError(
+          absl::StrCat("plan input ", input.name, ": invalid size"));
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const PlanStep &step = steps[s];
+    if (step.kernel >= kernels.size())
+      return stepError(
+          s, step,
+          absl::StrCat("kernel ", step.kernel, " of ", kernels.size()));
+    if (!isValidExtent(step.items, maxRows))
+      return stepError(s, step, "invalid item count");
+    if (step.group < 1)
+      return stepError(s, step, absl::StrCat("group ", step.group, " < 1"));
+    if (step.split != WorkSplit::Blocks && step.split != WorkSplit::Claim &&
+        step.split != WorkSplit::Single)
+      return stepError(s, step, "unknown work split");
+    for (size_t o = 0; o < step.operands.size(); ++o) {
+      const PlanOperand &op = step.operands[o];
+      std::string name = absl::StrCat("operand ", o);
+      if (op.offset < 0 || !isValidExtent(op.bytes, maxRows))
+        return stepError(s, step, absl::StrCat(name, ": invalid extent"));
+      int64_t end = op.bytes.at(maxRows);
+      switch (op.kind) {
+      case OperandKind::Arena:
+        if (op.offset > arenaBytes || end > arenaBytes - op.offset)
+          return stepError(s, step,
+                           absl::StrCat(name, ": bytes [", op.offset, ", +",
+                                        end, ") outside the arena of ",
+                                        arenaBytes));
+        break;
+      case OperandKind::Weight:
+        // Checked against the weight's size when it is bound.
+        if (op.index >= weights.size())
+          return stepError(s, step,
+                           absl::StrCat(name, ": weight ", op.index, " of ",
+                                        weights.size()));
+        break;
+      case OperandKind::Input: {
+        if (op.index >= inputs.size())
+          return stepError(
+              s, step,
+              absl::StrCat(name, ": input ", op.index, " of ", inputs.size()));
+        // What is left of the input past the operand is linear in m: the
+        // two ends of [1, maxRows] cover every run.
+        const PlanInput &input = inputs[op.index];
+        for (int64_t m : {int64_t{1}, maxRows})
+          if (op.offset > input.bytes.at(m) ||
+              op.bytes.at(m) > input.bytes.at(m) - op.offset)
+            return stepError(s, step,
+                             absl::StrCat(name, ": outside input ", input.name,
+                                          " at ", m, " rows"));
+        break;
+      }
+      default:
+        return stepError(s, step, absl::StrCat(name, ": unknown kind"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+int64_t Plan::barriers() const {
+  int64_t n = 0;
+  for (const PlanStep &step : steps)
+    n += step.barrierBefore ? 1 : 0;
+  return n;
+}
+
+} // namespace kf

@@ -1,0 +1,61 @@
+// Runs a plan (docs/engine.md, "Execution"): the whole step list in one
+// parallel region of the thread pool, every thread walking the same steps,
+// each doing its share of a step's work items and waiting at a barrier only
+// before the steps the plan marks. The arena is allocated once, 64-byte
+// aligned, and the operands' addresses resolved once; a run resolves only
+// its own buffers'.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kf/runtime/plan.h"
+#include "kf/runtime/plan_abi.h"
+#include "kf/runtime/thread_pool.h"
+
+namespace kf {
+
+class Executor {
+public:
+  // `kernels[i]` runs the plan's kernel i and `weights[i]` holds its weight
+  // i, packed; the weights must outlive the executor. Fails, naming the step
+  // and operand, when the plan is invalid or reads past a weight.
+  static absl::StatusOr<Executor>
+  create(Plan plan, std::vector<kf_step_fn> kernels,
+         std::vector<std::span<const uint8_t>> weights);
+
+  // Runs every step for m token rows, `inputs[i]` the plan's input i (each
+  // at least as large as the plan says for m rows).
+  absl::Status run(ThreadPool &pool, int64_t m,
+                   std::span<const std::span<uint8_t>> inputs);
+
+  const Plan &plan() const { return plan_; }
+  std::span<uint8_t> arena() { return {arena_.get(), arenaBytes_}; }
+
+private:
+  Executor() = default;
+
+  Plan plan_;
+  std::vector<kf_step_fn> kernels_;
+  struct AlignedFree {
+    void operator()(uint8_t *p) const;
+  };
+  std::unique_ptr<uint8_t[], AlignedFree> arena_;
+  size_t arenaBytes_ = 0;
+  // Every step's operand addresses, one after the other; stepBegin_[s]
+  // indexes step s's first.
+  std::vector<void *> addresses_;
+  std::vector<size_t> stepBegin_;
+  // Where the run's buffers go in `addresses_`, with their offsets.
+  struct InputSlot {
+    size_t address;
+    uint32_t input;
+    int64_t offset;
+  };
+  std::vector<InputSlot> inputSlots_;
+};
+
+} // namespace kf

@@ -1,0 +1,89 @@
+// A compiled plan as the runtime holds it (docs/engine.md, "Plans"): the
+// step kernels it calls, in order, each with its operands' addresses as
+// offsets into the activation arena, the packed weights or the run's
+// buffers, how many work items it has for a run of m token rows, how they are
+// shared between threads, and whether it must wait for every thread to
+// finish the steps before it (a barrier: only where a step reads what
+// another thread of an earlier step wrote).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "kf/runtime/plan_abi.h"
+
+namespace kf {
+
+enum class OperandKind : uint32_t {
+  Arena = KF_OPERAND_ARENA,
+  Weight = KF_OPERAND_WEIGHT,
+  Input = KF_OPERAND_INPUT,
+};
+
+enum class WorkSplit : uint32_t {
+  Blocks = KF_SPLIT_BLOCKS,
+  Claim = KF_SPLIT_CLAIM,
+  Single = KF_SPLIT_SINGLE,
+};
+
+// A byte count that may grow with the run's rows: fixed + perRow * m.
+struct RowExtent {
+  int64_t fixed = 0;
+  int64_t perRow = 0;
+
+  int64_t at(int64_t m) const { return fixed + perRow * m; }
+};
+
+struct PlanOperand {
+  OperandKind kind = OperandKind::Arena;
+  // The weight's or the input's index in the plan's tables; 0 for the arena.
+  uint32_t index = 0;
+  // The operand's first byte: in the arena, the weight or the input.
+  int64_t offset = 0;
+  // How many bytes from `offset` the kernel may touch, so that a plan is
+  // checked against its buffers before any kernel runs.
+  RowExtent bytes;
+};
+
+struct PlanStep {
+  // The op it executes, for errors and profiles ("blk.3.attn_norm").
+  std::string name;
+  // Index into Plan::kernels.
+  uint32_t kernel = 0;
+  std::vector<PlanOperand> operands;
+  RowExtent items;
+  WorkSplit split = WorkSplit::Blocks;
+  // Blocks: a thread's share is whole groups of this many items (a matmul's
+  // row group); Claim: the batch a thread claims at a time.
+  int64_t group = 1;
+  bool barrierBefore = false;
+};
+
+// A buffer of the run the caller provides: the prompt's tokens and
+// positions, the logits it reads back.
+struct PlanInput {
+  std::string name;
+  RowExtent bytes;
+};
+
+struct Plan {
+  // The most token rows one run takes (the prefill chunk).
+  int64_t maxRows = 0;
+  int64_t arenaBytes = 0;
+  // Kernel symbols, weight tensor names, run buffers, in index order.
+  std::vector<std::string> kernels;
+  std::vector<std::string> weights;
+  std::vector<PlanInput> inputs;
+  std::vector<PlanStep> steps;
+
+  // Every index in range, every extent non-negative, every operand inside
+  // its arena or run buffer at maxRows rows; the first violation, naming the
+  // step and operand.
+  absl::Status validate() const;
+  // How many barriers one run waits at.
+  int64_t barriers() const;
+};
+
+} // namespace kf

@@ -1,0 +1,51 @@
+/* The plan ABI (docs/engine.md, "Plan ABI"): what a compiled plan's kernels
+ * are to the runtime that runs them. The compiler emits step kernels of this
+ * type and records the version it emitted them for; the runtime refuses a
+ * plan of another version. Plain C, so that a shared object of kernels links
+ * with anything. */
+#ifndef KF_RUNTIME_PLAN_ABI_H
+#define KF_RUNTIME_PLAN_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever a type or a meaning below changes. */
+#define KF_PLAN_ABI_VERSION 1
+
+/* One step of a plan on work items [begin, end) of its run over m token rows.
+ * operands are the step's addresses in the order its kernel was compiled for
+ * (activations in the arena, packed weights, the run's inputs and outputs);
+ * every size the kernel needs but m is compiled into it. A step kernel is a
+ * pure function of its operands: two calls on disjoint item ranges touch
+ * disjoint output bytes, so the runtime may split the items between threads
+ * any way it likes and the result does not depend on how. */
+typedef void (*kf_step_fn)(void *const *operands, int64_t m, int64_t begin,
+                           int64_t end);
+
+/* Where an operand's address comes from. */
+enum kf_operand_kind {
+  KF_OPERAND_ARENA = 0,  /* the activation arena, at a byte offset */
+  KF_OPERAND_WEIGHT = 1, /* a packed weight of the plan's table */
+  KF_OPERAND_INPUT = 2   /* a buffer of the run: tokens, positions, logits */
+};
+
+/* How the runtime shares a step's work items between its threads. */
+enum kf_work_split {
+  /* Contiguous blocks, one per thread, of whole groups of items: for items
+   * of equal cost (rows of a norm, row groups of a matmul). */
+  KF_SPLIT_BLOCKS = 0,
+  /* Batches of `group` items claimed from a shared counter: for items of
+   * uneven cost, so that no thread idles while another has several left. */
+  KF_SPLIT_CLAIM = 1,
+  /* All items on one thread: bookkeeping too small to share. */
+  KF_SPLIT_SINGLE = 2
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KF_RUNTIME_PLAN_ABI_H */

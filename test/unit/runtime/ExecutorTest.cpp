@@ -1,0 +1,255 @@
+// The plan executor on plans of hand-written step kernels: work split and
+// barriers, results independent of the thread count, and every bad plan or
+// run refused with a message before any kernel runs.
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "kf/runtime/executor.h"
+#include "gmock/gmock.h"
+
+namespace kf {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kWidth = 8; // floats per row
+constexpr int64_t kMaxRows = 40;
+constexpr int64_t kRowBytes = kWidth * 4;
+
+// y[r] = x[r] * w, row by row: operands x (input), w (weight), y (arena).
+void scaleRows(void *const *operands, int64_t, int64_t begin, int64_t end) {
+  auto *x = static_cast<const float *>(operands[0]);
+  auto *w = static_cast<const float *>(operands[1]);
+  auto *y = static_cast<float *>(operands[2]);
+  for (int64_t r = begin; r < end; ++r)
+    for (int64_t i = 0; i < kWidth; ++i)
+      y[r * kWidth + i] = x[r * kWidth + i] * w[i];
+}
+
+// total[i] = the sum over all m rows of y: it reads every thread's rows.
+void sumRows(void *const *operands, int64_t m, int64_t begin, int64_t end) {
+  auto *y = static_cast<const float *>(operands[0]);
+  auto *total = static_cast<float *>(operands[1]);
+  for (int64_t i = begin; i < end; ++i) {
+    float sum = 0;
+    for (int64_t r = 0; r < m; ++r)
+      sum += y[r * kWidth + i];
+    total[i] = sum;
+  }
+}
+
+// out[r] = y[r] + total: operands y, total (arena), out (input).
+void addTotal(void *const *operands, int64_t, int64_t begin, int64_t end) {
+  auto *y = static_cast<const float *>(operands[0]);
+  auto *total = static_cast<const float *>(operands[1]);
+  auto *out = static_cast<float *>(operands[2]);
+  for (int64_t r = begin; r < end; ++r)
+    for (int64_t i = 0; i < kWidth; ++i)
+      out[r * kWidth + i] = y[r * kWidth + i] + total[i];
+}
+
+// The three steps above: x * w in blocks of rows, a barrier, the column sums
+// on one thread, a barrier, the sums added back in claimed batches of 3.
+Plan makePlan() {
+  Plan plan;
+  plan.maxRows = kMaxRows;
+  const int64_t totalOffset = kMaxRows * kRowBytes;
+  plan.arenaBytes = totalOffset + kRowBytes;
+  plan.kernels = {"scale_rows", "sum_rows", "add_total"};
+  plan.weights = {"w"};
+  plan.inputs = {{"x", {0, kRowBytes}}, {"out", {0, kRowBytes}}};
+  RowExtent rows{0, kRowBytes}, row{kRowBytes, 0};
+  plan.steps.push_back({"scale",
+                        0,
+                        {{OperandKind::Input, 0, 0, rows},
+                         {OperandKind::Weight, 0, 0, row},
+                         {OperandKind::Arena, 0, 0, rows}},
+                        {0, 1},
+                        WorkSplit::Blocks,
+                        1,
+                        false});
+  plan.steps.push_back({"sum",
+                        1,
+                        {{OperandKind::Arena, 0, 0, rows},
+                         {OperandKind::Arena, 0, totalOffset, row}},
+                        {kWidth, 0},
+                        WorkSplit::Single,
+                        1,
+                        true});
+  plan.steps.push_back({"add",
+                        2,
+                        {{OperandKind::Arena, 0, 0, rows},
+                         {OperandKind::Arena, 0, totalOffset, row},
+                         {OperandKind::Input, 1, 0, rows}},
+                        {0, 1},
+                        WorkSplit::Claim,
+                        3,
+                        true});
+  return plan;
+}
+
+std::vector<float> weightValues() {
+  std::vector<float> w(kWidth);
+  std::iota(w.begin(), w.end(), 1.0f);
+  return w;
+}
+
+absl::StatusOr<Executor> makeExecutor(Plan plan, std::span<const float> w) {
+  return Executor::create(
+      std::move(plan), {scaleRows, sumRows, addTotal},
+      {std::span(reinterpret_cast<const uint8_t *>(w.data()), w.size() * 4)});
+}
+
+std::vector<float> runPlan(int threads, int64_t m) {
+  std::vector<float> w = weightValues();
+  absl::StatusOr<Executor> executor = makeExecutor(makePlan(), w);
+  EXPECT_TRUE(executor.ok()) << executor.status();
+  std::vector<float> x(m * kWidth), out(m * kWidth, -1.0f);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(i % 13) - 6.0f;
+  ThreadPool pool(threads);
+  std::vector<std::span<uint8_t>> inputs = {
+      {reinterpret_cast<uint8_t *>(x.data()), x.size() * 4},
+      {reinterpret_cast<uint8_t *>(out.data()), out.size() * 4}};
+  absl::Status s = executor->run(pool, m, inputs);
+  EXPECT_TRUE(s.ok()) << s;
+  // The same numbers, serially.
+  std::vector<float> total(kWidth, 0.0f);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t i = 0; i < kWidth; ++i)
+      total[i] += x[r * kWidth + i] * w[i];
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t i = 0; i < kWidth; ++i)
+      EXPECT_EQ(out[r * kWidth + i], x[r * kWidth + i] * w[i] + total[i])
+          << "row " << r << ", column " << i << ", " << threads << " threads";
+  return out;
+}
+
+TEST(Executor, RunsEveryStepOnAnyThreadCount) {
+  for (int64_t m : {int64_t{1}, int64_t{2}, int64_t{17}, kMaxRows}) {
+    std::vector<float> one = runPlan(1, m);
+    for (int threads : {2, 3, 5})
+      EXPECT_EQ(runPlan(threads, m), one) << m << " rows";
+  }
+}
+
+TEST(Executor, CountsItsBarriers) { EXPECT_EQ(makePlan().barriers(), 2); }
+
+// Each claimed batch runs once: every item is counted exactly once however
+// the threads race for them.
+TEST(Executor, ClaimsEveryItemOnce) {
+  Plan plan;
+  plan.maxRows = 1;
+  constexpr int64_t kItems = 1001;
+  plan.arenaBytes = kItems * 4;
+  plan.kernels = {"count"};
+  plan.steps.push_back({"count",
+                        0,
+                        {{OperandKind::Arena, 0, 0, {kItems * 4, 0}}},
+                        {kItems, 0},
+                        WorkSplit::Claim,
+                        7,
+                        false});
+  kf_step_fn count = [](void *const *operands, int64_t, int64_t begin,
+                        int64_t end) {
+    auto *n = static_cast<int32_t *>(operands[0]);
+    for (int64_t i = begin; i < end; ++i)
+      ++n[i];
+  };
+  absl::StatusOr<Executor> e = Executor::create(plan, {count}, {});
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::memset(e->arena().data(), 0, e->arena().size());
+  ThreadPool pool(4);
+  for (int run = 0; run < 50; ++run)
+    ASSERT_TRUE(e->run(pool, 1, {}).ok());
+  const auto *n = reinterpret_cast<const int32_t *>(e->arena().data());
+  for (int64_t i = 0; i < kItems; ++i)
+    ASSERT_EQ(n[i], 50) << "item " << i;
+}
+
+TEST(Executor, ArenaIsAligned) {
+  std::vector<float> w = weightValues();
+  absl::StatusOr<Executor> e = makeExecutor(makePlan(), w);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(e->arena().data()) % 64, 0u);
+}
+
+std::string createError(Plan plan, size_t weightFloats = kWidth) {
+  std::vector<float> w(weightFloats);
+  absl::StatusOr<Executor> e = makeExecutor(std::move(plan), w);
+  return e.ok() ? "" : std::string(e.status().message());
+}
+
+TEST(Executor, RefusesBadPlans) {
+  Plan plan = makePlan();
+  plan.steps[1].operands[1].offset = plan.arenaBytes - 4;
+  EXPECT_THAT(createError(plan),
+              HasSubstr("plan step 1 (sum): operand 1: bytes"));
+  EXPECT_THAT(createError(plan), HasSubstr("outside the arena"));
+
+  plan = makePlan();
+  plan.steps[2].kernel = 3;
+  EXPECT_THAT(createError(plan), HasSubstr("plan step 2 (add): kernel 3 of 3"));
+
+  plan = makePlan();
+  plan.steps[0].operands[0].index = 2;
+  EXPECT_THAT(createError(plan), HasSubstr("operand 0: input 2 of 2"));
+
+  plan = makePlan();
+  plan.steps[2].operands[2].bytes.perRow = 2 * kRowBytes;
+  EXPECT_THAT(createError(plan), HasSubstr("operand 2: outside input out"));
+
+  plan = makePlan();
+  plan.steps[0].group = 0;
+  EXPECT_THAT(createError(plan), HasSubstr("group 0 < 1"));
+
+  plan = makePlan();
+  plan.steps[0].items.perRow = -1;
+  EXPECT_THAT(createError(plan), HasSubstr("invalid item count"));
+
+  plan = makePlan();
+  plan.steps[0].operands[2].bytes.perRow = INT64_MAX / 2;
+  EXPECT_THAT(createError(plan), HasSubstr("operand 2: invalid extent"));
+
+  plan = makePlan();
+  plan.maxRows = 0;
+  EXPECT_THAT(createError(plan), HasSubstr("at least one row"));
+
+  EXPECT_THAT(createError(makePlan(), kWidth - 1),
+              HasSubstr("operand 1 reads past weight w of 28 bytes"));
+}
+
+TEST(Executor, RefusesUnboundKernels) {
+  std::vector<float> w = weightValues();
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t *>(w.data()),
+                                 w.size() * 4);
+  absl::StatusOr<Executor> e =
+      Executor::create(makePlan(), {scaleRows, sumRows}, {bytes});
+  EXPECT_THAT(e.status().message(), HasSubstr("3 kernels, 2 bound"));
+  e = Executor::create(makePlan(), {scaleRows, nullptr, addTotal}, {bytes});
+  EXPECT_THAT(e.status().message(),
+              HasSubstr("plan kernel sum_rows: not bound"));
+}
+
+TEST(Executor, RefusesBadRuns) {
+  std::vector<float> w = weightValues();
+  absl::StatusOr<Executor> e = makeExecutor(makePlan(), w);
+  ASSERT_TRUE(e.ok());
+  ThreadPool pool(1);
+  std::vector<float> x(kMaxRows * kWidth), out(kMaxRows * kWidth);
+  std::vector<std::span<uint8_t>> inputs = {
+      {reinterpret_cast<uint8_t *>(x.data()), x.size() * 4},
+      {reinterpret_cast<uint8_t *>(out.data()), kRowBytes * 2}};
+  EXPECT_THAT(e->run(pool, kMaxRows + 1, inputs).message(),
+              HasSubstr("a run of 41 rows; this plan takes 1 to 40"));
+  EXPECT_THAT(e->run(pool, 0, inputs).message(), HasSubstr("a run of 0 rows"));
+  EXPECT_THAT(e->run(pool, 3, inputs).message(),
+              HasSubstr("plan input out: 64 bytes, 96 expected for 3 rows"));
+  EXPECT_THAT(e->run(pool, 2, std::span(inputs).first(1)).message(),
+              HasSubstr("2 run buffers expected, 1 given"));
+  EXPECT_TRUE(e->run(pool, 2, inputs).ok());
+}
+
+} // namespace
+} // namespace kf
