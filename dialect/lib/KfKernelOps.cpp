@@ -220,3 +220,80 @@ ExpertQMatmulOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                             getMatmulKernelType(getContext()), "matmul kernel",
                             symbolTable);
 }
+
+//===----------------------------------------------------------------------===//
+// Step ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult StepOp::verify() {
+  const int64_t items = getItemsPerRow();
+  if (items < 1)
+    return emitOpError() << "must have at least one item per row, got "
+                         << items;
+  if (getResults().empty())
+    return emitOpError() << "must have a result";
+  llvm::SmallDenseSet<int64_t> whole;
+  for (int64_t i : getWhole()) {
+    if (i < 0 || i >= static_cast<int64_t>(getInputs().size()))
+      return emitOpError() << "whole input " << i << " is not an input";
+    if (!isa<RankedTensorType>(getInputs()[i].getType()))
+      return emitOpError() << "whole input " << i << " must be a tensor";
+    if (!whole.insert(i).second)
+      return emitOpError() << "whole input " << i << " is listed twice";
+  }
+  // Every tensor has a leading token dimension and static others; those
+  // read or written item by item share the leading dimension, and their
+  // rows split into whole items.
+  std::optional<int64_t> rows;
+  auto check = [&](StringRef what, size_t i, Type type,
+                   bool perItem) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return success();
+    if (tensor.getRank() < 1)
+      return emitOpError() << what << " " << i
+                           << " must have a leading token dimension";
+    if (!tensor.getElementType().isIntOrFloat())
+      return emitOpError() << what << " " << i
+                           << " must hold integers or floats, got " << tensor;
+    int64_t elements = 1;
+    for (int64_t d = 1; d < tensor.getRank(); ++d) {
+      if (tensor.isDynamicDim(d))
+        return emitOpError() << what << " " << i
+                             << ": only the leading dimension may be dynamic, "
+                                "got "
+                             << tensor;
+      elements *= tensor.getDimSize(d);
+    }
+    if (!perItem)
+      return success();
+    if (!rows)
+      rows = tensor.getDimSize(0);
+    else if (*rows != tensor.getDimSize(0))
+      return emitOpError() << what << " " << i
+                           << " has another leading dimension than the "
+                              "first tensor read or written item by item";
+    int64_t bits = elements * tensor.getElementTypeBitWidth();
+    if (bits % (8 * items) != 0)
+      return emitOpError() << what << " " << i << ": a row of " << bits
+                           << " bits does not split into " << items
+                           << " items of whole bytes";
+    return success();
+  };
+  for (auto [i, input] : llvm::enumerate(getInputs()))
+    if (failed(check("input", i, input.getType(), !whole.contains(i))))
+      return failure();
+  for (auto [i, result] : llvm::enumerate(getResults()))
+    if (failed(check("result", i, result.getType(), /*perItem=*/true)))
+      return failure();
+  return success();
+}
+
+LogicalResult StepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Builder b(getContext());
+  Type ptr = LLVM::LLVMPointerType::get(getContext());
+  Type i64 = b.getI64Type();
+  return verifyKernelCallee(*this, getCallee(),
+                            b.getFunctionType({ptr, i64, i64, i64}, {}),
+                            "step kernel", symbolTable);
+}

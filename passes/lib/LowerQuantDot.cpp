@@ -60,7 +60,7 @@ struct LowerQuantDotPass : impl::KfLowerQuantDotBase<LowerQuantDotPass> {
       if (isa<LinearOp, GroupedLinearOp, MoeOp>(op))
         ops.push_back(op);
     });
-    KernelModule kernels(module, target);
+    KernelModule kernels(module, target, "kf-lower-quant-dot");
     for (Operation *op : ops) {
       LogicalResult lowered = isa<MoeOp>(op)
                                   ? lowerMoe(cast<MoeOp>(op), kernels, target)

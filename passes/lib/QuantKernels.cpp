@@ -69,22 +69,16 @@ KernelModule::getOrBuild(Operation *op, const codegen::MatmulKernelSpec &spec) {
   return kernels;
 }
 
-/// A reference to the function `spec` names in the kernels module, built by
-/// `build` unless it exists; null after reporting an error on `op`.
-template <typename Spec>
 SymbolRefAttr KernelModule::getOrBuild(
-    Operation *op, const Spec &spec,
-    llvm::Expected<func::FuncOp> (*build)(ModuleOp, const Spec &,
-                                          const TargetInfo &)) {
+    Operation *op, StringRef name,
+    llvm::function_ref<llvm::Expected<func::FuncOp>(ModuleOp)> build) {
   ModuleOp module = getModule(op);
   if (!module)
     return {};
-  std::string name = spec.getSymbolName();
   if (!module.lookupSymbol(name)) {
-    llvm::Expected<func::FuncOp> fn = build(module, spec, target);
+    llvm::Expected<func::FuncOp> fn = build(module);
     if (!fn) {
-      op->emitOpError() << "kf-lower-quant-dot: "
-                        << llvm::toString(fn.takeError());
+      op->emitOpError() << pass << ": " << llvm::toString(fn.takeError());
       return {};
     }
   }
@@ -100,7 +94,7 @@ ModuleOp KernelModule::getModule(Operation *op) {
   if (existing) {
     kernels = dyn_cast<ModuleOp>(existing);
     if (!kernels)
-      op->emitOpError() << "kf-lower-quant-dot: the symbol @" << kKernelsModule
+      op->emitOpError() << pass << ": the symbol @" << kKernelsModule
                         << " is taken by a '" << existing->getName()
                         << "', expected the kernels module";
     return kernels;

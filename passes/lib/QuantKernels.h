@@ -32,27 +32,41 @@ struct MatmulKernels {
 };
 
 /// The module's `module @kernels`, created on first use, into which kernels
-/// are built once per symbol: matmuls of one shape and decision share one.
+/// are built once per symbol: matmuls of one shape and decision share one,
+/// as do op kernels of one instance. Errors are reported on the op being
+/// lowered, prefixed with the pass's flag.
 class KernelModule {
 public:
-  KernelModule(ModuleOp parent, const ::kf::target::TargetInfo &target)
-      : parent(parent), target(target) {}
+  KernelModule(ModuleOp parent, const ::kf::target::TargetInfo &target,
+               StringRef pass)
+      : parent(parent), target(target), pass(pass) {}
 
   /// The quantizer and matmul kernels of `spec`, built unless they exist;
   /// failure after reporting an error on `op`.
   FailureOr<MatmulKernels>
   getOrBuild(Operation *op, const ::kf::codegen::MatmulKernelSpec &spec);
 
-private:
+  /// A reference to the kernel function `spec` names, built by `build`
+  /// unless it exists; null after reporting an error on `op`.
   template <typename Spec>
   SymbolRefAttr getOrBuild(
       Operation *op, const Spec &spec,
       llvm::Expected<func::FuncOp> (*build)(ModuleOp, const Spec &,
-                                            const ::kf::target::TargetInfo &));
+                                            const ::kf::target::TargetInfo &)) {
+    return getOrBuild(op, spec.getSymbolName(), [&](ModuleOp module) {
+      return build(module, spec, target);
+    });
+  }
+
+private:
+  SymbolRefAttr
+  getOrBuild(Operation *op, StringRef name,
+             llvm::function_ref<llvm::Expected<func::FuncOp>(ModuleOp)> build);
   ModuleOp getModule(Operation *op);
 
   ModuleOp parent;
   const ::kf::target::TargetInfo &target;
+  StringRef pass;
   ModuleOp kernels;
 };
 

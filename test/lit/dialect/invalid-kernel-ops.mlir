@@ -290,3 +290,64 @@ func.func @quantize_slot_rows(%h: tensor<?x2x32xf32>) -> tensor<?x48xi8> {
   %hq = kf.quantize_activations @kernels::@quantize(%h) : tensor<?x2x32xf32> -> tensor<?x48xi8>
   return %hq : tensor<?x48xi8>
 }
+
+// -----
+
+module {
+  func.func @step_callee_abi(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{'kf.step' op callee @kernels::@norm has type '(!llvm.ptr, i64, !llvm.ptr, i64) -> ()', expected the step kernel ABI '(!llvm.ptr, i64, i64, i64) -> ()'}}
+    %y = kf.step @kernels::@norm(%x) items(1) : (tensor<?x64xf32>) -> tensor<?x64xf32>
+    return %y : tensor<?x64xf32>
+  }
+  module @kernels {
+    func.func private @norm(!llvm.ptr, i64, !llvm.ptr, i64)
+  }
+}
+
+// -----
+
+func.func @step_items(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{'kf.step' op must have at least one item per row, got 0}}
+  %y = kf.step @kernels::@norm(%x) items(0) : (tensor<?x64xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @step_split(%x: tensor<?x6xf32>) -> tensor<?x6xf32> {
+  // expected-error @+1 {{'kf.step' op input 0: a row of 192 bits does not split into 5 items of whole bytes}}
+  %y = kf.step @kernels::@norm(%x) items(5) : (tensor<?x6xf32>) -> tensor<?x6xf32>
+  return %y : tensor<?x6xf32>
+}
+
+// -----
+
+func.func @step_rows(%x: tensor<?x64xf32>, %z: tensor<4x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{'kf.step' op input 1 has another leading dimension than the first tensor read or written item by item}}
+  %y = kf.step @kernels::@norm(%x, %z) items(1) : (tensor<?x64xf32>, tensor<4x64xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @step_whole(%x: tensor<?x64xf32>, %w: !kf.qweight<f32, [64]>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{'kf.step' op whole input 1 must be a tensor}}
+  %y = kf.step @kernels::@norm(%x, %w) items(1) whole [1] : (tensor<?x64xf32>, !kf.qweight<f32, [64]>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @step_whole_range(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{'kf.step' op whole input 2 is not an input}}
+  %y = kf.step @kernels::@norm(%x) items(1) whole [2] : (tensor<?x64xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @step_dynamic(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'kf.step' op input 0: only the leading dimension may be dynamic, got 'tensor<?x?xf32>'}}
+  %y = kf.step @kernels::@norm(%x) items(1) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}

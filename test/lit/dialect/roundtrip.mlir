@@ -598,3 +598,22 @@ module {
     func.func private @down(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
   }
 }
+
+// -----
+
+// A step calling a step kernel of the nested kernels module: items per token
+// row, inputs read whole.
+// CHECK-LABEL: func.func @step_ops
+// CHECK: %[[Y:.*]] = kf.step @kernels::@norm(%arg0, %arg1) items(1) : (tensor<?x64xf32>, !kf.qweight<f32, [64]>) -> tensor<?x64xf32>
+// CHECK: kf.step @kernels::@heads(%arg2, %[[Y]]) items(4) whole [1] : (tensor<?x4x16xf32>, tensor<?x64xf32>) -> tensor<?x4x16xf32>
+module {
+  func.func @step_ops(%x: tensor<?x64xf32>, %w: !kf.qweight<f32, [64]>, %h: tensor<?x4x16xf32>) -> tensor<?x4x16xf32> {
+    %y = kf.step @kernels::@norm(%x, %w) items(1) : (tensor<?x64xf32>, !kf.qweight<f32, [64]>) -> tensor<?x64xf32>
+    %z = kf.step @kernels::@heads(%h, %y) items(4) whole [1] : (tensor<?x4x16xf32>, tensor<?x64xf32>) -> tensor<?x4x16xf32>
+    return %z : tensor<?x4x16xf32>
+  }
+  module @kernels {
+    func.func private @norm(!llvm.ptr, i64, i64, i64)
+    func.func private @heads(!llvm.ptr, i64, i64, i64)
+  }
+}

@@ -158,4 +158,49 @@ def Kf_ExpertQMatmulOp : Kf_Op<"expert_qmatmul", [Pure,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Step ops: graph ops lowered to compiled step kernels (--kf-lower-ops)
+//===----------------------------------------------------------------------===//
+
+def Kf_StepOp : Kf_Op<"step", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A graph op computed by a compiled step kernel";
+  let description = [{
+    The op a step kernel of the plan ABI computes (docs/engine.md, "Op
+    kernels"): `callee` is a function of the module's `kernels` module with
+    the step ABI `(operands: !llvm.ptr, m: i64, begin: i64, end: i64) -> ()`,
+    compiled for one instance of a graph op, which reads the step's inputs
+    and writes its results, in this order, through `operands`.
+
+    The step has `items_per_row · M` work items, M the leading (token)
+    dimension of its tensors. Item `i` reads and writes only its own slice
+    of each tensor, `[i · B, (i + 1) · B)` for the tensor's `B` bytes per
+    item (its row's bytes over `items_per_row`), except the inputs listed in
+    `whole`, which any item may read in full; weights (`!kf.qweight`) are
+    read in full. So two items never write the same byte, and the plan may
+    split the items between threads freely; and a step that reads a tensor
+    item by item, as the step writing it wrote it, needs no barrier between
+    them.
+
+    Example:
+
+    ```mlir
+    %y = kf.step @kernels::@kf_rms_norm_d4096_w_e358637bd(%x, %w) items(1)
+        : (tensor<?x4096xf32>, !kf.qweight<f32, [4096]>) -> tensor<?x4096xf32>
+    %q = kf.step @kernels::@kf_rms_norm_d512_nw_e358637bd_bf16(%h) items(64)
+        : (tensor<?x64x512xf32>) -> tensor<?x64x512xf32>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$callee,
+    Variadic<AnyTypeOf<[AnyRankedTensor, Kf_QWeightType]>>:$inputs,
+    I64Attr:$items_per_row,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$whole);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $callee `(` $inputs `)` `items` `(` $items_per_row `)`
+    (`whole` $whole^)? attr-dict `:` functional-type($inputs, $results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // KF_DIALECT_KFKERNELOPS

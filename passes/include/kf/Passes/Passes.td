@@ -201,6 +201,28 @@ def KfLowerQuantDot : Pass<"kf-lower-quant-dot", "::mlir::ModuleOp"> {
     "::mlir::vector::VectorDialect"];
 }
 
+def KfLowerOps : Pass<"kf-lower-ops", "::mlir::ModuleOp"> {
+  let summary = "Lower graph ops to compiled step kernels";
+  let description = [{
+    Replaces each graph op an op emitter builds (docs/engine.md, "Op
+    kernels") by a `kf.step` calling a step kernel the pass builds for the
+    op's instance, on the module's `#kf.target`, into the module's nested
+    `module @kernels`, created on first use; instances of one shape share
+    one function. Today: `kf.rms_norm` whose weight, if any, is an f32
+    `!kf.qweight` (a constant weight of ones has been folded away by the
+    canonicalizer), one work item per innermost row.
+
+    An op no emitter builds yet is left as it is. An op whose instance its
+    emitter refuses (a row length the kernel does not take) fails the pass,
+    naming the reason, as does a module without a `kf.target`.
+
+    Example: `kf-opt --kf-set-target=target=znver5 --kf-lower-ops in.mlir`
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+}
+
 def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
   let summary = "Print what a model graph costs: weights, KV cache, arena";
   let description = [{
