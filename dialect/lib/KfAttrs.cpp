@@ -127,9 +127,10 @@ llvm::hash_code mlir::kf::hash_value(const PackedLayout &layout) {
 }
 
 std::string mlir::kf::stringifyPackedLayout(const PackedLayout &layout) {
-  return (stringifyFormat(layout.format) + "_r" + Twine(layout.rows) +
-          ::kf::weightCodingSuffix(layout.coding))
-      .str();
+  // The runtime's name of the layout with the lanes an ISA chooses left out.
+  return ::kf::packedLayoutName({static_cast<::kf::Format>(layout.format),
+                                 static_cast<int>(layout.rows),
+                                 ::kf::LaneEncoding::Unsigned, layout.coding});
 }
 
 FailureOr<PackedLayout> mlir::kf::parsePackedLayout(AsmParser &parser) {

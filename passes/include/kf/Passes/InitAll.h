@@ -9,6 +9,7 @@
 #define KF_PASSES_INITALL_H
 
 #include "kf/Dialect/KfDialect.h"
+#include "kf/Dialect/Plan/PlanDialect.h"
 #include "kf/Passes/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,12 +22,12 @@
 
 namespace mlir::kf {
 
-/// The graph's dialects, and those of the kernels --kf-lower-quant-dot
-/// builds into it.
+/// The graph's dialects, the plan's, and those of the kernels
+/// --kf-lower-quant-dot builds into it.
 inline void registerAllDialects(DialectRegistry &registry) {
-  registry.insert<KfDialect, arith::ArithDialect, func::FuncDialect,
-                  tensor::TensorDialect, LLVM::LLVMDialect, scf::SCFDialect,
-                  vector::VectorDialect>();
+  registry.insert<KfDialect, kf_plan::KfPlanDialect, arith::ArithDialect,
+                  func::FuncDialect, tensor::TensorDialect, LLVM::LLVMDialect,
+                  scf::SCFDialect, vector::VectorDialect>();
 }
 
 /// The kf passes and the upstream ones kf pipelines use.

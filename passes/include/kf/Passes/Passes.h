@@ -4,6 +4,7 @@
 #define KF_PASSES_PASSES_H
 
 #include "kf/Dialect/KfDialect.h"
+#include "kf/Dialect/Plan/PlanDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/Support/raw_ostream.h"

@@ -223,6 +223,49 @@ def KfLowerOps : Pass<"kf-lower-ops", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
+def KfBuildPlan : Pass<"kf-build-plan", "::mlir::ModuleOp"> {
+  let summary = "Turn each function of kernel calls into a kf_plan.plan";
+  let description = [{
+    Replaces each function of the module whose ops all call compiled kernels
+    (`kf.step`, `kf.quantize_activations`, `kf.qmatmul`, and the reshapes
+    `tensor.expand_shape` and `tensor.collapse_shape` that keep the leading
+    token dimension) by a `kf_plan.plan` of the same name (docs/engine.md,
+    "Building a plan"):
+
+    * its tensor arguments and results become run buffers (`arg<i>`,
+      `result<i>`), its `!kf.qweight` arguments and `kf.get_weight`s weights
+      (named `arg<i>` or by symbol), packed to the layout of the
+      `#kf.kernel` of the matmuls that read them, or kept as stored;
+    * every other tensor gets a byte range of the activation arena sized for
+      `max-rows` token rows, 64-byte aligned, reused once the tensor is dead
+      (first fit, in op order); a reshape shares its operand's range, and a
+      result the function returns is written straight into its run buffer;
+    * every kernel call becomes a `kf_plan.step`: a `kf.step` over its work
+      items, a quantizer over its rows and a matmul over its output
+      columns, in row groups, through step kernels built into `module
+      @kernels` (kf/Codegen/MatmulSteps.h);
+    * a step waits at a barrier only where it touches bytes that another
+      thread may have touched since the last barrier with a write on either
+      side: a step reading the rows a step before it wrote, item by item,
+      with the same items split the same way, needs none.
+
+    A function with any other op (a graph op no kernel computes yet, a
+    slice, a state op) fails the pass naming the op, as does a function that
+    returns an argument or one value twice. A static leading dimension is
+    the plan's row count; `max-rows` bounds a dynamic one.
+
+    Example: `kf-opt --kf-plan-pipeline --kf-build-plan in.mlir`
+  }];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"512",
+           "the most token rows one run of a plan with a dynamic token "
+           "dimension takes (the prefill chunk)">
+  ];
+  let dependentDialects = ["::mlir::kf_plan::KfPlanDialect",
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect"];
+}
+
 def KfGraphStats : Pass<"kf-graph-stats", "::mlir::ModuleOp"> {
   let summary = "Print what a model graph costs: weights, KV cache, arena";
   let description = [{

@@ -132,6 +132,51 @@ constexpr std::optional<WeightCoding> weightCodingNamed(std::string_view name) {
   return std::nullopt;
 }
 
+// A layout's full name, as plans record it: the format, "_r" and the rows,
+// the coding's suffix, and "_signed" for signed lanes ("q8_0_r16",
+// "iq1_s_r16_ternary", "q8_0_r16_signed" for NEON's).
+inline std::string packedLayoutName(const PackedLayout &layout) {
+  std::string name(formatInfo(layout.format).name);
+  name +=
+      "_r" + std::to_string(layout.rows) + weightCodingSuffix(layout.coding);
+  if (layout.encoding == LaneEncoding::Signed)
+    name += "_signed";
+  return name;
+}
+
+// The layout packedLayoutName gives `name`, if any (the rows are checked
+// to be a positive number, not that the runtime packs them: checkLayout).
+inline std::optional<PackedLayout> packedLayoutNamed(std::string_view name) {
+  PackedLayout layout;
+  auto consumeSuffix = [&](std::string_view suffix) {
+    if (suffix.empty() || !name.ends_with(suffix))
+      return false;
+    name.remove_suffix(suffix.size());
+    return true;
+  };
+  layout.encoding =
+      consumeSuffix("_signed") ? LaneEncoding::Signed : LaneEncoding::Unsigned;
+  for (WeightCoding coding : kWeightCodings)
+    if (consumeSuffix(weightCodingSuffix(coding)))
+      layout.coding = coding;
+  // A format's name may contain '_' (iq2_xxs): split at the last "_r".
+  size_t split = name.rfind("_r");
+  if (split == std::string_view::npos || split + 2 == name.size())
+    return std::nullopt;
+  int rows = 0;
+  for (char c : name.substr(split + 2)) {
+    if (c < '0' || c > '9' || rows > 1 << 20)
+      return std::nullopt;
+    rows = 10 * rows + (c - '0');
+  }
+  std::optional<Format> format = formatFromName(name.substr(0, split));
+  if (!format || rows < 1)
+    return std::nullopt;
+  layout.format = *format;
+  layout.rows = rows;
+  return layout;
+}
+
 // The float formats, whose kernels multiply and add in fp32 (no int8 lanes,
 // no scales).
 constexpr bool isFloatFormat(Format format) {

@@ -1,0 +1,114 @@
+//===- PlanOps.cpp - kf_plan ops: verifiers and the runtime's form --------===//
+
+#include "kf/Dialect/Plan/PlanDialect.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace mlir;
+using namespace mlir::kf_plan;
+
+/// A step's split as its bare keyword: `blocks(16)`, not `#kf_plan...`.
+static ParseResult parseWorkSplit(OpAsmParser &parser, WorkSplitAttr &split) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<WorkSplit> value = symbolizeWorkSplit(keyword);
+  if (!value)
+    return parser.emitError(loc)
+           << "expected blocks, claim or single, got '" << keyword << "'";
+  split = WorkSplitAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printWorkSplit(OpAsmPrinter &printer, Operation *,
+                           WorkSplitAttr split) {
+  printer << stringifyWorkSplit(split.getValue());
+}
+
+#define GET_OP_CLASSES
+#include "kf/Dialect/Plan/PlanOps.cpp.inc"
+
+::kf::Plan mlir::kf_plan::getRuntimePlan(PlanOp plan) {
+  ::kf::Plan runtime;
+  runtime.maxRows = static_cast<int64_t>(plan.getMaxRows());
+  runtime.arenaBytes = static_cast<int64_t>(plan.getArenaBytes());
+  llvm::MapVector<StringRef, uint32_t> kernels;
+  for (Operation &op : plan.getBody().front()) {
+    if (auto buffer = dyn_cast<BufferOp>(op)) {
+      runtime.inputs.push_back({buffer.getName().str(),
+                                {static_cast<int64_t>(buffer.getFixed()),
+                                 static_cast<int64_t>(buffer.getPerRow())}});
+    } else if (auto weight = dyn_cast<WeightOp>(op)) {
+      runtime.weights.push_back(weight.getName().str());
+    } else if (auto step = dyn_cast<StepOp>(op)) {
+      ::kf::PlanStep s;
+      s.name = step.getName().str();
+      StringRef kernel = step.getCallee().getLeafReference().getValue();
+      s.kernel = kernels.insert({kernel, kernels.size()}).first->second;
+      for (Attribute a : step.getOperands()) {
+        auto operand = cast<OperandAttr>(a);
+        s.operands.push_back({static_cast<::kf::OperandKind>(operand.getKind()),
+                              static_cast<uint32_t>(operand.getIndex()),
+                              operand.getOffset(),
+                              {operand.getFixed(), operand.getPerRow()}});
+      }
+      s.items = {static_cast<int64_t>(step.getItemsFixed()),
+                 static_cast<int64_t>(step.getItemsPerRow())};
+      s.split = static_cast<::kf::WorkSplit>(step.getSplit());
+      s.group = static_cast<int64_t>(step.getGroup());
+      s.barrierBefore = step.getBarrier();
+      runtime.steps.push_back(std::move(s));
+    }
+  }
+  for (auto &[name, index] : kernels)
+    runtime.kernels.push_back(name.str());
+  return runtime;
+}
+
+LogicalResult PlanOp::verify() {
+  for (Operation &op : getBody().front()) {
+    if (!isa<BufferOp, WeightOp, StepOp>(op))
+      return op.emitOpError() << "is not a buffer, weight or step of a plan";
+  }
+  // Run buffers and weights come first, so that an index is a position.
+  bool steps = false;
+  for (Operation &op : getBody().front()) {
+    if (isa<StepOp>(op))
+      steps = true;
+    else if (steps)
+      return op.emitOpError() << "must come before the plan's steps";
+  }
+  // Indices the runtime's 32-bit ones hold, then the runtime's own checks,
+  // so that a plan that verifies loads.
+  for (StepOp step : getBody().front().getOps<StepOp>())
+    for (Attribute a : step.getOperands()) {
+      int64_t index = cast<OperandAttr>(a).getIndex();
+      if (index < 0 || index > INT32_MAX)
+        return step.emitOpError()
+               << "operand index " << index << " out of range";
+    }
+  ::kf::Plan runtime = getRuntimePlan(*this);
+  if (absl::Status s = runtime.validate(); !s.ok())
+    return emitOpError() << std::string(s.message());
+  return success();
+}
+
+LogicalResult StepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto fn = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
+      *this, getCallee());
+  if (!fn)
+    return emitOpError() << "callee " << getCallee() << " is not a function";
+  Builder b(getContext());
+  Type ptr = LLVM::LLVMPointerType::get(getContext());
+  Type i64 = b.getI64Type();
+  FunctionType abi = b.getFunctionType({ptr, i64, i64, i64}, {});
+  if (fn.getFunctionType() != abi)
+    return emitOpError() << "callee " << getCallee() << " has type "
+                         << fn.getFunctionType()
+                         << ", expected the step kernel ABI " << abi;
+  return success();
+}

@@ -1,0 +1,585 @@
+//===- BuildPlan.cpp - Functions of kernel calls to kf_plan.plan ----------===//
+//
+// A function whose ops all call compiled kernels becomes the plan the
+// runtime executes (docs/engine.md, "Building a plan"). Three decisions are
+// made here, in op order:
+//
+// - where each tensor lives: a run buffer for the function's arguments and
+//   the values it returns (written there directly, no copy), else a range of
+//   the activation arena sized for the plan's rows, first fit among the
+//   ranges of tensors dead before the last barrier (a reshape shares its
+//   operand's range), so that reusing memory never costs a barrier;
+// - what each kernel call is as a step: its kernel in the step ABI (the
+//   matmul and quantizer kernels through the adapters of MatmulSteps.h),
+//   its work items, their split and its operands with their extents;
+// - where threads wait: before a step that touches bytes another thread may
+//   have touched since the last barrier, a write on either side, unless
+//   both steps go through those bytes item by item with the same items,
+//   split the same way — then every thread touches only its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kf/Passes/Passes.h"
+
+#include "KernelDecisions.h"
+
+#include "kf/Codegen/MatmulSteps.h"
+#include "kf/runtime/packing.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+#include <optional>
+#include <tuple>
+
+namespace mlir::kf {
+#define GEN_PASS_DEF_KFBUILDPLAN
+#include "kf/Passes/Passes.h.inc"
+
+namespace {
+
+namespace codegen = ::kf::codegen;
+using kf_plan::OperandKind;
+using kf_plan::WorkSplit;
+
+/// Arena ranges start at multiples of a cache line (every vector width's).
+constexpr int64_t kAlignment = 64;
+
+int64_t alignUp(int64_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// First-fit ranges of the activation arena.
+class ArenaAllocator {
+public:
+  int64_t allocate(int64_t bytes) {
+    bytes = alignUp(std::max<int64_t>(bytes, 1));
+    int64_t offset = 0;
+    for (auto [begin, size] : used) {
+      if (begin >= offset + bytes)
+        break;
+      offset = std::max(offset, begin + size);
+    }
+    used[offset] = bytes;
+    high = std::max(high, offset + bytes);
+    return offset;
+  }
+  void release(int64_t offset) { used.erase(offset); }
+  int64_t size() const { return high; }
+
+private:
+  std::map<int64_t, int64_t> used; // offset -> bytes, in offset order
+  int64_t high = 0;
+};
+
+/// Where a tensor lives.
+struct Place {
+  OperandKind kind = OperandKind::arena;
+  int64_t index = 0; // the run buffer's; 0 in the arena
+  int64_t offset = 0;
+  int64_t rowBytes = 0;
+};
+
+/// How one step touches a byte range, for the barriers: the range at the
+/// plan's rows, and, when it goes item by item, how its items are split.
+struct Access {
+  OperandKind kind;
+  int64_t index;
+  int64_t begin, end;
+  bool write;
+  // itemsFixed, itemsPerRow, group, bytesPerItem; none: any thread may
+  // touch any byte of the range.
+  std::optional<std::tuple<int64_t, int64_t, int64_t, int64_t>> items;
+
+  /// Whether a thread of one of the two steps may touch a byte a thread of
+  /// the other touches, with a write on either side.
+  bool conflicts(const Access &other) const {
+    if (kind != other.kind || index != other.index || !(write || other.write))
+      return false;
+    if (end <= other.begin || other.end <= begin)
+      return false;
+    // The same rows item by item from the same first byte: each thread
+    // touches the bytes of its own items in both steps.
+    return !(items && other.items && *items == *other.items &&
+             begin == other.begin);
+  }
+};
+
+struct WeightEntry {
+  std::string name;
+  QWeightType type;
+  std::optional<std::string> layout; // none: as stored
+  // Whether a step has read it yet (and so fixed its layout).
+  bool used = false;
+};
+
+struct StepEntry {
+  std::string name;
+  SymbolRefAttr callee;
+  int64_t itemsFixed = 0, itemsPerRow = 0;
+  WorkSplit split = WorkSplit::blocks;
+  int64_t group = 1;
+  bool barrier = false;
+  SmallVector<Attribute> operands;
+};
+
+/// The bytes per token row of `type`, or failure when they are not whole
+/// bytes or its other dimensions are not static.
+FailureOr<int64_t> getRowBytes(RankedTensorType type) {
+  if (type.getRank() < 1 || !type.getElementType().isIntOrFloat())
+    return failure();
+  int64_t elements = 1;
+  for (int64_t d = 1; d < type.getRank(); ++d) {
+    if (type.isDynamicDim(d))
+      return failure();
+    elements *= type.getDimSize(d);
+  }
+  int64_t bits = elements * type.getElementTypeBitWidth();
+  if (bits % 8 != 0)
+    return failure();
+  return bits / 8;
+}
+
+/// The op's name for errors and profiles: its location's name, else the
+/// kernel it calls.
+std::string getStepName(Operation *op, SymbolRefAttr callee) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return callee.getLeafReference().str();
+}
+
+class PlanBuilder {
+public:
+  PlanBuilder(func::FuncOp fn, ModuleOp kernels, int64_t maxRows,
+              const ::kf::target::TargetInfo &target)
+      : fn(fn), kernels(kernels), maxRows(maxRows), target(target) {}
+
+  /// Builds the plan before `fn` (which the caller erases); failure after
+  /// reporting the first op that cannot be planned.
+  FailureOr<kf_plan::PlanOp> build() {
+    if (failed(findRows()) || failed(placeArguments()) ||
+        failed(findLiveness()))
+      return failure();
+    for (auto [i, op] : llvm::enumerate(fn.getBody().front())) {
+      if (failed(plan(&op)))
+        return failure();
+      release(i);
+    }
+    return emit();
+  }
+
+private:
+  /// The plan's rows: a static leading dimension every tensor shares, or
+  /// maxRows when it is dynamic.
+  LogicalResult findRows() {
+    std::optional<int64_t> leading;
+    auto check = [&](Value v) -> LogicalResult {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type)
+        return success();
+      if (type.getRank() < 1 || failed(getRowBytes(type)))
+        return emitValueError(v, "must have a leading token dimension and "
+                                 "static others of whole bytes");
+      if (!leading)
+        leading = type.getDimSize(0);
+      else if (*leading != type.getDimSize(0))
+        return emitValueError(v, "has another token dimension than the "
+                                 "function's first tensor");
+      return success();
+    };
+    for (Value arg : fn.getArguments())
+      if (failed(check(arg)))
+        return failure();
+    WalkResult walk = fn.walk([&](Operation *op) {
+      for (Value v : op->getResults())
+        if (failed(check(v)))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    rows = !leading || ShapedType::isDynamic(*leading) ? maxRows : *leading;
+    if (rows < 1)
+      return fn.emitOpError() << "kf-build-plan: a plan needs at least one "
+                                 "token row, got "
+                              << rows;
+    return success();
+  }
+
+  LogicalResult emitValueError(Value v, const Twine &what) {
+    InFlightDiagnostic d = fn.emitOpError() << "kf-build-plan: ";
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      d << "argument " << arg.getArgNumber();
+    else
+      d << "the result of '" << v.getDefiningOp()->getName() << "'";
+    d << " " << what;
+    return d;
+  }
+
+  /// Run buffers for the tensor arguments and returned values, weights for
+  /// the !kf.qweight arguments.
+  LogicalResult placeArguments() {
+    for (BlockArgument arg : fn.getArguments()) {
+      std::string name = "arg" + std::to_string(arg.getArgNumber());
+      if (auto weight = dyn_cast<QWeightType>(arg.getType())) {
+        weightIndex[arg] = weights.size();
+        weights.push_back({name, weight, std::nullopt});
+        continue;
+      }
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type)
+        return emitValueError(arg, "is neither a tensor nor a weight");
+      int64_t rowBytes = *getRowBytes(type);
+      places[arg] = {OperandKind::input, static_cast<int64_t>(buffers.size()),
+                     0, rowBytes};
+      buffers.push_back({name, rowBytes, false});
+    }
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+      Value root = getRoot(v);
+      if (isa<BlockArgument>(root))
+        return ret.emitOpError()
+               << "kf-build-plan: returns (a reshape of) argument "
+               << cast<BlockArgument>(root).getArgNumber()
+               << ", which a plan would have to copy";
+      auto type = cast<RankedTensorType>(root.getType());
+      int64_t rowBytes = *getRowBytes(type);
+      if (!outputs.try_emplace(root, buffers.size()).second)
+        return ret.emitOpError() << "kf-build-plan: returns one value twice";
+      buffers.push_back({"result" + std::to_string(j), rowBytes, true});
+    }
+    return success();
+  }
+
+  /// The value whose place `v` shares: itself, or the operand of the
+  /// reshapes it comes from.
+  Value getRoot(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  }
+
+  /// The op index after which each arena tensor is dead.
+  LogicalResult findLiveness() {
+    for (auto [i, op] : llvm::enumerate(fn.getBody().front())) {
+      for (Value v : op.getOperands())
+        lastUse[getRoot(v)] = i;
+      for (Value v : op.getResults())
+        if (v == getRoot(v))
+          lastUse.try_emplace(v, i);
+    }
+    return success();
+  }
+
+  /// Sets aside the arena ranges of the tensors whose last use is op `i`:
+  /// a step may still be reading them on another thread, so they are
+  /// reused only after the next barrier, and reusing them never adds one.
+  void release(size_t i) {
+    for (auto it = live.begin(); it != live.end();) {
+      if (lastUse.lookup(*it) == i) {
+        quarantine.push_back(places[*it].offset);
+        it = live.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  /// The place of `v`, a result of the op being planned: its run buffer
+  /// when the function returns it, else a new arena range.
+  Place placeResult(Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    int64_t rowBytes = *getRowBytes(type);
+    Place place;
+    if (auto it = outputs.find(v); it != outputs.end()) {
+      place = {OperandKind::input, static_cast<int64_t>(it->second), 0,
+               rowBytes};
+    } else {
+      place = {OperandKind::arena, 0, arena.allocate(rowBytes * rows),
+               rowBytes};
+      live.push_back(v);
+    }
+    places[v] = place;
+    return place;
+  }
+
+  Attribute operand(const Place &place, int64_t fixed, int64_t perRow) {
+    return kf_plan::OperandAttr::get(fn.getContext(), place.kind, place.index,
+                                     place.offset, fixed, perRow);
+  }
+
+  /// A tensor operand of a step and how it is touched: item by item (when
+  /// `itemsPerRow` > 0, with `group`) or in full.
+  void addTensor(StepEntry &step, const Place &place, bool write,
+                 int64_t itemsFixed, int64_t itemsPerRow, int64_t group) {
+    step.operands.push_back(operand(place, 0, place.rowBytes));
+    Access access{place.kind,   place.index,
+                  place.offset, place.offset + place.rowBytes * rows,
+                  write,        std::nullopt};
+    if (itemsPerRow > 0 && itemsFixed == 0)
+      access.items = {itemsFixed, itemsPerRow, group,
+                      place.rowBytes / itemsPerRow};
+    pending.push_back(access);
+  }
+
+  /// A weight operand, read in full in `layout` (none: as stored).
+  LogicalResult addWeight(StepEntry &step, Operation *op, Value value,
+                          std::optional<::kf::PackedLayout> layout,
+                          int64_t rowOffset) {
+    auto it = weightIndex.find(value);
+    if (it == weightIndex.end())
+      return op->emitOpError()
+             << "kf-build-plan: its weight is neither an argument nor a "
+                "kf.get_weight";
+    WeightEntry &weight = weights[it->second];
+    std::optional<std::string> name;
+    if (layout)
+      name = ::kf::packedLayoutName(*layout);
+    if (weight.used && weight.layout != name)
+      return op->emitOpError()
+             << "kf-build-plan: reads weight " << weight.name << " as "
+             << name.value_or("stored") << ", another step as "
+             << weight.layout.value_or("stored");
+    weight.used = true;
+    weight.layout = name;
+    QWeightType type = weight.type;
+    int64_t bytes = static_cast<int64_t>(type.getSizeInBytes());
+    int64_t offset = 0;
+    if (layout) {
+      auto packed =
+          ::kf::packedWeightBytes(*layout, type.getRows(), type.getCols());
+      auto group =
+          ::kf::packedWeightBytes(*layout, layout->rows, type.getCols());
+      if (!packed.ok() || !group.ok())
+        return op->emitOpError()
+               << "kf-build-plan: weight " << weight.name << " has no " << *name
+               << " layout: "
+               << std::string(
+                      (packed.ok() ? group : packed).status().message());
+      offset = rowOffset / layout->rows * static_cast<int64_t>(*group);
+      bytes = static_cast<int64_t>(*packed) - offset;
+    }
+    Place place{OperandKind::weight, static_cast<int64_t>(it->second), offset,
+                0};
+    step.operands.push_back(operand(place, bytes, 0));
+    return success();
+  }
+
+  /// Adds `step` to the plan, behind a barrier if its accesses conflict
+  /// with those since the last one.
+  void addStep(StepEntry step) {
+    for (const Access &a : pending)
+      for (const Access &b : sinceBarrier)
+        if (a.conflicts(b))
+          step.barrier = true;
+    if (step.barrier) {
+      sinceBarrier.clear();
+      for (int64_t offset : quarantine)
+        arena.release(offset);
+      quarantine.clear();
+    }
+    sinceBarrier.append(pending.begin(), pending.end());
+    pending.clear();
+    steps.push_back(std::move(step));
+  }
+
+  FailureOr<SymbolRefAttr> adapt(Operation *op,
+                                 llvm::Expected<func::FuncOp> fn) {
+    if (!fn) {
+      op->emitOpError() << "kf-build-plan: " << llvm::toString(fn.takeError());
+      return failure();
+    }
+    MLIRContext *context = op->getContext();
+    return SymbolRefAttr::get(
+        StringAttr::get(context, kernels.getSymName().value_or("kernels")),
+        {FlatSymbolRefAttr::get(context, fn->getSymName())});
+  }
+
+  LogicalResult plan(Operation *op) {
+    return TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](GetWeightOp get) {
+          std::string name = get.getName().str();
+          auto found = llvm::find_if(
+              weights, [&](const WeightEntry &w) { return w.name == name; });
+          weightIndex[get.getResult()] = found - weights.begin();
+          if (found == weights.end())
+            weights.push_back({name, get.getType(), std::nullopt});
+          return success();
+        })
+        .Case<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+            [&](auto reshape) -> LogicalResult {
+              // The token dimension must stay a dimension of its own, so that
+              // a row keeps its bytes.
+              auto groups = reshape.getReassociationIndices();
+              if (groups.empty() || groups.front().size() != 1)
+                return reshape.emitOpError()
+                       << "kf-build-plan: reshapes the token dimension";
+              places[reshape.getResult()] = places[getRoot(reshape.getSrc())];
+              return success();
+            })
+        .Case<arith::ConstantIndexOp, tensor::DimOp>(
+            [&](Operation *) { return success(); })
+        .Case([&](StepOp step) { return planStep(step); })
+        .Case([&](QuantizeActivationsOp quantize) {
+          return planQuantize(quantize);
+        })
+        .Case([&](QMatmulOp matmul) { return planMatmul(matmul); })
+        .Case([&](func::ReturnOp) { return success(); })
+        .Default([&](Operation *other) {
+          return other->emitOpError()
+                 << "kf-build-plan: no compiled kernel computes this op yet, "
+                    "so a plan cannot run it";
+        });
+  }
+
+  LogicalResult planStep(StepOp op) {
+    StepEntry step{getStepName(op, op.getCallee()), op.getCallee()};
+    const int64_t perRow = op.getItemsPerRow();
+    step.itemsPerRow = perRow;
+    llvm::SmallDenseSet<int64_t> whole(op.getWhole().begin(),
+                                       op.getWhole().end());
+    for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+      if (isa<QWeightType>(input.getType())) {
+        if (failed(addWeight(step, op, input, std::nullopt, 0)))
+          return failure();
+        continue;
+      }
+      addTensor(step, places[getRoot(input)], /*write=*/false, 0,
+                whole.contains(i) ? 0 : perRow, 1);
+    }
+    for (Value result : op.getResults())
+      addTensor(step, placeResult(result), /*write=*/true, 0, perRow, 1);
+    addStep(std::move(step));
+    return success();
+  }
+
+  LogicalResult planQuantize(QuantizeActivationsOp op) {
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    auto packed = cast<RankedTensorType>(op.getResult().getType());
+    int64_t rowsPerToken = 1;
+    for (int64_t d = 1; d + 1 < input.getRank(); ++d)
+      rowsPerToken *= input.getDimSize(d);
+    FailureOr<SymbolRefAttr> callee = adapt(
+        op, codegen::getOrBuildQuantizeStep(
+                kernels, op.getCallee().getLeafReference(),
+                input.getShape().back(), packed.getShape().back(), target));
+    if (failed(callee))
+      return failure();
+    StepEntry step{getStepName(op, *callee), *callee};
+    step.itemsPerRow = rowsPerToken;
+    addTensor(step, places[getRoot(op.getInput())], /*write=*/false, 0,
+              rowsPerToken, 1);
+    addTensor(step, placeResult(op.getResult()), /*write=*/true, 0,
+              rowsPerToken, 1);
+    addStep(std::move(step));
+    return success();
+  }
+
+  LogicalResult planMatmul(QMatmulOp op) {
+    auto kernel = op->getAttrOfType<KernelAttr>(KfDialect::kKernelAttrName);
+    int64_t n = cast<RankedTensorType>(op.getType()).getShape().back();
+    FailureOr<SymbolRefAttr> callee =
+        adapt(op, codegen::getOrBuildMatmulStep(
+                      kernels, op.getCallee().getLeafReference(), n, target));
+    if (failed(callee))
+      return failure();
+    StepEntry step{getStepName(op, *callee), *callee};
+    // Items are the output's columns, in whole row groups of the layout.
+    step.itemsFixed = n;
+    step.group = kernel.getRows();
+    if (failed(addWeight(step, op, op.getWeight(), kernel.getWeightLayout(),
+                         op.getRowOffset())))
+      return failure();
+    addTensor(step, places[getRoot(op.getInput())], /*write=*/false, 0, 0, 1);
+    addTensor(step, placeResult(op.getResult()), /*write=*/true, n, 0,
+              step.group);
+    addStep(std::move(step));
+    return success();
+  }
+
+  kf_plan::PlanOp emit() {
+    OpBuilder b(fn);
+    MLIRContext *context = fn.getContext();
+    auto plan = kf_plan::PlanOp::create(b, fn.getLoc(), fn.getSymNameAttr(),
+                                        rows, arena.size());
+    Block *body = b.createBlock(&plan.getBody());
+    b.setInsertionPointToStart(body);
+    Location loc = fn.getLoc();
+    for (const Buffer &buffer : buffers)
+      kf_plan::BufferOp::create(b, loc, buffer.name, 0, buffer.rowBytes,
+                                buffer.output);
+    for (const WeightEntry &w : weights)
+      kf_plan::WeightOp::create(
+          b, loc, b.getStringAttr(w.name), TypeAttr::get(w.type),
+          w.layout ? b.getStringAttr(*w.layout) : StringAttr());
+    for (const StepEntry &s : steps)
+      kf_plan::StepOp::create(
+          b, loc, b.getStringAttr(s.name), s.callee,
+          b.getI64IntegerAttr(s.itemsFixed), b.getI64IntegerAttr(s.itemsPerRow),
+          kf_plan::WorkSplitAttr::get(context, s.split),
+          b.getI64IntegerAttr(s.group),
+          s.barrier ? b.getUnitAttr() : UnitAttr(), b.getArrayAttr(s.operands));
+    return plan;
+  }
+
+  struct Buffer {
+    std::string name;
+    int64_t rowBytes;
+    bool output;
+  };
+
+  func::FuncOp fn;
+  ModuleOp kernels;
+  int64_t maxRows;
+  const ::kf::target::TargetInfo &target;
+  int64_t rows = 0;
+
+  std::vector<Buffer> buffers;
+  std::vector<WeightEntry> weights;
+  std::vector<StepEntry> steps;
+  llvm::DenseMap<Value, size_t> weightIndex;
+  llvm::DenseMap<Value, Place> places;
+  llvm::DenseMap<Value, size_t> outputs; // returned value -> run buffer
+  llvm::DenseMap<Value, size_t> lastUse;
+  std::vector<Value> live;         // arena tensors not yet dead
+  std::vector<int64_t> quarantine; // dead since the last barrier
+  ArenaAllocator arena;
+  SmallVector<Access> pending, sinceBarrier;
+};
+
+struct BuildPlanPass : impl::KfBuildPlanBase<BuildPlanPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    TargetAttr targetAttr = getTargetOrError(module, "kf-build-plan");
+    if (!targetAttr)
+      return signalPassFailure();
+    ::kf::target::TargetInfo target = targetAttr.getTargetInfo();
+    ModuleOp kernels = module.lookupSymbol<ModuleOp>("kernels");
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    for (func::FuncOp fn : functions) {
+      if (fn.isExternal())
+        continue;
+      if (!kernels) {
+        fn.emitOpError() << "kf-build-plan: the module has no kernels "
+                            "module; lower its ops to kernels first";
+        return signalPassFailure();
+      }
+      PlanBuilder builder(fn, kernels, maxRows, target);
+      if (failed(builder.build()))
+        return signalPassFailure();
+      fn.erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace mlir::kf

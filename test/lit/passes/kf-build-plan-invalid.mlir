@@ -1,0 +1,71 @@
+// RUN: kf-opt %s --split-input-file --kf-lower-ops --kf-build-plan -verify-diagnostics
+
+// expected-error @+1 {{kf-lower-ops: the module has no kf.target; run --kf-set-target first}}
+module {
+  func.func @no_target(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @no_kernel(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    // expected-error @+1 {{'kf.hadamard' op kf-build-plan: no compiled kernel computes this op yet, so a plan cannot run it}}
+    %z = kf.hadamard %y : tensor<?x64xf32>
+    return %z : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @returns_argument(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+    %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    // expected-error @+1 {{'func.return' op kf-build-plan: returns (a reshape of) argument 0, which a plan would have to copy}}
+    return %y, %x : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @returns_twice(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+    %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    // expected-error @+1 {{'func.return' op kf-build-plan: returns one value twice}}
+    return %y, %y : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  // expected-error @+1 {{'func.func' op kf-build-plan: argument 1 has another token dimension than the function's first tensor}}
+  func.func @rows(%x: tensor<?x64xf32>, %z: tensor<4x64xf32>) -> tensor<?x64xf32> {
+    %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  // expected-error @+1 {{'func.func' op kf-build-plan: the module has no kernels module; lower its ops to kernels first}}
+  func.func @no_kernels(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %z = kf.hadamard %x : tensor<?x64xf32>
+    return %z : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @token_reshape(%x: tensor<?x64xf32>) -> tensor<?xf32> {
+    %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    // expected-error @+1 {{'tensor.collapse_shape' op kf-build-plan: reshapes the token dimension}}
+    %c = tensor.collapse_shape %y [[0, 1]] : tensor<?x64xf32> into tensor<?xf32>
+    return %c : tensor<?xf32>
+  }
+}

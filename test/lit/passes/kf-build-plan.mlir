@@ -1,0 +1,78 @@
+// RUN: kf-opt %s --split-input-file --kf-select-kernels --kf-tile-columns --kf-block-caches --kf-lower-quant-dot --kf-lower-ops --kf-build-plan=max-rows=16 | FileCheck %s
+
+// The target is written out: the plan depends on the module's, nothing of
+// the machine running the test.
+
+// norm -> linear -> weighted norm -> linear. The argument and the result
+// are run buffers, the weights packed to their matmuls' layouts or kept as
+// stored (the norm's); the first norm and its quantizer share rows (no
+// barrier between them), each matmul reads every thread's packed rows and
+// the norm after it every thread's columns (barriers); the second
+// quantizer's output reuses no range read since the last barrier, so it
+// needs none either. The arena is sized for 16 rows: the first norm's
+// output (16 x 512 bytes) at 0, reused by the second's once a barrier has
+// passed.
+// CHECK-LABEL: kf_plan.plan @layer max_rows(16) arena(15360) {
+// CHECK-NEXT:    kf_plan.buffer "arg0" bytes(0 + 512)
+// CHECK-NEXT:    kf_plan.buffer "result0" bytes(0 + 128) output
+// CHECK-NEXT:    kf_plan.weight "arg1" layout("q4_0_r8") : !kf.qweight<q4_0, [32, 64]>
+// CHECK-NEXT:    kf_plan.weight "wq" layout("q8_0_r8") : !kf.qweight<q8_0, [64, 128]>
+// CHECK-NEXT:    kf_plan.weight "g" : !kf.qweight<f32, [64]>
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_rms_norm_d128_nw_e358637bd items(0 + 1) blocks(1) [
+// CHECK-SAME:      <kind = input, index = 0, offset = 0, fixed = 0, per_row = 512>
+// CHECK-SAME:      <kind = arena, index = 0, offset = 0, fixed = 0, per_row = 512>]
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_quantize_q8_0_k128_step items(0 + 1) blocks(1) [
+// CHECK-SAME:      <kind = arena, index = 0, offset = 0, fixed = 0, per_row = 512>
+// CHECK-SAME:      <kind = arena, index = 0, offset = 8192, fixed = 0, per_row = 192>]
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n64_bf16_l1k128_l2r16_step_ldy64 items(64 + 0) blocks(8) barrier [
+// CHECK-SAME:      <kind = weight, index = 1, offset = 0, fixed = 8704, per_row = 0>
+// CHECK-SAME:      <kind = arena, index = 0, offset = 8192, fixed = 0, per_row = 192>
+// CHECK-SAME:      <kind = arena, index = 0, offset = 11264, fixed = 0, per_row = 256>]
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_rms_norm_d64_w_e358637bd items(0 + 1) blocks(1) barrier [
+// CHECK-SAME:      <kind = weight, index = 2, offset = 0, fixed = 256, per_row = 0>
+// CHECK-SAME:      <kind = arena, index = 0, offset = 0, fixed = 0, per_row = 256>]
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_quantize_q8_0_k64_step items(0 + 1) blocks(1) [
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q4_0_avx2_r8_c8_k64_n32_bf16_l1k64_l2r8_step_ldy32 items(32 + 0) blocks(8) barrier [
+// CHECK-SAME:      <kind = input, index = 1, offset = 0, fixed = 0, per_row = 128>]
+// CHECK-NEXT:  }
+// The step adapters call the kernels they wrap.
+// CHECK:       module @kernels
+// CHECK:         func.func @kf_quantize_q8_0_k128_step(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK:           call @kf_quantize_q8_0_k128(
+// CHECK:         func.func @kf_matmul_q8_0_avx2_r8_c8_k128_n64_bf16_l1k128_l2r16_step_ldy64(
+// CHECK:           call @kf_matmul_q8_0_avx2_r8_c8_k128_n64_bf16_l1k128_l2r16(
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.weight @wq : !kf.qweight<q8_0, [64, 128]>
+  kf.weight @g : !kf.qweight<f32, [64]>
+  func.func @layer(%x: tensor<?x128xf32>, %w: !kf.qweight<q4_0, [32, 64]>) -> tensor<?x32xf32> {
+    %wq = kf.get_weight @wq : !kf.qweight<q8_0, [64, 128]>
+    %g = kf.get_weight @g : !kf.qweight<f32, [64]>
+    %h = kf.rms_norm %x eps(1.0e-06) : tensor<?x128xf32>
+    %a = kf.linear %h, %wq : tensor<?x128xf32>, !kf.qweight<q8_0, [64, 128]> -> tensor<?x64xf32>
+    %n = kf.rms_norm %a, %g eps(1.0e-06) : tensor<?x64xf32>, !kf.qweight<f32, [64]>
+    %y = kf.linear %n, %w : tensor<?x64xf32>, !kf.qweight<q4_0, [32, 64]> -> tensor<?x32xf32>
+    return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+// A per-head norm through reshapes that keep the token dimension: the
+// reshapes share the buffer; the heads are the norm's items, 4 per row, so
+// the quantizer after it (one item per row) waits at a barrier. A static
+// token dimension is the plan's row count.
+// CHECK-LABEL: kf_plan.plan @heads max_rows(3) arena(
+// CHECK:         kf_plan.step "{{.*}}" @kernels::@kf_rms_norm_d32_nw_e358637bd_bf16 items(0 + 4) blocks(1) [
+// CHECK-SAME:      <kind = input, index = 0, offset = 0, fixed = 0, per_row = 512>
+// CHECK-SAME:      <kind = arena, index = 0, offset = 0, fixed = 0, per_row = 512>]
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_quantize_q8_0_k128_step items(0 + 1) blocks(1) barrier [
+// CHECK-SAME:      <kind = arena, index = 0, offset = 0, fixed = 0, per_row = 512>
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @heads(%x: tensor<3x128xf32>, %w: !kf.qweight<q8_0, [16, 128]>) -> tensor<3x16xf32> {
+    %e = tensor.expand_shape %x [[0], [1, 2]] output_shape [3, 4, 32] : tensor<3x128xf32> into tensor<3x4x32xf32>
+    %q = kf.rms_norm %e eps(1.0e-06) compute(bf16) : tensor<3x4x32xf32>
+    %c = tensor.collapse_shape %q [[0], [1, 2]] : tensor<3x4x32xf32> into tensor<3x128xf32>
+    %y = kf.linear %c, %w : tensor<3x128xf32>, !kf.qweight<q8_0, [16, 128]> -> tensor<3x16xf32>
+    return %y : tensor<3x16xf32>
+  }
+}

@@ -1,0 +1,215 @@
+// A block of norms and linears through kf-compile's pipeline, --kf-lower-ops
+// and --kf-build-plan, JIT-compiled for this machine and run by the
+// runtime's executor, against the golden computed step by step: the
+// reference's rmsNorm and per-head rmsScale, the reference activation
+// quantizer and kf::dot with the bf16 rounding of a linear. The integer
+// kernels equal kf::dot bit for bit and the norms equal the reference on
+// these rows (RmsNormKernelTest), so the plan must too, whatever its arena
+// offsets, barriers and thread count: bit for bit, on 1, 2 and 3 threads,
+// for every row count from 1 to 17 and the plan's largest.
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kf/Codegen/KernelCompiler.h"
+#include "kf/Dialect/Plan/PlanDialect.h"
+#include "kf/Passes/InitAll.h"
+#include "kf/deepseek_v4/reference/primitives.h"
+#include "kf/runtime/executor.h"
+#include "kf/runtime/half.h"
+#include "kf/runtime/packing.h"
+#include "kf/runtime/quant.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "gmock/gmock.h"
+
+namespace kf {
+namespace {
+
+namespace reference = ::kf::deepseek_v4::reference;
+
+constexpr int64_t kMaxRows = 24;
+constexpr int64_t kD = 256, kA = 192, kHeads = 3, kHead = 64, kB = 128;
+
+// x -> RMSNorm(g) -> linear(wa, q8_0) -> per-head bf16 scaling -> linear(wb,
+// q4_0); both linears' results are returned, the first also read on.
+constexpr const char *kGraph = R"mlir(
+func.func @block(%x: tensor<?x256xf32>, %g: !kf.qweight<f32, [256]>,
+                 %wa: !kf.qweight<q8_0, [192, 256]>,
+                 %wb: !kf.qweight<q4_0, [128, 192]>)
+    -> (tensor<?x128xf32>, tensor<?x192xf32>) {
+  %h = kf.rms_norm %x, %g eps(1.0e-06) : tensor<?x256xf32>, !kf.qweight<f32, [256]>
+  %a = kf.linear %h, %wa : tensor<?x256xf32>, !kf.qweight<q8_0, [192, 256]> -> tensor<?x192xf32>
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %a, %c0 : tensor<?x192xf32>
+  %e = tensor.expand_shape %a [[0], [1, 2]] output_shape [%t, 3, 64] : tensor<?x192xf32> into tensor<?x3x64xf32>
+  %q = kf.rms_norm %e eps(1.0e-06) compute(bf16) : tensor<?x3x64xf32>
+  %c = tensor.collapse_shape %q [[0], [1, 2]] : tensor<?x3x64xf32> into tensor<?x192xf32>
+  %b = kf.linear %c, %wb : tensor<?x192xf32>, !kf.qweight<q4_0, [128, 192]> -> tensor<?x128xf32>
+  return %b, %a : tensor<?x128xf32>, tensor<?x192xf32>
+}
+)mlir";
+
+std::vector<float> gaussian(size_t n, uint32_t seed, float sigma) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, sigma);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+std::vector<uint8_t> quantized(Format format, std::span<const float> values) {
+  std::vector<uint8_t> bytes(values.size() / formatInfo(format).blockElems *
+                             formatInfo(format).blockBytes);
+  EXPECT_TRUE(quantize(format, values, bytes).ok());
+  return bytes;
+}
+
+float roundBf16(float v) { return bf16ToFp32(fp32ToBf16(v)); }
+
+// y = bf16(kf::dot(w row, q8_0(x))) for each of n rows of w.
+std::vector<float> linear(Format format, std::span<const uint8_t> w, int64_t n,
+                          std::span<const float> x) {
+  const int64_t k = static_cast<int64_t>(x.size());
+  std::vector<uint8_t> xq(k / 32 * formatInfo(Format::Q8_0).blockBytes);
+  EXPECT_TRUE(quantizeActivation(Format::Q8_0, x, xq).ok());
+  const size_t row = w.size() / n;
+  std::vector<float> y(n);
+  for (int64_t r = 0; r < n; ++r)
+    y[r] = roundBf16(*dot(format, w.subspan(r * row, row), xq));
+  return y;
+}
+
+struct Block {
+  std::vector<float> x, g;
+  std::vector<uint8_t> wa, wb; // as stored in a file
+};
+
+Block makeBlock() {
+  Block block;
+  block.x = gaussian(kMaxRows * kD, 1, 1.0f);
+  // A row far from the others' scale, and one of zeros.
+  for (int64_t i = 0; i < kD; ++i) {
+    block.x[3 * kD + i] *= 1e-3f;
+    block.x[5 * kD + i] = 0.0f;
+  }
+  block.g = gaussian(kD, 2, 1.0f);
+  block.wa = quantized(Format::Q8_0, gaussian(kA * kD, 3, 0.05f));
+  block.wb = quantized(Format::Q4_0, gaussian(kB * kA, 4, 0.05f));
+  return block;
+}
+
+// The golden's results for m rows: b [m, 128] and a [m, 192].
+std::pair<std::vector<float>, std::vector<float>> golden(const Block &block,
+                                                         int64_t m) {
+  std::vector<float> b, a;
+  for (int64_t r = 0; r < m; ++r) {
+    std::vector<float> h(kD);
+    reference::rmsNorm(std::span(block.x).subspan(r * kD, kD), block.g, 1e-6f,
+                       h);
+    std::vector<float> ar = linear(Format::Q8_0, block.wa, kA, h);
+    a.insert(a.end(), ar.begin(), ar.end());
+    for (int64_t head = 0; head < kHeads; ++head)
+      reference::rmsScale(std::span(ar).subspan(head * kHead, kHead), 1e-6f);
+    std::vector<float> br = linear(Format::Q4_0, block.wb, kB, ar);
+    b.insert(b.end(), br.begin(), br.end());
+  }
+  return {b, a};
+}
+
+class BuildPlanTest : public testing::Test {
+protected:
+  void SetUp() override {
+    mlir::DialectRegistry registry;
+    mlir::kf::registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    module = mlir::parseSourceString<mlir::ModuleOp>(kGraph, &context);
+    ASSERT_TRUE(module);
+    mlir::PassManager pm(&context);
+    mlir::kf::PlanPipelineOptions pipeline;
+    pipeline.targetName = "host";
+    mlir::kf::buildPlanPipeline(pm, pipeline);
+    pm.addPass(mlir::kf::createKfLowerOps());
+    mlir::kf::KfBuildPlanOptions build;
+    build.maxRows = kMaxRows;
+    pm.addPass(mlir::kf::createKfBuildPlan(build));
+    ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  }
+
+  mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+TEST_F(BuildPlanTest, RunsTheGraphBitForBit) {
+  auto planOp = *module->getOps<mlir::kf_plan::PlanOp>().begin();
+  Plan plan = mlir::kf_plan::getRuntimePlan(planOp);
+  // A matmul reads every thread's packed rows, and a step after it every
+  // thread's columns: the first norm and quantizer share their rows, the
+  // per-head norm splits them otherwise than the quantizer after it.
+  EXPECT_EQ(plan.barriers(), 4);
+  EXPECT_THAT(plan.weights, testing::ElementsAre("arg1", "arg2", "arg3"));
+
+  auto kernelsModule = module->lookupSymbol<mlir::ModuleOp>("kernels");
+  llvm::Expected<target::TargetInfo> host = target::lookupTarget("host");
+  ASSERT_TRUE(static_cast<bool>(host));
+  llvm::Expected<codegen::JitKernelModule> jit =
+      codegen::jitKernelModule(kernelsModule, *host);
+  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+  std::vector<kf_step_fn> kernels;
+  for (const std::string &name : plan.kernels) {
+    llvm::Expected<void *> fn = jit->lookup(name);
+    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
+    kernels.push_back(reinterpret_cast<kf_step_fn>(*fn));
+  }
+
+  const Block block = makeBlock();
+  // Each weight as stored, packed to the layout its plan entry names.
+  std::vector<std::vector<uint8_t>> packed;
+  const std::pair<const std::vector<uint8_t> *, std::pair<int64_t, int64_t>>
+      sources[] = {
+          {nullptr, {1, kD}}, {&block.wa, {kA, kD}}, {&block.wb, {kB, kA}}};
+  for (auto op : planOp.getBody().front().getOps<mlir::kf_plan::WeightOp>()) {
+    size_t i = packed.size();
+    if (!op.getLayout()) {
+      ASSERT_EQ(i, 0u);
+      packed.emplace_back(reinterpret_cast<const uint8_t *>(block.g.data()),
+                          reinterpret_cast<const uint8_t *>(block.g.data()) +
+                              block.g.size() * 4);
+      continue;
+    }
+    std::optional<PackedLayout> layout = packedLayoutNamed(*op.getLayout());
+    ASSERT_TRUE(layout) << op.getLayout()->str();
+    auto [n, k] = sources[i].second;
+    absl::StatusOr<std::vector<uint8_t>> bytes =
+        packWeights(*layout, *sources[i].first, n, k);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    packed.push_back(std::move(*bytes));
+  }
+  std::vector<std::span<const uint8_t>> weights(packed.begin(), packed.end());
+  absl::StatusOr<Executor> executor =
+      Executor::create(plan, std::move(kernels), std::move(weights));
+  ASSERT_TRUE(executor.ok()) << executor.status();
+
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t m = 1; m <= kMaxRows; m += (m < 17 ? 1 : kMaxRows - 17)) {
+      std::vector<float> x(block.x.begin(), block.x.begin() + m * kD);
+      std::vector<float> b(m * kB, -1.0f), a(m * kA, -1.0f);
+      std::vector<std::span<uint8_t>> buffers = {
+          {reinterpret_cast<uint8_t *>(x.data()), x.size() * 4},
+          {reinterpret_cast<uint8_t *>(b.data()), b.size() * 4},
+          {reinterpret_cast<uint8_t *>(a.data()), a.size() * 4}};
+      ASSERT_TRUE(executor->run(pool, m, buffers).ok());
+      auto [wantB, wantA] = golden(block, m);
+      ASSERT_EQ(a, wantA) << m << " rows, " << threads << " threads";
+      ASSERT_EQ(b, wantB) << m << " rows, " << threads << " threads";
+    }
+  }
+}
+
+} // namespace
+} // namespace kf
