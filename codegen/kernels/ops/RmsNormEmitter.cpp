@@ -31,7 +31,6 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <charconv>
 #include <cmath>
 
 using namespace mlir;
@@ -41,13 +40,6 @@ namespace kf::codegen {
 namespace {
 
 constexpr int64_t kLanes = 16;
-
-/// The shortest decimal that reads back as `v` ("1e-06").
-std::string shortest(float v) {
-  char text[32];
-  std::to_chars_result end = std::to_chars(text, text + sizeof text, v);
-  return std::string(text, end.ptr);
-}
 
 } // namespace
 
@@ -61,8 +53,8 @@ std::string RmsNormKernelSpec::getSymbolName() const {
 
 std::string RmsNormKernelSpec::describe() const {
   return llvm::formatv("rms_norm kernel [D = {0}, {1}, eps = {2}{3}]", d,
-                       weighted ? "weighted" : "weightless", shortest(eps),
-                       bf16Compute ? ", bf16 compute" : "")
+                       weighted ? "weighted" : "weightless",
+                       formatShortest(eps), bf16Compute ? ", bf16 compute" : "")
       .str();
 }
 

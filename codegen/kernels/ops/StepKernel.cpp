@@ -9,6 +9,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <charconv>
+
 using namespace mlir;
 
 namespace kf::codegen {
@@ -24,6 +26,12 @@ StepKernelArgs createStepKernelFunction(OpBuilder &b, Location &loc,
   Block *entry = &fn.front();
   return {fn, entry->getArgument(0), entry->getArgument(1),
           entry->getArgument(2), entry->getArgument(3)};
+}
+
+std::string formatShortest(float v) {
+  char text[32];
+  std::to_chars_result end = std::to_chars(text, text + sizeof text, v);
+  return std::string(text, end.ptr);
 }
 
 Value emitStepOperand(OpBuilder &b, Location loc, const StepKernelArgs &args,

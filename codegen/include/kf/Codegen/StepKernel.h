@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir {
 class Location;
@@ -45,6 +46,10 @@ StepKernelArgs createStepKernelFunction(mlir::OpBuilder &b, mlir::Location &loc,
                                         mlir::ModuleOp module,
                                         llvm::StringRef name,
                                         const target::TargetInfo &target);
+
+/// The shortest decimal that reads back as `v` ("1e-06"), for the op
+/// kernels' descriptions.
+std::string formatShortest(float v);
 
 /// The address of operand `index` (an !llvm.ptr).
 mlir::Value emitStepOperand(mlir::OpBuilder &b, mlir::Location loc,

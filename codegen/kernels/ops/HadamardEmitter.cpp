@@ -1,0 +1,185 @@
+//===- HadamardEmitter.cpp - The compiled kf.hadamard ---------------------===//
+//
+// The golden's hadamard (hadamard.cpp) sums y_i = Σ_j ±x_j in fp64 in j
+// order, one output at a time (n² additions), then rounds bf16(fp32(y_i ·
+// fl64(1 / sqrt(n)))). The kernel takes the same sums by the fast transform:
+// log2(n) stages of butterflies (a, b) -> (a + b, a - b) in fp64, those
+// within a vector of 16 lanes by shuffles and those across vectors through a
+// row of fp64 values on the stack, then the reference's multiply and its two
+// roundings.
+//
+// Every value either order forms is a signed sum of some of the row's
+// floats: a multiple of the smallest ulp among them, 2^(e_min - 23) (e_min
+// the smallest exponent, -126 for subnormals), and below n · 2^(e_max + 1).
+// Where those span at most 53 bits, e_max - e_min <= 29 - log2(n) (22
+// binades for n = 128), every addition of both orders is exact, the sums
+// are equal and so are the outputs, bit for bit. Wider rows round: the
+// reference's sum by at most (n - 1) · 2^-53 · Σ|x_j|, the butterflies' by at
+// most log2(n) · 2^-53 · Σ|x_j| (to first order); the roundings after are
+// monotone, so the outputs differ by at most the sum of the two times n^-1/2,
+// plus one bf16 ulp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kf/Codegen/HadamardKernel.h"
+
+#include "kf/Codegen/Emitters.h"
+#include "kf/Codegen/StepKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace kf::codegen {
+
+namespace {
+
+constexpr int64_t kMaxLanes = 16;
+
+} // namespace
+
+std::string HadamardKernelSpec::getSymbolName() const {
+  return llvm::formatv("kf_hadamard_n{0}", n).str();
+}
+
+std::string HadamardKernelSpec::describe() const {
+  return llvm::formatv("hadamard kernel [n = {0}]", n).str();
+}
+
+llvm::Error verifyHadamardKernel(const HadamardKernelSpec &spec) {
+  if (spec.n <= 0 || !llvm::isPowerOf2_64(static_cast<uint64_t>(spec.n)) ||
+      spec.n > HadamardKernelSpec::kMaxN)
+    return llvm::createStringError(
+        llvm::formatv("{0}: expected n a power of two up to {1}",
+                      spec.describe(), HadamardKernelSpec::kMaxN)
+            .str());
+  return llvm::Error::success();
+}
+
+llvm::Expected<func::FuncOp>
+buildHadamardKernel(ModuleOp module, const HadamardKernelSpec &spec,
+                    const target::TargetInfo &target) {
+  if (llvm::Error err = verifyHadamardKernel(spec))
+    return std::move(err);
+  OpBuilder b(module.getContext());
+  Location loc = module.getLoc();
+  StepKernelArgs args =
+      createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
+  // A row shorter than a vector is one vector.
+  const int64_t lanes = std::min(spec.n, kMaxLanes);
+  Type f32 = b.getF32Type(), f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto floats = VectorType::get({lanes}, f32);
+  auto doubles = VectorType::get({lanes}, f64);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  auto loadAt = [&](Type type, Value base, Value offset,
+                    int64_t alignment) -> Value {
+    return LLVM::LoadOp::create(
+        b, loc, type, emitByteOffset(b, loc, base, offset), alignment);
+  };
+  auto storeAt = [&](Value value, Value base, Value offset, int64_t alignment) {
+    LLVM::StoreOp::create(b, loc, value, emitByteOffset(b, loc, base, offset),
+                          alignment);
+  };
+  // A loop over [from, to) by `step`, its body built by `body` at the
+  // induction variable.
+  auto forEach = [&](Value from, Value to, int64_t step,
+                     llvm::function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, from, to, index(step));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  };
+
+  Value x = emitStepOperand(b, loc, args, 0);
+  Value y = emitStepOperand(b, loc, args, 1);
+  // The row's fp64 values, at the entry so that LLVM allocates it once.
+  Value sums = LLVM::AllocaOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), f64, index(spec.n),
+      /*alignment=*/64);
+  const int64_t rowBytes = 4 * spec.n;
+  const int64_t vectorBytes = 8 * lanes;
+  const double norm = 1.0 / std::sqrt(static_cast<double>(spec.n));
+
+  forEach(args.begin, args.end, 1, [&](Value row) {
+    Value rowOffset = arith::MulIOp::create(b, loc, row, index(rowBytes));
+    Value xRow = emitByteOffset(b, loc, x, rowOffset);
+    Value yRow = emitByteOffset(b, loc, y, rowOffset);
+
+    // The stages within a vector: lane i meets lane i ^ h; the lane with
+    // bit h clear takes the sum, the other the difference (low - high).
+    forEach(index(0), index(spec.n), lanes, [&](Value element) {
+      Value v = arith::ExtFOp::create(
+          b, loc, doubles,
+          loadAt(floats, xRow, arith::MulIOp::create(b, loc, element, index(4)),
+                 4));
+      for (int64_t h = 1; h < lanes; h *= 2) {
+        SmallVector<int64_t, kMaxLanes> low, high;
+        SmallVector<bool, kMaxLanes> isHigh;
+        for (int64_t i = 0; i < lanes; ++i) {
+          low.push_back(i & ~h);
+          high.push_back(i | h);
+          isHigh.push_back((i & h) != 0);
+        }
+        Value a = vector::ShuffleOp::create(b, loc, v, v, low);
+        Value c = vector::ShuffleOp::create(b, loc, v, v, high);
+        Value mask = arith::ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(VectorType::get({lanes}, b.getI1Type()),
+                                   ArrayRef<bool>(isHigh)));
+        v = arith::SelectOp::create(b, loc, mask,
+                                    arith::SubFOp::create(b, loc, a, c),
+                                    arith::AddFOp::create(b, loc, a, c));
+      }
+      storeAt(v, sums, arith::MulIOp::create(b, loc, element, index(8)), 8);
+    });
+
+    // The stages across vectors, h = lanes .. n/2: in each group of 2h
+    // values, value j meets value j + h.
+    for (int64_t h = lanes; h < spec.n; h *= 2) {
+      const int64_t halfBytes = 8 * h;
+      forEach(index(0), index(8 * spec.n), 2 * halfBytes, [&](Value group) {
+        forEach(index(0), index(halfBytes), vectorBytes, [&](Value offset) {
+          Value lowOffset = arith::AddIOp::create(b, loc, group, offset);
+          Value highOffset =
+              arith::AddIOp::create(b, loc, lowOffset, index(halfBytes));
+          Value a = loadAt(doubles, sums, lowOffset, 8);
+          Value c = loadAt(doubles, sums, highOffset, 8);
+          storeAt(arith::AddFOp::create(b, loc, a, c), sums, lowOffset, 8);
+          storeAt(arith::SubFOp::create(b, loc, a, c), sums, highOffset, 8);
+        });
+      });
+    }
+
+    // bf16(fp32(sum · n^-1/2)).
+    Value scale = arith::ConstantOp::create(
+        b, loc, doubles,
+        DenseElementsAttr::get(doubles, b.getF64FloatAttr(norm)));
+    forEach(index(0), index(spec.n), lanes, [&](Value element) {
+      Value scaled = arith::MulFOp::create(
+          b, loc,
+          loadAt(doubles, sums,
+                 arith::MulIOp::create(b, loc, element, index(8)), 8),
+          scale);
+      storeAt(emitRoundToBf16(b, loc,
+                              arith::TruncFOp::create(b, loc, floats, scaled)),
+              yRow, arith::MulIOp::create(b, loc, element, index(4)), 4);
+    });
+  });
+  func::ReturnOp::create(b, loc);
+  return args.fn;
+}
+
+} // namespace kf::codegen
