@@ -11,6 +11,10 @@
 
 #include "kf/Codegen/KernelCompiler.h"
 
+#include "kf/runtime/plan_abi.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -89,6 +93,28 @@ llvm::Error emitSharedLibrary(mlir::ModuleOp kernels,
                                    "': " + ec.message());
   library.path.clear();
   return llvm::Error::success();
+}
+
+llvm::Error emitPlanLibrary(mlir::ModuleOp kernels,
+                            llvm::ArrayRef<uint8_t> plan,
+                            const target::TargetInfo &target,
+                            llvm::StringRef path) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = kernels.clone();
+  mlir::MLIRContext *context = copy->getContext();
+  context->loadDialect<mlir::LLVM::LLVMDialect>();
+  mlir::OpBuilder b = mlir::OpBuilder::atBlockEnd(copy->getBody());
+  mlir::Location loc = copy->getLoc();
+  auto bytes = mlir::LLVM::LLVMArrayType::get(b.getI8Type(), plan.size());
+  mlir::LLVM::GlobalOp::create(
+      b, loc, bytes, /*isConstant=*/true, mlir::LLVM::Linkage::External,
+      KF_PLAN_DATA_SYMBOL,
+      b.getStringAttr(llvm::StringRef(
+          reinterpret_cast<const char *>(plan.data()), plan.size())));
+  mlir::LLVM::GlobalOp::create(
+      b, loc, b.getI64Type(), /*isConstant=*/true,
+      mlir::LLVM::Linkage::External, KF_PLAN_SIZE_SYMBOL,
+      b.getI64IntegerAttr(static_cast<int64_t>(plan.size())));
+  return emitSharedLibrary(*copy, target, path);
 }
 
 } // namespace kf::codegen

@@ -60,7 +60,7 @@ Executor::create(Plan plan, std::vector<kf_step_fn> kernels,
         if (op.offset > size || op.bytes.at(plan.maxRows) > size - op.offset)
           return absl::InvalidArgumentError(
               absl::StrCat("plan step ", s, " (", step.name, "): operand ", o,
-                           " reads past weight ", plan.weights[op.index],
+                           " reads past weight ", plan.weights[op.index].name,
                            " of ", size, " bytes"));
         // Kernels take weights through the same untyped operand list as
         // their outputs; they never write them.

@@ -19,8 +19,8 @@ struct FeatureRow {
 };
 
 constexpr FeatureRow kFeatures[] = {
-#define KF_FEATURE(E, name, arch) {Feature::E, name, Arch::arch},
-#include "kf/Target/Features.def"
+#define KF_FEATURE(E, name, cpuinfo, arch) {Feature::E, name, Arch::arch},
+#include "kf/runtime/cpu_features.def"
 };
 
 struct NamedTargetRow {

@@ -2,6 +2,9 @@
 //
 // kf-compile [input.mlir] --target=NAME [-o out.mlir]
 //   runs the compilation pipeline for the target and writes the result.
+// kf-compile ... --emit=plan -o out.kfp (implied by an -o ending in .kfp)
+//   the same, then every op to kernels and the function to a plan, written
+//   as one artifact the runtime loads (docs/engine.md, "Artifacts").
 // kf-compile ... --emit=obj -o kernels.o | --emit=shared -o kernels.so
 //   the same, and writes the kernels the plan calls as an object file or a
 //   shared library.
@@ -21,6 +24,7 @@
 #include "kf/deepseek_v4/tensor_formats.h"
 #include "kf/deepseek_v4/tensors.h"
 #include "kf/runtime/gguf.h"
+#include "kf/runtime/plan_file.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -82,11 +86,17 @@ static cl::opt<bool>
           cl::desc("Build the graph without the quantization simulations"),
           cl::cat(category));
 
-enum class Emit { Plan, Object, Shared, Graph, Stats };
+enum class Emit { Mlir, Plan, Object, Shared, Graph, Stats };
 static cl::opt<Emit>
-    emit("emit", cl::desc("What to produce"), cl::init(Emit::Plan),
-         cl::values(clEnumValN(Emit::Plan, "plan",
-                               "the input compiled for --target (default)"),
+    emit("emit", cl::desc("What to produce"), cl::init(Emit::Mlir),
+         cl::values(clEnumValN(Emit::Mlir, "mlir",
+                               "the input compiled for --target, as MLIR "
+                               "(the default, unless -o ends in .kfp)"),
+                    clEnumValN(Emit::Plan, "plan",
+                               "the plan for --target and its kernels as "
+                               "one artifact the runtime loads (-o "
+                               "required; the default for an -o ending in "
+                               ".kfp)"),
                     clEnumValN(Emit::Object, "obj",
                                "the kernels of the plan, as an object file "
                                "for --target (-o required)"),
@@ -102,6 +112,13 @@ static cl::opt<Emit>
                                "KV cache, activation arena, matmuls compiled "
                                "and not")),
          cl::cat(category));
+
+static cl::opt<int64_t>
+    maxRows("max-rows",
+            cl::desc("--emit=plan: the most token rows one run of a plan "
+                     "with a dynamic token dimension takes (the prefill "
+                     "chunk)"),
+            cl::init(512), cl::cat(category));
 
 // Not --threads: an LLVM library linked for --emit=obj registers that name.
 static cl::opt<unsigned>
@@ -212,6 +229,39 @@ static mlir::LogicalResult compilePlan(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
+/// Compiles the graph into a plan (its ops to kernels, its function to a
+/// kf_plan.plan, `maxRows` token rows per run) and writes the artifact.
+static int runEmitPlan(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  mlir::kf::PlanPipelineOptions options;
+  options.targetName = targetName;
+  options.threads = threads;
+  options.tuningFile = tuningFile;
+  mlir::kf::buildPlanPipeline(pm, options);
+  pm.addPass(mlir::kf::createKfLowerOps());
+  mlir::kf::KfBuildPlanOptions build;
+  build.maxRows = maxRows;
+  pm.addPass(mlir::kf::createKfBuildPlan(build));
+  if (mlir::failed(pm.run(module)))
+    return 1;
+  auto plans = llvm::to_vector(module.getOps<mlir::kf_plan::PlanOp>());
+  if (plans.size() != 1)
+    return fail(llvm::Twine("--emit=plan: an artifact holds one plan; the "
+                            "input has ") +
+                llvm::Twine(plans.size()) + " functions");
+  absl::StatusOr<std::vector<uint8_t>> bytes =
+      kf::serializePlan(mlir::kf_plan::getRuntimePlan(plans.front()));
+  if (!bytes.ok())
+    return fail(std::string(bytes.status().message()));
+  auto kernels = module.lookupSymbol<mlir::ModuleOp>("kernels");
+  target::TargetInfo info =
+      mlir::kf::TargetAttr::lookup(module).getTargetInfo();
+  if (llvm::Error err =
+          kf::codegen::emitPlanLibrary(kernels, *bytes, info, outputFilename))
+    return fail(llvm::toString(std::move(err)));
+  return 0;
+}
+
 /// Compiles the plan and writes its kernels module as an object file or a
 /// shared library.
 static int runEmitKernels(mlir::ModuleOp module) {
@@ -236,6 +286,8 @@ static int runCompile() {
   mlir::DialectRegistry registry;
   mlir::kf::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
+  // An error is one line naming the op, not the op's whole function.
+  context.printOpOnDiagnostic(false);
 
   mlir::OwningOpRef<mlir::ModuleOp> module;
   llvm::SourceMgr sourceMgr;
@@ -264,13 +316,17 @@ static int runCompile() {
       return 1;
   }
 
-  if (emit == Emit::Object || emit == Emit::Shared) {
+  if (emit.getNumOccurrences() == 0 &&
+      llvm::StringRef(outputFilename).ends_with(".kfp"))
+    emit = Emit::Plan;
+  if (emit == Emit::Object || emit == Emit::Shared || emit == Emit::Plan) {
     if (outputFilename == "-")
       return fail(llvm::Twine("--emit=") +
-                  (emit == Emit::Object ? "obj writes an object file"
-                                        : "shared writes a shared library") +
+                  (emit == Emit::Object   ? "obj writes an object file"
+                   : emit == Emit::Shared ? "shared writes a shared library"
+                                          : "plan writes an artifact") +
                   ": give it with -o");
-    return runEmitKernels(*module);
+    return emit == Emit::Plan ? runEmitPlan(*module) : runEmitKernels(*module);
   }
 
   std::unique_ptr<llvm::ToolOutputFile> output =

@@ -1,6 +1,7 @@
 //===- PlanOps.cpp - kf_plan ops: verifiers and the runtime's form --------===//
 
 #include "kf/Dialect/Plan/PlanDialect.h"
+#include "kf/runtime/packing.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
@@ -34,6 +35,13 @@ static void printWorkSplit(OpAsmPrinter &printer, Operation *,
 
 ::kf::Plan mlir::kf_plan::getRuntimePlan(PlanOp plan) {
   ::kf::Plan runtime;
+  if (kf::TargetAttr target = kf::TargetAttr::lookup(plan)) {
+    ::kf::target::TargetInfo info = target.getTargetInfo();
+    runtime.target = info.name;
+    for (::kf::target::Feature f : ::kf::target::allFeatures())
+      if (info.has(f))
+        runtime.features.push_back(::kf::target::getFeatureName(f).str());
+  }
   runtime.maxRows = static_cast<int64_t>(plan.getMaxRows());
   runtime.arenaBytes = static_cast<int64_t>(plan.getArenaBytes());
   llvm::MapVector<StringRef, uint32_t> kernels;
@@ -43,7 +51,14 @@ static void printWorkSplit(OpAsmPrinter &printer, Operation *,
                                 {static_cast<int64_t>(buffer.getFixed()),
                                  static_cast<int64_t>(buffer.getPerRow())}});
     } else if (auto weight = dyn_cast<WeightOp>(op)) {
-      runtime.weights.push_back(weight.getName().str());
+      auto type = cast<kf::QWeightType>(weight.getType());
+      ::kf::PlanWeight w;
+      w.name = weight.getName().str();
+      w.format = static_cast<::kf::Format>(type.getFormat());
+      w.shape.assign(type.getShape().begin(), type.getShape().end());
+      if (std::optional<StringRef> layout = weight.getLayout())
+        w.layout = ::kf::packedLayoutNamed(*layout);
+      runtime.weights.push_back(std::move(w));
     } else if (auto step = dyn_cast<StepOp>(op)) {
       ::kf::PlanStep s;
       s.name = step.getName().str();
@@ -91,6 +106,15 @@ LogicalResult PlanOp::verify() {
         return step.emitOpError()
                << "operand index " << index << " out of range";
     }
+  for (WeightOp weight : getBody().front().getOps<WeightOp>()) {
+    std::optional<StringRef> name = weight.getLayout();
+    if (!name)
+      continue;
+    std::optional<::kf::PackedLayout> layout = ::kf::packedLayoutNamed(*name);
+    if (!layout || !::kf::checkLayout(*layout).ok())
+      return weight.emitOpError()
+             << "layout '" << *name << "' is not one the runtime packs";
+  }
   ::kf::Plan runtime = getRuntimePlan(*this);
   if (absl::Status s = runtime.validate(); !s.ok())
     return emitOpError() << std::string(s.message());

@@ -91,7 +91,7 @@ Plan planFor(const RmsNormKernelSpec &spec, bool inPlace) {
   Plan plan;
   plan.maxRows = kRows;
   plan.kernels = {spec.getSymbolName()};
-  plan.weights = {"w"};
+  plan.weights = {{"w", Format::F32, {spec.d}, std::nullopt}};
   plan.inputs = {{"x", {0, rowBytes}}, {"y", {0, rowBytes}}};
   PlanStep step{"rms_norm", 0, {}, {0, 1}, WorkSplit::Blocks, 1, false};
   step.operands.push_back({OperandKind::Input, 0, 0, {0, rowBytes}});

@@ -6,7 +6,9 @@
 // kernels equal kf::dot bit for bit and the norms equal the reference on
 // these rows (RmsNormKernelTest), so the plan must too, whatever its arena
 // offsets, barriers and thread count: bit for bit, on 1, 2 and 3 threads,
-// for every row count from 1 to 17 and the plan's largest.
+// for every row count from 1 to 17 and the plan's largest, with its kernels
+// from the JIT and from the artifact kf-compile --emit=plan writes (a shared
+// object the runtime loads without LLVM).
 #include <cstring>
 #include <random>
 #include <vector>
@@ -18,6 +20,8 @@
 #include "kf/runtime/executor.h"
 #include "kf/runtime/half.h"
 #include "kf/runtime/packing.h"
+#include "kf/runtime/plan_file.h"
+#include "kf/runtime/plan_library.h"
 #include "kf/runtime/quant.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -120,6 +124,25 @@ std::pair<std::vector<float>, std::vector<float>> golden(const Block &block,
   return {b, a};
 }
 
+// Runs `executor` for every row count on 1 to 3 threads against the golden.
+void checkRuns(Executor &executor, const Block &block) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t m = 1; m <= kMaxRows; m += (m < 17 ? 1 : kMaxRows - 17)) {
+      std::vector<float> x(block.x.begin(), block.x.begin() + m * kD);
+      std::vector<float> b(m * kB, -1.0f), a(m * kA, -1.0f);
+      std::vector<std::span<uint8_t>> buffers = {
+          {reinterpret_cast<uint8_t *>(x.data()), x.size() * 4},
+          {reinterpret_cast<uint8_t *>(b.data()), b.size() * 4},
+          {reinterpret_cast<uint8_t *>(a.data()), a.size() * 4}};
+      ASSERT_TRUE(executor.run(pool, m, buffers).ok());
+      auto [wantB, wantA] = golden(block, m);
+      ASSERT_EQ(a, wantA) << m << " rows, " << threads << " threads";
+      ASSERT_EQ(b, wantB) << m << " rows, " << threads << " threads";
+    }
+  }
+}
+
 class BuildPlanTest : public testing::Test {
 protected:
   void SetUp() override {
@@ -144,14 +167,20 @@ protected:
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
 
-TEST_F(BuildPlanTest, RunsTheGraphBitForBit) {
+TEST_F(BuildPlanTest, RunsTheGraphBitForBitJitAndAot) {
   auto planOp = *module->getOps<mlir::kf_plan::PlanOp>().begin();
   Plan plan = mlir::kf_plan::getRuntimePlan(planOp);
   // A matmul reads every thread's packed rows, and a step after it every
   // thread's columns: the first norm and quantizer share their rows, the
   // per-head norm splits them otherwise than the quantizer after it.
   EXPECT_EQ(plan.barriers(), 4);
-  EXPECT_THAT(plan.weights, testing::ElementsAre("arg1", "arg2", "arg3"));
+  ASSERT_EQ(plan.weights.size(), 3u);
+  EXPECT_EQ(plan.weights[0].name, "arg1");
+  EXPECT_FALSE(plan.weights[0].layout);
+  EXPECT_EQ(plan.weights[1].format, Format::Q8_0);
+  EXPECT_THAT(plan.weights[1].shape, testing::ElementsAre(kA, kD));
+  EXPECT_TRUE(plan.weights[1].layout);
+  EXPECT_EQ(plan.weights[2].name, "arg3");
 
   auto kernelsModule = module->lookupSymbol<mlir::ModuleOp>("kernels");
   llvm::Expected<target::TargetInfo> host = target::lookupTarget("host");
@@ -190,25 +219,25 @@ TEST_F(BuildPlanTest, RunsTheGraphBitForBit) {
     packed.push_back(std::move(*bytes));
   }
   std::vector<std::span<const uint8_t>> weights(packed.begin(), packed.end());
-  absl::StatusOr<Executor> executor =
-      Executor::create(plan, std::move(kernels), std::move(weights));
-  ASSERT_TRUE(executor.ok()) << executor.status();
+  absl::StatusOr<Executor> jitExecutor =
+      Executor::create(plan, std::move(kernels), weights);
+  ASSERT_TRUE(jitExecutor.ok()) << jitExecutor.status();
+  checkRuns(*jitExecutor, block);
 
-  for (int threads : {1, 2, 3}) {
-    ThreadPool pool(threads);
-    for (int64_t m = 1; m <= kMaxRows; m += (m < 17 ? 1 : kMaxRows - 17)) {
-      std::vector<float> x(block.x.begin(), block.x.begin() + m * kD);
-      std::vector<float> b(m * kB, -1.0f), a(m * kA, -1.0f);
-      std::vector<std::span<uint8_t>> buffers = {
-          {reinterpret_cast<uint8_t *>(x.data()), x.size() * 4},
-          {reinterpret_cast<uint8_t *>(b.data()), b.size() * 4},
-          {reinterpret_cast<uint8_t *>(a.data()), a.size() * 4}};
-      ASSERT_TRUE(executor->run(pool, m, buffers).ok());
-      auto [wantB, wantA] = golden(block, m);
-      ASSERT_EQ(a, wantA) << m << " rows, " << threads << " threads";
-      ASSERT_EQ(b, wantB) << m << " rows, " << threads << " threads";
-    }
-  }
+  // The same plan as one artifact, loaded by the runtime without LLVM.
+  std::string path = testing::TempDir() + "/block.kfp";
+  absl::StatusOr<std::vector<uint8_t>> bytes = serializePlan(plan);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  llvm::Error written =
+      codegen::emitPlanLibrary(kernelsModule, *bytes, *host, path);
+  ASSERT_FALSE(written) << llvm::toString(std::move(written));
+  absl::StatusOr<PlanLibrary> library = PlanLibrary::open(path);
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ(library->plan(), plan);
+  absl::StatusOr<Executor> aotExecutor =
+      Executor::create(library->plan(), library->kernels(), weights);
+  ASSERT_TRUE(aotExecutor.ok()) << aotExecutor.status();
+  checkRuns(*aotExecutor, block);
 }
 
 } // namespace

@@ -57,7 +57,7 @@ Plan makePlan() {
   const int64_t totalOffset = kMaxRows * kRowBytes;
   plan.arenaBytes = totalOffset + kRowBytes;
   plan.kernels = {"scale_rows", "sum_rows", "add_total"};
-  plan.weights = {"w"};
+  plan.weights = {{"w", Format::F32, {kWidth}, std::nullopt}};
   plan.inputs = {{"x", {0, kRowBytes}}, {"out", {0, kRowBytes}}};
   RowExtent rows{0, kRowBytes}, row{kRowBytes, 0};
   plan.steps.push_back({"scale",

@@ -110,6 +110,14 @@ llvm::Error emitObject(mlir::ModuleOp kernels, const target::TargetInfo &target,
 llvm::Error emitSharedLibrary(mlir::ModuleOp kernels,
                               const target::TargetInfo &target,
                               llvm::StringRef path);
+/// A compiled plan as one artifact: the shared library of `kernels` (as
+/// emitSharedLibrary writes it) that also exports `plan`, the plan's bytes
+/// (kf/runtime/plan_file.h), as the symbols of kf/runtime/plan_abi.h, for
+/// the runtime's kf::PlanLibrary to load.
+llvm::Error emitPlanLibrary(mlir::ModuleOp kernels,
+                            llvm::ArrayRef<uint8_t> plan,
+                            const target::TargetInfo &target,
+                            llvm::StringRef path);
 /// The same code as assembly text, for inspection.
 llvm::Expected<std::string> emitAssembly(const KernelSet &kernels,
                                          const target::TargetInfo &target);

@@ -8,10 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "kf/runtime/format.h"
+#include "kf/runtime/packed_layout.h"
 #include "kf/runtime/plan_abi.h"
 
 namespace kf {
@@ -34,6 +37,7 @@ struct RowExtent {
   int64_t perRow = 0;
 
   int64_t at(int64_t m) const { return fixed + perRow * m; }
+  friend bool operator==(const RowExtent &, const RowExtent &) = default;
 };
 
 struct PlanOperand {
@@ -45,6 +49,7 @@ struct PlanOperand {
   // How many bytes from `offset` the kernel may touch, so that a plan is
   // checked against its buffers before any kernel runs.
   RowExtent bytes;
+  friend bool operator==(const PlanOperand &, const PlanOperand &) = default;
 };
 
 struct PlanStep {
@@ -59,6 +64,7 @@ struct PlanStep {
   // row group); Claim: the batch a thread claims at a time.
   int64_t group = 1;
   bool barrierBefore = false;
+  friend bool operator==(const PlanStep &, const PlanStep &) = default;
 };
 
 // A buffer of the run the caller provides: the prompt's tokens and
@@ -66,15 +72,33 @@ struct PlanStep {
 struct PlanInput {
   std::string name;
   RowExtent bytes;
+  friend bool operator==(const PlanInput &, const PlanInput &) = default;
+};
+
+// A weight the plan reads: a model tensor (or the function argument it was)
+// of `format` and `shape` (rows before columns: [N, K], [E, N, K] for an
+// expert stack, [K] for a vector), packed by the runtime to `layout`, or
+// read as stored when there is none.
+struct PlanWeight {
+  std::string name;
+  Format format = Format::F32;
+  std::vector<int64_t> shape;
+  std::optional<PackedLayout> layout;
+  friend bool operator==(const PlanWeight &, const PlanWeight &) = default;
 };
 
 struct Plan {
+  // What the kernels were compiled for: the target's name and the CPU
+  // features its code uses (LLVM's names: "avx2", "avx512vnni"), which the
+  // machine running it must have.
+  std::string target;
+  std::vector<std::string> features;
   // The most token rows one run takes (the prefill chunk).
   int64_t maxRows = 0;
   int64_t arenaBytes = 0;
-  // Kernel symbols, weight tensor names, run buffers, in index order.
+  // Kernel symbols, weights, run buffers, in index order.
   std::vector<std::string> kernels;
-  std::vector<std::string> weights;
+  std::vector<PlanWeight> weights;
   std::vector<PlanInput> inputs;
   std::vector<PlanStep> steps;
 
@@ -84,6 +108,7 @@ struct Plan {
   absl::Status validate() const;
   // How many barriers one run waits at.
   int64_t barriers() const;
+  friend bool operator==(const Plan &, const Plan &) = default;
 };
 
 } // namespace kf

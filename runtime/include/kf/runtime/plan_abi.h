@@ -44,6 +44,12 @@ enum kf_work_split {
   KF_SPLIT_SINGLE = 2
 };
 
+/* A compiled artifact (a shared object) exports its step kernels by their
+ * names in the plan and the plan's bytes (kf/runtime/plan_file.h) as an
+ * array of kf_plan_size bytes at kf_plan_data. */
+#define KF_PLAN_DATA_SYMBOL "kf_plan_data"
+#define KF_PLAN_SIZE_SYMBOL "kf_plan_size"
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,8 +28,8 @@ namespace kf::target {
 enum class Arch { X86_64, AArch64 };
 
 enum class Feature : unsigned {
-#define KF_FEATURE(E, name, arch) E,
-#include "kf/Target/Features.def"
+#define KF_FEATURE(E, name, cpuinfo, arch) E,
+#include "kf/runtime/cpu_features.def"
   NumFeatures
 };
 
@@ -40,7 +40,7 @@ llvm::StringRef getArchName(Arch arch);
 llvm::StringRef getFeatureName(Feature f);
 Arch getFeatureArch(Feature f);
 std::optional<Feature> lookupFeature(llvm::StringRef llvmName);
-/// All features, in Features.def order.
+/// All features, in kf/runtime/cpu_features.def order.
 llvm::ArrayRef<Feature> allFeatures();
 
 struct TargetInfo {
@@ -68,8 +68,8 @@ llvm::ArrayRef<llvm::StringRef> getNamedTargets();
 llvm::Expected<TargetInfo> lookupTarget(llvm::StringRef name);
 
 /// Features set from a comma-separated list of LLVM feature names, each
-/// optionally prefixed by '+'. Fails on a name not in Features.def or a
-/// feature of the wrong architecture.
+/// optionally prefixed by '+'. Fails on a name not in
+/// kf/runtime/cpu_features.def or a feature of the wrong architecture.
 llvm::Expected<FeatureSet> parseFeatures(llvm::StringRef list, Arch arch);
 
 /// Reads the CPU this process runs on: LLVM's CPU name and feature map, cache

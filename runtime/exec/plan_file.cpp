@@ -1,0 +1,244 @@
+#include "kf/runtime/plan_file.h"
+
+#include "absl/strings/str_cat.h"
+#include "kf/runtime/gguf.h"
+#include "kf/runtime/gguf_writer.h"
+#include "kf/runtime/packing.h"
+
+namespace kf {
+
+namespace {
+
+constexpr std::string_view kAbiVersion = "kf.plan.abi_version";
+
+/// The key `field` of the table `table` ("kf.plan.steps.kernel").
+std::string key(std::string_view table, std::string_view field) {
+  return absl::StrCat("kf.plan.", toAbsl(table), ".", toAbsl(field));
+}
+
+/// Reads the plan's arrays, each checked to have its table's length.
+class PlanReader {
+public:
+  PlanReader(const gguf::File &file) : file(file) {}
+
+  template <typename T>
+  absl::StatusOr<std::span<const T>>
+  table(std::string_view table, std::string_view field, size_t length) {
+    std::string name = key(table, field);
+    absl::StatusOr<std::span<const T>> values =
+        file.get<std::span<const T>>(name);
+    if (!values.ok())
+      return values.status();
+    if (values->size() != length)
+      return absl::InvalidArgumentError(
+          absl::StrCat(file.name(), ": ", name, " has ", values->size(),
+                       " entries, expected ", length));
+    return values;
+  }
+
+  const gguf::File &file;
+};
+
+} // namespace
+
+absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
+  gguf::Writer writer;
+  writer.addMetadata(std::string(kAbiVersion),
+                     static_cast<uint32_t>(KF_PLAN_ABI_VERSION));
+  writer.addMetadata("kf.plan.target", plan.target);
+  writer.addMetadata("kf.plan.features", plan.features);
+  writer.addMetadata("kf.plan.max_rows", plan.maxRows);
+  writer.addMetadata("kf.plan.arena_bytes", plan.arenaBytes);
+  writer.addMetadata("kf.plan.kernels", plan.kernels);
+
+  std::vector<std::string> names, formats, layouts;
+  std::vector<uint32_t> ranks;
+  std::vector<int64_t> dims;
+  for (const PlanWeight &w : plan.weights) {
+    names.push_back(w.name);
+    formats.emplace_back(formatInfo(w.format).name);
+    layouts.push_back(w.layout ? packedLayoutName(*w.layout) : "");
+    ranks.push_back(static_cast<uint32_t>(w.shape.size()));
+    dims.insert(dims.end(), w.shape.begin(), w.shape.end());
+  }
+  writer.addMetadata(key("weights", "name"), names);
+  writer.addMetadata(key("weights", "format"), formats);
+  writer.addMetadata(key("weights", "layout"), layouts);
+  writer.addMetadata(key("weights", "rank"), ranks);
+  writer.addMetadata(key("weights", "dims"), dims);
+
+  std::vector<std::string> inputNames;
+  std::vector<int64_t> inputFixed, inputPerRow;
+  for (const PlanInput &input : plan.inputs) {
+    inputNames.push_back(input.name);
+    inputFixed.push_back(input.bytes.fixed);
+    inputPerRow.push_back(input.bytes.perRow);
+  }
+  writer.addMetadata(key("inputs", "name"), inputNames);
+  writer.addMetadata(key("inputs", "fixed"), inputFixed);
+  writer.addMetadata(key("inputs", "per_row"), inputPerRow);
+
+  std::vector<std::string> stepNames;
+  std::vector<uint32_t> kernel, split, operandCount;
+  std::vector<int64_t> itemsFixed, itemsPerRow, group;
+  std::vector<uint8_t> barrier;
+  std::vector<uint32_t> kind, index;
+  std::vector<int64_t> offset, fixed, perRow;
+  for (const PlanStep &step : plan.steps) {
+    stepNames.push_back(step.name);
+    kernel.push_back(step.kernel);
+    itemsFixed.push_back(step.items.fixed);
+    itemsPerRow.push_back(step.items.perRow);
+    split.push_back(static_cast<uint32_t>(step.split));
+    group.push_back(step.group);
+    barrier.push_back(step.barrierBefore ? 1 : 0);
+    operandCount.push_back(static_cast<uint32_t>(step.operands.size()));
+    for (const PlanOperand &op : step.operands) {
+      kind.push_back(static_cast<uint32_t>(op.kind));
+      index.push_back(op.index);
+      offset.push_back(op.offset);
+      fixed.push_back(op.bytes.fixed);
+      perRow.push_back(op.bytes.perRow);
+    }
+  }
+  writer.addMetadata(key("steps", "name"), stepNames);
+  writer.addMetadata(key("steps", "kernel"), kernel);
+  writer.addMetadata(key("steps", "items_fixed"), itemsFixed);
+  writer.addMetadata(key("steps", "items_per_row"), itemsPerRow);
+  writer.addMetadata(key("steps", "split"), split);
+  writer.addMetadata(key("steps", "group"), group);
+  writer.addMetadata(key("steps", "barrier"), barrier);
+  writer.addMetadata(key("steps", "operands"), operandCount);
+  writer.addMetadata(key("operands", "kind"), kind);
+  writer.addMetadata(key("operands", "index"), index);
+  writer.addMetadata(key("operands", "offset"), offset);
+  writer.addMetadata(key("operands", "fixed"), fixed);
+  writer.addMetadata(key("operands", "per_row"), perRow);
+  return writer.serialize("plan");
+}
+
+absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
+                               const std::string &name) {
+  absl::StatusOr<gguf::File> parsed = gguf::File::parse(bytes, name);
+  if (!parsed.ok())
+    return parsed.status();
+  const gguf::File &file = *parsed;
+  // The version first: a plan of another version may hold anything else.
+  absl::StatusOr<uint32_t> version = file.get<uint32_t>(kAbiVersion);
+  if (!version.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": not a plan (no ", toAbsl(kAbiVersion), ")"));
+  if (*version != KF_PLAN_ABI_VERSION)
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, ": a plan of ABI version ", *version,
+                     "; this runtime runs version ", KF_PLAN_ABI_VERSION,
+                     " (compile it again with this version's kf-compile)"));
+
+  Plan plan;
+  PlanReader reader(file);
+#define KF_READ(var, expr)                                                     \
+  auto var##OrError = (expr);                                                  \
+  if (!var##OrError.ok())                                                      \
+    return var##OrError.status();                                              \
+  auto var = *var##OrError;
+  KF_READ(target, file.get<std::string_view>("kf.plan.target"));
+  KF_READ(features, file.get<std::span<const std::string>>("kf.plan.features"));
+  KF_READ(maxRows, file.get<int64_t>("kf.plan.max_rows"));
+  KF_READ(arenaBytes, file.get<int64_t>("kf.plan.arena_bytes"));
+  KF_READ(kernels, file.get<std::span<const std::string>>("kf.plan.kernels"));
+  plan.target = std::string(target);
+  plan.features.assign(features.begin(), features.end());
+  plan.maxRows = maxRows;
+  plan.arenaBytes = arenaBytes;
+  plan.kernels.assign(kernels.begin(), kernels.end());
+
+  KF_READ(weightNames,
+          file.get<std::span<const std::string>>(key("weights", "name")));
+  const size_t weights = weightNames.size();
+  KF_READ(formats, reader.table<std::string>("weights", "format", weights));
+  KF_READ(layouts, reader.table<std::string>("weights", "layout", weights));
+  KF_READ(ranks, reader.table<uint32_t>("weights", "rank", weights));
+  size_t dimCount = 0;
+  for (uint32_t rank : ranks) {
+    if (rank < 1 || rank > 3)
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": a weight of rank ", rank, ", expected 1 to 3"));
+    dimCount += rank;
+  }
+  KF_READ(dims, reader.table<int64_t>("weights", "dims", dimCount));
+  size_t dim = 0;
+  for (size_t w = 0; w < weights; ++w) {
+    PlanWeight weight;
+    weight.name = weightNames[w];
+    std::optional<Format> format = formatFromName(formats[w]);
+    if (!format)
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": weight ", weight.name, ": unknown format '",
+                       formats[w], "'"));
+    weight.format = *format;
+    weight.shape.assign(dims.begin() + dim, dims.begin() + dim + ranks[w]);
+    dim += ranks[w];
+    for (int64_t d : weight.shape)
+      if (d < 1)
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": weight ", weight.name, ": dimension ", d));
+    if (!layouts[w].empty()) {
+      weight.layout = packedLayoutNamed(layouts[w]);
+      if (!weight.layout || !checkLayout(*weight.layout).ok())
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": weight ", weight.name, ": layout '",
+                         layouts[w], "' is not one this runtime packs"));
+    }
+    plan.weights.push_back(std::move(weight));
+  }
+
+  KF_READ(inputNames,
+          file.get<std::span<const std::string>>(key("inputs", "name")));
+  KF_READ(inputFixed,
+          reader.table<int64_t>("inputs", "fixed", inputNames.size()));
+  KF_READ(inputPerRow,
+          reader.table<int64_t>("inputs", "per_row", inputNames.size()));
+  for (size_t i = 0; i < inputNames.size(); ++i)
+    plan.inputs.push_back({inputNames[i], {inputFixed[i], inputPerRow[i]}});
+
+  KF_READ(stepNames,
+          file.get<std::span<const std::string>>(key("steps", "name")));
+  const size_t steps = stepNames.size();
+  KF_READ(kernel, reader.table<uint32_t>("steps", "kernel", steps));
+  KF_READ(itemsFixed, reader.table<int64_t>("steps", "items_fixed", steps));
+  KF_READ(itemsPerRow, reader.table<int64_t>("steps", "items_per_row", steps));
+  KF_READ(split, reader.table<uint32_t>("steps", "split", steps));
+  KF_READ(group, reader.table<int64_t>("steps", "group", steps));
+  KF_READ(barrier, reader.table<uint8_t>("steps", "barrier", steps));
+  KF_READ(operandCount, reader.table<uint32_t>("steps", "operands", steps));
+  size_t operands = 0;
+  for (uint32_t n : operandCount)
+    operands += n;
+  KF_READ(kind, reader.table<uint32_t>("operands", "kind", operands));
+  KF_READ(index, reader.table<uint32_t>("operands", "index", operands));
+  KF_READ(offset, reader.table<int64_t>("operands", "offset", operands));
+  KF_READ(fixed, reader.table<int64_t>("operands", "fixed", operands));
+  KF_READ(perRow, reader.table<int64_t>("operands", "per_row", operands));
+#undef KF_READ
+  size_t operand = 0;
+  for (size_t s = 0; s < steps; ++s) {
+    PlanStep step;
+    step.name = stepNames[s];
+    step.kernel = kernel[s];
+    step.items = {itemsFixed[s], itemsPerRow[s]};
+    step.split = static_cast<WorkSplit>(split[s]);
+    step.group = group[s];
+    step.barrierBefore = barrier[s] != 0;
+    for (uint32_t o = 0; o < operandCount[s]; ++o, ++operand)
+      step.operands.push_back({static_cast<OperandKind>(kind[operand]),
+                               index[operand],
+                               offset[operand],
+                               {fixed[operand], perRow[operand]}});
+    plan.steps.push_back(std::move(step));
+  }
+  if (absl::Status s = plan.validate(); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.message()));
+  return plan;
+}
+
+} // namespace kf

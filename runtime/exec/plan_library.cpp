@@ -1,0 +1,50 @@
+#include "kf/runtime/plan_library.h"
+
+#include <dlfcn.h>
+
+#include "absl/strings/str_cat.h"
+#include "kf/runtime/host_cpu.h"
+#include "kf/runtime/plan_file.h"
+
+namespace kf {
+
+void PlanLibrary::Close::operator()(void *handle) const { dlclose(handle); }
+
+absl::StatusOr<PlanLibrary> PlanLibrary::open(const std::string &path) {
+  PlanLibrary library;
+  // Loading runs none of the artifact's code: kernels have no constructors.
+  library.handle_.reset(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
+  if (!library.handle_) {
+    const char *error = dlerror();
+    return absl::NotFoundError(absl::StrCat(
+        path, ": cannot load it as a compiled plan: ", error ? error : "?"));
+  }
+  void *handle = library.handle_.get();
+  auto *data = static_cast<const uint8_t *>(dlsym(handle, KF_PLAN_DATA_SYMBOL));
+  auto *size =
+      static_cast<const uint64_t *>(dlsym(handle, KF_PLAN_SIZE_SYMBOL));
+  if (!data || !size)
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a compiled plan (it exports no ",
+                     KF_PLAN_DATA_SYMBOL, ")"));
+  absl::StatusOr<Plan> plan =
+      parsePlan(std::span<const uint8_t>(data, *size), path);
+  if (!plan.ok())
+    return plan.status();
+  if (absl::Status s = checkCpuFeatures(
+          plan->features, hostCpuFeatures(),
+          absl::StrCat(path, " (compiled for target ", plan->target, ")"));
+      !s.ok())
+    return s;
+  for (const std::string &name : plan->kernels) {
+    void *kernel = dlsym(handle, name.c_str());
+    if (!kernel)
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": exports no kernel ", name));
+    library.kernels_.push_back(reinterpret_cast<kf_step_fn>(kernel));
+  }
+  library.plan_ = std::move(*plan);
+  return library;
+}
+
+} // namespace kf

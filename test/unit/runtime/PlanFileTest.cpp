@@ -1,0 +1,135 @@
+// Plans as bytes: a plan reads back equal to itself, and bytes that are not
+// a plan this runtime runs are refused in one line naming them and what is
+// wrong; and the host CPU's features as /proc/cpuinfo lists them.
+#include <vector>
+
+#include "kf/runtime/host_cpu.h"
+#include "kf/runtime/plan_file.h"
+#include "gmock/gmock.h"
+
+namespace kf {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Plan makePlan() {
+  Plan plan;
+  plan.target = "znver5";
+  plan.features = {"avx2", "avx512vnni"};
+  plan.maxRows = 16;
+  plan.arenaBytes = 4096;
+  plan.kernels = {"norm", "matmul"};
+  plan.weights = {{"g", Format::F32, {64}, std::nullopt},
+                  {"blk.0.attn_q.weight",
+                   Format::Q8_0,
+                   {32, 64},
+                   PackedLayout{Format::Q8_0, 16}}};
+  plan.inputs = {{"arg0", {0, 256}}, {"result0", {0, 128}}};
+  plan.steps.push_back({"attn_norm",
+                        0,
+                        {{OperandKind::Input, 0, 0, {0, 256}},
+                         {OperandKind::Weight, 0, 0, {256, 0}},
+                         {OperandKind::Arena, 0, 0, {0, 256}}},
+                        {0, 1},
+                        WorkSplit::Blocks,
+                        1,
+                        false});
+  plan.steps.push_back({"q",
+                        1,
+                        {{OperandKind::Weight, 1, 0, {2176, 0}},
+                         {OperandKind::Arena, 0, 0, {0, 256}},
+                         {OperandKind::Input, 1, 0, {0, 128}}},
+                        {32, 0},
+                        WorkSplit::Claim,
+                        16,
+                        true});
+  return plan;
+}
+
+TEST(PlanFile, ReadsBackEqual) {
+  Plan plan = makePlan();
+  absl::StatusOr<std::vector<uint8_t>> bytes = serializePlan(plan);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<Plan> back = parsePlan(*bytes, "p.kfp");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, plan);
+  // An empty plan too.
+  bytes = serializePlan(Plan{"", {}, 1, 0, {}, {}, {}, {}});
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_TRUE(parsePlan(*bytes, "empty").ok());
+}
+
+std::string parseError(std::span<const uint8_t> bytes) {
+  absl::StatusOr<Plan> plan = parsePlan(bytes, "p.kfp");
+  return plan.ok() ? "" : std::string(plan.status().message());
+}
+
+TEST(PlanFile, RefusesWhatIsNotAPlanItRuns) {
+  std::vector<uint8_t> bytes = *serializePlan(makePlan());
+  // Cut short anywhere: the GGUF reader's own error.
+  for (size_t size :
+       {size_t{0}, size_t{10}, bytes.size() / 2, bytes.size() - 1})
+    EXPECT_THAT(parseError(std::span(bytes).first(size)), HasSubstr("p.kfp"))
+        << size;
+
+  // A plan of another version.
+  Plan plan = makePlan();
+  std::vector<uint8_t> other = bytes;
+  // The version is the first value: the u32 after its key.
+  const std::string versionKey = "kf.plan.abi_version";
+  auto at = std::search(other.begin(), other.end(), versionKey.begin(),
+                        versionKey.end());
+  ASSERT_NE(at, other.end());
+  at[versionKey.size() + 4] = KF_PLAN_ABI_VERSION + 1;
+  EXPECT_THAT(parseError(other),
+              HasSubstr("p.kfp: a plan of ABI version 2; this runtime runs "
+                        "version 1"));
+
+  // A plan the runtime would refuse to run.
+  plan = makePlan();
+  plan.steps[1].operands[1].offset = 4000;
+  EXPECT_THAT(parseError(*serializePlan(plan)),
+              HasSubstr("p.kfp: plan step 1 (q): operand 1: bytes [4000, "));
+
+  // A layout the runtime does not pack.
+  plan = makePlan();
+  plan.weights[1].layout->rows = 5;
+  EXPECT_THAT(parseError(*serializePlan(plan)),
+              HasSubstr("p.kfp: weight blk.0.attn_q.weight: layout "
+                        "'q8_0_r5' is not one this runtime packs"));
+}
+
+TEST(PlanFile, RefusesOtherGguf) {
+  std::vector<uint8_t> bytes = *serializePlan(makePlan());
+  // Rename the version key: a GGUF file, but not a plan.
+  const std::string versionKey = "kf.plan.abi_version";
+  auto at = std::search(bytes.begin(), bytes.end(), versionKey.begin(),
+                        versionKey.end());
+  ASSERT_NE(at, bytes.end());
+  at[0] = 'x';
+  EXPECT_EQ(parseError(bytes), "p.kfp: not a plan (no kf.plan.abi_version)");
+}
+
+TEST(HostCpu, ReadsTheFirstProcessorsFlags) {
+  const char *cpuinfo = "processor\t: 0\n"
+                        "flags\t\t: fpu sse4_2 avx2 fma avx512f avx512_vnni\n"
+                        "processor\t: 1\n"
+                        "flags\t\t: fpu amx_tile\n";
+  EXPECT_THAT(parseCpuFeatures(cpuinfo),
+              ElementsAre("sse4.2", "avx2", "fma", "avx512f", "avx512vnni"));
+  EXPECT_THAT(parseCpuFeatures("Features\t: fp asimd asimddp i8mm\n"),
+              ElementsAre("neon", "dotprod", "i8mm"));
+  EXPECT_TRUE(parseCpuFeatures("").empty());
+}
+
+TEST(HostCpu, ChecksRequiredFeatures) {
+  std::vector<std::string> have = {"avx2", "fma"};
+  std::vector<std::string> need = {"avx2", "avx512vnni"};
+  EXPECT_EQ(checkCpuFeatures(need, have, "plan p.kfp").message(),
+            "plan p.kfp: its code uses avx512vnni, which this CPU lacks");
+  EXPECT_TRUE(checkCpuFeatures(std::span(need).first(1), have, "p").ok());
+}
+
+} // namespace
+} // namespace kf
