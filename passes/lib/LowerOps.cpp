@@ -2,9 +2,10 @@
 //
 // Each graph op with an op emitter becomes a kf.step calling the kernel the
 // emitter builds for its instance into the module's `module @kernels`
-// (docs/engine.md, "Op kernels"). The step's work items follow the
-// kernel's: for kf.rms_norm one per innermost row, so a [T, H, D] input has
-// H items per token row.
+// (docs/engine.md, "Op kernels"). Every such kernel takes the op's operands
+// in order, then its result, and does one innermost row per work item, so a
+// [T, H, D] input has H items per token row (a swiglu's [T, k] routing
+// weights, one per row, go item by item with them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,11 +14,15 @@
 #include "KernelDecisions.h"
 #include "QuantKernels.h"
 
+#include "kf/Codegen/HadamardKernel.h"
+#include "kf/Codegen/QuantSimKernel.h"
 #include "kf/Codegen/RmsNormKernel.h"
+#include "kf/Codegen/SwigluKernel.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::kf {
 #define GEN_PASS_DEF_KFLOWEROPS
@@ -46,14 +51,47 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
     ::kf::target::TargetInfo target = targetAttr.getTargetInfo();
     KernelModule kernels(module, target, "kf-lower-ops");
 
-    SmallVector<RmsNormOp> norms;
-    module.walk([&](RmsNormOp op) { norms.push_back(op); });
-    for (RmsNormOp op : norms)
-      if (failed(lower(op, kernels)))
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<RmsNormOp, Fp8SimOp, Fp4SimOp, SwigluOp, HadamardOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      FailureOr<SymbolRefAttr> callee =
+          TypeSwitch<Operation *, FailureOr<SymbolRefAttr>>(op)
+              .Case([&](RmsNormOp norm) { return buildKernel(norm, kernels); })
+              .Case<Fp8SimOp, Fp4SimOp>(
+                  [&](auto sim) { return buildKernel(sim, kernels); })
+              .Case(
+                  [&](SwigluOp swiglu) { return buildKernel(swiglu, kernels); })
+              .Case([&](HadamardOp hadamard) {
+                return buildKernel(hadamard, kernels);
+              });
+      if (failed(callee))
         return signalPassFailure();
+      replaceWithStep(op, *callee);
+    }
   }
 
-  LogicalResult lower(RmsNormOp op, KernelModule &kernels) {
+  /// Replaces `op` by a kf.step of `callee` on its operands (the kernels
+  /// take them in the op's order, results last), one item per innermost row.
+  void replaceWithStep(Operation *op, SymbolRefAttr callee) {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    OpBuilder b(op);
+    auto step = StepOp::create(b, op->getLoc(), op->getResultTypes(), callee,
+                               op->getOperands(), innerRowsPerRow(type),
+                               ArrayRef<int64_t>{});
+    op->replaceAllUsesWith(step.getResults());
+    op->erase();
+  }
+
+  FailureOr<SymbolRefAttr> built(SymbolRefAttr callee) {
+    if (!callee)
+      return failure();
+    return callee;
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(RmsNormOp op, KernelModule &kernels) {
     auto type = cast<RankedTensorType>(op.getInput().getType());
     Value weight = op.getWeight();
     if (weight && !isa<QWeightType>(weight.getType()))
@@ -62,23 +100,40 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
                 "buffer in a plan (a constant weight of ones is folded away "
                 "by -canonicalize)";
     codegen::RmsNormKernelSpec spec;
-    spec.d = type.getDimSize(type.getRank() - 1);
+    spec.d = type.getShape().back();
     spec.eps = op.getEps().convertToFloat();
     spec.weighted = static_cast<bool>(weight);
     spec.bf16Compute = op.getCompute() == Precision::bf16;
-    SymbolRefAttr callee =
-        kernels.getOrBuild(op, spec, codegen::buildRmsNormKernel);
-    if (!callee)
-      return failure();
-    OpBuilder b(op);
-    SmallVector<Value, 2> inputs = {op.getInput()};
-    if (weight)
-      inputs.push_back(weight);
-    auto step = StepOp::create(b, op.getLoc(), TypeRange{type}, callee, inputs,
-                               innerRowsPerRow(type), ArrayRef<int64_t>{});
-    op.getResult().replaceAllUsesWith(step.getResults()[0]);
-    op.erase();
-    return success();
+    return built(kernels.getOrBuild(op, spec, codegen::buildRmsNormKernel));
+  }
+
+  template <typename SimOp>
+  FailureOr<SymbolRefAttr> buildKernel(SimOp op, KernelModule &kernels) {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    codegen::QuantSimKernelSpec spec;
+    spec.format = std::is_same_v<SimOp, Fp8SimOp>
+                      ? codegen::QuantSimFormat::E4m3
+                      : codegen::QuantSimFormat::E2m1;
+    spec.rowLength = type.getShape().back();
+    spec.block = static_cast<int64_t>(op.getBlock());
+    spec.leading = static_cast<int64_t>(op.getLeading().value_or(0));
+    return built(kernels.getOrBuild(op, spec, codegen::buildQuantSimKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(SwigluOp op, KernelModule &kernels) {
+    auto type = cast<RankedTensorType>(op.getGate().getType());
+    codegen::SwigluKernelSpec spec;
+    spec.f = type.getShape().back();
+    spec.limit = op.getLimit().convertToFloat();
+    spec.weighted = static_cast<bool>(op.getWeights());
+    return built(kernels.getOrBuild(op, spec, codegen::buildSwigluKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(HadamardOp op, KernelModule &kernels) {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    codegen::HadamardKernelSpec spec;
+    spec.n = type.getShape().back();
+    return built(kernels.getOrBuild(op, spec, codegen::buildHadamardKernel));
   }
 };
 

@@ -31,12 +31,34 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
+// The other op kernels, one innermost row per item: the simulations (a
+// leading span named apart), the routed SwiGLU with its weight per row (k
+// items per token row), the transform.
+// CHECK-LABEL: func.func @ops
+// CHECK:      kf.step @kernels::@kf_fp8_sim_n256_b128(%arg0) items(1) : (tensor<?x256xf32>) -> tensor<?x256xf32>
+// CHECK-NEXT: kf.step @kernels::@kf_fp8_sim_n192_b64_l128(%arg1) items(1)
+// CHECK-NEXT: kf.step @kernels::@kf_swiglu_f128_w_l40000000(%arg2, %arg3, %arg4) items(4) : (tensor<?x4x128xf32>, tensor<?x4x128xf32>, tensor<?x4xf32>) -> tensor<?x4x128xf32>
+// CHECK-NEXT: %[[R:.*]] = kf.step @kernels::@kf_hadamard_n128(%arg5) items(8)
+// CHECK-NEXT: kf.step @kernels::@kf_fp4_sim_n128_b32(%[[R]]) items(8)
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @ops(%x: tensor<?x256xf32>, %kv: tensor<?x192xf32>, %g: tensor<?x4x128xf32>, %u: tensor<?x4x128xf32>, %w: tensor<?x4xf32>, %q: tensor<?x8x128xf32>) -> (tensor<?x256xf32>, tensor<?x192xf32>, tensor<?x4x128xf32>, tensor<?x8x128xf32>) {
+    %a = kf.fp8_sim %x block(128) : tensor<?x256xf32>
+    %b = kf.fp8_sim %kv block(64) leading(128) : tensor<?x192xf32>
+    %h = kf.swiglu %g, %u weights(%w : tensor<?x4xf32>) limit(2.0) : tensor<?x4x128xf32>
+    %r = kf.hadamard %q : tensor<?x8x128xf32>
+    %f = kf.fp4_sim %r block(32) : tensor<?x8x128xf32>
+    return %a, %b, %h, %f : tensor<?x256xf32>, tensor<?x192xf32>, tensor<?x4x128xf32>, tensor<?x8x128xf32>
+  }
+}
+
+// -----
+
 // Ops without an emitter stay.
 // CHECK-LABEL: func.func @no_emitter
-// CHECK: kf.hadamard
+// CHECK: kf.rope
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  func.func @no_emitter(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    %y = kf.hadamard %x : tensor<?x64xf32>
+  func.func @no_emitter(%x: tensor<?x64xf32>, %p: tensor<?xi64>) -> tensor<?x64xf32> {
+    %y = kf.rope %x, %p, <dim = 64, base = 1.000000e+04> : tensor<?x64xf32>, tensor<?xi64>
     return %y : tensor<?x64xf32>
   }
 }

@@ -1,7 +1,7 @@
 // A block of norms and linears through kf-compile's pipeline, --kf-lower-ops
 // and --kf-build-plan, JIT-compiled for this machine and run by the
 // runtime's executor, against the golden computed step by step: the
-// reference's rmsNorm and per-head rmsScale, the reference activation
+// reference's rmsNorm, fp8Sim and per-head rmsScale, the reference activation
 // quantizer and kf::dot with the bf16 rounding of a linear. The integer
 // kernels equal kf::dot bit for bit and the norms equal the reference on
 // these rows (RmsNormKernelTest), so the plan must too, whatever its arena
@@ -17,6 +17,7 @@
 #include "kf/Dialect/Plan/PlanDialect.h"
 #include "kf/Passes/InitAll.h"
 #include "kf/deepseek_v4/reference/primitives.h"
+#include "kf/deepseek_v4/reference/quant_sim.h"
 #include "kf/runtime/executor.h"
 #include "kf/runtime/half.h"
 #include "kf/runtime/packing.h"
@@ -37,15 +38,17 @@ namespace reference = ::kf::deepseek_v4::reference;
 constexpr int64_t kMaxRows = 24;
 constexpr int64_t kD = 256, kA = 192, kHeads = 3, kHead = 64, kB = 128;
 
-// x -> RMSNorm(g) -> linear(wa, q8_0) -> per-head bf16 scaling -> linear(wb,
-// q4_0); both linears' results are returned, the first also read on.
+// x -> RMSNorm(g) -> FP8 simulation -> linear(wa, q8_0) -> per-head bf16
+// scaling -> linear(wb, q4_0); both linears' results are returned, the
+// first also read on.
 constexpr const char *kGraph = R"mlir(
 func.func @block(%x: tensor<?x256xf32>, %g: !kf.qweight<f32, [256]>,
                  %wa: !kf.qweight<q8_0, [192, 256]>,
                  %wb: !kf.qweight<q4_0, [128, 192]>)
     -> (tensor<?x128xf32>, tensor<?x192xf32>) {
   %h = kf.rms_norm %x, %g eps(1.0e-06) : tensor<?x256xf32>, !kf.qweight<f32, [256]>
-  %a = kf.linear %h, %wa : tensor<?x256xf32>, !kf.qweight<q8_0, [192, 256]> -> tensor<?x192xf32>
+  %s = kf.fp8_sim %h block(128) : tensor<?x256xf32>
+  %a = kf.linear %s, %wa : tensor<?x256xf32>, !kf.qweight<q8_0, [192, 256]> -> tensor<?x192xf32>
   %c0 = arith.constant 0 : index
   %t = tensor.dim %a, %c0 : tensor<?x192xf32>
   %e = tensor.expand_shape %a [[0], [1, 2]] output_shape [%t, 3, 64] : tensor<?x192xf32> into tensor<?x3x64xf32>
@@ -114,6 +117,7 @@ std::pair<std::vector<float>, std::vector<float>> golden(const Block &block,
     std::vector<float> h(kD);
     reference::rmsNorm(std::span(block.x).subspan(r * kD, kD), block.g, 1e-6f,
                        h);
+    reference::fp8Sim(h, 128);
     std::vector<float> ar = linear(Format::Q8_0, block.wa, kA, h);
     a.insert(a.end(), ar.begin(), ar.end());
     for (int64_t head = 0; head < kHeads; ++head)
@@ -171,8 +175,9 @@ TEST_F(BuildPlanTest, RunsTheGraphBitForBitJitAndAot) {
   auto planOp = *module->getOps<mlir::kf_plan::PlanOp>().begin();
   Plan plan = mlir::kf_plan::getRuntimePlan(planOp);
   // A matmul reads every thread's packed rows, and a step after it every
-  // thread's columns: the first norm and quantizer share their rows, the
-  // per-head norm splits them otherwise than the quantizer after it.
+  // thread's columns: the first norm, simulation and quantizer share their
+  // rows, the per-head norm splits them otherwise than the quantizer after
+  // it.
   EXPECT_EQ(plan.barriers(), 4);
   ASSERT_EQ(plan.weights.size(), 3u);
   EXPECT_EQ(plan.weights[0].name, "arg1");

@@ -208,9 +208,10 @@ def KfLowerOps : Pass<"kf-lower-ops", "::mlir::ModuleOp"> {
     kernels") by a `kf.step` calling a step kernel the pass builds for the
     op's instance, on the module's `#kf.target`, into the module's nested
     `module @kernels`, created on first use; instances of one shape share
-    one function. Today: `kf.rms_norm` whose weight, if any, is an f32
-    `!kf.qweight` (a constant weight of ones has been folded away by the
-    canonicalizer), one work item per innermost row.
+    one function, and every kernel does one innermost row per work item.
+    Today: `kf.rms_norm` whose weight, if any, is an f32 `!kf.qweight` (a
+    constant weight of ones has been folded away by the canonicalizer),
+    `kf.fp8_sim`, `kf.fp4_sim`, `kf.swiglu` and `kf.hadamard`.
 
     An op no emitter builds yet is left as it is. An op whose instance its
     emitter refuses (a row length the kernel does not take) fails the pass,
