@@ -469,6 +469,11 @@ const TensorInfo *File::findTensor(std::string_view name) const {
   return it == tensorIndex_.end() ? nullptr : &tensors_[it->second];
 }
 
+void File::release(const TensorInfo &tensor) const {
+  if (mapping_)
+    mapping_->release(data(tensor));
+}
+
 int64_t TensorInfo::elements() const {
   // The reader checked that the product fits unless a dimension is zero.
   if (std::find(shape.begin(), shape.end(), 0) != shape.end())

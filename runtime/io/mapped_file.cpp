@@ -53,4 +53,15 @@ MappedFile::~MappedFile() {
     munmap(const_cast<uint8_t *>(data_), size_);
 }
 
+void MappedFile::release(std::span<const uint8_t> range) const {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(range.data());
+  uintptr_t end = begin + range.size();
+  begin = (begin + page - 1) / page * page;
+  end = end / page * page;
+  if (begin < end)
+    // Advice only: nothing to report if the kernel declines it.
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
 } // namespace kf

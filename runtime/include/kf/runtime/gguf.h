@@ -106,6 +106,9 @@ public:
   std::span<const uint8_t> data(const TensorInfo &tensor) const {
     return bytes_.subspan(dataOffset_ + tensor.offset, tensor.bytes);
   }
+  // Drops a tensor's pages from resident memory once its bytes have been
+  // copied elsewhere (MappedFile::release); nothing for parsed bytes.
+  void release(const TensorInfo &tensor) const;
 
 private:
   File() = default;

@@ -24,6 +24,12 @@ public:
   // Empty for an empty file (which cannot be mapped).
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
 
+  // Says that the pages wholly inside `range` (a part of bytes()) will not
+  // be read again: they leave the process's resident memory (a later read
+  // maps them from the file again). Once a weight is repacked, its file
+  // bytes need not stay resident beside the packed copy.
+  void release(std::span<const uint8_t> range) const;
+
 private:
   MappedFile(const uint8_t *data, size_t size) : data_(data), size_(size) {}
 

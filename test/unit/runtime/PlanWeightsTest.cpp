@@ -1,0 +1,127 @@
+// A plan's weights bound from a GGUF file: each packed to its layout,
+// byte for byte what kf::packWeights (kf::packExpertWeights for a stack)
+// gives, whatever the thread count and however a large tensor is cut into
+// parts; weights read as stored are the file's bytes in place; a file that
+// does not hold what the plan was compiled for is refused in one line.
+#include <random>
+#include <vector>
+
+#include "TempDir.h"
+#include "kf/runtime/gguf_writer.h"
+#include "kf/runtime/packing.h"
+#include "kf/runtime/plan_weights.h"
+#include "kf/runtime/quant.h"
+#include "gmock/gmock.h"
+
+namespace kf {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<uint8_t> quantized(Format format, int64_t elements, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> values(elements);
+  for (float &v : values)
+    v = dist(rng);
+  std::vector<uint8_t> bytes(*rowBytes(format, elements));
+  EXPECT_TRUE(quantize(format, values, bytes).ok());
+  return bytes;
+}
+
+// The tensors: a norm's f32 vector, a Q8_0 matrix large enough to be packed
+// in two parts, and a Q4_0 expert stack.
+struct Model {
+  std::vector<uint8_t> g = quantized(Format::F32, 64, 1);
+  std::vector<uint8_t> w = quantized(Format::Q8_0, 4096 * 1024, 2);
+  std::vector<uint8_t> e = quantized(Format::Q4_0, 3 * 16 * 64, 3);
+
+  std::string write(const testing::TempDir &dir) const {
+    gguf::Writer writer;
+    writer.addMetadata("general.architecture", "test");
+    writer.addTensor("g", Format::F32, {64}, std::span<const uint8_t>(g));
+    writer.addTensor("w", Format::Q8_0, {1024, 4096},
+                     std::span<const uint8_t>(w));
+    writer.addTensor("e", Format::Q4_0, {64, 16, 3},
+                     std::span<const uint8_t>(e));
+    std::string path = dir.file("model.gguf");
+    EXPECT_TRUE(writer.write(path).ok());
+    return path;
+  }
+};
+
+Plan makePlan() {
+  Plan plan;
+  plan.maxRows = 1;
+  plan.weights = {
+      {"g", Format::F32, {64}, std::nullopt},
+      {"w", Format::Q8_0, {4096, 1024}, PackedLayout{Format::Q8_0, 16}},
+      {"e", Format::Q4_0, {3, 16, 64}, PackedLayout{Format::Q4_0, 8}}};
+  return plan;
+}
+
+TEST(PlanWeights, PacksEachWeightToItsLayout) {
+  testing::TempDir dir;
+  Model model;
+  std::string path = model.write(dir);
+  Plan plan = makePlan();
+  std::vector<uint8_t> w =
+      *packWeights(*plan.weights[1].layout, model.w, 4096, 1024);
+  std::vector<uint8_t> e =
+      *packExpertWeights(*plan.weights[2].layout, model.e, 3, 16, 64);
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    std::atomic<uint64_t> done{0};
+    absl::StatusOr<PlanWeights> weights =
+        PlanWeights::load(plan, path, pool, &done);
+    ASSERT_TRUE(weights.ok()) << weights.status();
+    const auto &spans = weights->spans();
+    ASSERT_EQ(spans.size(), 3u);
+    EXPECT_TRUE(std::equal(spans[0].begin(), spans[0].end(), model.g.begin(),
+                           model.g.end()));
+    EXPECT_TRUE(
+        std::equal(spans[1].begin(), spans[1].end(), w.begin(), w.end()));
+    EXPECT_TRUE(
+        std::equal(spans[2].begin(), spans[2].end(), e.begin(), e.end()));
+    EXPECT_EQ(weights->packedBytes(), w.size() + e.size());
+    EXPECT_EQ(weights->sourceBytes(),
+              model.g.size() + model.w.size() + model.e.size());
+    // Every packed tensor's file bytes are counted once.
+    EXPECT_EQ(done.load(), model.w.size() + model.e.size());
+    EXPECT_EQ(*planWeightBytes(plan.weights[2]), e.size());
+  }
+}
+
+std::string loadError(const Plan &plan, const std::string &path) {
+  ThreadPool pool(2);
+  absl::StatusOr<PlanWeights> weights = PlanWeights::load(plan, path, pool);
+  return weights.ok() ? "" : std::string(weights.status().message());
+}
+
+TEST(PlanWeights, RefusesAFileThatDoesNotHoldThePlansWeights) {
+  testing::TempDir dir;
+  std::string path = Model().write(dir);
+  Plan plan = makePlan();
+  plan.weights[0].name = "gamma";
+  EXPECT_EQ(loadError(plan, path),
+            path + ": no tensor gamma, which the plan reads");
+
+  plan = makePlan();
+  plan.weights[1].format = Format::Q4_0;
+  plan.weights[1].layout->format = Format::Q4_0;
+  EXPECT_EQ(loadError(plan, path),
+            path + ": tensor w is q8_0 [4096, 1024]; the plan was compiled "
+                   "for q4_0 [4096, 1024]");
+
+  plan = makePlan();
+  plan.weights[2].shape = {4, 16, 64};
+  EXPECT_THAT(loadError(plan, path),
+              HasSubstr("tensor e is q4_0 [3, 16, 64]; the plan was compiled "
+                        "for q4_0 [4, 16, 64]"));
+
+  EXPECT_THAT(loadError(makePlan(), dir.file("absent.gguf")),
+              HasSubstr("absent.gguf"));
+}
+
+} // namespace
+} // namespace kf
