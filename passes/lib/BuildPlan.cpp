@@ -125,6 +125,9 @@ struct StepEntry {
   int64_t group = 1;
   bool barrier = false;
   SmallVector<Attribute> operands;
+  // A routed expert matmul's shape (StepKind::Experts), which the runtime
+  // dispatches.
+  std::optional<::kf::ExpertShape> experts;
 };
 
 /// The bytes per token row of `type`, or failure when they are not whole
@@ -353,6 +356,8 @@ private:
     int64_t bytes = static_cast<int64_t>(type.getSizeInBytes());
     int64_t offset = 0;
     if (layout) {
+      // An expert stack is packed expert by expert.
+      const int64_t experts = type.isExpertStack() ? type.getShape()[0] : 1;
       auto packed =
           ::kf::packedWeightBytes(*layout, type.getRows(), type.getCols());
       auto group =
@@ -364,7 +369,7 @@ private:
                << std::string(
                       (packed.ok() ? group : packed).status().message());
       offset = rowOffset / layout->rows * static_cast<int64_t>(*group);
-      bytes = static_cast<int64_t>(*packed) - offset;
+      bytes = experts * static_cast<int64_t>(*packed) - offset;
     }
     Place place{OperandKind::weight, static_cast<int64_t>(it->second), offset,
                 0};
@@ -431,6 +436,7 @@ private:
           return planQuantize(quantize);
         })
         .Case([&](QMatmulOp matmul) { return planMatmul(matmul); })
+        .Case([&](ExpertQMatmulOp matmul) { return planExperts(matmul); })
         .Case([&](func::ReturnOp) { return success(); })
         .Default([&](Operation *other) {
           return other->emitOpError()
@@ -504,6 +510,45 @@ private:
     return success();
   }
 
+  /// A routed expert matmul: a step the runtime dispatches, on work items
+  /// of (expert, block of output rows) — the L2 row block its kernel was
+  /// decided with — through the expert's own matmul kernel.
+  LogicalResult planExperts(ExpertQMatmulOp op) {
+    auto kernel = op->getAttrOfType<KernelAttr>(KfDialect::kKernelAttrName);
+    QWeightType stack = op.getWeight().getType();
+    auto x = cast<RankedTensorType>(op.getInput().getType());
+    auto ids = cast<RankedTensorType>(op.getIds().getType());
+    const int64_t rows = stack.getRows();
+    absl::StatusOr<uint64_t> expertBytes = ::kf::packedWeightBytes(
+        kernel.getWeightLayout(), rows, stack.getCols());
+    if (!expertBytes.ok())
+      return op.emitOpError() << "kf-build-plan: "
+                              << std::string(expertBytes.status().message());
+    StepEntry step{getStepName(op, op.getCallee()), op.getCallee()};
+    step.split = WorkSplit::claim;
+    step.itemsFixed = rows;
+    int64_t block = kernel.getL2Rows().value_or(rows);
+    step.group = block > 0 && block < rows ? block : rows;
+    // One activation row per token ([T, B]), or per slot ([T, k, B]).
+    const bool rowPerSlot = x.getRank() == 3;
+    step.experts =
+        ::kf::ExpertShape{stack.getShape()[0],
+                          ids.getShape().back(),
+                          rows,
+                          rowPerSlot,
+                          *getRowBytes(x) / (rowPerSlot ? x.getDimSize(1) : 1),
+                          static_cast<int64_t>(*expertBytes)};
+    if (failed(
+            addWeight(step, op, op.getWeight(), kernel.getWeightLayout(), 0)))
+      return failure();
+    addTensor(step, places[getRoot(op.getInput())], /*write=*/false, 0, 0, 1);
+    addTensor(step, places[getRoot(op.getIds())], /*write=*/false, 0, 0, 1);
+    addTensor(step, placeResult(op.getResult()), /*write=*/true, rows, 0,
+              step.group);
+    addStep(std::move(step));
+    return success();
+  }
+
   kf_plan::PlanOp emit() {
     OpBuilder b(fn);
     MLIRContext *context = fn.getContext();
@@ -519,13 +564,27 @@ private:
       kf_plan::WeightOp::create(
           b, loc, b.getStringAttr(w.name), TypeAttr::get(w.type),
           w.layout ? b.getStringAttr(*w.layout) : StringAttr());
-    for (const StepEntry &s : steps)
+    for (const StepEntry &s : steps) {
+      if (s.experts) {
+        const ::kf::ExpertShape &e = *s.experts;
+        kf_plan::ExpertsOp::create(
+            b, loc, b.getStringAttr(s.name), s.callee,
+            b.getI64IntegerAttr(e.experts), b.getI64IntegerAttr(e.slots),
+            b.getI64IntegerAttr(e.rows), b.getI64IntegerAttr(s.group),
+            b.getI64IntegerAttr(e.xRowBytes),
+            b.getI64IntegerAttr(e.expertBytes),
+            e.rowPerSlot ? b.getUnitAttr() : UnitAttr(),
+            s.barrier ? b.getUnitAttr() : UnitAttr(),
+            b.getArrayAttr(s.operands));
+        continue;
+      }
       kf_plan::StepOp::create(
           b, loc, b.getStringAttr(s.name), s.callee,
           b.getI64IntegerAttr(s.itemsFixed), b.getI64IntegerAttr(s.itemsPerRow),
           kf_plan::WorkSplitAttr::get(context, s.split),
           b.getI64IntegerAttr(s.group),
           s.barrier ? b.getUnitAttr() : UnitAttr(), b.getArrayAttr(s.operands));
+    }
     return plan;
   }
 

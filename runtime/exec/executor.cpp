@@ -108,11 +108,21 @@ absl::Status Executor::run(ThreadPool &pool, int64_t m,
   };
   std::unique_ptr<Counter[]> counters(new Counter[steps]);
   Barrier barrier(threads);
+  reserveExpertScratch(threads, m);
+  // A thread's first error; the threads go on to the end of the plan, so
+  // that none waits at a barrier for one that stopped.
+  std::vector<absl::Status> errors(threads);
   pool.run([&](int t) {
     for (size_t s = 0; s < steps; ++s) {
       const PlanStep &step = plan_.steps[s];
       if (step.barrierBefore)
         barrier.wait();
+      if (step.kind == StepKind::Experts) {
+        absl::Status status = runExperts(s, m, t, counters[s].next);
+        if (errors[t].ok())
+          errors[t] = std::move(status);
+        continue;
+      }
       void *const *operands = addresses_.data() + stepBegin_[s];
       kf_step_fn kernel = kernels_[step.kernel];
       int64_t items = step.items.at(m);
@@ -139,6 +149,9 @@ absl::Status Executor::run(ThreadPool &pool, int64_t m,
       }
     }
   });
+  for (absl::Status &error : errors)
+    if (!error.ok())
+      return error;
   return absl::OkStatus();
 }
 

@@ -1,5 +1,7 @@
 #include "kf/runtime/plan.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 
 namespace kf {
@@ -18,6 +20,52 @@ bool isValidExtent(RowExtent e, int64_t maxRows) {
   if (e.fixed < 0 || e.perRow < 0)
     return false;
   return e.perRow == 0 || maxRows <= (INT64_MAX - e.fixed) / e.perRow;
+}
+
+// a * b, or nullopt when it overflows.
+std::optional<int64_t> multiply(int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product))
+    return std::nullopt;
+  return product;
+}
+
+// An expert step's operands hold what its shape says it reads and writes,
+// so that the runtime's gathers and scatters stay inside them.
+absl::Status validateExperts(size_t s, const PlanStep &step) {
+  const ExpertShape &e = step.experts;
+  if (e.experts < 1 || e.slots < 1 || e.rows < 1 || e.xRowBytes < 1 ||
+      e.expertBytes < 1)
+    return stepError(s, step, "an expert shape needs positive sizes");
+  if (step.split != WorkSplit::Claim)
+    return stepError(s, step, "an expert step's items are claimed");
+  if (step.operands.size() != 4 ||
+      step.operands[0].kind != OperandKind::Weight ||
+      step.operands[1].kind == OperandKind::Weight ||
+      step.operands[2].kind == OperandKind::Weight ||
+      step.operands[3].kind == OperandKind::Weight)
+    return stepError(s, step,
+                     "an expert step takes a weight stack, activations, ids "
+                     "and an output");
+  std::optional<int64_t> stack = multiply(e.experts, e.expertBytes);
+  std::optional<int64_t> x = multiply(e.rowPerSlot ? e.slots : 1, e.xRowBytes);
+  std::optional<int64_t> ids = multiply(e.slots, 4);
+  std::optional<int64_t> y = multiply(e.slots, e.rows);
+  if (y)
+    y = multiply(*y, 4);
+  if (!stack || !x || !ids || !y)
+    return stepError(s, step, "an expert shape overflows");
+  const std::pair<int64_t, const char *> needs[] = {
+      {step.operands[0].bytes.fixed - *stack, "weight stack"},
+      {step.operands[1].bytes.perRow - *x, "activations"},
+      {step.operands[2].bytes.perRow - *ids, "ids"},
+      {step.operands[3].bytes.perRow - *y, "output"}};
+  for (const auto &[spare, what] : needs)
+    if (spare < 0)
+      return stepError(
+          s, step,
+          absl::StrCat("its ", what, " operand is smaller than its shape"));
+  return absl::OkStatus();
 }
 
 } // namespace
@@ -46,6 +94,8 @@ absl::Status Plan::validate() const {
     if (step.split != WorkSplit::Blocks && step.split != WorkSplit::Claim &&
         step.split != WorkSplit::Single)
       return stepError(s, step, "unknown work split");
+    if (step.kind != StepKind::Kernel && step.kind != StepKind::Experts)
+      return stepError(s, step, "unknown step kind");
     for (size_t o = 0; o < step.operands.size(); ++o) {
       const PlanOperand &op = step.operands[o];
       std::string name = absl::StrCat("operand ", o);
@@ -87,6 +137,9 @@ absl::Status Plan::validate() const {
         return stepError(s, step, absl::StrCat(name, ": unknown kind"));
       }
     }
+    if (step.kind == StepKind::Experts)
+      if (absl::Status e = validateExperts(s, step); !e.ok())
+        return e;
   }
   return absl::OkStatus();
 }

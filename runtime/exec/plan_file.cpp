@@ -81,7 +81,9 @@ absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
   std::vector<std::string> stepNames;
   std::vector<uint32_t> kernel, split, operandCount;
   std::vector<int64_t> itemsFixed, itemsPerRow, group;
-  std::vector<uint8_t> barrier;
+  std::vector<uint8_t> barrier, rowPerSlot;
+  std::vector<uint32_t> stepKind;
+  std::vector<int64_t> experts, slots, expertRows, xRowBytes, expertBytes;
   std::vector<uint32_t> kind, index;
   std::vector<int64_t> offset, fixed, perRow;
   for (const PlanStep &step : plan.steps) {
@@ -92,6 +94,13 @@ absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
     split.push_back(static_cast<uint32_t>(step.split));
     group.push_back(step.group);
     barrier.push_back(step.barrierBefore ? 1 : 0);
+    stepKind.push_back(static_cast<uint32_t>(step.kind));
+    experts.push_back(step.experts.experts);
+    slots.push_back(step.experts.slots);
+    expertRows.push_back(step.experts.rows);
+    rowPerSlot.push_back(step.experts.rowPerSlot ? 1 : 0);
+    xRowBytes.push_back(step.experts.xRowBytes);
+    expertBytes.push_back(step.experts.expertBytes);
     operandCount.push_back(static_cast<uint32_t>(step.operands.size()));
     for (const PlanOperand &op : step.operands) {
       kind.push_back(static_cast<uint32_t>(op.kind));
@@ -109,6 +118,13 @@ absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
   writer.addMetadata(key("steps", "group"), group);
   writer.addMetadata(key("steps", "barrier"), barrier);
   writer.addMetadata(key("steps", "operands"), operandCount);
+  writer.addMetadata(key("steps", "kind"), stepKind);
+  writer.addMetadata(key("steps", "experts"), experts);
+  writer.addMetadata(key("steps", "slots"), slots);
+  writer.addMetadata(key("steps", "expert_rows"), expertRows);
+  writer.addMetadata(key("steps", "row_per_slot"), rowPerSlot);
+  writer.addMetadata(key("steps", "x_row_bytes"), xRowBytes);
+  writer.addMetadata(key("steps", "expert_bytes"), expertBytes);
   writer.addMetadata(key("operands", "kind"), kind);
   writer.addMetadata(key("operands", "index"), index);
   writer.addMetadata(key("operands", "offset"), offset);
@@ -211,6 +227,13 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
   KF_READ(group, reader.table<int64_t>("steps", "group", steps));
   KF_READ(barrier, reader.table<uint8_t>("steps", "barrier", steps));
   KF_READ(operandCount, reader.table<uint32_t>("steps", "operands", steps));
+  KF_READ(stepKind, reader.table<uint32_t>("steps", "kind", steps));
+  KF_READ(experts, reader.table<int64_t>("steps", "experts", steps));
+  KF_READ(slots, reader.table<int64_t>("steps", "slots", steps));
+  KF_READ(expertRows, reader.table<int64_t>("steps", "expert_rows", steps));
+  KF_READ(rowPerSlot, reader.table<uint8_t>("steps", "row_per_slot", steps));
+  KF_READ(xRowBytes, reader.table<int64_t>("steps", "x_row_bytes", steps));
+  KF_READ(expertBytes, reader.table<int64_t>("steps", "expert_bytes", steps));
   size_t operands = 0;
   for (uint32_t n : operandCount)
     operands += n;
@@ -229,6 +252,9 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
     step.split = static_cast<WorkSplit>(split[s]);
     step.group = group[s];
     step.barrierBefore = barrier[s] != 0;
+    step.kind = static_cast<StepKind>(stepKind[s]);
+    step.experts = {experts[s],         slots[s],     expertRows[s],
+                    rowPerSlot[s] != 0, xRowBytes[s], expertBytes[s]};
     for (uint32_t o = 0; o < operandCount[s]; ++o, ++operand)
       step.operands.push_back({static_cast<OperandKind>(kind[operand]),
                                index[operand],

@@ -33,6 +33,19 @@ static void printWorkSplit(OpAsmPrinter &printer, Operation *,
 #define GET_OP_CLASSES
 #include "kf/Dialect/Plan/PlanOps.cpp.inc"
 
+/// A step's #kf_plan.operand list as the runtime's.
+static std::vector<::kf::PlanOperand> getRuntimeOperands(ArrayAttr operands) {
+  std::vector<::kf::PlanOperand> runtime;
+  for (Attribute a : operands) {
+    auto operand = cast<OperandAttr>(a);
+    runtime.push_back({static_cast<::kf::OperandKind>(operand.getKind()),
+                       static_cast<uint32_t>(operand.getIndex()),
+                       operand.getOffset(),
+                       {operand.getFixed(), operand.getPerRow()}});
+  }
+  return runtime;
+}
+
 ::kf::Plan mlir::kf_plan::getRuntimePlan(PlanOp plan) {
   ::kf::Plan runtime;
   if (kf::TargetAttr target = kf::TargetAttr::lookup(plan)) {
@@ -59,18 +72,30 @@ static void printWorkSplit(OpAsmPrinter &printer, Operation *,
       if (std::optional<StringRef> layout = weight.getLayout())
         w.layout = ::kf::packedLayoutNamed(*layout);
       runtime.weights.push_back(std::move(w));
+    } else if (auto experts = dyn_cast<ExpertsOp>(op)) {
+      ::kf::PlanStep s;
+      s.name = experts.getName().str();
+      StringRef kernel = experts.getCallee().getLeafReference().getValue();
+      s.kernel = kernels.insert({kernel, kernels.size()}).first->second;
+      s.operands = getRuntimeOperands(experts.getOperands());
+      s.kind = ::kf::StepKind::Experts;
+      s.split = ::kf::WorkSplit::Claim;
+      s.items = {static_cast<int64_t>(experts.getRows()), 0};
+      s.group = static_cast<int64_t>(experts.getRowsPerItem());
+      s.barrierBefore = experts.getBarrier();
+      s.experts = {static_cast<int64_t>(experts.getExperts()),
+                   static_cast<int64_t>(experts.getSlots()),
+                   static_cast<int64_t>(experts.getRows()),
+                   experts.getRowPerSlot(),
+                   static_cast<int64_t>(experts.getXRowBytes()),
+                   static_cast<int64_t>(experts.getExpertBytes())};
+      runtime.steps.push_back(std::move(s));
     } else if (auto step = dyn_cast<StepOp>(op)) {
       ::kf::PlanStep s;
       s.name = step.getName().str();
       StringRef kernel = step.getCallee().getLeafReference().getValue();
       s.kernel = kernels.insert({kernel, kernels.size()}).first->second;
-      for (Attribute a : step.getOperands()) {
-        auto operand = cast<OperandAttr>(a);
-        s.operands.push_back({static_cast<::kf::OperandKind>(operand.getKind()),
-                              static_cast<uint32_t>(operand.getIndex()),
-                              operand.getOffset(),
-                              {operand.getFixed(), operand.getPerRow()}});
-      }
+      s.operands = getRuntimeOperands(step.getOperands());
       s.items = {static_cast<int64_t>(step.getItemsFixed()),
                  static_cast<int64_t>(step.getItemsPerRow())};
       s.split = static_cast<::kf::WorkSplit>(step.getSplit());
@@ -86,26 +111,29 @@ static void printWorkSplit(OpAsmPrinter &printer, Operation *,
 
 LogicalResult PlanOp::verify() {
   for (Operation &op : getBody().front()) {
-    if (!isa<BufferOp, WeightOp, StepOp>(op))
+    if (!isa<BufferOp, WeightOp, StepOp, ExpertsOp>(op))
       return op.emitOpError() << "is not a buffer, weight or step of a plan";
   }
   // Run buffers and weights come first, so that an index is a position.
   bool steps = false;
   for (Operation &op : getBody().front()) {
-    if (isa<StepOp>(op))
+    if (isa<StepOp, ExpertsOp>(op))
       steps = true;
     else if (steps)
       return op.emitOpError() << "must come before the plan's steps";
   }
   // Indices the runtime's 32-bit ones hold, then the runtime's own checks,
   // so that a plan that verifies loads.
-  for (StepOp step : getBody().front().getOps<StepOp>())
-    for (Attribute a : step.getOperands()) {
+  for (Operation &op : getBody().front()) {
+    auto operands = op.getAttrOfType<ArrayAttr>("operands");
+    if (!operands)
+      continue;
+    for (Attribute a : operands) {
       int64_t index = cast<OperandAttr>(a).getIndex();
       if (index < 0 || index > INT32_MAX)
-        return step.emitOpError()
-               << "operand index " << index << " out of range";
+        return op.emitOpError() << "operand index " << index << " out of range";
     }
+  }
   for (WeightOp weight : getBody().front().getOps<WeightOp>()) {
     std::optional<StringRef> name = weight.getLayout();
     if (!name)
@@ -121,18 +149,37 @@ LogicalResult PlanOp::verify() {
   return success();
 }
 
-LogicalResult StepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto fn = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
-      *this, getCallee());
+/// Checks that `callee` names a function whose type is `abi`, the ABI of
+/// the kernel kind `what`.
+static LogicalResult verifyCallee(Operation *op, SymbolRefAttr callee,
+                                  FunctionType abi, StringRef what,
+                                  SymbolTableCollection &symbolTable) {
+  auto fn =
+      symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(op, callee);
   if (!fn)
-    return emitOpError() << "callee " << getCallee() << " is not a function";
+    return op->emitOpError() << "callee " << callee << " is not a function";
+  if (fn.getFunctionType() != abi)
+    return op->emitOpError()
+           << "callee " << callee << " has type " << fn.getFunctionType()
+           << ", expected the " << what << " ABI " << abi;
+  return success();
+}
+
+LogicalResult ExpertsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   Builder b(getContext());
   Type ptr = LLVM::LLVMPointerType::get(getContext());
   Type i64 = b.getI64Type();
-  FunctionType abi = b.getFunctionType({ptr, i64, i64, i64}, {});
-  if (fn.getFunctionType() != abi)
-    return emitOpError() << "callee " << getCallee() << " has type "
-                         << fn.getFunctionType()
-                         << ", expected the step kernel ABI " << abi;
-  return success();
+  return verifyCallee(
+      *this, getCallee(),
+      b.getFunctionType({ptr, ptr, ptr, i64, i64, i64, i64}, {}),
+      "matmul kernel", symbolTable);
+}
+
+LogicalResult StepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Builder b(getContext());
+  Type ptr = LLVM::LLVMPointerType::get(getContext());
+  Type i64 = b.getI64Type();
+  return verifyCallee(*this, getCallee(),
+                      b.getFunctionType({ptr, i64, i64, i64}, {}),
+                      "step kernel", symbolTable);
 }

@@ -91,3 +91,35 @@ module @kernels {
 kf_plan.plan @size max_rows(8) arena(1024) {
   kf_plan.buffer "arg0" bytes(0 + -4)
 }
+
+// -----
+
+kf_plan.plan @experts max_rows(8) arena(65536) {
+  kf_plan.weight "stack" layout("q8_0_r16") : !kf.qweight<q8_0, [4, 16, 256]>
+  // expected-error @+1 {{'kf_plan.experts' op callee @kernels::@expert has type '(!llvm.ptr, i64, i64, i64) -> ()', expected the matmul kernel ABI '(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64) -> ()'}}
+  kf_plan.experts "up" @kernels::@expert experts(4) slots(2) rows(16) rows_per_item(16)
+      x_row_bytes(384) expert_bytes(4352) [
+    #kf_plan.operand<kind = weight, index = 0, offset = 0, fixed = 17408, per_row = 0>,
+    #kf_plan.operand<kind = arena, index = 0, offset = 0, fixed = 0, per_row = 384>,
+    #kf_plan.operand<kind = arena, index = 0, offset = 8192, fixed = 0, per_row = 8>,
+    #kf_plan.operand<kind = arena, index = 0, offset = 16384, fixed = 0, per_row = 128>]
+}
+module @kernels {
+  func.func private @expert(!llvm.ptr, i64, i64, i64)
+}
+
+// -----
+
+// expected-error @+1 {{'kf_plan.plan' op plan step 0 (up): its output operand is smaller than its shape}}
+kf_plan.plan @expert_output max_rows(8) arena(65536) {
+  kf_plan.weight "stack" layout("q8_0_r16") : !kf.qweight<q8_0, [4, 16, 256]>
+  kf_plan.experts "up" @kernels::@expert experts(4) slots(2) rows(16) rows_per_item(16)
+      x_row_bytes(384) expert_bytes(4352) [
+    #kf_plan.operand<kind = weight, index = 0, offset = 0, fixed = 17408, per_row = 0>,
+    #kf_plan.operand<kind = arena, index = 0, offset = 0, fixed = 0, per_row = 384>,
+    #kf_plan.operand<kind = arena, index = 0, offset = 8192, fixed = 0, per_row = 8>,
+    #kf_plan.operand<kind = arena, index = 0, offset = 16384, fixed = 0, per_row = 64>]
+}
+module @kernels {
+  func.func private @expert(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
+}

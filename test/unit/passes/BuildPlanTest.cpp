@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kf/Codegen/KernelCompiler.h"
+#include "kf/Codegen/MatmulEmitter.h"
 #include "kf/Dialect/Plan/PlanDialect.h"
 #include "kf/Passes/InitAll.h"
 #include "kf/deepseek_v4/reference/primitives.h"
@@ -27,6 +28,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "gmock/gmock.h"
 
@@ -243,6 +245,184 @@ TEST_F(BuildPlanTest, RunsTheGraphBitForBitJitAndAot) {
       Executor::create(library->plan(), library->kernels(), weights);
   ASSERT_TRUE(aotExecutor.ok()) << aotExecutor.status();
   checkRuns(*aotExecutor, block);
+}
+
+// Routed experts, as kf-lower-quant-dot lowers a MoE: the tokens' packed rows
+// times the expert each slot routes to (up), then each slot's own packed row
+// times its expert again (down, one activation row per slot). The runtime
+// buckets the slots, gathers each expert's rows and claims (expert, block of
+// 32 rows) items; every slot's rows equal kf::dot of its expert's rows with
+// its activations, bit for bit, on 1 to 3 threads, for routings with few
+// and many slots per expert (every slot of 17 tokens on one expert).
+constexpr int64_t kExperts = 6, kSlots = 2, kUp = 96, kDown = 64, kK = 256;
+
+std::string expertGraph(const codegen::MatmulKernelSpec &up,
+                        const codegen::MatmulKernelSpec &down,
+                        llvm::StringRef isa) {
+  auto kernel = [&](const codegen::MatmulKernelSpec &spec) {
+    return llvm::formatv("#kf.kernel<isa = {0}, layout = mxfp4_r{1}, "
+                         "max_cols = 8, threads = 2, cols = dynamic, "
+                         "l2_rows = 32, l1_k = {2}>",
+                         isa, spec.rows, spec.k)
+        .str();
+  };
+  return llvm::formatv(R"mlir(
+func.func @experts(%x: tensor<?x256xf32>, %ids: tensor<?x2xi32>,
+                   %wu: !kf.qweight<mxfp4, [6, 96, 256]>,
+                   %wd: !kf.qweight<mxfp4, [6, 64, 96]>) -> tensor<?x2x64xf32> {
+  %xq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k256(%x) : tensor<?x256xf32> -> tensor<?x384xi8>
+  %u = kf.expert_qmatmul @kernels::@{0}(%xq, %ids, %wu) {kf.kernel = {2}}
+      : tensor<?x384xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [6, 96, 256]> -> tensor<?x2x96xf32>
+  %uq = kf.quantize_activations @kernels::@kf_quantize_q8_0_k96(%u) : tensor<?x2x96xf32> -> tensor<?x2x144xi8>
+  %d = kf.expert_qmatmul @kernels::@{1}(%uq, %ids, %wd) {kf.kernel = {3}}
+      : tensor<?x2x144xi8>, tensor<?x2xi32>, !kf.qweight<mxfp4, [6, 64, 96]> -> tensor<?x2x64xf32>
+  return %d : tensor<?x2x64xf32>
+}
+// Declared for the parser; the test builds them.
+module @kernels {
+  func.func private @kf_quantize_q8_0_k256(!llvm.ptr, i64, !llvm.ptr, i64)
+  func.func private @kf_quantize_q8_0_k96(!llvm.ptr, i64, !llvm.ptr, i64)
+  func.func private @{0}(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
+  func.func private @{1}(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
+}
+)mlir",
+                       up.getSymbolName(), down.getSymbolName(), kernel(up),
+                       kernel(down))
+      .str();
+}
+
+TEST(BuildPlanExperts, DispatchesExpertsBitForBit) {
+  llvm::Expected<target::TargetInfo> host = target::lookupTarget("host");
+  ASSERT_TRUE(static_cast<bool>(host));
+  codegen::KernelIsa isa = codegen::KernelIsa::Scalar;
+  for (codegen::KernelIsa candidate : target::getIsasByPreference())
+    if (target::canRunIsa(*host, candidate) &&
+        target::isaTakesFormat(candidate, Format::MXFP4)) {
+      isa = candidate;
+      break;
+    }
+  auto spec = [&](int64_t n, int64_t k) {
+    codegen::MatmulKernelSpec s;
+    s.format = Format::MXFP4;
+    s.isa = isa;
+    s.rows = target::getIsaRows(isa);
+    s.k = k;
+    s.n = n;
+    s.roundToBf16 = true;
+    s.l1K = k;
+    s.l2Rows = 32;
+    return s;
+  };
+  const codegen::MatmulKernelSpec up = spec(kUp, kK), down = spec(kDown, kUp);
+
+  mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
+  mlir::DialectRegistry registry;
+  mlir::kf::registerAllDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(
+          expertGraph(up, down, target::getIsaName(isa)), &context);
+  ASSERT_TRUE(module);
+  (*module)->setAttr(mlir::kf::KfDialect::kTargetAttrName,
+                     mlir::kf::TargetAttr::get(&context, *host));
+  auto kernels = module->lookupSymbol<mlir::ModuleOp>("kernels");
+  for (mlir::Operation &op : llvm::make_early_inc_range(*kernels.getBody()))
+    op.erase();
+  for (const codegen::MatmulKernelSpec &s : {up, down})
+    ASSERT_TRUE(
+        static_cast<bool>(codegen::buildMatmulKernel(kernels, s, *host)));
+  for (int64_t k : {kK, kUp})
+    ASSERT_TRUE(static_cast<bool>(codegen::buildQuantizeKernel(
+        kernels, codegen::QuantizeKernelSpec{k}, *host)));
+  mlir::PassManager pm(&context);
+  mlir::kf::KfBuildPlanOptions build;
+  build.maxRows = 17;
+  pm.addPass(mlir::kf::createKfBuildPlan(build));
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+
+  auto planOp = *module->getOps<mlir::kf_plan::PlanOp>().begin();
+  Plan plan = mlir::kf_plan::getRuntimePlan(planOp);
+  ASSERT_EQ(plan.steps.size(), 4u);
+  EXPECT_EQ(plan.steps[1].kind, StepKind::Experts);
+  EXPECT_FALSE(plan.steps[1].experts.rowPerSlot);
+  EXPECT_TRUE(plan.steps[3].experts.rowPerSlot);
+  EXPECT_EQ(plan.steps[3].group, 32);
+
+  llvm::Expected<codegen::JitKernelModule> jit =
+      codegen::jitKernelModule(kernels, *host);
+  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+  std::vector<kf_step_fn> fns;
+  for (const std::string &name : plan.kernels)
+    fns.push_back(reinterpret_cast<kf_step_fn>(*jit->lookup(name)));
+
+  const std::vector<uint8_t> wu =
+      quantized(Format::MXFP4, gaussian(kExperts * kUp * kK, 5, 0.05f));
+  const std::vector<uint8_t> wd =
+      quantized(Format::MXFP4, gaussian(kExperts * kDown * kUp, 6, 0.05f));
+  std::vector<std::vector<uint8_t>> packed = {
+      *packExpertWeights(*plan.weights[0].layout, wu, kExperts, kUp, kK),
+      *packExpertWeights(*plan.weights[1].layout, wd, kExperts, kDown, kUp)};
+  absl::StatusOr<Executor> executor =
+      Executor::create(plan, fns,
+                       {std::span<const uint8_t>(packed[0]),
+                        std::span<const uint8_t>(packed[1])});
+  ASSERT_TRUE(executor.ok()) << executor.status();
+
+  const int64_t upRow = *rowBytes(Format::MXFP4, kK);
+  const int64_t downRow = *rowBytes(Format::MXFP4, kUp);
+  std::mt19937 rng(7);
+  for (bool crowded : {false, true})
+    for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{17}}) {
+      std::vector<float> x = gaussian(m * kK, 8 + m, 1.0f);
+      std::vector<int32_t> ids(m * kSlots);
+      for (int64_t t = 0; t < m; ++t) {
+        // Two distinct experts per token, or every token's first slot on
+        // expert 4.
+        int32_t first = crowded ? 4 : static_cast<int32_t>(rng() % kExperts);
+        ids[t * kSlots] = first;
+        ids[t * kSlots + 1] = (first + 1 + rng() % (kExperts - 1)) % kExperts;
+      }
+      std::vector<float> want(m * kSlots * kDown);
+      for (int64_t t = 0; t < m; ++t)
+        for (int64_t j = 0; j < kSlots; ++j) {
+          int64_t e = ids[t * kSlots + j];
+          std::vector<float> u =
+              linear(Format::MXFP4,
+                     std::span(wu).subspan(e * kUp * upRow, kUp * upRow), kUp,
+                     std::span(x).subspan(t * kK, kK));
+          std::vector<float> d = linear(
+              Format::MXFP4,
+              std::span(wd).subspan(e * kDown * downRow, kDown * downRow),
+              kDown, u);
+          std::copy(d.begin(), d.end(),
+                    want.begin() + (t * kSlots + j) * kDown);
+        }
+      for (int threads : {1, 2, 3}) {
+        ThreadPool pool(threads);
+        std::vector<float> in = x, out(m * kSlots * kDown, -1.0f);
+        std::vector<int32_t> route = ids;
+        std::vector<std::span<uint8_t>> buffers = {
+            {reinterpret_cast<uint8_t *>(in.data()), in.size() * 4},
+            {reinterpret_cast<uint8_t *>(route.data()), route.size() * 4},
+            {reinterpret_cast<uint8_t *>(out.data()), out.size() * 4}};
+        absl::Status s = executor->run(pool, m, buffers);
+        ASSERT_TRUE(s.ok()) << s;
+        ASSERT_EQ(out, want) << m << " tokens, " << threads << " threads"
+                             << (crowded ? ", crowded" : "");
+      }
+    }
+
+  // An id outside the stack is refused, naming the step and the slot.
+  ThreadPool pool(2);
+  std::vector<float> in(kK, 0.0f), out(kSlots * kDown);
+  std::vector<int32_t> route = {0, kExperts};
+  std::vector<std::span<uint8_t>> buffers = {
+      {reinterpret_cast<uint8_t *>(in.data()), in.size() * 4},
+      {reinterpret_cast<uint8_t *>(route.data()), route.size() * 4},
+      {reinterpret_cast<uint8_t *>(out.data()), out.size() * 4}};
+  EXPECT_THAT(std::string(executor->run(pool, 1, buffers).message()),
+              testing::HasSubstr("slot 1 routes to expert 6, outside [0, 6)"));
 }
 
 } // namespace

@@ -68,7 +68,9 @@ Plan makePlan() {
                         {0, 1},
                         WorkSplit::Blocks,
                         1,
-                        false});
+                        false,
+                        StepKind::Kernel,
+                        {}});
   plan.steps.push_back({"sum",
                         1,
                         {{OperandKind::Arena, 0, 0, rows},
@@ -76,7 +78,9 @@ Plan makePlan() {
                         {kWidth, 0},
                         WorkSplit::Single,
                         1,
-                        true});
+                        true,
+                        StepKind::Kernel,
+                        {}});
   plan.steps.push_back({"add",
                         2,
                         {{OperandKind::Arena, 0, 0, rows},
@@ -85,7 +89,9 @@ Plan makePlan() {
                         {0, 1},
                         WorkSplit::Claim,
                         3,
-                        true});
+                        true,
+                        StepKind::Kernel,
+                        {}});
   return plan;
 }
 
@@ -150,7 +156,9 @@ TEST(Executor, ClaimsEveryItemOnce) {
                         {kItems, 0},
                         WorkSplit::Claim,
                         7,
-                        false});
+                        false,
+                        StepKind::Kernel,
+                        {}});
   kf_step_fn count = [](void *const *operands, int64_t, int64_t begin,
                         int64_t end) {
     auto *n = static_cast<int32_t *>(operands[0]);
@@ -249,6 +257,55 @@ TEST(Executor, RefusesBadRuns) {
   EXPECT_THAT(e->run(pool, 2, std::span(inputs).first(1)).message(),
               HasSubstr("2 run buffers expected, 1 given"));
   EXPECT_TRUE(e->run(pool, 2, inputs).ok());
+}
+
+// An expert step whose operands are smaller than its shape says is refused
+// before anything runs: the runtime's gathers and scatters trust them.
+TEST(Executor, RefusesExpertStepsTheirOperandsCannotHold) {
+  auto plan = [] {
+    Plan p;
+    p.maxRows = 4;
+    p.arenaBytes = 1 << 16;
+    p.kernels = {"matmul"};
+    p.weights = {{"stack", Format::Q8_0, {4, 32, 64}, std::nullopt}};
+    PlanStep step{"experts",
+                  0,
+                  {},
+                  {32, 0},
+                  WorkSplit::Claim,
+                  16,
+                  true,
+                  StepKind::Experts,
+                  {4, 2, 32, false, 96, 1088}};
+    step.operands = {{OperandKind::Weight, 0, 0, {4 * 1088, 0}},
+                     {OperandKind::Arena, 0, 0, {0, 96}},
+                     {OperandKind::Arena, 0, 4096, {0, 8}},
+                     {OperandKind::Arena, 0, 8192, {0, 2 * 32 * 4}}};
+    p.steps.push_back(step);
+    return p;
+  };
+  EXPECT_TRUE(plan().validate().ok()) << plan().validate();
+  Plan p = plan();
+  p.steps[0].operands[3].bytes.perRow = 2 * 32 * 4 - 4;
+  EXPECT_THAT(p.validate().message(),
+              HasSubstr("step 0 (experts): its output operand is smaller "
+                        "than its shape"));
+  p = plan();
+  p.steps[0].experts.rowPerSlot = true;
+  EXPECT_THAT(p.validate().message(),
+              HasSubstr("its activations operand is smaller than its shape"));
+  p = plan();
+  p.steps[0].split = WorkSplit::Blocks;
+  EXPECT_THAT(p.validate().message(),
+              HasSubstr("an expert step's items are claimed"));
+  p = plan();
+  p.steps[0].operands.pop_back();
+  EXPECT_THAT(
+      p.validate().message(),
+      HasSubstr("takes a weight stack, activations, ids and an output"));
+  p = plan();
+  p.steps[0].experts.rows = INT64_MAX / 2;
+  EXPECT_THAT(p.validate().message(), HasSubstr("an expert shape overflows"));
 }
 
 } // namespace

@@ -34,7 +34,9 @@ Plan makePlan() {
                         {0, 1},
                         WorkSplit::Blocks,
                         1,
-                        false});
+                        false,
+                        StepKind::Kernel,
+                        {}});
   plan.steps.push_back({"q",
                         1,
                         {{OperandKind::Weight, 1, 0, {2176, 0}},
@@ -43,7 +45,9 @@ Plan makePlan() {
                         {32, 0},
                         WorkSplit::Claim,
                         16,
-                        true});
+                        true,
+                        StepKind::Kernel,
+                        {}});
   return plan;
 }
 

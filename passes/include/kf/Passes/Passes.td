@@ -228,7 +228,8 @@ def KfBuildPlan : Pass<"kf-build-plan", "::mlir::ModuleOp"> {
   let summary = "Turn each function of kernel calls into a kf_plan.plan";
   let description = [{
     Replaces each function of the module whose ops all call compiled kernels
-    (`kf.step`, `kf.quantize_activations`, `kf.qmatmul`, and the reshapes
+    (`kf.step`, `kf.quantize_activations`, `kf.qmatmul`,
+    `kf.expert_qmatmul`, and the reshapes
     `tensor.expand_shape` and `tensor.collapse_shape` that keep the leading
     token dimension) by a `kf_plan.plan` of the same name (docs/engine.md,
     "Building a plan"):
@@ -244,7 +245,9 @@ def KfBuildPlan : Pass<"kf-build-plan", "::mlir::ModuleOp"> {
     * every kernel call becomes a `kf_plan.step`: a `kf.step` over its work
       items, a quantizer over its rows and a matmul over its output
       columns, in row groups, through step kernels built into `module
-      @kernels` (kf/Codegen/MatmulSteps.h);
+      @kernels` (kf/Codegen/MatmulSteps.h); a `kf.expert_qmatmul` becomes a
+      `kf_plan.experts` the runtime dispatches, its items (expert, L2 row
+      block) claimed;
     * a step waits at a barrier only where it touches bytes that another
       thread may have touched since the last barrier with a write on either
       side: a step reading the rows a step before it wrote, item by item,

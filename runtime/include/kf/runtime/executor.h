@@ -6,6 +6,7 @@
 // its own buffers'.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -56,6 +57,21 @@ private:
     int64_t offset;
   };
   std::vector<InputSlot> inputSlots_;
+
+  // One thread's scratch for expert steps: the slots bucketed by expert,
+  // the experts with slots, the gathered activation rows of one expert and
+  // one block of its results.
+  struct ExpertScratch {
+    std::vector<int64_t> begin, slots, cursor, active;
+    std::vector<uint8_t> x;
+    std::vector<float> y;
+  };
+  std::vector<ExpertScratch> scratch_;
+  // Sizes scratch_ for `threads` threads and runs of m rows.
+  void reserveExpertScratch(int threads, int64_t m);
+  // Thread t's share of expert step s: buckets, then claimed items.
+  absl::Status runExperts(size_t s, int64_t m, int t,
+                          std::atomic<int64_t> &next);
 };
 
 } // namespace kf

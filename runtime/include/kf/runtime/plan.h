@@ -31,6 +31,11 @@ enum class WorkSplit : uint32_t {
   Single = KF_SPLIT_SINGLE,
 };
 
+enum class StepKind : uint32_t {
+  Kernel = KF_STEP_KERNEL,
+  Experts = KF_STEP_EXPERTS,
+};
+
 // A byte count that may grow with the run's rows: fixed + perRow * m.
 struct RowExtent {
   int64_t fixed = 0;
@@ -52,10 +57,27 @@ struct PlanOperand {
   friend bool operator==(const PlanOperand &, const PlanOperand &) = default;
 };
 
+// What an expert step (StepKind::Experts) multiplies. Its operands are the
+// packed expert stack (a weight, expert e's rows at e * expertBytes), the
+// packed activations (one row of xRowBytes per token, or per slot when
+// rowPerSlot: the down projection's), the [T, slots] int32 expert ids and
+// the [T, slots, rows] f32 output; its group is the output rows of one work
+// item (a multiple of the kernel's row group), and its split claimed.
+struct ExpertShape {
+  int64_t experts = 0;
+  int64_t slots = 0;
+  int64_t rows = 0;
+  bool rowPerSlot = false;
+  int64_t xRowBytes = 0;
+  int64_t expertBytes = 0;
+  friend bool operator==(const ExpertShape &, const ExpertShape &) = default;
+};
+
 struct PlanStep {
   // The op it executes, for errors and profiles ("blk.3.attn_norm").
   std::string name;
-  // Index into Plan::kernels.
+  // Index into Plan::kernels: a step kernel (kf_step_fn), or for an expert
+  // step a matmul kernel (kf_matmul_kernel_fn).
   uint32_t kernel = 0;
   std::vector<PlanOperand> operands;
   RowExtent items;
@@ -64,6 +86,9 @@ struct PlanStep {
   // row group); Claim: the batch a thread claims at a time.
   int64_t group = 1;
   bool barrierBefore = false;
+  StepKind kind = StepKind::Kernel;
+  // StepKind::Experts only.
+  ExpertShape experts;
   friend bool operator==(const PlanStep &, const PlanStep &) = default;
 };
 

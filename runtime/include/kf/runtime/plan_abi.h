@@ -44,6 +44,19 @@ enum kf_work_split {
   KF_SPLIT_SINGLE = 2
 };
 
+/* What a step calls. */
+enum kf_step_kind {
+  /* A step kernel (kf_step_fn) on the step's work items. */
+  KF_STEP_KERNEL = 0,
+  /* A routed expert matmul: the runtime groups the [T, k] slots by expert
+   * (experts ascending, each one's slots ascending), gathers each expert's
+   * packed activation rows side by side and calls a matmul kernel of
+   * kernel_abi.h (kf_matmul_kernel_fn) on work items of (expert, block of
+   * output rows) that the threads claim, scattering the rows back to their
+   * slots. Memory and scheduling only: the arithmetic is the kernel's. */
+  KF_STEP_EXPERTS = 1
+};
+
 /* A compiled artifact (a shared object) exports its step kernels by their
  * names in the plan and the plan's bytes (kf/runtime/plan_file.h) as an
  * array of kf_plan_size bytes at kf_plan_data. */

@@ -21,7 +21,8 @@ def KfPlan_Dialect : Dialect {
   let description = [{
     A `kf_plan.plan` is what the runtime executes (docs/engine.md): its run
     buffers (`kf_plan.buffer`), packed weights (`kf_plan.weight`) and steps
-    (`kf_plan.step`) in order, each step a call of a step kernel of the
+    (`kf_plan.step`, and `kf_plan.experts` for routed expert matmuls) in
+    order, each step a call of a step kernel of the
     module's `kernels` module with its operands at byte offsets of the
     arena, a weight or a run buffer, its work items and how threads share
     them, and whether it waits at a barrier first. `--kf-build-plan` writes
@@ -161,6 +162,40 @@ def KfPlan_StepOp : KfPlan_Op<"step", [HasParent<"PlanOp">,
   let assemblyFormat = [{
     $name $callee `items` `(` $items_fixed `+` $items_per_row `)`
     custom<WorkSplit>($split) `(` $group `)` (`barrier` $barrier^)? $operands
+    attr-dict
+  }];
+}
+
+def KfPlan_ExpertsOp : KfPlan_Op<"experts", [HasParent<"PlanOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A routed expert matmul, dispatched by the runtime";
+  let description = [{
+    The step of a `kf.expert_qmatmul` (docs/engine.md, "Expert dispatch"):
+    the runtime groups the `[T, slots]` slots by expert, gathers each
+    expert's packed activation rows (`x_row_bytes` each, one per token, or
+    one per slot with `row_per_slot`) and calls `callee`, a matmul kernel
+    of the kernel ABI (kf/runtime/kernel_abi.h), on work items of (expert,
+    block of `rows_per_item` of its `rows` output rows) that the threads
+    claim, writing each slot's `rows` floats. Operands: the expert stack
+    (expert `e`'s packed rows at `e · expert_bytes`), the activations, the
+    ids and the output.
+
+    ```mlir
+    kf_plan.experts "ffn_gate_exps" @kernels::@kf_matmul_mxfp4_avx512vnni_r16_c8_k256_n128_bf16
+        experts(16) slots(4) rows(128) rows_per_item(64) x_row_bytes(384)
+        expert_bytes(18432) barrier [...]
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, SymbolRefAttr:$callee,
+    I64Attr:$experts, I64Attr:$slots, I64Attr:$rows, I64Attr:$rows_per_item,
+    I64Attr:$x_row_bytes, I64Attr:$expert_bytes, UnitAttr:$row_per_slot,
+    UnitAttr:$barrier,
+    TypedArrayAttrBase<KfPlan_OperandAttr, "step operands">:$operands);
+  let assemblyFormat = [{
+    $name $callee `experts` `(` $experts `)` `slots` `(` $slots `)`
+    `rows` `(` $rows `)` `rows_per_item` `(` $rows_per_item `)`
+    `x_row_bytes` `(` $x_row_bytes `)` `expert_bytes` `(` $expert_bytes `)`
+    (`row_per_slot` $row_per_slot^)? (`barrier` $barrier^)? $operands
     attr-dict
   }];
 }
