@@ -15,6 +15,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include "llvm/ADT/bit.h"
+
 #include <array>
 #include <cassert>
 #include <limits>
@@ -274,6 +276,212 @@ Value emitRoundToBf16(OpBuilder &b, Location loc, Value floats) {
   Value truncated = arith::AndIOp::create(
       b, loc, kept, splat(static_cast<int32_t>(0xffff0000u)));
   return vector::BitCastOp::create(b, loc, type, truncated);
+}
+
+// fdlibm's __ieee754_exp, whose error is below one fp64 ulp: x = k ln2 + r
+// with k = round(x / ln2) (the float adder's rounding: adding and removing
+// 1.5 · 2^52), ln2 split in a part whose products with k are exact and a
+// correction (hi - lo = r); e^r = 1 - ((lo - r·c / (2 - c)) - hi), where c =
+// r - r²·P(r²) with fdlibm's degree-5 Remez polynomial P; times 2^k built in
+// the exponent field. Arguments are clamped to ±708, where 2^k is normal.
+Value emitExp(OpBuilder &b, Location loc, Value x) {
+  auto doubles = cast<VectorType>(x.getType());
+  auto longs = VectorType::get(doubles.getShape(), b.getI64Type());
+  auto splat = [&](double v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, doubles, DenseElementsAttr::get(doubles, b.getF64FloatAttr(v)));
+  };
+  auto add = [&](Value l, Value r) -> Value {
+    return arith::AddFOp::create(b, loc, l, r);
+  };
+  auto sub = [&](Value l, Value r) -> Value {
+    return arith::SubFOp::create(b, loc, l, r);
+  };
+  auto mul = [&](Value l, Value r) -> Value {
+    return arith::MulFOp::create(b, loc, l, r);
+  };
+  auto less = [&](Value l, Value r) -> Value {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, l, r);
+  };
+  // fdlibm e_exp.c's constants.
+  constexpr double kInvLn2 = 1.44269504088896338700e+00;
+  constexpr double kLn2Hi = 6.93147180369123816490e-01; // 32 bits: k·hi exact
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double kP1 = 1.66666666666666019037e-01;
+  constexpr double kP2 = -2.77777777770155933842e-03;
+  constexpr double kP3 = 6.61375632143793436117e-05;
+  constexpr double kP4 = -1.65339022054652515390e-06;
+  constexpr double kP5 = 4.13813679705723846039e-08;
+  constexpr double kMagic = 0x1.8p52; // rounds |v| < 2^51 to an integer
+  constexpr double kBound = 708.0;
+
+  Value bound = splat(kBound), minusBound = splat(-kBound);
+  Value clamped = arith::SelectOp::create(
+      b, loc, less(x, minusBound), minusBound,
+      arith::SelectOp::create(b, loc, less(bound, x), bound, x));
+  Value magic = splat(kMagic);
+  Value shifted = add(mul(clamped, splat(kInvLn2)), magic);
+  Value k = sub(shifted, magic);
+  Value hi = sub(clamped, mul(k, splat(kLn2Hi)));
+  Value lo = mul(k, splat(kLn2Lo));
+  Value r = sub(hi, lo);
+  Value t = mul(r, r);
+  Value poly = add(splat(kP4), mul(t, splat(kP5)));
+  poly = add(splat(kP3), mul(t, poly));
+  poly = add(splat(kP2), mul(t, poly));
+  poly = add(splat(kP1), mul(t, poly));
+  Value c = sub(r, mul(t, poly));
+  Value quotient = arith::DivFOp::create(b, loc, mul(r, c), sub(splat(2.0), c));
+  Value y = sub(splat(1.0), sub(sub(lo, quotient), hi));
+  // 2^k: k is shifted's bits less magic's (an integer below 2^51 held with
+  // a unit step), put in the exponent field; no float-to-int conversion,
+  // which LLVM makes poison on a NaN.
+  Value kBits = arith::SubIOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, longs, shifted),
+      emitSplat(b, loc, longs, llvm::bit_cast<int64_t>(kMagic)));
+  Value twoToK = arith::BitcastOp::create(
+      b, loc, doubles,
+      arith::ShLIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, kBits, emitSplat(b, loc, longs, 1023)),
+          emitSplat(b, loc, longs, 52)));
+  return arith::SelectOp::create(b, loc, less(bound, x),
+                                 splat(std::numeric_limits<double>::infinity()),
+                                 mul(y, twoToK));
+}
+
+// sin x and cos x by fdlibm's algorithm (FreeBSD msun's e_rem_pio2.c
+// medium path, k_sin.c and k_cos.c), branch free. The argument is reduced to
+// y0 + y1 = x - n·π/2, |y0| <= ~π/4, with n = rnint(x · 2/π) (the float
+// adder's rounding: adding and removing 1.5 · 2^52) and π/2 in three parts
+// of 33 bits and a tail (Cody and Waite): x - n·p1 is exact for |n| < 2^20;
+// a second round subtracts n·p2 and keeps that subtraction's error by a
+// two-sum, with the tail n·p2t; where the second round cancelled more than
+// 49 bits of x (fdlibm's "i > 49", by a select) a third round with p3 and
+// p3t replaces its result, r being then the exact t - n·p2. fdlibm runs the
+// second round only where the first leaves less than 2^-16 of x; elsewhere
+// it is exact too (|n·p2| lies far below the remainder) and only adds bits.
+// Every step is exact or good to 118 bits below 2^20 · π/2; beyond, n·p1 is
+// no longer exact and the result loses bits. sin and cos of y0 + y1 are
+// fdlibm's kernel polynomials, both computed (each lane may need either),
+// swapped and negated by n mod 4.
+std::pair<Value, Value> emitSinCos(OpBuilder &b, Location loc, Value x) {
+  auto doubles = cast<VectorType>(x.getType());
+  auto longs = VectorType::get(doubles.getShape(), b.getI64Type());
+  auto splat = [&](double v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, doubles, DenseElementsAttr::get(doubles, b.getF64FloatAttr(v)));
+  };
+  auto add = [&](Value l, Value r) -> Value {
+    return arith::AddFOp::create(b, loc, l, r);
+  };
+  auto sub = [&](Value l, Value r) -> Value {
+    return arith::SubFOp::create(b, loc, l, r);
+  };
+  auto mul = [&](Value l, Value r) -> Value {
+    return arith::MulFOp::create(b, loc, l, r);
+  };
+  auto bits = [&](Value v) -> Value {
+    return arith::BitcastOp::create(b, loc, longs, v);
+  };
+  auto longSplat = [&](int64_t v) { return emitSplat(b, loc, longs, v); };
+  // The biased exponent field of each lane.
+  auto exponent = [&](Value v) -> Value {
+    return arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, bits(v), longSplat(52)),
+        longSplat(0x7ff));
+  };
+
+  // e_rem_pio2.c's constants: 2/π, and π/2 as p1 + p2 + p3 + p3t (each of
+  // p1, p2, p3 33 bits, so that n·p is exact for |n| < 2^20), p2t = p3 + p3t
+  // rounded.
+  constexpr double kInvPio2 = 6.36619772367581382433e-01;
+  constexpr double kPio2_1 = 1.57079632673412561417e+00;
+  constexpr double kPio2_2 = 6.07710050630396597660e-11;
+  constexpr double kPio2_2t = 2.02226624879595063154e-21;
+  constexpr double kPio2_3 = 2.02226624871116645580e-21;
+  constexpr double kPio2_3t = 8.47842766036889956997e-32;
+  constexpr double kMagic = 0x1.8p52; // rounds |v| < 2^51 to an integer
+  // k_sin.c's and k_cos.c's polynomials.
+  constexpr double kS1 = -1.66666666666666324348e-01;
+  constexpr double kS2 = 8.33333333332248946124e-03;
+  constexpr double kS3 = -1.98412698298579493134e-04;
+  constexpr double kS4 = 2.75573137070700676789e-06;
+  constexpr double kS5 = -2.50507602534068634195e-08;
+  constexpr double kS6 = 1.58969099521155010221e-10;
+  constexpr double kC1 = 4.16666666666666019037e-02;
+  constexpr double kC2 = -1.38888888888741095749e-03;
+  constexpr double kC3 = 2.48015872894767294178e-05;
+  constexpr double kC4 = -2.75573143513906633035e-07;
+  constexpr double kC5 = 2.08757232129817482790e-09;
+  constexpr double kC6 = -1.13596475577881948265e-11;
+
+  // n = rnint(x · 2/π); n's integer from the shifted value's bits, no
+  // float-to-int conversion (which LLVM makes poison on a NaN).
+  Value magic = splat(kMagic);
+  Value shifted = add(mul(x, splat(kInvPio2)), magic);
+  Value fn = sub(shifted, magic);
+  Value n = arith::SubIOp::create(b, loc, bits(shifted),
+                                  longSplat(llvm::bit_cast<int64_t>(kMagic)));
+  // The first round, x - n·p1, exact; the second, its error kept by the
+  // two-sum (t - r) - w.
+  Value t = sub(x, mul(fn, splat(kPio2_1)));
+  Value w = mul(fn, splat(kPio2_2));
+  Value r = sub(t, w);
+  w = sub(mul(fn, splat(kPio2_2t)), sub(sub(t, r), w));
+  // The third where the second cancelled more than 49 bits of x: then r is
+  // the exact t - n·p2 and the third subtracts n·(p3 + p3t) from it.
+  Value y0 = sub(r, w);
+  Value cancelled = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sgt,
+      arith::SubIOp::create(b, loc, exponent(x), exponent(y0)), longSplat(49));
+  t = r;
+  Value w3 = mul(fn, splat(kPio2_3));
+  Value r3 = sub(t, w3);
+  w3 = sub(mul(fn, splat(kPio2_3t)), sub(sub(t, r3), w3));
+  r = arith::SelectOp::create(b, loc, cancelled, r3, r);
+  w = arith::SelectOp::create(b, loc, cancelled, w3, w);
+  y0 = sub(r, w);
+  Value y1 = sub(sub(r, y0), w);
+
+  Value half = splat(0.5), one = splat(1.0);
+  Value z = mul(y0, y0);
+  Value zz = mul(z, z);
+  // __kernel_sin(y0, y1, 1).
+  Value sr = add(add(splat(kS2), mul(z, add(splat(kS3), mul(z, splat(kS4))))),
+                 mul(mul(z, zz), add(splat(kS5), mul(z, splat(kS6)))));
+  Value v = mul(z, y0);
+  Value sinY = sub(y0, sub(sub(mul(z, sub(mul(half, y1), mul(v, sr))), y1),
+                           mul(v, splat(kS1))));
+  // __kernel_cos(y0, y1).
+  Value cr =
+      add(mul(z, add(splat(kC1), mul(z, add(splat(kC2), mul(z, splat(kC3)))))),
+          mul(mul(zz, zz),
+              add(splat(kC4), mul(z, add(splat(kC5), mul(z, splat(kC6)))))));
+  Value hz = mul(half, z);
+  Value wc = sub(one, hz);
+  Value cosY =
+      add(wc, add(sub(sub(one, wc), hz), sub(mul(z, cr), mul(y0, y1))));
+
+  // n mod 4: sin x = sin y, cos y, -sin y, -cos y and cos x = cos y, -sin y,
+  // -cos y, sin y; the sign put in by the sign bit, as fdlibm negates.
+  Value odd = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::AndIOp::create(b, loc, n, longSplat(1)), longSplat(0));
+  auto signOf = [&](Value quadrant) -> Value {
+    return arith::ShLIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, quadrant, longSplat(2)),
+        longSplat(62));
+  };
+  auto withSign = [&](Value value, Value sign) -> Value {
+    return arith::BitcastOp::create(
+        b, loc, doubles, arith::XOrIOp::create(b, loc, bits(value), sign));
+  };
+  Value sinX =
+      withSign(arith::SelectOp::create(b, loc, odd, cosY, sinY), signOf(n));
+  Value cosX = withSign(arith::SelectOp::create(b, loc, odd, sinY, cosY),
+                        signOf(arith::AddIOp::create(b, loc, n, longSplat(1))));
+  return {sinX, cosX};
 }
 
 } // namespace kf::codegen

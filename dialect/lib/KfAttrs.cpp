@@ -10,6 +10,10 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
 using namespace mlir;
 using namespace mlir::kf;
 namespace target = ::kf::target;
@@ -116,6 +120,52 @@ LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << yarnFactor << ", " << betaFast << " > " << betaSlow
                        << " and " << originalContext;
   return success();
+}
+
+namespace {
+
+/// a · b rounded to fp32 on its own. The golden's YaRN blend adds two such
+/// products (it is built with -ffp-contract=off); out of line, so that no
+/// compiler allowed to contract fuses one into a multiply-add.
+[[gnu::noinline]] float roundedProduct(float a, float b) { return a * b; }
+
+} // namespace
+
+FailureOr<SmallVector<float>> RopeAttr::getFrequencies() const {
+  // The golden's ropeFrequencies and yarnCorrectionRange, operation for
+  // operation: the frequencies are compared bit for bit with them.
+  const int64_t dim = getDim();
+  const double base = getBase().convertToDouble();
+  SmallVector<float> freqs(static_cast<size_t>(dim / 2));
+  for (size_t i = 0; i < freqs.size(); ++i)
+    freqs[i] = static_cast<float>(std::pow(base, -2.0 * static_cast<double>(i) /
+                                                     static_cast<double>(dim)));
+  if (!hasYarn())
+    return freqs;
+  const double originalContext = static_cast<double>(getOriginalContext());
+  // The dim index at which a frequency makes `rotations` full turns over the
+  // original context.
+  auto correctionDim = [&](double rotations) {
+    return static_cast<double>(dim) *
+           std::log(originalContext / (2 * std::numbers::pi * rotations)) /
+           (2 * std::log(base));
+  };
+  const int lo = std::max(static_cast<int>(std::floor(
+                              correctionDim(getBetaFast().convertToDouble()))),
+                          0);
+  const int hi = std::min(static_cast<int>(std::ceil(
+                              correctionDim(getBetaSlow().convertToDouble()))),
+                          static_cast<int>(dim) - 1);
+  if (hi <= lo)
+    return failure();
+  const float span = static_cast<float>(hi - lo);
+  const float factor = static_cast<float>(getYarnFactor().convertToDouble());
+  for (size_t i = 0; i < freqs.size(); ++i) {
+    float r = std::clamp((static_cast<float>(i) - lo) / span, 0.0f, 1.0f);
+    float f = freqs[i];
+    freqs[i] = roundedProduct(f, 1 - r) + roundedProduct(f / factor, r);
+  }
+  return freqs;
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,8 @@
 // (docs/engine.md, "Op kernels"). Every such kernel takes the op's operands
 // in order, then its result, and does one innermost row per work item, so a
 // [T, H, D] input has H items per token row (a swiglu's [T, k] routing
-// weights, one per row, go item by item with them).
+// weights, one per row, go item by item with them). A rope's positions, one
+// per token, are read whole: item i reads the position of token i / H.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "kf/Codegen/HadamardKernel.h"
 #include "kf/Codegen/QuantSimKernel.h"
 #include "kf/Codegen/RmsNormKernel.h"
+#include "kf/Codegen/RopeKernel.h"
 #include "kf/Codegen/SwigluKernel.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -53,7 +55,7 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
 
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<RmsNormOp, Fp8SimOp, Fp4SimOp, SwigluOp, HadamardOp>(op))
+      if (isa<RmsNormOp, Fp8SimOp, Fp4SimOp, SwigluOp, HadamardOp, RopeOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -66,21 +68,29 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
                   [&](SwigluOp swiglu) { return buildKernel(swiglu, kernels); })
               .Case([&](HadamardOp hadamard) {
                 return buildKernel(hadamard, kernels);
-              });
+              })
+              .Case([&](RopeOp rope) { return buildKernel(rope, kernels); });
       if (failed(callee))
         return signalPassFailure();
-      replaceWithStep(op, *callee);
+      // A rope's item reads its token's position: operand 1, the
+      // positions ([T], one per token, not one per item), whole.
+      static constexpr int64_t kRopePositions[] = {1};
+      ArrayRef<int64_t> whole;
+      if (isa<RopeOp>(op))
+        whole = kRopePositions;
+      replaceWithStep(op, *callee, whole);
     }
   }
 
   /// Replaces `op` by a kf.step of `callee` on its operands (the kernels
-  /// take them in the op's order, results last), one item per innermost row.
-  void replaceWithStep(Operation *op, SymbolRefAttr callee) {
+  /// take them in the op's order, results last), one item per innermost row,
+  /// the operands `whole` read whole.
+  void replaceWithStep(Operation *op, SymbolRefAttr callee,
+                       ArrayRef<int64_t> whole) {
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
     OpBuilder b(op);
     auto step = StepOp::create(b, op->getLoc(), op->getResultTypes(), callee,
-                               op->getOperands(), innerRowsPerRow(type),
-                               ArrayRef<int64_t>{});
+                               op->getOperands(), innerRowsPerRow(type), whole);
     op->replaceAllUsesWith(step.getResults());
     op->erase();
   }
@@ -134,6 +144,23 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
     codegen::HadamardKernelSpec spec;
     spec.n = type.getShape().back();
     return built(kernels.getOrBuild(op, spec, codegen::buildHadamardKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(RopeOp op, KernelModule &kernels) {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    RopeAttr rope = op.getRope();
+    FailureOr<SmallVector<float>> frequencies = rope.getFrequencies();
+    if (failed(frequencies))
+      return op.emitOpError()
+             << "kf-lower-ops: the YaRN ramp of the rope is empty, so it has "
+                "no frequencies";
+    codegen::RopeKernelSpec spec;
+    spec.d = type.getShape().back();
+    spec.ropeDim = rope.getDim();
+    spec.rowsPerToken = innerRowsPerRow(type);
+    spec.inverse = op.getInverse();
+    spec.frequencies.assign(frequencies->begin(), frequencies->end());
+    return built(kernels.getOrBuild(op, spec, codegen::buildRopeKernel));
   }
 };
 

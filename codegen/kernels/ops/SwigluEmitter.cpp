@@ -6,18 +6,12 @@
 // weight). Everything but e^-g is the reference's IEEE operation in its
 // order.
 //
-// A kernel calls nothing (no libm), so e^x is computed here in fp64 with
-// fdlibm's __ieee754_exp algorithm, whose error is below one fp64 ulp: x =
-// k ln2 + r with k = round(x / ln2) (the float adder's rounding: adding and
-// removing 1.5 · 2^52), ln2 split in a part whose products with k are exact
-// and a correction (hi - lo = r); e^r = 1 - ((lo - r·c / (2 - c)) - hi),
-// where c = r - r²·P(r²) with fdlibm's degree-5 Remez polynomial P; times
-// 2^k built in the exponent field.
-// Arguments are clamped to ±708, where 2^k is normal: below -708, 1 + e^x
-// is 1 in fp64 as it is for the reference's tiny e^x; above 708, e^x is
-// returned as +inf, where the reference's e^x is inf or so large that g / (1
-// + e^x) rounds to -0 in fp32 all the same (and an infinite gate gives the
-// reference's NaN).
+// A kernel calls nothing (no libm): e^-g is emitExp's (Emitters.h:
+// fdlibm's algorithm, below one fp64 ulp, its argument clamped to ±708).
+// Below -708, 1 + e^x is 1 in fp64 as it is for the reference's tiny e^x;
+// above 708, e^x is +inf, where the reference's e^x is inf or so large that
+// g / (1 + e^x) rounds to -0 in fp32 all the same (and an infinite gate
+// gives the reference's NaN).
 //
 // The reference's libm exp (glibc's, below 0.52 ulp) and this one differ by
 // at most ~1.5 fp64 ulps, so silu can differ only where g / (1 + e^-g) lies
@@ -44,7 +38,6 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
-#include <limits>
 
 using namespace mlir;
 
@@ -53,73 +46,6 @@ namespace kf::codegen {
 namespace {
 
 constexpr int64_t kLanes = 16;
-
-/// e^x for each lane of `x` (a vector of f64), as the file's comment says.
-Value emitExp(OpBuilder &b, Location loc, Value x) {
-  auto doubles = cast<VectorType>(x.getType());
-  auto longs = VectorType::get(doubles.getShape(), b.getI64Type());
-  auto splat = [&](double v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, doubles, DenseElementsAttr::get(doubles, b.getF64FloatAttr(v)));
-  };
-  auto add = [&](Value l, Value r) -> Value {
-    return arith::AddFOp::create(b, loc, l, r);
-  };
-  auto sub = [&](Value l, Value r) -> Value {
-    return arith::SubFOp::create(b, loc, l, r);
-  };
-  auto mul = [&](Value l, Value r) -> Value {
-    return arith::MulFOp::create(b, loc, l, r);
-  };
-  auto less = [&](Value l, Value r) -> Value {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, l, r);
-  };
-  // fdlibm e_exp.c's constants.
-  constexpr double kInvLn2 = 1.44269504088896338700e+00;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01; // 32 bits: k·hi exact
-  constexpr double kLn2Lo = 1.90821492927058770002e-10;
-  constexpr double kP1 = 1.66666666666666019037e-01;
-  constexpr double kP2 = -2.77777777770155933842e-03;
-  constexpr double kP3 = 6.61375632143793436117e-05;
-  constexpr double kP4 = -1.65339022054652515390e-06;
-  constexpr double kP5 = 4.13813679705723846039e-08;
-  constexpr double kMagic = 0x1.8p52; // rounds |v| < 2^51 to an integer
-  constexpr double kBound = 708.0;
-
-  Value bound = splat(kBound), minusBound = splat(-kBound);
-  Value clamped = arith::SelectOp::create(
-      b, loc, less(x, minusBound), minusBound,
-      arith::SelectOp::create(b, loc, less(bound, x), bound, x));
-  Value magic = splat(kMagic);
-  Value shifted = add(mul(clamped, splat(kInvLn2)), magic);
-  Value k = sub(shifted, magic);
-  Value hi = sub(clamped, mul(k, splat(kLn2Hi)));
-  Value lo = mul(k, splat(kLn2Lo));
-  Value r = sub(hi, lo);
-  Value t = mul(r, r);
-  Value poly = add(splat(kP4), mul(t, splat(kP5)));
-  poly = add(splat(kP3), mul(t, poly));
-  poly = add(splat(kP2), mul(t, poly));
-  poly = add(splat(kP1), mul(t, poly));
-  Value c = sub(r, mul(t, poly));
-  Value quotient = arith::DivFOp::create(b, loc, mul(r, c), sub(splat(2.0), c));
-  Value y = sub(splat(1.0), sub(sub(lo, quotient), hi));
-  // 2^k: k is shifted's bits less magic's (an integer below 2^51 held with
-  // a unit step), put in the exponent field; no float-to-int conversion,
-  // which LLVM makes poison on a NaN.
-  Value kBits = arith::SubIOp::create(
-      b, loc, arith::BitcastOp::create(b, loc, longs, shifted),
-      emitSplat(b, loc, longs, llvm::bit_cast<int64_t>(kMagic)));
-  Value twoToK = arith::BitcastOp::create(
-      b, loc, doubles,
-      arith::ShLIOp::create(
-          b, loc,
-          arith::AddIOp::create(b, loc, kBits, emitSplat(b, loc, longs, 1023)),
-          emitSplat(b, loc, longs, 52)));
-  return arith::SelectOp::create(b, loc, less(bound, x),
-                                 splat(std::numeric_limits<double>::infinity()),
-                                 mul(y, twoToK));
-}
 
 } // namespace
 

@@ -53,12 +53,47 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
+// The rope, H items per token row, its positions read whole (operand 1):
+// the window layers' frequencies and the compressed layers' YaRN ones, each
+// a constant table of the kernels that share it; the inverse named apart.
+// CHECK-LABEL: func.func @ropes
+// CHECK:      %[[Q:.*]] = kf.step @kernels::@kf_rope_d192_r64_h8_f[[WINDOW:[0-9a-f]+]](%arg0, %arg2) items(8) whole [1] : (tensor<?x8x192xf32>, tensor<?xi64>) -> tensor<?x8x192xf32>
+// CHECK-NEXT: %[[K:.*]] = kf.step @kernels::@kf_rope_d192_r64_h1_f[[WINDOW]](%arg1, %arg2) items(1) whole [1] : (tensor<?x192xf32>, tensor<?xi64>) -> tensor<?x192xf32>
+// CHECK-NEXT: %[[O:.*]] = kf.step @kernels::@kf_rope_d192_r64_h8_f[[WINDOW]]_inv(%[[Q]], %arg2) items(8) whole [1]
+// CHECK-NEXT: %[[Y:.*]] = kf.step @kernels::@kf_rope_d512_r64_h8_f[[YARN:[0-9a-f]+]](%arg3, %arg2) items(8) whole [1]
+// CHECK-NEXT: return %[[K]], %[[O]], %[[Y]]
+// CHECK:      module @kernels {
+// CHECK-DAG:    llvm.mlir.global internal constant @kf_rope_freqs_r64_f[[WINDOW]]({{.*}}) {{.*}} : !llvm.array<16 x i64>
+// CHECK-DAG:    llvm.mlir.global internal constant @kf_rope_freqs_r64_f[[YARN]]({{.*}}) {{.*}} : !llvm.array<16 x i64>
+// CHECK:        func.func @kf_rope_d192_r64_h8_f[[WINDOW]](%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// The angle in fp32, sin and cos in fp64, 8 angles to a vector.
+// CHECK:          arith.sitofp %{{.*}} : i64 to f32
+// CHECK:          arith.mulf %{{.*}} : vector<8xf32>
+// CHECK:          arith.extf %{{.*}} : vector<8xf32> to vector<8xf64>
+// CHECK:          arith.truncf %{{.*}} : vector<8xf64> to vector<8xf32>
+// CHECK-NOT:      func.call
+// CHECK:        func.func @kf_rope_d192_r64_h1_f[[WINDOW]](
+// CHECK:        func.func @kf_rope_d192_r64_h8_f[[WINDOW]]_inv(
+// CHECK:        func.func @kf_rope_d512_r64_h8_f[[YARN]](
+// CHECK-NOT:    func.func
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @ropes(%q: tensor<?x8x192xf32>, %kv: tensor<?x192xf32>, %p: tensor<?xi64>, %c: tensor<?x8x512xf32>) -> (tensor<?x192xf32>, tensor<?x8x192xf32>, tensor<?x8x512xf32>) {
+    %a = kf.rope %q, %p, <dim = 64, base = 1.000000e+04> : tensor<?x8x192xf32>, tensor<?xi64>
+    %k = kf.rope %kv, %p, <dim = 64, base = 1.000000e+04> : tensor<?x192xf32>, tensor<?xi64>
+    %o = kf.rope %a, %p, <dim = 64, base = 1.000000e+04> inverse : tensor<?x8x192xf32>, tensor<?xi64>
+    %y = kf.rope %c, %p, <dim = 64, base = 1.600000e+05, yarn_factor = 1.600000e+01, beta_fast = 3.200000e+01, beta_slow = 1.000000e+00, original_context = 65536> : tensor<?x8x512xf32>, tensor<?xi64>
+    return %k, %o, %y : tensor<?x192xf32>, tensor<?x8x192xf32>, tensor<?x8x512xf32>
+  }
+}
+
+// -----
+
 // Ops without an emitter stay.
 // CHECK-LABEL: func.func @no_emitter
-// CHECK: kf.rope
+// CHECK: kf.argmax
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  func.func @no_emitter(%x: tensor<?x64xf32>, %p: tensor<?xi64>) -> tensor<?x64xf32> {
-    %y = kf.rope %x, %p, <dim = 64, base = 1.000000e+04> : tensor<?x64xf32>, tensor<?xi64>
-    return %y : tensor<?x64xf32>
+  func.func @no_emitter(%x: tensor<?x64xf32>) -> tensor<?xi32> {
+    %y = kf.argmax %x : tensor<?x64xf32> -> tensor<?xi32>
+    return %y : tensor<?xi32>
   }
 }

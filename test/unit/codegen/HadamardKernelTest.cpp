@@ -14,17 +14,10 @@
 // ones. Those are held to the bound: the two sums differ by at most (n - 1 +
 // log2 n) · 2^-53 · Σ|x| (first order, with a margin), times n^-1/2, plus one
 // bf16 ulp of the larger output from the monotone roundings after.
-#include "HostIsa.h"
+#include "StepKernelTestUtil.h"
 
 #include "kf/Codegen/HadamardKernel.h"
-#include "kf/Codegen/KernelCompiler.h"
-#include "kf/Codegen/StepKernel.h"
 #include "kf/deepseek_v4/reference/hadamard.h"
-#include "kf/runtime/executor.h"
-
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
 
 #include "gtest/gtest.h"
 
@@ -39,12 +32,7 @@ namespace {
 
 namespace reference = ::kf::deepseek_v4::reference;
 
-class HadamardKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
-
-INSTANTIATE_TEST_SUITE_P(Isa, HadamardKernelOnIsa,
-                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
-                                         KernelIsa::Avx512),
-                         isaParamName);
+KF_STEP_KERNEL_SUITE(HadamardKernelOnIsa);
 
 constexpr int64_t kRows = 9;
 
@@ -135,71 +123,37 @@ double allowedError(std::span<const float> row, float got, float want) {
   return sums + 1.01 * bf16Ulp;
 }
 
-// A plan of one step: rows of x (run buffer 0), rows of y (run buffer 1, or
-// 0 in place).
-Plan planFor(const HadamardKernelSpec &spec, bool inPlace) {
-  const int64_t rowBytes = 4 * spec.n;
-  Plan plan;
-  plan.maxRows = kRows;
-  plan.kernels = {spec.getSymbolName()};
-  plan.inputs = {{"x", {0, rowBytes}}, {"y", {0, rowBytes}}};
-  PlanStep step{"hadamard", 0, {}, {0, 1}, WorkSplit::Blocks, 1, false};
-  step.operands.push_back({OperandKind::Input, 0, 0, {0, rowBytes}});
-  step.operands.push_back(
-      {OperandKind::Input, inPlace ? 0u : 1u, 0, {0, rowBytes}});
-  plan.steps.push_back(step);
-  return plan;
+// Runs the kernel of `spec` on the test rows, 1 and 2 threads, in place and
+// not, against the reference.
+void checkKernel(const HadamardKernelSpec &spec, kf_step_fn kernel) {
+  const std::vector<float> x = rowsOf(spec.n);
+  const std::vector<float> want = expected(spec.n, x);
+  for (bool inPlace : {false, true})
+    for (int threads : {1, 2}) {
+      const std::vector<float> got =
+          runRowToRowStep(kernel, x, spec.n, {}, inPlace, threads);
+      for (size_t i = 0; i < got.size(); ++i) {
+        std::span<const float> row(x.data() + i / spec.n * spec.n, spec.n);
+        double allowed = allowedError(row, got[i], want[i]);
+        if (allowed == 0) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                    std::bit_cast<uint32_t>(want[i]))
+              << "row " << i / spec.n << ", element " << i % spec.n << ": "
+              << got[i] << " != " << want[i];
+        } else {
+          ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), allowed)
+              << "row " << i / spec.n << ", element " << i % spec.n << ": "
+              << got[i] << " vs " << want[i];
+        }
+      }
+    }
 }
 
 TEST_P(HadamardKernelOnIsa, EqualsReference) {
   KF_SKIP_UNLESS_HOST_RUNS(GetParam());
   const target::TargetInfo target = isaTestTarget(GetParam());
   const std::vector<HadamardKernelSpec> specs = {{1}, {4}, {16}, {128}, {1024}};
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-  for (const HadamardKernelSpec &spec : specs) {
-    llvm::Expected<mlir::func::FuncOp> fn =
-        buildHadamardKernel(*module, spec, target);
-    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-  }
-  llvm::Expected<JitKernelModule> jit = jitKernelModule(*module, target);
-  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
-
-  for (const HadamardKernelSpec &spec : specs) {
-    SCOPED_TRACE(spec.describe());
-    llvm::Expected<void *> fn = jit->lookup(spec.getSymbolName());
-    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-    const std::vector<float> x = rowsOf(spec.n);
-    const std::vector<float> want = expected(spec.n, x);
-    for (bool inPlace : {false, true})
-      for (int threads : {1, 2}) {
-        absl::StatusOr<Executor> executor = Executor::create(
-            planFor(spec, inPlace), {reinterpret_cast<StepKernelFn>(*fn)}, {});
-        ASSERT_TRUE(executor.ok()) << executor.status();
-        std::vector<float> in = x, out(x.size(), -1.0f);
-        std::vector<std::span<uint8_t>> buffers = {
-            {reinterpret_cast<uint8_t *>(in.data()), in.size() * 4},
-            {reinterpret_cast<uint8_t *>(out.data()), out.size() * 4}};
-        ThreadPool pool(threads);
-        ASSERT_TRUE(executor->run(pool, kRows, buffers).ok());
-        const std::vector<float> &got = inPlace ? in : out;
-        for (size_t i = 0; i < got.size(); ++i) {
-          std::span<const float> row(x.data() + i / spec.n * spec.n, spec.n);
-          double allowed = allowedError(row, got[i], want[i]);
-          if (allowed == 0) {
-            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
-                      std::bit_cast<uint32_t>(want[i]))
-                << "row " << i / spec.n << ", element " << i % spec.n << ": "
-                << got[i] << " != " << want[i];
-          } else {
-            ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), allowed)
-                << "row " << i / spec.n << ", element " << i % spec.n << ": "
-                << got[i] << " vs " << want[i];
-          }
-        }
-      }
-  }
+  forEachStepKernel(target, specs, buildHadamardKernel, checkKernel);
 }
 
 TEST(HadamardKernel, RefusesBadSpecs) {

@@ -10,17 +10,10 @@
 // reference's or exact (docs/engine.md, "Op kernels"; the derivation heads
 // QuantSimEmitter.cpp), so the results are compared bit for bit, the sign of
 // zero included.
-#include "HostIsa.h"
+#include "StepKernelTestUtil.h"
 
-#include "kf/Codegen/KernelCompiler.h"
 #include "kf/Codegen/QuantSimKernel.h"
-#include "kf/Codegen/StepKernel.h"
 #include "kf/deepseek_v4/reference/quant_sim.h"
-#include "kf/runtime/executor.h"
-
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
 
 #include "gtest/gtest.h"
 
@@ -34,12 +27,7 @@ namespace {
 
 namespace reference = ::kf::deepseek_v4::reference;
 
-class QuantSimKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
-
-INSTANTIATE_TEST_SUITE_P(Isa, QuantSimKernelOnIsa,
-                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
-                                         KernelIsa::Avx512),
-                         isaParamName);
+KF_STEP_KERNEL_SUITE(QuantSimKernelOnIsa);
 
 constexpr int64_t kRows = 9;
 
@@ -140,20 +128,24 @@ std::vector<float> expected(const QuantSimKernelSpec &spec,
   return y;
 }
 
-// A plan of one step: rows of x (run buffer 0), rows of y (run buffer 1, or
-// 0 in place).
-Plan planFor(const QuantSimKernelSpec &spec, bool inPlace) {
-  const int64_t rowBytes = 4 * spec.rowLength;
-  Plan plan;
-  plan.maxRows = kRows;
-  plan.kernels = {spec.getSymbolName()};
-  plan.inputs = {{"x", {0, rowBytes}}, {"y", {0, rowBytes}}};
-  PlanStep step{"quant_sim", 0, {}, {0, 1}, WorkSplit::Blocks, 1, false};
-  step.operands.push_back({OperandKind::Input, 0, 0, {0, rowBytes}});
-  step.operands.push_back(
-      {OperandKind::Input, inPlace ? 0u : 1u, 0, {0, rowBytes}});
-  plan.steps.push_back(step);
-  return plan;
+// Runs the kernel of `spec` on the test rows, 1 and 2 threads, in place and
+// not, against the reference bit for bit.
+void checkKernel(const QuantSimKernelSpec &spec, kf_step_fn kernel) {
+  const std::vector<float> x = rowsOf(spec);
+  const std::vector<float> want = expected(spec, x);
+  for (bool inPlace : {false, true})
+    for (int threads : {1, 2}) {
+      const std::vector<float> got =
+          runRowToRowStep(kernel, x, spec.rowLength, {}, inPlace, threads);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                  std::bit_cast<uint32_t>(want[i]))
+            << "row " << i / spec.rowLength << ", element "
+            << i % spec.rowLength << " (x = " << x[i] << "): " << got[i]
+            << " != " << want[i] << ", " << threads << " threads"
+            << (inPlace ? ", in place" : "");
+      }
+    }
 }
 
 TEST_P(QuantSimKernelOnIsa, EqualsReferenceBitForBit) {
@@ -166,45 +158,7 @@ TEST_P(QuantSimKernelOnIsa, EqualsReferenceBitForBit) {
       {QuantSimFormat::E2m1, 128, 32, 0},
       {QuantSimFormat::E2m1, 512, 32, 448},
   };
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-  for (const QuantSimKernelSpec &spec : specs) {
-    llvm::Expected<mlir::func::FuncOp> fn =
-        buildQuantSimKernel(*module, spec, target);
-    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-  }
-  llvm::Expected<JitKernelModule> jit = jitKernelModule(*module, target);
-  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
-
-  for (const QuantSimKernelSpec &spec : specs) {
-    SCOPED_TRACE(spec.describe());
-    llvm::Expected<void *> fn = jit->lookup(spec.getSymbolName());
-    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-    const std::vector<float> x = rowsOf(spec);
-    const std::vector<float> want = expected(spec, x);
-    for (bool inPlace : {false, true})
-      for (int threads : {1, 2}) {
-        absl::StatusOr<Executor> executor = Executor::create(
-            planFor(spec, inPlace), {reinterpret_cast<StepKernelFn>(*fn)}, {});
-        ASSERT_TRUE(executor.ok()) << executor.status();
-        std::vector<float> in = x, out(x.size(), -1.0f);
-        std::vector<std::span<uint8_t>> buffers = {
-            {reinterpret_cast<uint8_t *>(in.data()), in.size() * 4},
-            {reinterpret_cast<uint8_t *>(out.data()), out.size() * 4}};
-        ThreadPool pool(threads);
-        ASSERT_TRUE(executor->run(pool, kRows, buffers).ok());
-        const std::vector<float> &got = inPlace ? in : out;
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
-                    std::bit_cast<uint32_t>(want[i]))
-              << "row " << i / spec.rowLength << ", element "
-              << i % spec.rowLength << " (x = " << x[i] << "): " << got[i]
-              << " != " << want[i] << ", " << threads << " threads"
-              << (inPlace ? ", in place" : "");
-        }
-      }
-  }
+  forEachStepKernel(target, specs, buildQuantSimKernel, checkKernel);
 }
 
 TEST(QuantSimKernel, RefusesBadSpecs) {

@@ -11,17 +11,10 @@
 // one more, and the product w · (x · r) by a few fp32 ulps: its bf16
 // rounding then differs by at most one bf16 ulp, and only where the product
 // lies within those few ulps of a bf16 rounding boundary.
-#include "HostIsa.h"
+#include "StepKernelTestUtil.h"
 
-#include "kf/Codegen/KernelCompiler.h"
 #include "kf/Codegen/RmsNormKernel.h"
-#include "kf/Codegen/StepKernel.h"
 #include "kf/deepseek_v4/reference/primitives.h"
-#include "kf/runtime/executor.h"
-
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
 
 #include "gtest/gtest.h"
 
@@ -34,12 +27,7 @@ namespace {
 
 namespace reference = ::kf::deepseek_v4::reference;
 
-class RmsNormKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
-
-INSTANTIATE_TEST_SUITE_P(Isa, RmsNormKernelOnIsa,
-                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
-                                         KernelIsa::Avx512),
-                         isaParamName);
+KF_STEP_KERNEL_SUITE(RmsNormKernelOnIsa);
 
 constexpr int64_t kRows = 17;
 
@@ -84,32 +72,33 @@ std::vector<float> expected(const RmsNormKernelSpec &spec,
   return y;
 }
 
-// A plan of one step: rows of x (run buffer 0), the weight, rows of y (run
-// buffer 1, or 0 in place).
-Plan planFor(const RmsNormKernelSpec &spec, bool inPlace) {
-  const int64_t rowBytes = 4 * spec.d;
-  Plan plan;
-  plan.maxRows = kRows;
-  plan.kernels = {spec.getSymbolName()};
-  plan.weights = {{"w", Format::F32, {spec.d}, std::nullopt}};
-  plan.inputs = {{"x", {0, rowBytes}}, {"y", {0, rowBytes}}};
-  PlanStep step{"rms_norm", 0, {}, {0, 1}, WorkSplit::Blocks, 1, false};
-  step.operands.push_back({OperandKind::Input, 0, 0, {0, rowBytes}});
-  if (spec.weighted)
-    step.operands.push_back({OperandKind::Weight, 0, 0, {rowBytes, 0}});
-  step.operands.push_back(
-      {OperandKind::Input, inPlace ? 0u : 1u, 0, {0, rowBytes}});
-  plan.steps.push_back(step);
-  return plan;
-}
-
-// Whether a and b (bf16 values held as floats) are at most one bf16 ulp
-// apart: their bit patterns, of one sign, differ by at most 1 << 16.
-bool withinOneBf16Ulp(float a, float b) {
-  uint32_t x = std::bit_cast<uint32_t>(a), y = std::bit_cast<uint32_t>(b);
-  if ((x ^ y) >> 31)
-    return a == b; // +0 and -0
-  return (x > y ? x - y : y - x) <= (1u << 16);
+// Runs the kernel of `spec` on the test rows, 1 and 2 threads, in place and
+// not, against the reference.
+void checkKernel(const RmsNormKernelSpec &spec, kf_step_fn kernel) {
+  const std::vector<float> x = rowsOf(spec.d), w = weightOf(spec.d);
+  const std::vector<float> want = expected(spec, x, w);
+  for (bool inPlace : {false, true})
+    for (int threads : {1, 2}) {
+      const std::vector<float> got = runRowToRowStep(
+          kernel, x, spec.d,
+          spec.weighted ? std::span<const float>(w) : std::span<const float>(),
+          inPlace, threads);
+      int64_t differ = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want[i]))
+          continue;
+        ++differ;
+        ASSERT_FALSE(spec.bf16Compute)
+            << "row " << i / spec.d << ", element " << i % spec.d << ": "
+            << got[i] << " != " << want[i];
+        ASSERT_TRUE(withinOneBf16Ulp(got[i], want[i]))
+            << "row " << i / spec.d << ", element " << i % spec.d << ": "
+            << got[i] << " vs " << want[i];
+      }
+      // A boundary within a few fp32 ulps is rare: a handful of elements
+      // at most, not a systematic difference.
+      EXPECT_LE(differ, 4) << threads << " threads";
+    }
 }
 
 TEST_P(RmsNormKernelOnIsa, EqualsReference) {
@@ -120,55 +109,7 @@ TEST_P(RmsNormKernelOnIsa, EqualsReference) {
       {256, 1e-6f, false, false}, {4096, 1e-6f, true, false},
       {192, 1e-6f, false, true},  {512, 1e-6f, false, true},
   };
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-  for (const RmsNormKernelSpec &spec : specs) {
-    llvm::Expected<mlir::func::FuncOp> fn =
-        buildRmsNormKernel(*module, spec, target);
-    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-  }
-  llvm::Expected<JitKernelModule> jit = jitKernelModule(*module, target);
-  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
-
-  for (const RmsNormKernelSpec &spec : specs) {
-    SCOPED_TRACE(spec.describe());
-    llvm::Expected<void *> fn = jit->lookup(spec.getSymbolName());
-    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-    const std::vector<float> x = rowsOf(spec.d), w = weightOf(spec.d);
-    const std::vector<float> want = expected(spec, x, w);
-    for (bool inPlace : {false, true})
-      for (int threads : {1, 2}) {
-        absl::StatusOr<Executor> executor = Executor::create(
-            planFor(spec, inPlace), {reinterpret_cast<StepKernelFn>(*fn)},
-            {std::span(reinterpret_cast<const uint8_t *>(w.data()),
-                       w.size() * 4)});
-        ASSERT_TRUE(executor.ok()) << executor.status();
-        std::vector<float> in = x, out(x.size(), -1.0f);
-        std::vector<std::span<uint8_t>> buffers = {
-            {reinterpret_cast<uint8_t *>(in.data()), in.size() * 4},
-            {reinterpret_cast<uint8_t *>(out.data()), out.size() * 4}};
-        ThreadPool pool(threads);
-        ASSERT_TRUE(executor->run(pool, kRows, buffers).ok());
-        const std::vector<float> &got = inPlace ? in : out;
-        int64_t differ = 0;
-        for (size_t i = 0; i < got.size(); ++i) {
-          if (std::bit_cast<uint32_t>(got[i]) ==
-              std::bit_cast<uint32_t>(want[i]))
-            continue;
-          ++differ;
-          ASSERT_FALSE(spec.bf16Compute)
-              << "row " << i / spec.d << ", element " << i % spec.d << ": "
-              << got[i] << " != " << want[i];
-          ASSERT_TRUE(withinOneBf16Ulp(got[i], want[i]))
-              << "row " << i / spec.d << ", element " << i % spec.d << ": "
-              << got[i] << " vs " << want[i];
-        }
-        // A boundary within a few fp32 ulps is rare: a handful of elements
-        // at most, not a systematic difference.
-        EXPECT_LE(differ, 4) << threads << " threads";
-      }
-  }
+  forEachStepKernel(target, specs, buildRmsNormKernel, checkKernel);
 }
 
 TEST(RmsNormKernel, RefusesBadSpecs) {

@@ -16,17 +16,10 @@
 // bf16(silu · u · w) by at most one bf16 ulp. Every other operation is the
 // reference's. So: every element within one bf16 ulp, and at most one of the
 // test's ~18 000 values not bit for bit (on the glibc here, none is).
-#include "HostIsa.h"
+#include "StepKernelTestUtil.h"
 
-#include "kf/Codegen/KernelCompiler.h"
-#include "kf/Codegen/StepKernel.h"
 #include "kf/Codegen/SwigluKernel.h"
 #include "kf/deepseek_v4/reference/routing.h"
-#include "kf/runtime/executor.h"
-
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
 
 #include "gtest/gtest.h"
 
@@ -40,12 +33,7 @@ namespace {
 
 namespace reference = ::kf::deepseek_v4::reference;
 
-class SwigluKernelOnIsa : public testing::TestWithParam<KernelIsa> {};
-
-INSTANTIATE_TEST_SUITE_P(Isa, SwigluKernelOnIsa,
-                         testing::Values(KernelIsa::Scalar, KernelIsa::Avx2,
-                                         KernelIsa::Avx512),
-                         isaParamName);
+KF_STEP_KERNEL_SUITE(SwigluKernelOnIsa);
 
 constexpr int64_t kRows = 14;
 
@@ -152,34 +140,37 @@ std::vector<float> expected(const SwigluKernelSpec &spec, const Rows &rows) {
   return h;
 }
 
-// A plan of one step: rows of gate, up (run buffers 0, 1), the routing
-// weights (2), rows of h (3, or the gate's or the up's).
-Plan planFor(const SwigluKernelSpec &spec, uint32_t output) {
-  const int64_t rowBytes = 4 * spec.f;
-  Plan plan;
-  plan.maxRows = kRows;
-  plan.kernels = {spec.getSymbolName()};
-  plan.inputs = {{"gate", {0, rowBytes}},
-                 {"up", {0, rowBytes}},
-                 {"weights", {0, 4}},
-                 {"h", {0, rowBytes}}};
-  PlanStep step{"swiglu", 0, {}, {0, 1}, WorkSplit::Blocks, 1, false};
-  step.operands.push_back({OperandKind::Input, 0, 0, {0, rowBytes}});
-  step.operands.push_back({OperandKind::Input, 1, 0, {0, rowBytes}});
-  if (spec.weighted)
-    step.operands.push_back({OperandKind::Input, 2, 0, {0, 4}});
-  step.operands.push_back({OperandKind::Input, output, 0, {0, rowBytes}});
-  plan.steps.push_back(step);
-  return plan;
-}
-
-// Whether a and b (bf16 values held as floats) are at most one bf16 ulp
-// apart: their bit patterns, of one sign, differ by at most 1 << 16.
-bool withinOneBf16Ulp(float a, float b) {
-  uint32_t x = std::bit_cast<uint32_t>(a), y = std::bit_cast<uint32_t>(b);
-  if ((x ^ y) >> 31)
-    return a == b; // +0 and -0
-  return (x > y ? x - y : y - x) <= (1u << 16);
+// Runs the kernel of `spec` on the test rows, 1 and 2 threads, into its own
+// rows and over the gate's or the up's, against the reference; counts the
+// values not bit for bit in `differ`.
+void checkKernel(const SwigluKernelSpec &spec, kf_step_fn kernel,
+                 int64_t &differ) {
+  const Rows rows = rowsOf(spec);
+  const std::vector<float> want = expected(spec, rows);
+  // Into h, over the gate, over the up.
+  for (int output : {3, 0, 1})
+    for (int threads : {1, 2}) {
+      Rows in = rows;
+      std::vector<float> h(want.size(), -1.0f);
+      std::vector<float> &got =
+          output == 3 ? h : (output == 0 ? in.gate : in.up);
+      std::vector<StepOperand> operands = {rowOperand(in.gate, spec.f),
+                                           rowOperand(in.up, spec.f)};
+      if (spec.weighted)
+        operands.push_back(rowOperand(in.weights, 1));
+      operands.push_back(rowOperand(got, spec.f));
+      ASSERT_EQ(runRowStep(kernel, kRows, 1, operands, threads),
+                absl::OkStatus());
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want[i]))
+          continue;
+        ++differ;
+        ASSERT_TRUE(withinOneBf16Ulp(got[i], want[i]))
+            << "row " << i / spec.f << ", element " << i % spec.f << " (gate "
+            << rows.gate[i] << ", up " << rows.up[i] << "): " << got[i]
+            << " vs " << want[i];
+      }
+    }
 }
 
 TEST_P(SwigluKernelOnIsa, EqualsReference) {
@@ -191,54 +182,11 @@ TEST_P(SwigluKernelOnIsa, EqualsReference) {
       {16, 7.0f, true},
       {256, 1e30f, false}, // no clamp reached: every gate's silu
   };
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-  for (const SwigluKernelSpec &spec : specs) {
-    llvm::Expected<mlir::func::FuncOp> fn =
-        buildSwigluKernel(*module, spec, target);
-    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-  }
-  llvm::Expected<JitKernelModule> jit = jitKernelModule(*module, target);
-  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
-
   int64_t differ = 0;
-  for (const SwigluKernelSpec &spec : specs) {
-    SCOPED_TRACE(spec.describe());
-    llvm::Expected<void *> fn = jit->lookup(spec.getSymbolName());
-    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-    const Rows rows = rowsOf(spec);
-    const std::vector<float> want = expected(spec, rows);
-    // Into h, over the gate, over the up.
-    for (uint32_t output : {3u, 0u, 1u})
-      for (int threads : {1, 2}) {
-        absl::StatusOr<Executor> executor = Executor::create(
-            planFor(spec, output), {reinterpret_cast<StepKernelFn>(*fn)}, {});
-        ASSERT_TRUE(executor.ok()) << executor.status();
-        Rows in = rows;
-        std::vector<float> h(want.size(), -1.0f);
-        std::vector<std::span<uint8_t>> buffers = {
-            {reinterpret_cast<uint8_t *>(in.gate.data()), in.gate.size() * 4},
-            {reinterpret_cast<uint8_t *>(in.up.data()), in.up.size() * 4},
-            {reinterpret_cast<uint8_t *>(in.weights.data()),
-             in.weights.size() * 4},
-            {reinterpret_cast<uint8_t *>(h.data()), h.size() * 4}};
-        ThreadPool pool(threads);
-        ASSERT_TRUE(executor->run(pool, kRows, buffers).ok());
-        const std::vector<float> &got =
-            output == 3 ? h : (output == 0 ? in.gate : in.up);
-        for (size_t i = 0; i < got.size(); ++i) {
-          if (std::bit_cast<uint32_t>(got[i]) ==
-              std::bit_cast<uint32_t>(want[i]))
-            continue;
-          ++differ;
-          ASSERT_TRUE(withinOneBf16Ulp(got[i], want[i]))
-              << "row " << i / spec.f << ", element " << i % spec.f << " (gate "
-              << rows.gate[i] << ", up " << rows.up[i] << "): " << got[i]
-              << " vs " << want[i];
-        }
-      }
-  }
+  forEachStepKernel(target, specs, buildSwigluKernel,
+                    [&](const SwigluKernelSpec &spec, kf_step_fn kernel) {
+                      checkKernel(spec, kernel, differ);
+                    });
   // Counted over all runs: one value near a boundary shows in each of the
   // 6 runs of its spec.
   EXPECT_LE(differ, 6);

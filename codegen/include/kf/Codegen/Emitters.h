@@ -25,6 +25,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <memory>
+#include <utility>
 
 namespace kf::codegen {
 
@@ -495,6 +496,18 @@ mlir::Value emitRoundToHalf(mlir::OpBuilder &b, mlir::Location loc,
 /// to even, NaNs kept and made quiet), in integer arithmetic.
 mlir::Value emitRoundToBf16(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value floats);
+/// e^x for each lane of `x` (a vector of f64) in fp64 arithmetic, for the
+/// op kernels, which call nothing (no libm): fdlibm's algorithm, below one
+/// fp64 ulp, so within ~1.5 fp64 ulps of glibc's exp (below 0.52). The
+/// argument is clamped to [-708, 708]: below, the result is e^-708 (~3e-308)
+/// rather than a smaller or subnormal value; above, +inf; a NaN stays one.
+mlir::Value emitExp(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+/// {sin x, cos x} for each lane of `x` (a vector of f64) in fp64 arithmetic,
+/// for the op kernels (no libm): fdlibm's algorithm, below one fp64 ulp for
+/// |x| < 2^20 · π/2 (≈ 1.65e6), the range of its argument reduction; beyond,
+/// the reduction loses bits.
+std::pair<mlir::Value, mlir::Value>
+emitSinCos(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
 /// Declares the constant table `name` of i64 `entries` in `module` (internal
 /// to it), e.g. an IQ grid, unless a kernel built before did.
 void declareConstantTable(mlir::OpBuilder &b, mlir::Location loc,

@@ -286,6 +286,11 @@ def Kf_RopeAttr : Kf_Attr<"Rope", "rope"> {
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     bool hasYarn() const { return getYarnFactor().convertToDouble() > 0; }
+    /// The dim/2 frequencies f_i, in the fp64 and fp32 operations and order
+    /// of the golden's ropeFrequencies (docs/models/deepseek_v4_model.md §2):
+    /// fp32(base^(-2i/dim)), YaRN-blended when hasYarn(). Failure where the
+    /// YaRN ramp is empty (its ends meet), which the golden refuses too.
+    ::mlir::FailureOr<::llvm::SmallVector<float>> getFrequencies() const;
   }];
 }
 

@@ -211,7 +211,9 @@ def KfLowerOps : Pass<"kf-lower-ops", "::mlir::ModuleOp"> {
     one function, and every kernel does one innermost row per work item.
     Today: `kf.rms_norm` whose weight, if any, is an f32 `!kf.qweight` (a
     constant weight of ones has been folded away by the canonicalizer),
-    `kf.fp8_sim`, `kf.fp4_sim`, `kf.swiglu` and `kf.hadamard`.
+    `kf.fp8_sim`, `kf.fp4_sim`, `kf.swiglu`, `kf.hadamard` and `kf.rope`
+    (its frequencies a constant table of the kernel; its positions, one per
+    token, read whole by every item).
 
     An op no emitter builds yet is left as it is. An op whose instance its
     emitter refuses (a row length the kernel does not take) fails the pass,
