@@ -81,7 +81,14 @@ struct Place {
   OperandKind kind = OperandKind::arena;
   int64_t index = 0; // the run buffer's; 0 in the arena
   int64_t offset = 0;
+  // The buffer's bytes per token row, and the tensor's columns of them: all
+  // of a row, or for a column slice and a part of a concatenation, `width`
+  // bytes from `column` on.
   int64_t rowBytes = 0;
+  int64_t column = 0;
+  int64_t width = 0;
+
+  bool isWholeRows() const { return column == 0 && width == rowBytes; }
 };
 
 /// How one step touches a byte range, for the barriers: the range at the
@@ -90,6 +97,9 @@ struct Access {
   OperandKind kind;
   int64_t index;
   int64_t begin, end;
+  // The columns of each row touched: [column, column + width) of rows of
+  // rowBytes.
+  int64_t rowBytes, column, width;
   bool write;
   // itemsFixed, itemsPerRow, group, bytesPerItem; none: any thread may
   // touch any byte of the range.
@@ -101,6 +111,11 @@ struct Access {
     if (kind != other.kind || index != other.index || !(write || other.write))
       return false;
     if (end <= other.begin || other.end <= begin)
+      return false;
+    // Other columns of the same rows (the groups of a concatenation).
+    if (rowBytes == other.rowBytes && begin == other.begin &&
+        (column + width <= other.column ||
+         other.column + other.width <= column))
       return false;
     // The same rows item by item from the same first byte: each thread
     // touches the bytes of its own items in both steps.
@@ -237,8 +252,12 @@ private:
       if (!type)
         return emitValueError(arg, "is neither a tensor nor a weight");
       int64_t rowBytes = *getRowBytes(type);
-      places[arg] = {OperandKind::input, static_cast<int64_t>(buffers.size()),
-                     0, rowBytes};
+      places[arg] = {OperandKind::input,
+                     static_cast<int64_t>(buffers.size()),
+                     0,
+                     rowBytes,
+                     0,
+                     rowBytes};
       buffers.push_back({name, rowBytes, false});
     }
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
@@ -261,12 +280,29 @@ private:
   /// The value whose place `v` shares: itself, or the operand of the
   /// reshapes it comes from.
   Value getRoot(Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
-        break;
-      v = def->getOperand(0);
+    for (;;) {
+      Operation *def = v.getDefiningOp();
+      if (def && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                     tensor::ExtractSliceOp>(def)) {
+        v = def->getOperand(0);
+      } else if (auto concat = getConcatOf(v)) {
+        v = concat.getResult();
+      } else {
+        return v;
+      }
     }
-    return v;
+  }
+
+  /// The concatenation `v` is written into in place: its only user, when
+  /// it is one along the innermost dimension.
+  static tensor::ConcatOp getConcatOf(Value v) {
+    if (!v.hasOneUse())
+      return {};
+    auto concat = dyn_cast<tensor::ConcatOp>(*v.getUsers().begin());
+    if (!concat || concat.getDim() != static_cast<uint64_t>(
+                                          concat.getResultType().getRank() - 1))
+      return {};
+    return concat;
   }
 
   /// The op index after which each arena tensor is dead.
@@ -300,13 +336,33 @@ private:
   Place placeResult(Value v) {
     auto type = cast<RankedTensorType>(v.getType());
     int64_t rowBytes = *getRowBytes(type);
+    if (tensor::ConcatOp concat = getConcatOf(v)) {
+      // The concatenation's buffer, placed with its first part; this part
+      // its columns.
+      Value whole = concat.getResult();
+      if (!places.count(whole))
+        placeResult(whole);
+      Place place = places[whole];
+      for (Value part : concat.getInputs()) {
+        if (part == v)
+          break;
+        place.column += *getRowBytes(cast<RankedTensorType>(part.getType()));
+      }
+      place.width = rowBytes;
+      places[v] = place;
+      return place;
+    }
     Place place;
     if (auto it = outputs.find(v); it != outputs.end()) {
-      place = {OperandKind::input, static_cast<int64_t>(it->second), 0,
+      place = {OperandKind::input,
+               static_cast<int64_t>(it->second),
+               0,
+               rowBytes,
+               0,
                rowBytes};
     } else {
       place = {OperandKind::arena, 0, arena.allocate(rowBytes * rows),
-               rowBytes};
+               rowBytes,           0, rowBytes};
       live.push_back(v);
     }
     places[v] = place;
@@ -323,9 +379,11 @@ private:
   void addTensor(StepEntry &step, const Place &place, bool write,
                  int64_t itemsFixed, int64_t itemsPerRow, int64_t group) {
     step.operands.push_back(operand(place, 0, place.rowBytes));
-    Access access{place.kind,   place.index,
-                  place.offset, place.offset + place.rowBytes * rows,
-                  write,        std::nullopt};
+    Access access{place.kind,     place.index,
+                  place.offset,   place.offset + place.rowBytes * rows,
+                  place.rowBytes, place.column,
+                  place.width,    write,
+                  std::nullopt};
     if (itemsPerRow > 0 && itemsFixed == 0)
       access.items = {itemsFixed, itemsPerRow, group,
                       place.rowBytes / itemsPerRow};
@@ -426,9 +484,11 @@ private:
               if (groups.empty() || groups.front().size() != 1)
                 return reshape.emitOpError()
                        << "kf-build-plan: reshapes the token dimension";
-              places[reshape.getResult()] = places[getRoot(reshape.getSrc())];
+              places[reshape.getResult()] = places.lookup(reshape.getSrc());
               return success();
             })
+        .Case([&](tensor::ExtractSliceOp slice) { return planSlice(slice); })
+        .Case([&](tensor::ConcatOp concat) { return planConcat(concat); })
         .Case<arith::ConstantIndexOp, tensor::DimOp>(
             [&](Operation *) { return success(); })
         .Case([&](StepOp step) { return planStep(step); })
@@ -445,6 +505,54 @@ private:
         });
   }
 
+  /// A slice of a tensor's innermost columns, all of its rows: a view of
+  /// its buffer (a quantizer reads it in place, rows apart).
+  LogicalResult planSlice(tensor::ExtractSliceOp op) {
+    auto source = op.getSourceType();
+    auto type = op.getResultType();
+    const int64_t last = source.getRank() - 1;
+    bool columns = type.getRank() == source.getRank() && op.hasUnitStride();
+    for (int64_t d = 0; columns && d < last; ++d)
+      columns = op.getStaticOffsets()[d] == 0 &&
+                type.getDimSize(d) == source.getDimSize(d);
+    if (!columns || ShapedType::isDynamic(op.getStaticOffsets()[last]))
+      return op.emitOpError() << "kf-build-plan: a plan takes slices of a "
+                                 "tensor's innermost columns only";
+    Place place = places.lookup(op.getSource());
+    const int64_t bits = type.getElementTypeBitWidth();
+    place.column += op.getStaticOffsets()[last] * bits / 8;
+    place.width = *getRowBytes(type);
+    places[op.getResult()] = place;
+    return success();
+  }
+
+  /// A concatenation along the innermost dimension, whose parts were
+  /// written into its buffer by the matmuls computing them.
+  LogicalResult planConcat(tensor::ConcatOp op) {
+    Place whole = places.lookup(op.getResult());
+    int64_t column = 0;
+    for (Value part : op.getInputs()) {
+      auto it = places.find(part);
+      if (getConcatOf(part) != op || it == places.end() ||
+          it->second.kind != whole.kind || it->second.index != whole.index ||
+          it->second.offset != whole.offset || it->second.column != column)
+        return op.emitOpError()
+               << "kf-build-plan: concatenates a value that is not computed "
+                  "in its place (an argument, or a value used elsewhere too)";
+      column += it->second.width;
+    }
+    return success();
+  }
+
+  /// The place of `v`, which `op` reads or writes in whole rows.
+  FailureOr<Place> wholeRows(Operation *op, const Place &place) {
+    if (!place.isWholeRows())
+      return op->emitOpError()
+             << "kf-build-plan: reads or writes a column slice, which only "
+                "a quantizer's input and a matmul's output may be";
+    return place;
+  }
+
   LogicalResult planStep(StepOp op) {
     StepEntry step{getStepName(op, op.getCallee()), op.getCallee()};
     const int64_t perRow = op.getItemsPerRow();
@@ -457,11 +565,18 @@ private:
           return failure();
         continue;
       }
-      addTensor(step, places[getRoot(input)], /*write=*/false, 0,
+      FailureOr<Place> place = wholeRows(op, places.lookup(input));
+      if (failed(place))
+        return failure();
+      addTensor(step, *place, /*write=*/false, 0,
                 whole.contains(i) ? 0 : perRow, 1);
     }
-    for (Value result : op.getResults())
-      addTensor(step, placeResult(result), /*write=*/true, 0, perRow, 1);
+    for (Value result : op.getResults()) {
+      FailureOr<Place> place = wholeRows(op, placeResult(result));
+      if (failed(place))
+        return failure();
+      addTensor(step, *place, /*write=*/true, 0, perRow, 1);
+    }
     addStep(std::move(step));
     return success();
   }
@@ -472,18 +587,22 @@ private:
     int64_t rowsPerToken = 1;
     for (int64_t d = 1; d + 1 < input.getRank(); ++d)
       rowsPerToken *= input.getDimSize(d);
-    FailureOr<SymbolRefAttr> callee = adapt(
-        op, codegen::getOrBuildQuantizeStep(
-                kernels, op.getCallee().getLeafReference(),
-                input.getShape().back(), packed.getShape().back(), target));
+    // The input may be columns of a wider buffer, read in place.
+    const Place x = places.lookup(op.getInput());
+    FailureOr<Place> out = wholeRows(op, placeResult(op.getResult()));
+    if (failed(out))
+      return failure();
+    FailureOr<SymbolRefAttr> callee =
+        adapt(op, codegen::getOrBuildQuantizeStep(
+                      kernels, op.getCallee().getLeafReference(),
+                      input.getShape().back(), x.rowBytes / rowsPerToken / 4,
+                      x.column, packed.getShape().back(), target));
     if (failed(callee))
       return failure();
     StepEntry step{getStepName(op, *callee), *callee};
     step.itemsPerRow = rowsPerToken;
-    addTensor(step, places[getRoot(op.getInput())], /*write=*/false, 0,
-              rowsPerToken, 1);
-    addTensor(step, placeResult(op.getResult()), /*write=*/true, 0,
-              rowsPerToken, 1);
+    addTensor(step, x, /*write=*/false, 0, rowsPerToken, 1);
+    addTensor(step, *out, /*write=*/true, 0, rowsPerToken, 1);
     addStep(std::move(step));
     return success();
   }
@@ -491,9 +610,15 @@ private:
   LogicalResult planMatmul(QMatmulOp op) {
     auto kernel = op->getAttrOfType<KernelAttr>(KfDialect::kKernelAttrName);
     int64_t n = cast<RankedTensorType>(op.getType()).getShape().back();
+    // The output may be columns of a concatenation, written in place.
+    FailureOr<Place> x = wholeRows(op, places.lookup(op.getInput()));
+    if (failed(x))
+      return failure();
+    const Place y = placeResult(op.getResult());
     FailureOr<SymbolRefAttr> callee =
         adapt(op, codegen::getOrBuildMatmulStep(
-                      kernels, op.getCallee().getLeafReference(), n, target));
+                      kernels, op.getCallee().getLeafReference(),
+                      y.rowBytes / 4, y.column, target));
     if (failed(callee))
       return failure();
     StepEntry step{getStepName(op, *callee), *callee};
@@ -503,9 +628,8 @@ private:
     if (failed(addWeight(step, op, op.getWeight(), kernel.getWeightLayout(),
                          op.getRowOffset())))
       return failure();
-    addTensor(step, places[getRoot(op.getInput())], /*write=*/false, 0, 0, 1);
-    addTensor(step, placeResult(op.getResult()), /*write=*/true, n, 0,
-              step.group);
+    addTensor(step, *x, /*write=*/false, 0, 0, 1);
+    addTensor(step, y, /*write=*/true, n, 0, step.group);
     addStep(std::move(step));
     return success();
   }
@@ -541,10 +665,16 @@ private:
     if (failed(
             addWeight(step, op, op.getWeight(), kernel.getWeightLayout(), 0)))
       return failure();
-    addTensor(step, places[getRoot(op.getInput())], /*write=*/false, 0, 0, 1);
-    addTensor(step, places[getRoot(op.getIds())], /*write=*/false, 0, 0, 1);
-    addTensor(step, placeResult(op.getResult()), /*write=*/true, rows, 0,
-              step.group);
+    FailureOr<Place> rowsIn = wholeRows(op, places.lookup(op.getInput()));
+    FailureOr<Place> route = wholeRows(op, places.lookup(op.getIds()));
+    if (failed(rowsIn) || failed(route))
+      return failure();
+    FailureOr<Place> out = wholeRows(op, placeResult(op.getResult()));
+    if (failed(out))
+      return failure();
+    addTensor(step, *rowsIn, /*write=*/false, 0, 0, 1);
+    addTensor(step, *route, /*write=*/false, 0, 0, 1);
+    addTensor(step, *out, /*write=*/true, rows, 0, step.group);
     addStep(std::move(step));
     return success();
   }

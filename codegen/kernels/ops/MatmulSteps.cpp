@@ -32,9 +32,14 @@ llvm::Expected<func::FuncOp> getKernel(ModuleOp module, StringRef name,
 
 llvm::Expected<func::FuncOp>
 getOrBuildQuantizeStep(ModuleOp module, StringRef quantizer, int64_t k,
+                       int64_t ldx, int64_t xColumnBytes,
                        int64_t packedRowBytes,
                        const target::TargetInfo &target) {
-  std::string name = (quantizer + "_step").str();
+  std::string name =
+      ldx == k && xColumnBytes == 0
+          ? (quantizer + "_step").str()
+          : llvm::formatv("{0}_step_ldx{1}_at{2}", quantizer, ldx, xColumnBytes)
+                .str();
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   llvm::Expected<func::FuncOp> callee =
@@ -49,22 +54,25 @@ getOrBuildQuantizeStep(ModuleOp module, StringRef quantizer, int64_t k,
     return arith::ConstantIntOp::create(b, loc, i64, v);
   };
   Value x = emitByteOffset(
-      b, loc, emitStepOperand(b, loc, args, 0),
-      arith::MulIOp::create(b, loc, args.begin, constant(4 * k)));
+      b, loc,
+      emitByteOffset(b, loc, emitStepOperand(b, loc, args, 0), xColumnBytes),
+      arith::MulIOp::create(b, loc, args.begin, constant(4 * ldx)));
   Value packed = emitByteOffset(
       b, loc, emitStepOperand(b, loc, args, 1),
       arith::MulIOp::create(b, loc, args.begin, constant(packedRowBytes)));
   Value rows = arith::SubIOp::create(b, loc, args.end, args.begin);
   func::CallOp::create(b, loc, *callee,
-                       ValueRange{x, constant(k), packed, rows});
+                       ValueRange{x, constant(ldx), packed, rows});
   func::ReturnOp::create(b, loc);
   return args.fn;
 }
 
 llvm::Expected<func::FuncOp>
 getOrBuildMatmulStep(ModuleOp module, StringRef matmul, int64_t ldy,
-                     const target::TargetInfo &target) {
+                     int64_t yColumnBytes, const target::TargetInfo &target) {
   std::string name = llvm::formatv("{0}_step_ldy{1}", matmul, ldy).str();
+  if (yColumnBytes != 0)
+    name += llvm::formatv("_at{0}", yColumnBytes).str();
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   llvm::Expected<func::FuncOp> callee = getKernel(module, matmul, "matmul");
@@ -74,11 +82,13 @@ getOrBuildMatmulStep(ModuleOp module, StringRef matmul, int64_t ldy,
   Location loc = module.getLoc();
   StepKernelArgs args = createStepKernelFunction(b, loc, module, name, target);
   Value ldyValue = arith::ConstantIntOp::create(b, loc, b.getI64Type(), ldy);
-  func::CallOp::create(b, loc, *callee,
-                       ValueRange{emitStepOperand(b, loc, args, 0),
-                                  emitStepOperand(b, loc, args, 1),
-                                  emitStepOperand(b, loc, args, 2), ldyValue,
-                                  args.m, args.begin, args.end});
+  func::CallOp::create(
+      b, loc, *callee,
+      ValueRange{emitStepOperand(b, loc, args, 0),
+                 emitStepOperand(b, loc, args, 1),
+                 emitByteOffset(b, loc, emitStepOperand(b, loc, args, 2),
+                                yColumnBytes),
+                 ldyValue, args.m, args.begin, args.end});
   func::ReturnOp::create(b, loc);
   return args.fn;
 }

@@ -69,3 +69,28 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %c : tensor<?xf32>
   }
 }
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @concat_arguments(%x: tensor<?x64xf32>, %y: tensor<?x64xf32>) -> (tensor<?x128xf32>, tensor<?x64xf32>) {
+    %n = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    // expected-error @+1 {{'tensor.concat' op kf-build-plan: concatenates a value that is not computed in its place (an argument, or a value used elsewhere too)}}
+    %c = tensor.concat dim(1) %n, %y : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x128xf32>
+    %d = kf.rms_norm %c eps(1.0e-06) : tensor<?x128xf32>
+    return %d, %n : tensor<?x128xf32>, tensor<?x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @slice_to_step(%x: tensor<?x128xf32>) -> tensor<?x64xf32> {
+    %c0 = arith.constant 0 : index
+    %t = tensor.dim %x, %c0 : tensor<?x128xf32>
+    %s = tensor.extract_slice %x[0, 64] [%t, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
+    // expected-error @+1 {{'kf.step' op kf-build-plan: reads or writes a column slice, which only a quantizer's input and a matmul's output may be}}
+    %n = kf.rms_norm %s eps(1.0e-06) : tensor<?x64xf32>
+    return %n : tensor<?x64xf32>
+  }
+}

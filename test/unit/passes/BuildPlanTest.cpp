@@ -38,16 +38,19 @@ namespace {
 namespace reference = ::kf::deepseek_v4::reference;
 
 constexpr int64_t kMaxRows = 24;
-constexpr int64_t kD = 256, kA = 192, kHeads = 3, kHead = 64, kB = 128;
+constexpr int64_t kD = 256, kA = 192, kHeads = 3, kHead = 64, kB = 128, kO = 96;
 
 // x -> RMSNorm(g) -> FP8 simulation -> linear(wa, q8_0) -> per-head bf16
-// scaling -> linear(wb, q4_0); both linears' results are returned, the
-// first also read on.
+// scaling -> linear(wb, q4_0) and a grouped linear (wo: three groups of 64
+// columns, 32 rows each; its input slices quantized in place, its groups'
+// products written into their columns of the result); every linear's
+// result is returned, the first also read on.
 constexpr const char *kGraph = R"mlir(
 func.func @block(%x: tensor<?x256xf32>, %g: !kf.qweight<f32, [256]>,
                  %wa: !kf.qweight<q8_0, [192, 256]>,
-                 %wb: !kf.qweight<q4_0, [128, 192]>)
-    -> (tensor<?x128xf32>, tensor<?x192xf32>) {
+                 %wb: !kf.qweight<q4_0, [128, 192]>,
+                 %wo: !kf.qweight<q8_0, [96, 64]>)
+    -> (tensor<?x128xf32>, tensor<?x192xf32>, tensor<?x96xf32>) {
   %h = kf.rms_norm %x, %g eps(1.0e-06) : tensor<?x256xf32>, !kf.qweight<f32, [256]>
   %s = kf.fp8_sim %h block(128) : tensor<?x256xf32>
   %a = kf.linear %s, %wa : tensor<?x256xf32>, !kf.qweight<q8_0, [192, 256]> -> tensor<?x192xf32>
@@ -57,7 +60,8 @@ func.func @block(%x: tensor<?x256xf32>, %g: !kf.qweight<f32, [256]>,
   %q = kf.rms_norm %e eps(1.0e-06) compute(bf16) : tensor<?x3x64xf32>
   %c = tensor.collapse_shape %q [[0], [1, 2]] : tensor<?x3x64xf32> into tensor<?x192xf32>
   %b = kf.linear %c, %wb : tensor<?x192xf32>, !kf.qweight<q4_0, [128, 192]> -> tensor<?x128xf32>
-  return %b, %a : tensor<?x128xf32>, tensor<?x192xf32>
+  %o = kf.grouped_linear %c, %wo groups(3) : tensor<?x192xf32>, !kf.qweight<q8_0, [96, 64]> -> tensor<?x96xf32>
+  return %b, %a, %o : tensor<?x128xf32>, tensor<?x192xf32>, tensor<?x96xf32>
 }
 )mlir";
 
@@ -94,7 +98,7 @@ std::vector<float> linear(Format format, std::span<const uint8_t> w, int64_t n,
 
 struct Block {
   std::vector<float> x, g;
-  std::vector<uint8_t> wa, wb; // as stored in a file
+  std::vector<uint8_t> wa, wb, wo; // as stored in a file
 };
 
 Block makeBlock() {
@@ -108,13 +112,18 @@ Block makeBlock() {
   block.g = gaussian(kD, 2, 1.0f);
   block.wa = quantized(Format::Q8_0, gaussian(kA * kD, 3, 0.05f));
   block.wb = quantized(Format::Q4_0, gaussian(kB * kA, 4, 0.05f));
+  block.wo = quantized(Format::Q8_0, gaussian(kO * kHead, 9, 0.05f));
   return block;
 }
 
-// The golden's results for m rows: b [m, 128] and a [m, 192].
-std::pair<std::vector<float>, std::vector<float>> golden(const Block &block,
-                                                         int64_t m) {
-  std::vector<float> b, a;
+struct Outputs {
+  std::vector<float> b, a, o;
+};
+
+// The golden's results for m rows: b [m, 128], a [m, 192], o [m, 96].
+Outputs golden(const Block &block, int64_t m) {
+  std::vector<float> b, a, o;
+  const size_t groupBytes = (kO / kHeads) * *rowBytes(Format::Q8_0, kHead);
   for (int64_t r = 0; r < m; ++r) {
     std::vector<float> h(kD);
     reference::rmsNorm(std::span(block.x).subspan(r * kD, kD), block.g, 1e-6f,
@@ -126,8 +135,15 @@ std::pair<std::vector<float>, std::vector<float>> golden(const Block &block,
       reference::rmsScale(std::span(ar).subspan(head * kHead, kHead), 1e-6f);
     std::vector<float> br = linear(Format::Q4_0, block.wb, kB, ar);
     b.insert(b.end(), br.begin(), br.end());
+    for (int64_t group = 0; group < kHeads; ++group) {
+      std::vector<float> orow =
+          linear(Format::Q8_0,
+                 std::span(block.wo).subspan(group * groupBytes, groupBytes),
+                 kO / kHeads, std::span(ar).subspan(group * kHead, kHead));
+      o.insert(o.end(), orow.begin(), orow.end());
+    }
   }
-  return {b, a};
+  return {b, a, o};
 }
 
 // Runs `executor` for every row count on 1 to 3 threads against the golden.
@@ -136,15 +152,17 @@ void checkRuns(Executor &executor, const Block &block) {
     ThreadPool pool(threads);
     for (int64_t m = 1; m <= kMaxRows; m += (m < 17 ? 1 : kMaxRows - 17)) {
       std::vector<float> x(block.x.begin(), block.x.begin() + m * kD);
-      std::vector<float> b(m * kB, -1.0f), a(m * kA, -1.0f);
+      std::vector<float> b(m * kB, -1.0f), a(m * kA, -1.0f), o(m * kO, -1.0f);
       std::vector<std::span<uint8_t>> buffers = {
           {reinterpret_cast<uint8_t *>(x.data()), x.size() * 4},
           {reinterpret_cast<uint8_t *>(b.data()), b.size() * 4},
-          {reinterpret_cast<uint8_t *>(a.data()), a.size() * 4}};
+          {reinterpret_cast<uint8_t *>(a.data()), a.size() * 4},
+          {reinterpret_cast<uint8_t *>(o.data()), o.size() * 4}};
       ASSERT_TRUE(executor.run(pool, m, buffers).ok());
-      auto [wantB, wantA] = golden(block, m);
-      ASSERT_EQ(a, wantA) << m << " rows, " << threads << " threads";
-      ASSERT_EQ(b, wantB) << m << " rows, " << threads << " threads";
+      Outputs want = golden(block, m);
+      ASSERT_EQ(a, want.a) << m << " rows, " << threads << " threads";
+      ASSERT_EQ(b, want.b) << m << " rows, " << threads << " threads";
+      ASSERT_EQ(o, want.o) << m << " rows, " << threads << " threads";
     }
   }
 }
@@ -179,9 +197,10 @@ TEST_F(BuildPlanTest, RunsTheGraphBitForBitJitAndAot) {
   // A matmul reads every thread's packed rows, and a step after it every
   // thread's columns: the first norm, simulation and quantizer share their
   // rows, the per-head norm splits them otherwise than the quantizer after
-  // it.
-  EXPECT_EQ(plan.barriers(), 4);
-  ASSERT_EQ(plan.weights.size(), 3u);
+  // it (4). Each group's matmul reads the rows its quantizer just packed
+  // (3); the groups write disjoint columns of one buffer, which needs none.
+  EXPECT_EQ(plan.barriers(), 7);
+  ASSERT_EQ(plan.weights.size(), 4u);
   EXPECT_EQ(plan.weights[0].name, "arg1");
   EXPECT_FALSE(plan.weights[0].layout);
   EXPECT_EQ(plan.weights[1].format, Format::Q8_0);
@@ -206,8 +225,10 @@ TEST_F(BuildPlanTest, RunsTheGraphBitForBitJitAndAot) {
   // Each weight as stored, packed to the layout its plan entry names.
   std::vector<std::vector<uint8_t>> packed;
   const std::pair<const std::vector<uint8_t> *, std::pair<int64_t, int64_t>>
-      sources[] = {
-          {nullptr, {1, kD}}, {&block.wa, {kA, kD}}, {&block.wb, {kB, kA}}};
+      sources[] = {{nullptr, {1, kD}},
+                   {&block.wa, {kA, kD}},
+                   {&block.wb, {kB, kA}},
+                   {&block.wo, {kO, kHead}}};
   for (auto op : planOp.getBody().front().getOps<mlir::kf_plan::WeightOp>()) {
     size_t i = packed.size();
     if (!op.getLayout()) {

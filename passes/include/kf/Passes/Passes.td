@@ -231,9 +231,9 @@ def KfBuildPlan : Pass<"kf-build-plan", "::mlir::ModuleOp"> {
   let description = [{
     Replaces each function of the module whose ops all call compiled kernels
     (`kf.step`, `kf.quantize_activations`, `kf.qmatmul`,
-    `kf.expert_qmatmul`, and the reshapes
-    `tensor.expand_shape` and `tensor.collapse_shape` that keep the leading
-    token dimension) by a `kf_plan.plan` of the same name (docs/engine.md,
+    `kf.expert_qmatmul`, the reshapes `tensor.expand_shape` and
+    `tensor.collapse_shape` that keep the leading token dimension, and the
+    column slices and concatenations of a grouped linear) by a `kf_plan.plan` of the same name (docs/engine.md,
     "Building a plan"):
 
     * its tensor arguments and results become run buffers (`arg<i>`,
@@ -242,8 +242,11 @@ def KfBuildPlan : Pass<"kf-build-plan", "::mlir::ModuleOp"> {
       `#kf.kernel` of the matmuls that read them, or kept as stored;
     * every other tensor gets a byte range of the activation arena sized for
       `max-rows` token rows, 64-byte aligned, reused once the tensor is dead
-      (first fit, in op order); a reshape shares its operand's range, and a
-      result the function returns is written straight into its run buffer;
+      (first fit, in op order); a reshape and a slice of the innermost
+      columns share their operand's range, the parts of a concatenation
+      along the innermost dimension are written into its range by the
+      matmuls computing them, and a result the function returns is written
+      straight into its run buffer;
     * every kernel call becomes a `kf_plan.step`: a `kf.step` over its work
       items, a quantizer over its rows and a matmul over its output
       columns, in row groups, through step kernels built into `module
