@@ -6,7 +6,8 @@
 // in order, then its result, and does one innermost row per work item, so a
 // [T, H, D] input has H items per token row (a swiglu's [T, k] routing
 // weights, one per row, go item by item with them). A rope's positions, one
-// per token, are read whole: item i reads the position of token i / H.
+// per token, are read whole: item i reads the position of token i / H. The
+// hyper-connection kernels mix a token's streams, one token per item.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,10 @@
 #include "QuantKernels.h"
 
 #include "kf/Codegen/HadamardKernel.h"
+#include "kf/Codegen/HcExpandKernel.h"
+#include "kf/Codegen/HcHeadKernel.h"
+#include "kf/Codegen/HcPostKernel.h"
+#include "kf/Codegen/HcPreKernel.h"
 #include "kf/Codegen/QuantSimKernel.h"
 #include "kf/Codegen/RmsNormKernel.h"
 #include "kf/Codegen/RopeKernel.h"
@@ -55,7 +60,8 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
 
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<RmsNormOp, Fp8SimOp, Fp4SimOp, SwigluOp, HadamardOp, RopeOp>(op))
+      if (isa<RmsNormOp, Fp8SimOp, Fp4SimOp, SwigluOp, HadamardOp, RopeOp,
+              HcExpandOp, HcPreOp, HcPostOp, HcHeadOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -69,7 +75,9 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
               .Case([&](HadamardOp hadamard) {
                 return buildKernel(hadamard, kernels);
               })
-              .Case([&](RopeOp rope) { return buildKernel(rope, kernels); });
+              .Case([&](RopeOp rope) { return buildKernel(rope, kernels); })
+              .Case<HcExpandOp, HcPreOp, HcPostOp, HcHeadOp>(
+                  [&](auto hc) { return buildKernel(hc, kernels); });
       if (failed(callee))
         return signalPassFailure();
       // A rope's item reads its token's position: operand 1, the
@@ -78,7 +86,12 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
       ArrayRef<int64_t> whole;
       if (isa<RopeOp>(op))
         whole = kRopePositions;
-      replaceWithStep(op, *callee, whole);
+      // The hyper-connection kernels mix a token's streams: one item per
+      // token.
+      std::optional<int64_t> itemsPerRow;
+      if (isa<HcExpandOp, HcPreOp, HcPostOp, HcHeadOp>(op))
+        itemsPerRow = 1;
+      replaceWithStep(op, *callee, whole, itemsPerRow);
     }
   }
 
@@ -86,11 +99,13 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
   /// take them in the op's order, results last), one item per innermost row,
   /// the operands `whole` read whole.
   void replaceWithStep(Operation *op, SymbolRefAttr callee,
-                       ArrayRef<int64_t> whole) {
+                       ArrayRef<int64_t> whole,
+                       std::optional<int64_t> itemsPerRow) {
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
     OpBuilder b(op);
-    auto step = StepOp::create(b, op->getLoc(), op->getResultTypes(), callee,
-                               op->getOperands(), innerRowsPerRow(type), whole);
+    auto step = StepOp::create(
+        b, op->getLoc(), op->getResultTypes(), callee, op->getOperands(),
+        itemsPerRow.value_or(innerRowsPerRow(type)), whole);
     op->replaceAllUsesWith(step.getResults());
     op->erase();
   }
@@ -144,6 +159,39 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
     codegen::HadamardKernelSpec spec;
     spec.n = type.getShape().back();
     return built(kernels.getOrBuild(op, spec, codegen::buildHadamardKernel));
+  }
+
+  /// A hyper-connection op's streams: [T, mult, D].
+  static std::pair<int64_t, int64_t> streamShape(Value streams) {
+    auto type = cast<RankedTensorType>(streams.getType());
+    return {type.getDimSize(1), type.getDimSize(2)};
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(HcExpandOp op, KernelModule &kernels) {
+    auto [mult, d] = streamShape(op.getResult());
+    return built(kernels.getOrBuild(op, codegen::HcExpandKernelSpec{mult, d},
+                                    codegen::buildHcExpandKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(HcPreOp op, KernelModule &kernels) {
+    auto [mult, d] = streamShape(op.getStreams());
+    codegen::HcPreKernelSpec spec{
+        mult, d, static_cast<int64_t>(op.getSinkhornIters()),
+        op.getEps().convertToFloat(), op.getNormEps().convertToFloat()};
+    return built(kernels.getOrBuild(op, spec, codegen::buildHcPreKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(HcPostOp op, KernelModule &kernels) {
+    auto [mult, d] = streamShape(op.getStreams());
+    return built(kernels.getOrBuild(op, codegen::HcPostKernelSpec{mult, d},
+                                    codegen::buildHcPostKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(HcHeadOp op, KernelModule &kernels) {
+    auto [mult, d] = streamShape(op.getStreams());
+    codegen::HcHeadKernelSpec spec{mult, d, op.getEps().convertToFloat(),
+                                   op.getNormEps().convertToFloat()};
+    return built(kernels.getOrBuild(op, spec, codegen::buildHcHeadKernel));
   }
 
   FailureOr<SymbolRefAttr> buildKernel(RopeOp op, KernelModule &kernels) {

@@ -88,6 +88,26 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
+// The hyper-connection ops, one token per item: the streams are mixed per
+// token (hc_pre's three results from one kernel).
+// CHECK-LABEL: func.func @hc
+// CHECK:      %[[S:.*]] = kf.step @kernels::@kf_hc_expand_m4_d64(%arg0) items(1) : (tensor<?x64xf32>) -> tensor<?x4x64xf32>
+// CHECK-NEXT: %[[P:.*]]:3 = kf.step @kernels::@kf_hc_pre_m4_d64_s20_e358637bd_n358637bd(%[[S]], %arg1, %arg2, %arg3) items(1)
+// CHECK-SAME:   -> (tensor<?x64xf32>, tensor<?x4xf32>, tensor<?x4x4xf32>)
+// CHECK-NEXT: %[[N:.*]] = kf.step @kernels::@kf_hc_post_m4_d64(%[[P]]#0, %[[S]], %[[P]]#1, %[[P]]#2) items(1)
+// CHECK-NEXT: kf.step @kernels::@kf_hc_head_m4_d64_e358637bd_n358637bd(%[[N]], %arg4, %arg5, %arg6) items(1)
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @hc(%x: tensor<?x64xf32>, %fn: !kf.qweight<f32, [24, 256]>, %base: !kf.qweight<f32, [24]>, %scale: !kf.qweight<f32, [3]>, %hfn: !kf.qweight<f32, [4, 256]>, %hbase: !kf.qweight<f32, [4]>, %hscale: !kf.qweight<f32, [1]>) -> (tensor<?x4x64xf32>, tensor<?x64xf32>) {
+    %s = kf.hc_expand %x : tensor<?x64xf32> -> tensor<?x4x64xf32>
+    %h, %post, %comb = kf.hc_pre %s, %fn, %base, %scale sinkhorn(20) eps(1.0e-06) norm_eps(1.0e-06) : tensor<?x4x64xf32>, !kf.qweight<f32, [24, 256]>, !kf.qweight<f32, [24]>, !kf.qweight<f32, [3]> -> tensor<?x64xf32>, tensor<?x4xf32>, tensor<?x4x4xf32>
+    %n = kf.hc_post %h, %s, %post, %comb : tensor<?x64xf32>, tensor<?x4x64xf32>, tensor<?x4xf32>, tensor<?x4x4xf32> -> tensor<?x4x64xf32>
+    %y = kf.hc_head %n, %hfn, %hbase, %hscale eps(1.0e-06) norm_eps(1.0e-06) : tensor<?x4x64xf32>, !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [4]>, !kf.qweight<f32, [1]> -> tensor<?x64xf32>
+    return %n, %y : tensor<?x4x64xf32>, tensor<?x64xf32>
+  }
+}
+
+// -----
+
 // Ops without an emitter stay.
 // CHECK-LABEL: func.func @no_emitter
 // CHECK: kf.argmax

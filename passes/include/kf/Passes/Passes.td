@@ -211,9 +211,11 @@ def KfLowerOps : Pass<"kf-lower-ops", "::mlir::ModuleOp"> {
     one function, and every kernel does one innermost row per work item.
     Today: `kf.rms_norm` whose weight, if any, is an f32 `!kf.qweight` (a
     constant weight of ones has been folded away by the canonicalizer),
-    `kf.fp8_sim`, `kf.fp4_sim`, `kf.swiglu`, `kf.hadamard` and `kf.rope`
+    `kf.fp8_sim`, `kf.fp4_sim`, `kf.swiglu`, `kf.hadamard`, `kf.rope`
     (its frequencies a constant table of the kernel; its positions, one per
-    token, read whole by every item).
+    token, read whole by every item) and the hyper-connection ops
+    `kf.hc_expand`, `kf.hc_pre`, `kf.hc_post` and `kf.hc_head`, whose
+    kernels mix a token's streams: one token per work item.
 
     An op no emitter builds yet is left as it is. An op whose instance its
     emitter refuses (a row length the kernel does not take) fails the pass,
