@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kf/Codegen/Emitters.h"
+#include "kf/Codegen/StepKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -287,19 +288,7 @@ Value emitRoundToBf16(OpBuilder &b, Location loc, Value floats) {
 Value emitExp(OpBuilder &b, Location loc, Value x) {
   auto doubles = cast<VectorType>(x.getType());
   auto longs = VectorType::get(doubles.getShape(), b.getI64Type());
-  auto splat = [&](double v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, doubles, DenseElementsAttr::get(doubles, b.getF64FloatAttr(v)));
-  };
-  auto add = [&](Value l, Value r) -> Value {
-    return arith::AddFOp::create(b, loc, l, r);
-  };
-  auto sub = [&](Value l, Value r) -> Value {
-    return arith::SubFOp::create(b, loc, l, r);
-  };
-  auto mul = [&](Value l, Value r) -> Value {
-    return arith::MulFOp::create(b, loc, l, r);
-  };
+  KernelBuilder kb(b, loc);
   auto less = [&](Value l, Value r) -> Value {
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, l, r);
   };
@@ -315,24 +304,27 @@ Value emitExp(OpBuilder &b, Location loc, Value x) {
   constexpr double kMagic = 0x1.8p52; // rounds |v| < 2^51 to an integer
   constexpr double kBound = 708.0;
 
-  Value bound = splat(kBound), minusBound = splat(-kBound);
+  Value bound = kb.splat(doubles, kBound),
+        minusBound = kb.splat(doubles, -kBound);
   Value clamped = arith::SelectOp::create(
       b, loc, less(x, minusBound), minusBound,
       arith::SelectOp::create(b, loc, less(bound, x), bound, x));
-  Value magic = splat(kMagic);
-  Value shifted = add(mul(clamped, splat(kInvLn2)), magic);
-  Value k = sub(shifted, magic);
-  Value hi = sub(clamped, mul(k, splat(kLn2Hi)));
-  Value lo = mul(k, splat(kLn2Lo));
-  Value r = sub(hi, lo);
-  Value t = mul(r, r);
-  Value poly = add(splat(kP4), mul(t, splat(kP5)));
-  poly = add(splat(kP3), mul(t, poly));
-  poly = add(splat(kP2), mul(t, poly));
-  poly = add(splat(kP1), mul(t, poly));
-  Value c = sub(r, mul(t, poly));
-  Value quotient = arith::DivFOp::create(b, loc, mul(r, c), sub(splat(2.0), c));
-  Value y = sub(splat(1.0), sub(sub(lo, quotient), hi));
+  Value magic = kb.splat(doubles, kMagic);
+  Value shifted = kb.add(kb.mul(clamped, kb.splat(doubles, kInvLn2)), magic);
+  Value k = kb.sub(shifted, magic);
+  Value hi = kb.sub(clamped, kb.mul(k, kb.splat(doubles, kLn2Hi)));
+  Value lo = kb.mul(k, kb.splat(doubles, kLn2Lo));
+  Value r = kb.sub(hi, lo);
+  Value t = kb.mul(r, r);
+  Value poly =
+      kb.add(kb.splat(doubles, kP4), kb.mul(t, kb.splat(doubles, kP5)));
+  poly = kb.add(kb.splat(doubles, kP3), kb.mul(t, poly));
+  poly = kb.add(kb.splat(doubles, kP2), kb.mul(t, poly));
+  poly = kb.add(kb.splat(doubles, kP1), kb.mul(t, poly));
+  Value c = kb.sub(r, kb.mul(t, poly));
+  Value quotient = arith::DivFOp::create(b, loc, kb.mul(r, c),
+                                         kb.sub(kb.splat(doubles, 2.0), c));
+  Value y = kb.sub(kb.splat(doubles, 1.0), kb.sub(kb.sub(lo, quotient), hi));
   // 2^k: k is shifted's bits less magic's (an integer below 2^51 held with
   // a unit step), put in the exponent field; no float-to-int conversion,
   // which LLVM makes poison on a NaN.
@@ -345,9 +337,10 @@ Value emitExp(OpBuilder &b, Location loc, Value x) {
           b, loc,
           arith::AddIOp::create(b, loc, kBits, emitSplat(b, loc, longs, 1023)),
           emitSplat(b, loc, longs, 52)));
-  return arith::SelectOp::create(b, loc, less(bound, x),
-                                 splat(std::numeric_limits<double>::infinity()),
-                                 mul(y, twoToK));
+  return arith::SelectOp::create(
+      b, loc, less(bound, x),
+      kb.splat(doubles, std::numeric_limits<double>::infinity()),
+      kb.mul(y, twoToK));
 }
 
 // sin x and cos x by fdlibm's algorithm (FreeBSD msun's e_rem_pio2.c
@@ -368,19 +361,7 @@ Value emitExp(OpBuilder &b, Location loc, Value x) {
 std::pair<Value, Value> emitSinCos(OpBuilder &b, Location loc, Value x) {
   auto doubles = cast<VectorType>(x.getType());
   auto longs = VectorType::get(doubles.getShape(), b.getI64Type());
-  auto splat = [&](double v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, doubles, DenseElementsAttr::get(doubles, b.getF64FloatAttr(v)));
-  };
-  auto add = [&](Value l, Value r) -> Value {
-    return arith::AddFOp::create(b, loc, l, r);
-  };
-  auto sub = [&](Value l, Value r) -> Value {
-    return arith::SubFOp::create(b, loc, l, r);
-  };
-  auto mul = [&](Value l, Value r) -> Value {
-    return arith::MulFOp::create(b, loc, l, r);
-  };
+  KernelBuilder kb(b, loc);
   auto bits = [&](Value v) -> Value {
     return arith::BitcastOp::create(b, loc, longs, v);
   };
@@ -418,50 +399,60 @@ std::pair<Value, Value> emitSinCos(OpBuilder &b, Location loc, Value x) {
 
   // n = rnint(x · 2/π); n's integer from the shifted value's bits, no
   // float-to-int conversion (which LLVM makes poison on a NaN).
-  Value magic = splat(kMagic);
-  Value shifted = add(mul(x, splat(kInvPio2)), magic);
-  Value fn = sub(shifted, magic);
+  Value magic = kb.splat(doubles, kMagic);
+  Value shifted = kb.add(kb.mul(x, kb.splat(doubles, kInvPio2)), magic);
+  Value fn = kb.sub(shifted, magic);
   Value n = arith::SubIOp::create(b, loc, bits(shifted),
                                   longSplat(llvm::bit_cast<int64_t>(kMagic)));
   // The first round, x - n·p1, exact; the second, its error kept by the
   // two-sum (t - r) - w.
-  Value t = sub(x, mul(fn, splat(kPio2_1)));
-  Value w = mul(fn, splat(kPio2_2));
-  Value r = sub(t, w);
-  w = sub(mul(fn, splat(kPio2_2t)), sub(sub(t, r), w));
+  Value t = kb.sub(x, kb.mul(fn, kb.splat(doubles, kPio2_1)));
+  Value w = kb.mul(fn, kb.splat(doubles, kPio2_2));
+  Value r = kb.sub(t, w);
+  w = kb.sub(kb.mul(fn, kb.splat(doubles, kPio2_2t)), kb.sub(kb.sub(t, r), w));
   // The third where the second cancelled more than 49 bits of x: then r is
   // the exact t - n·p2 and the third subtracts n·(p3 + p3t) from it.
-  Value y0 = sub(r, w);
+  Value y0 = kb.sub(r, w);
   Value cancelled = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::sgt,
       arith::SubIOp::create(b, loc, exponent(x), exponent(y0)), longSplat(49));
   t = r;
-  Value w3 = mul(fn, splat(kPio2_3));
-  Value r3 = sub(t, w3);
-  w3 = sub(mul(fn, splat(kPio2_3t)), sub(sub(t, r3), w3));
+  Value w3 = kb.mul(fn, kb.splat(doubles, kPio2_3));
+  Value r3 = kb.sub(t, w3);
+  w3 = kb.sub(kb.mul(fn, kb.splat(doubles, kPio2_3t)),
+              kb.sub(kb.sub(t, r3), w3));
   r = arith::SelectOp::create(b, loc, cancelled, r3, r);
   w = arith::SelectOp::create(b, loc, cancelled, w3, w);
-  y0 = sub(r, w);
-  Value y1 = sub(sub(r, y0), w);
+  y0 = kb.sub(r, w);
+  Value y1 = kb.sub(kb.sub(r, y0), w);
 
-  Value half = splat(0.5), one = splat(1.0);
-  Value z = mul(y0, y0);
-  Value zz = mul(z, z);
+  Value half = kb.splat(doubles, 0.5), one = kb.splat(doubles, 1.0);
+  Value z = kb.mul(y0, y0);
+  Value zz = kb.mul(z, z);
   // __kernel_sin(y0, y1, 1).
-  Value sr = add(add(splat(kS2), mul(z, add(splat(kS3), mul(z, splat(kS4))))),
-                 mul(mul(z, zz), add(splat(kS5), mul(z, splat(kS6)))));
-  Value v = mul(z, y0);
-  Value sinY = sub(y0, sub(sub(mul(z, sub(mul(half, y1), mul(v, sr))), y1),
-                           mul(v, splat(kS1))));
+  Value sr =
+      kb.add(kb.add(kb.splat(doubles, kS2),
+                    kb.mul(z, kb.add(kb.splat(doubles, kS3),
+                                     kb.mul(z, kb.splat(doubles, kS4))))),
+             kb.mul(kb.mul(z, zz), kb.add(kb.splat(doubles, kS5),
+                                          kb.mul(z, kb.splat(doubles, kS6)))));
+  Value v = kb.mul(z, y0);
+  Value sinY = kb.sub(
+      y0, kb.sub(kb.sub(kb.mul(z, kb.sub(kb.mul(half, y1), kb.mul(v, sr))), y1),
+                 kb.mul(v, kb.splat(doubles, kS1))));
   // __kernel_cos(y0, y1).
-  Value cr =
-      add(mul(z, add(splat(kC1), mul(z, add(splat(kC2), mul(z, splat(kC3)))))),
-          mul(mul(zz, zz),
-              add(splat(kC4), mul(z, add(splat(kC5), mul(z, splat(kC6)))))));
-  Value hz = mul(half, z);
-  Value wc = sub(one, hz);
-  Value cosY =
-      add(wc, add(sub(sub(one, wc), hz), sub(mul(z, cr), mul(y0, y1))));
+  Value cr = kb.add(
+      kb.mul(z, kb.add(kb.splat(doubles, kC1),
+                       kb.mul(z, kb.add(kb.splat(doubles, kC2),
+                                        kb.mul(z, kb.splat(doubles, kC3)))))),
+      kb.mul(kb.mul(zz, zz),
+             kb.add(kb.splat(doubles, kC4),
+                    kb.mul(z, kb.add(kb.splat(doubles, kC5),
+                                     kb.mul(z, kb.splat(doubles, kC6)))))));
+  Value hz = kb.mul(half, z);
+  Value wc = kb.sub(one, hz);
+  Value cosY = kb.add(wc, kb.add(kb.sub(kb.sub(one, wc), hz),
+                                 kb.sub(kb.mul(z, cr), kb.mul(y0, y1))));
 
   // n mod 4: sin x = sin y, cos y, -sin y, -cos y and cos x = cos y, -sin y,
   // -cos y, sin y; the sign put in by the sign bit, as fdlibm negates.

@@ -76,55 +76,35 @@ buildHadamardKernel(ModuleOp module, const HadamardKernelSpec &spec,
   Location loc = module.getLoc();
   StepKernelArgs args =
       createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
+  KernelBuilder kb(b, loc);
   // A row shorter than a vector is one vector.
   const int64_t lanes = std::min(spec.n, kMaxLanes);
-  Type f32 = b.getF32Type(), f64 = b.getF64Type(), i64 = b.getI64Type();
+  Type f32 = b.getF32Type(), f64 = b.getF64Type();
   auto floats = VectorType::get({lanes}, f32);
   auto doubles = VectorType::get({lanes}, f64);
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i64, v);
-  };
-  auto loadAt = [&](Type type, Value base, Value offset,
-                    int64_t alignment) -> Value {
-    return LLVM::LoadOp::create(
-        b, loc, type, emitByteOffset(b, loc, base, offset), alignment);
-  };
-  auto storeAt = [&](Value value, Value base, Value offset, int64_t alignment) {
-    LLVM::StoreOp::create(b, loc, value, emitByteOffset(b, loc, base, offset),
-                          alignment);
-  };
-  // A loop over [from, to) by `step`, its body built by `body` at the
-  // induction variable.
-  auto forEach = [&](Value from, Value to, int64_t step,
-                     llvm::function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, from, to, index(step));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    body(loop.getInductionVar());
-  };
 
   Value x = emitStepOperand(b, loc, args, 0);
   Value y = emitStepOperand(b, loc, args, 1);
   // The row's fp64 values, at the entry so that LLVM allocates it once.
   Value sums = LLVM::AllocaOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), f64, index(spec.n),
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), f64, kb.index(spec.n),
       /*alignment=*/64);
   const int64_t rowBytes = 4 * spec.n;
   const int64_t vectorBytes = 8 * lanes;
   const double norm = 1.0 / std::sqrt(static_cast<double>(spec.n));
 
-  forEach(args.begin, args.end, 1, [&](Value row) {
-    Value rowOffset = arith::MulIOp::create(b, loc, row, index(rowBytes));
+  kb.forEach(args.begin, args.end, 1, [&](Value row) {
+    Value rowOffset = arith::MulIOp::create(b, loc, row, kb.index(rowBytes));
     Value xRow = emitByteOffset(b, loc, x, rowOffset);
     Value yRow = emitByteOffset(b, loc, y, rowOffset);
 
     // The stages within a vector: lane i meets lane i ^ h; the lane with
     // bit h clear takes the sum, the other the difference (low - high).
-    forEach(index(0), index(spec.n), lanes, [&](Value element) {
+    kb.forEach(kb.index(0), kb.index(spec.n), lanes, [&](Value element) {
       Value v = arith::ExtFOp::create(
           b, loc, doubles,
-          loadAt(floats, xRow, arith::MulIOp::create(b, loc, element, index(4)),
-                 4));
+          kb.load(floats, xRow,
+                  arith::MulIOp::create(b, loc, element, kb.index(4)), 4));
       for (int64_t h = 1; h < lanes; h *= 2) {
         SmallVector<int64_t, kMaxLanes> low, high;
         SmallVector<bool, kMaxLanes> isHigh;
@@ -143,39 +123,44 @@ buildHadamardKernel(ModuleOp module, const HadamardKernelSpec &spec,
                                     arith::SubFOp::create(b, loc, a, c),
                                     arith::AddFOp::create(b, loc, a, c));
       }
-      storeAt(v, sums, arith::MulIOp::create(b, loc, element, index(8)), 8);
+      kb.store(v, sums, arith::MulIOp::create(b, loc, element, kb.index(8)), 8);
     });
 
     // The stages across vectors, h = lanes .. n/2: in each group of 2h
     // values, value j meets value j + h.
     for (int64_t h = lanes; h < spec.n; h *= 2) {
       const int64_t halfBytes = 8 * h;
-      forEach(index(0), index(8 * spec.n), 2 * halfBytes, [&](Value group) {
-        forEach(index(0), index(halfBytes), vectorBytes, [&](Value offset) {
-          Value lowOffset = arith::AddIOp::create(b, loc, group, offset);
-          Value highOffset =
-              arith::AddIOp::create(b, loc, lowOffset, index(halfBytes));
-          Value a = loadAt(doubles, sums, lowOffset, 8);
-          Value c = loadAt(doubles, sums, highOffset, 8);
-          storeAt(arith::AddFOp::create(b, loc, a, c), sums, lowOffset, 8);
-          storeAt(arith::SubFOp::create(b, loc, a, c), sums, highOffset, 8);
-        });
-      });
+      kb.forEach(
+          kb.index(0), kb.index(8 * spec.n), 2 * halfBytes, [&](Value group) {
+            kb.forEach(kb.index(0), kb.index(halfBytes), vectorBytes,
+                       [&](Value offset) {
+                         Value lowOffset =
+                             arith::AddIOp::create(b, loc, group, offset);
+                         Value highOffset = arith::AddIOp::create(
+                             b, loc, lowOffset, kb.index(halfBytes));
+                         Value a = kb.load(doubles, sums, lowOffset, 8);
+                         Value c = kb.load(doubles, sums, highOffset, 8);
+                         kb.store(arith::AddFOp::create(b, loc, a, c), sums,
+                                  lowOffset, 8);
+                         kb.store(arith::SubFOp::create(b, loc, a, c), sums,
+                                  highOffset, 8);
+                       });
+          });
     }
 
     // bf16(fp32(sum · n^-1/2)).
     Value scale = arith::ConstantOp::create(
         b, loc, doubles,
         DenseElementsAttr::get(doubles, b.getF64FloatAttr(norm)));
-    forEach(index(0), index(spec.n), lanes, [&](Value element) {
+    kb.forEach(kb.index(0), kb.index(spec.n), lanes, [&](Value element) {
       Value scaled = arith::MulFOp::create(
           b, loc,
-          loadAt(doubles, sums,
-                 arith::MulIOp::create(b, loc, element, index(8)), 8),
+          kb.load(doubles, sums,
+                  arith::MulIOp::create(b, loc, element, kb.index(8)), 8),
           scale);
-      storeAt(emitRoundToBf16(b, loc,
-                              arith::TruncFOp::create(b, loc, floats, scaled)),
-              yRow, arith::MulIOp::create(b, loc, element, index(4)), 4);
+      kb.store(emitRoundToBf16(b, loc,
+                               arith::TruncFOp::create(b, loc, floats, scaled)),
+               yRow, arith::MulIOp::create(b, loc, element, kb.index(4)), 4);
     });
   });
   func::ReturnOp::create(b, loc);

@@ -119,12 +119,10 @@ buildQuantSimKernel(ModuleOp module, const QuantSimKernelSpec &spec,
   Location loc = module.getLoc();
   StepKernelArgs args =
       createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
-  Type f32 = b.getF32Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+  KernelBuilder kb(b, loc);
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
   auto floats = VectorType::get({kLanes}, f32);
   auto words = VectorType::get({kLanes}, i32);
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i64, v);
-  };
   auto word = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i32, v);
   };
@@ -132,16 +130,7 @@ buildQuantSimKernel(ModuleOp module, const QuantSimKernelSpec &spec,
     return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
                                           llvm::APFloat(v));
   };
-  auto floatSplat = [&](float v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, floats, DenseElementsAttr::get(floats, b.getF32FloatAttr(v)));
-  };
   auto wordSplat = [&](int64_t v) { return emitSplat(b, loc, words, v); };
-  auto load = [&](Type type, Value base, Value offset) -> Value {
-    return LLVM::LoadOp::create(b, loc, type,
-                                emitByteOffset(b, loc, base, offset),
-                                /*alignment=*/4);
-  };
   auto toFloats = [&](Value v) -> Value {
     return arith::BitcastOp::create(b, loc, floats, v);
   };
@@ -156,15 +145,15 @@ buildQuantSimKernel(ModuleOp module, const QuantSimKernelSpec &spec,
   const int64_t blockBytes = 4 * spec.block;
   const int64_t stepBytes = 4 * kLanes;
 
-  auto rows = scf::ForOp::create(b, loc, args.begin, args.end, index(1));
+  auto rows = scf::ForOp::create(b, loc, args.begin, args.end, kb.index(1));
   b.setInsertionPointToStart(rows.getBody());
   Value rowOffset =
-      arith::MulIOp::create(b, loc, rows.getInductionVar(), index(rowBytes));
+      arith::MulIOp::create(b, loc, rows.getInductionVar(), kb.index(rowBytes));
   Value xRow = emitByteOffset(b, loc, x, rowOffset);
   Value yRow = emitByteOffset(b, loc, y, rowOffset);
 
-  auto blocks =
-      scf::ForOp::create(b, loc, index(0), index(spanBytes), index(blockBytes));
+  auto blocks = scf::ForOp::create(b, loc, kb.index(0), kb.index(spanBytes),
+                                   kb.index(blockBytes));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(blocks.getBody());
@@ -173,13 +162,13 @@ buildQuantSimKernel(ModuleOp module, const QuantSimKernelSpec &spec,
 
     // amax: the largest magnitude's bits.
     auto amaxLoop =
-        scf::ForOp::create(b, loc, index(0), index(blockBytes),
-                           index(stepBytes), ValueRange{wordSplat(0)});
+        scf::ForOp::create(b, loc, kb.index(0), kb.index(blockBytes),
+                           kb.index(stepBytes), ValueRange{wordSplat(0)});
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(amaxLoop.getBody());
       Value magnitude = arith::AndIOp::create(
-          b, loc, load(words, xBlock, amaxLoop.getInductionVar()),
+          b, loc, kb.load(words, xBlock, amaxLoop.getInductionVar(), 4),
           wordSplat(0x7fffffff));
       scf::YieldOp::create(
           b, loc,
@@ -217,17 +206,17 @@ buildQuantSimKernel(ModuleOp module, const QuantSimKernelSpec &spec,
     Value inverse =
         powerOfTwo(arith::SubIOp::create(b, loc, word(254), biasedK));
 
-    Value maxCode = floatSplat(mini.maxCode);
-    Value minusMaxCode = floatSplat(-mini.maxCode);
-    Value roundingMagic = floatSplat(0x1.8p23f);
-    auto codes = scf::ForOp::create(b, loc, index(0), index(blockBytes),
-                                    index(stepBytes));
+    Value maxCode = kb.splat(floats, mini.maxCode);
+    Value minusMaxCode = kb.splat(floats, -mini.maxCode);
+    Value roundingMagic = kb.splat(floats, 0x1.8p23f);
+    auto codes = scf::ForOp::create(b, loc, kb.index(0), kb.index(blockBytes),
+                                    kb.index(stepBytes));
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(codes.getBody());
       Value offset = codes.getInductionVar();
-      Value v =
-          arith::MulFOp::create(b, loc, load(floats, xBlock, offset), inverse);
+      Value v = arith::MulFOp::create(
+          b, loc, kb.load(floats, xBlock, offset, 4), inverse);
       // std::clamp(v, -maxCode, maxCode).
       v = arith::SelectOp::create(
           b, loc,
@@ -271,12 +260,12 @@ buildQuantSimKernel(ModuleOp module, const QuantSimKernelSpec &spec,
 
   // The values past the span, unchanged.
   if (spanBytes < rowBytes) {
-    auto copy = scf::ForOp::create(b, loc, index(spanBytes), index(rowBytes),
-                                   index(stepBytes));
+    auto copy = scf::ForOp::create(b, loc, kb.index(spanBytes),
+                                   kb.index(rowBytes), kb.index(stepBytes));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(copy.getBody());
     Value offset = copy.getInductionVar();
-    LLVM::StoreOp::create(b, loc, load(words, xRow, offset),
+    LLVM::StoreOp::create(b, loc, kb.load(words, xRow, offset, 4),
                           emitByteOffset(b, loc, yRow, offset),
                           /*alignment=*/4);
   }

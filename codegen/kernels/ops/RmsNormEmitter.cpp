@@ -83,12 +83,10 @@ buildRmsNormKernel(ModuleOp module, const RmsNormKernelSpec &spec,
   Location loc = module.getLoc();
   StepKernelArgs args =
       createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
-  Type f32 = b.getF32Type(), f64 = b.getF64Type(), i64 = b.getI64Type();
+  KernelBuilder kb(b, loc);
+  Type f32 = b.getF32Type(), f64 = b.getF64Type();
   auto floats = VectorType::get({kLanes}, f32);
   auto doubles = VectorType::get({kLanes}, f64);
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i64, v);
-  };
   auto f32Const = [&](float v) -> Value {
     return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
                                           llvm::APFloat(v));
@@ -103,11 +101,6 @@ buildRmsNormKernel(ModuleOp module, const RmsNormKernelSpec &spec,
         vector::BroadcastOp::create(b, loc, VectorType::get({1}, f32), v);
     return vector::ExtractOp::create(b, loc, emitRoundToBf16(b, loc, lane), 0);
   };
-  auto load = [&](Value base, Value offset) -> Value {
-    return LLVM::LoadOp::create(b, loc, floats,
-                                emitByteOffset(b, loc, base, offset),
-                                /*alignment=*/4);
-  };
 
   int64_t next = 0;
   Value x = emitStepOperand(b, loc, args, next++);
@@ -116,22 +109,22 @@ buildRmsNormKernel(ModuleOp module, const RmsNormKernelSpec &spec,
   Value y = emitStepOperand(b, loc, args, next++);
   const int64_t rowBytes = 4 * spec.d;
 
-  auto rows = scf::ForOp::create(b, loc, args.begin, args.end, index(1));
+  auto rows = scf::ForOp::create(b, loc, args.begin, args.end, kb.index(1));
   b.setInsertionPointToStart(rows.getBody());
   Value rowOffset =
-      arith::MulIOp::create(b, loc, rows.getInductionVar(), index(rowBytes));
+      arith::MulIOp::create(b, loc, rows.getInductionVar(), kb.index(rowBytes));
   Value xRow = emitByteOffset(b, loc, x, rowOffset);
   Value yRow = emitByteOffset(b, loc, y, rowOffset);
 
   // The sum of squares, 16 lanes of fp64.
   Value zeros = arith::ConstantOp::create(
       b, loc, doubles, DenseElementsAttr::get(doubles, b.getF64FloatAttr(0)));
-  auto sumLoop = scf::ForOp::create(b, loc, index(0), index(rowBytes),
-                                    index(4 * kLanes), ValueRange{zeros});
+  auto sumLoop = scf::ForOp::create(b, loc, kb.index(0), kb.index(rowBytes),
+                                    kb.index(4 * kLanes), ValueRange{zeros});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(sumLoop.getBody());
-    Value v = load(xRow, sumLoop.getInductionVar());
+    Value v = kb.load(floats, xRow, sumLoop.getInductionVar(), 4);
     Value square = arith::MulFOp::create(b, loc, v, v);
     Value wide;
     if (spec.bf16Compute)
@@ -169,15 +162,16 @@ buildRmsNormKernel(ModuleOp module, const RmsNormKernelSpec &spec,
   Value rSplat = vector::BroadcastOp::create(b, loc, floats, r);
 
   // y = bf16(w · (x · r)), or bf16(x · r).
-  auto scaleLoop =
-      scf::ForOp::create(b, loc, index(0), index(rowBytes), index(4 * kLanes));
+  auto scaleLoop = scf::ForOp::create(b, loc, kb.index(0), kb.index(rowBytes),
+                                      kb.index(4 * kLanes));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(scaleLoop.getBody());
     Value offset = scaleLoop.getInductionVar();
-    Value v = arith::MulFOp::create(b, loc, load(xRow, offset), rSplat);
+    Value v =
+        arith::MulFOp::create(b, loc, kb.load(floats, xRow, offset, 4), rSplat);
     if (weight)
-      v = arith::MulFOp::create(b, loc, load(weight, offset), v);
+      v = arith::MulFOp::create(b, loc, kb.load(floats, weight, offset, 4), v);
     LLVM::StoreOp::create(b, loc, emitRoundToBf16(b, loc, v),
                           emitByteOffset(b, loc, yRow, offset),
                           /*alignment=*/4);

@@ -125,6 +125,7 @@ llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
   Location loc = module.getLoc();
   StepKernelArgs args =
       createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
+  KernelBuilder kb(b, loc);
   // The frequencies as i64 entries, two floats each, the first in the low
   // half: the table's bytes are the floats in order on the little-endian
   // targets (x86-64, AArch64). One table per frequencies, shared by the
@@ -146,29 +147,8 @@ llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
   auto floats = VectorType::get({kLanes}, f32);
   auto angleFloats = VectorType::get({kAngles}, f32);
   auto angleDoubles = VectorType::get({kAngles}, b.getF64Type());
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i64, v);
-  };
   auto times = [&](Value v, int64_t factor) -> Value {
-    return arith::MulIOp::create(b, loc, v, index(factor));
-  };
-  auto loadAt = [&](Type type, Value base, Value offset,
-                    int64_t alignment) -> Value {
-    return LLVM::LoadOp::create(
-        b, loc, type, emitByteOffset(b, loc, base, offset), alignment);
-  };
-  auto storeAt = [&](Value value, Value base, Value offset, int64_t alignment) {
-    LLVM::StoreOp::create(b, loc, value, emitByteOffset(b, loc, base, offset),
-                          alignment);
-  };
-  // A loop over [from, to) by `step`, its body built by `body` at the
-  // induction variable.
-  auto forEach = [&](Value from, Value to, int64_t step,
-                     llvm::function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, from, to, index(step));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    body(loop.getInductionVar());
+    return arith::MulIOp::create(b, loc, v, kb.index(factor));
   };
 
   Value x = emitStepOperand(b, loc, args, 0);
@@ -178,7 +158,7 @@ llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
   // A token's factors, c then ±s for each value of the rope part, at the
   // entry so that LLVM allocates them once.
   Value cosines =
-      LLVM::AllocaOp::create(b, loc, ptr, f32, index(2 * spec.ropeDim),
+      LLVM::AllocaOp::create(b, loc, ptr, f32, kb.index(2 * spec.ropeDim),
                              /*alignment=*/64);
   Value sines = emitByteOffset(b, loc, cosines, 4 * spec.ropeDim);
   const int64_t h = spec.rowsPerToken;
@@ -196,36 +176,38 @@ llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
   }
 
   // The tokens of items [begin, end).
-  Value firstToken = arith::DivSIOp::create(b, loc, args.begin, index(h));
+  Value firstToken = arith::DivSIOp::create(b, loc, args.begin, kb.index(h));
   Value endToken = arith::DivSIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, args.end, index(h - 1)), index(h));
-  forEach(firstToken, endToken, 1, [&](Value token) {
+      b, loc, arith::AddIOp::create(b, loc, args.end, kb.index(h - 1)),
+      kb.index(h));
+  kb.forEach(firstToken, endToken, 1, [&](Value token) {
     Value position = LLVM::LoadOp::create(
         b, loc, i64, emitByteOffset(b, loc, positions, times(token, 8)),
         /*alignment=*/8);
     Value p = vector::BroadcastOp::create(
         b, loc, angleFloats, arith::SIToFPOp::create(b, loc, f32, position));
-    forEach(index(0), index(spec.ropeDim / 2), kAngles, [&](Value pair) {
-      Value angle = arith::MulFOp::create(
-          b, loc, p, loadAt(angleFloats, frequencies, times(pair, 4), 4));
-      auto [sinX, cosX] = emitSinCos(
-          b, loc, arith::ExtFOp::create(b, loc, angleDoubles, angle));
-      Value c = arith::TruncFOp::create(b, loc, angleFloats, cosX);
-      Value s = arith::TruncFOp::create(b, loc, angleFloats, sinX);
-      if (spec.inverse)
-        s = arith::NegFOp::create(b, loc, s);
-      Value minusS = arith::NegFOp::create(b, loc, s);
-      storeAt(vector::ShuffleOp::create(b, loc, c, c, duplicate), cosines,
-              times(pair, 8), 4);
-      storeAt(vector::ShuffleOp::create(b, loc, minusS, s, interleave), sines,
-              times(pair, 8), 4);
-    });
+    kb.forEach(
+        kb.index(0), kb.index(spec.ropeDim / 2), kAngles, [&](Value pair) {
+          Value angle = arith::MulFOp::create(
+              b, loc, p, kb.load(angleFloats, frequencies, times(pair, 4), 4));
+          auto [sinX, cosX] = emitSinCos(
+              b, loc, arith::ExtFOp::create(b, loc, angleDoubles, angle));
+          Value c = arith::TruncFOp::create(b, loc, angleFloats, cosX);
+          Value s = arith::TruncFOp::create(b, loc, angleFloats, sinX);
+          if (spec.inverse)
+            s = arith::NegFOp::create(b, loc, s);
+          Value minusS = arith::NegFOp::create(b, loc, s);
+          kb.store(vector::ShuffleOp::create(b, loc, c, c, duplicate), cosines,
+                   times(pair, 8), 4);
+          kb.store(vector::ShuffleOp::create(b, loc, minusS, s, interleave),
+                   sines, times(pair, 8), 4);
+        });
 
     Value tokenRow = times(token, h);
     Value rowBegin = arith::MaxSIOp::create(b, loc, args.begin, tokenRow);
     Value rowEnd = arith::MinSIOp::create(
-        b, loc, args.end, arith::AddIOp::create(b, loc, tokenRow, index(h)));
-    forEach(rowBegin, rowEnd, 1, [&](Value row) {
+        b, loc, args.end, arith::AddIOp::create(b, loc, tokenRow, kb.index(h)));
+    kb.forEach(rowBegin, rowEnd, 1, [&](Value row) {
       Value rowOffset = times(row, rowBytes);
       Value xRow = emitByteOffset(b, loc, x, rowOffset);
       Value yRow = emitByteOffset(b, loc, y, rowOffset);
@@ -233,23 +215,25 @@ llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
         auto copy = scf::IfOp::create(b, loc, copies, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(copy.thenBlock());
-        forEach(index(0), index(keptBytes), 4 * kLanes, [&](Value offset) {
-          storeAt(loadAt(floats, xRow, offset, 4), yRow, offset, 4);
-        });
+        kb.forEach(
+            kb.index(0), kb.index(keptBytes), 4 * kLanes, [&](Value offset) {
+              kb.store(kb.load(floats, xRow, offset, 4), yRow, offset, 4);
+            });
       }
       Value xRope = emitByteOffset(b, loc, xRow, keptBytes);
       Value yRope = emitByteOffset(b, loc, yRow, keptBytes);
-      forEach(index(0), index(ropeBytes), 4 * kLanes, [&](Value offset) {
-        Value v = loadAt(floats, xRope, offset, 4);
-        Value swapped = vector::ShuffleOp::create(b, loc, v, v, swap);
-        Value rotated = arith::AddFOp::create(
-            b, loc,
-            arith::MulFOp::create(b, loc, v,
-                                  loadAt(floats, cosines, offset, 4)),
-            arith::MulFOp::create(b, loc, swapped,
-                                  loadAt(floats, sines, offset, 4)));
-        storeAt(emitRoundToBf16(b, loc, rotated), yRope, offset, 4);
-      });
+      kb.forEach(
+          kb.index(0), kb.index(ropeBytes), 4 * kLanes, [&](Value offset) {
+            Value v = kb.load(floats, xRope, offset, 4);
+            Value swapped = vector::ShuffleOp::create(b, loc, v, v, swap);
+            Value rotated = arith::AddFOp::create(
+                b, loc,
+                arith::MulFOp::create(b, loc, v,
+                                      kb.load(floats, cosines, offset, 4)),
+                arith::MulFOp::create(b, loc, swapped,
+                                      kb.load(floats, sines, offset, 4)));
+            kb.store(emitRoundToBf16(b, loc, rotated), yRope, offset, 4);
+          });
     });
   });
   func::ReturnOp::create(b, loc);

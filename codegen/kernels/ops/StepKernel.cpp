@@ -5,7 +5,9 @@
 #include "kf/Codegen/Emitters.h"
 #include "kf/Codegen/MatmulEmitter.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -26,6 +28,48 @@ StepKernelArgs createStepKernelFunction(OpBuilder &b, Location &loc,
   Block *entry = &fn.front();
   return {fn, entry->getArgument(0), entry->getArgument(1),
           entry->getArgument(2), entry->getArgument(3)};
+}
+
+Value KernelBuilder::index(int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+}
+
+Value KernelBuilder::splat(VectorType type, double v) {
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
+}
+
+Value KernelBuilder::add(Value l, Value r) {
+  return arith::AddFOp::create(b, loc, l, r);
+}
+
+Value KernelBuilder::sub(Value l, Value r) {
+  return arith::SubFOp::create(b, loc, l, r);
+}
+
+Value KernelBuilder::mul(Value l, Value r) {
+  return arith::MulFOp::create(b, loc, l, r);
+}
+
+Value KernelBuilder::load(Type type, Value base, Value offset,
+                          int64_t alignment) {
+  return LLVM::LoadOp::create(b, loc, type,
+                              emitByteOffset(b, loc, base, offset), alignment);
+}
+
+void KernelBuilder::store(Value value, Value base, Value offset,
+                          int64_t alignment) {
+  LLVM::StoreOp::create(b, loc, value, emitByteOffset(b, loc, base, offset),
+                        alignment);
+}
+
+void KernelBuilder::forEach(Value from, Value to, int64_t step,
+                            llvm::function_ref<void(Value)> body) {
+  auto loop = scf::ForOp::create(b, loc, from, to, index(step));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  body(loop.getInductionVar());
 }
 
 std::string formatShortest(float v) {

@@ -84,23 +84,12 @@ buildSwigluKernel(ModuleOp module, const SwigluKernelSpec &spec,
   Location loc = module.getLoc();
   StepKernelArgs args =
       createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
-  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  KernelBuilder kb(b, loc);
+  Type f32 = b.getF32Type();
   auto floats = VectorType::get({kLanes}, f32);
   auto doubles = VectorType::get({kLanes}, b.getF64Type());
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i64, v);
-  };
-  auto floatSplat = [&](float v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, floats, DenseElementsAttr::get(floats, b.getF32FloatAttr(v)));
-  };
   auto less = [&](Value l, Value r) -> Value {
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, l, r);
-  };
-  auto load = [&](Value base, Value offset) -> Value {
-    return LLVM::LoadOp::create(b, loc, floats,
-                                emitByteOffset(b, loc, base, offset),
-                                /*alignment=*/4);
   };
 
   int64_t next = 0;
@@ -110,14 +99,15 @@ buildSwigluKernel(ModuleOp module, const SwigluKernelSpec &spec,
       spec.weighted ? emitStepOperand(b, loc, args, next++) : Value();
   Value h = emitStepOperand(b, loc, args, next++);
   const int64_t rowBytes = 4 * spec.f;
-  Value limit = floatSplat(spec.limit), minusLimit = floatSplat(-spec.limit);
+  Value limit = kb.splat(floats, spec.limit),
+        minusLimit = kb.splat(floats, -spec.limit);
   Value one = arith::ConstantOp::create(
       b, loc, doubles, DenseElementsAttr::get(doubles, b.getF64FloatAttr(1.0)));
 
-  auto rows = scf::ForOp::create(b, loc, args.begin, args.end, index(1));
+  auto rows = scf::ForOp::create(b, loc, args.begin, args.end, kb.index(1));
   b.setInsertionPointToStart(rows.getBody());
   Value row = rows.getInductionVar();
-  Value rowOffset = arith::MulIOp::create(b, loc, row, index(rowBytes));
+  Value rowOffset = arith::MulIOp::create(b, loc, row, kb.index(rowBytes));
   Value gateRow = emitByteOffset(b, loc, gate, rowOffset);
   Value upRow = emitByteOffset(b, loc, up, rowOffset);
   Value hRow = emitByteOffset(b, loc, h, rowOffset);
@@ -128,14 +118,15 @@ buildSwigluKernel(ModuleOp module, const SwigluKernelSpec &spec,
         LLVM::LoadOp::create(
             b, loc, f32,
             emitByteOffset(b, loc, weights,
-                           arith::MulIOp::create(b, loc, row, index(4))),
+                           arith::MulIOp::create(b, loc, row, kb.index(4))),
             /*alignment=*/4));
 
-  auto elements =
-      scf::ForOp::create(b, loc, index(0), index(rowBytes), index(4 * kLanes));
+  auto elements = scf::ForOp::create(b, loc, kb.index(0), kb.index(rowBytes),
+                                     kb.index(4 * kLanes));
   b.setInsertionPointToStart(elements.getBody());
   Value offset = elements.getInductionVar();
-  Value gateValues = load(gateRow, offset), upValues = load(upRow, offset);
+  Value gateValues = kb.load(floats, gateRow, offset, 4),
+        upValues = kb.load(floats, upRow, offset, 4);
   // std::min(gate, limit) and std::clamp(up, -limit, limit).
   Value g = arith::SelectOp::create(b, loc, less(limit, gateValues), limit,
                                     gateValues);
