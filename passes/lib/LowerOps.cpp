@@ -7,7 +7,10 @@
 // [T, H, D] input has H items per token row (a swiglu's [T, k] routing
 // weights, one per row, go item by item with them). A rope's positions, one
 // per token, are read whole: item i reads the position of token i / H. The
-// hyper-connection kernels mix a token's streams, one token per item.
+// hyper-connection kernels mix a token's streams, the MoE combine sums a
+// token's slots and the embedding looks up a token's id: one token per
+// item. An argmax reduces each innermost row of its input to one index, one
+// row per item.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,11 +19,14 @@
 #include "KernelDecisions.h"
 #include "QuantKernels.h"
 
+#include "kf/Codegen/ArgmaxKernel.h"
+#include "kf/Codegen/EmbedKernel.h"
 #include "kf/Codegen/HadamardKernel.h"
 #include "kf/Codegen/HcExpandKernel.h"
 #include "kf/Codegen/HcHeadKernel.h"
 #include "kf/Codegen/HcPostKernel.h"
 #include "kf/Codegen/HcPreKernel.h"
+#include "kf/Codegen/MoeCombineKernel.h"
 #include "kf/Codegen/QuantSimKernel.h"
 #include "kf/Codegen/RmsNormKernel.h"
 #include "kf/Codegen/RopeKernel.h"
@@ -61,7 +67,8 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<RmsNormOp, Fp8SimOp, Fp4SimOp, SwigluOp, HadamardOp, RopeOp,
-              HcExpandOp, HcPreOp, HcPostOp, HcHeadOp>(op))
+              HcExpandOp, HcPreOp, HcPostOp, HcHeadOp, MoeCombineOp, ArgmaxOp,
+              EmbedOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -77,7 +84,9 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
               })
               .Case([&](RopeOp rope) { return buildKernel(rope, kernels); })
               .Case<HcExpandOp, HcPreOp, HcPostOp, HcHeadOp>(
-                  [&](auto hc) { return buildKernel(hc, kernels); });
+                  [&](auto hc) { return buildKernel(hc, kernels); })
+              .Case<MoeCombineOp, ArgmaxOp, EmbedOp>(
+                  [&](auto other) { return buildKernel(other, kernels); });
       if (failed(callee))
         return signalPassFailure();
       // A rope's item reads its token's position: operand 1, the
@@ -86,11 +95,17 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
       ArrayRef<int64_t> whole;
       if (isa<RopeOp>(op))
         whole = kRopePositions;
-      // The hyper-connection kernels mix a token's streams: one item per
+      // The hyper-connection kernels mix a token's streams, the MoE combine
+      // sums a token's slots, the embedding reads a token's id: one item per
       // token.
       std::optional<int64_t> itemsPerRow;
-      if (isa<HcExpandOp, HcPreOp, HcPostOp, HcHeadOp>(op))
+      if (isa<HcExpandOp, HcPreOp, HcPostOp, HcHeadOp, MoeCombineOp, EmbedOp>(
+              op))
         itemsPerRow = 1;
+      // An argmax's result drops the innermost dimension: its items are
+      // the input's innermost rows.
+      if (auto argmax = dyn_cast<ArgmaxOp>(op))
+        itemsPerRow = innerRowsPerRow(argmax.getInput().getType());
       replaceWithStep(op, *callee, whole, itemsPerRow);
     }
   }
@@ -192,6 +207,30 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
     codegen::HcHeadKernelSpec spec{mult, d, op.getEps().convertToFloat(),
                                    op.getNormEps().convertToFloat()};
     return built(kernels.getOrBuild(op, spec, codegen::buildHcHeadKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(MoeCombineOp op, KernelModule &kernels) {
+    auto type = cast<RankedTensorType>(op.getRouted().getType());
+    codegen::MoeCombineKernelSpec spec{type.getDimSize(1), type.getDimSize(2)};
+    return built(kernels.getOrBuild(op, spec, codegen::buildMoeCombineKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(ArgmaxOp op, KernelModule &kernels) {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (type.getRank() < 2)
+      return op.emitOpError()
+             << "kf-lower-ops: the argmax of a tensor without a token "
+                "dimension is a scalar, which a step does not write";
+    codegen::ArgmaxKernelSpec spec{type.getShape().back()};
+    return built(kernels.getOrBuild(op, spec, codegen::buildArgmaxKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(EmbedOp op, KernelModule &kernels) {
+    QWeightType table = op.getTable().getType();
+    // The table is read as stored: the kernel decodes the file's format.
+    codegen::EmbedKernelSpec spec{static_cast<::kf::Format>(table.getFormat()),
+                                  table.getRows(), table.getCols()};
+    return built(kernels.getOrBuild(op, spec, codegen::buildEmbedKernel));
   }
 
   FailureOr<SymbolRefAttr> buildKernel(RopeOp op, KernelModule &kernels) {

@@ -11,11 +11,11 @@ module {
 // -----
 
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  func.func @no_kernel(%x: tensor<?x64xf32>) -> tensor<?xi32> {
+  func.func @no_kernel(%x: tensor<?x64xf32>, %p: tensor<?xi64>) -> (tensor<?x64xf32>, tensor<?x128xi32>) {
     %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
-    // expected-error @+1 {{'kf.argmax' op kf-build-plan: no compiled kernel computes this op yet, so a plan cannot run it}}
-    %z = kf.argmax %y : tensor<?x64xf32> -> tensor<?xi32>
-    return %z : tensor<?xi32>
+    // expected-error @+1 {{'kf.window_indices' op kf-build-plan: no compiled kernel computes this op yet, so a plan cannot run it}}
+    %z = kf.window_indices %p window(128) : tensor<?xi64> -> tensor<?x128xi32>
+    return %y, %z : tensor<?x64xf32>, tensor<?x128xi32>
   }
 }
 
@@ -53,9 +53,9 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
   // expected-error @+1 {{'func.func' op kf-build-plan: the module has no kernels module; lower its ops to kernels first}}
-  func.func @no_kernels(%x: tensor<?x64xf32>) -> tensor<?xi32> {
-    %z = kf.argmax %x : tensor<?x64xf32> -> tensor<?xi32>
-    return %z : tensor<?xi32>
+  func.func @no_kernels(%p: tensor<?xi64>) -> tensor<?x128xi32> {
+    %z = kf.window_indices %p window(128) : tensor<?xi64> -> tensor<?x128xi32>
+    return %z : tensor<?x128xi32>
   }
 }
 

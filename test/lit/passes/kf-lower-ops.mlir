@@ -108,12 +108,54 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
+// The embedding and the MoE combine, one token per item (the ids, one i32
+// per token, read item by item; the table a weight read as stored), and
+// the argmax, one innermost row per item: H of them per token row of a
+// [T, H, V] input, whose result is [T, H].
+// CHECK-LABEL: func.func @tokens
+// CHECK:      %[[E:.*]] = kf.step @kernels::@kf_embed_q8_0_v1000_d64(%arg0, %arg1) items(1) : (tensor<?xi32>, !kf.qweight<q8_0, [1000, 64]>) -> tensor<?x64xf32>
+// CHECK-NEXT: %[[C:.*]] = kf.step @kernels::@kf_moe_combine_k4_d64(%arg2, %[[E]]) items(1) : (tensor<?x4x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+// CHECK-NEXT: %[[A:.*]] = kf.step @kernels::@kf_argmax_v100(%arg3) items(1) : (tensor<?x100xf32>) -> tensor<?xi32>
+// CHECK-NEXT: %[[H:.*]] = kf.step @kernels::@kf_argmax_v100(%arg4) items(3) : (tensor<?x3x100xf32>) -> tensor<?x3xi32>
+// CHECK-NEXT: kf.step @kernels::@kf_embed_bf16_v1000_d64(%arg0, %arg5) items(1)
+// CHECK-NEXT: return %[[C]], %[[A]], %[[H]]
+// CHECK:      module @kernels {
+// CHECK:        func.func @kf_embed_q8_0_v1000_d64(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// An id is compared unsigned, as an i64, against V: a negative one is out
+// of range too.
+// CHECK:          arith.extsi %{{.*}} : i32 to i64
+// CHECK:          arith.cmpi ult, %{{.*}}, %{{.*}} : i64
+// CHECK:          arith.sitofp %{{.*}} : vector<16xi8> to vector<16xf32>
+// CHECK:        func.func @kf_moe_combine_k4_d64(
+// The slots summed in fp64, then rounded to fp32.
+// CHECK:          arith.extf %{{.*}} : vector<16xf32> to vector<16xf64>
+// CHECK:          arith.addf %{{.*}} : vector<16xf64>
+// CHECK:          arith.truncf %{{.*}} : vector<16xf64> to vector<16xf32>
+// CHECK:        func.func @kf_argmax_v100(
+// CHECK:          arith.cmpf ogt, %{{.*}} : vector<16xf32>
+// CHECK:          vector.reduction <maxnumf>, %{{.*}} : vector<16xf32> into f32
+// CHECK:          vector.reduction <minsi>, %{{.*}} : vector<16xi32> into i32
+// CHECK:        func.func @kf_embed_bf16_v1000_d64(
+// CHECK-NOT:    func.func
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @tokens(%ids: tensor<?xi32>, %table: !kf.qweight<q8_0, [1000, 64]>, %routed: tensor<?x4x64xf32>, %logits: tensor<?x100xf32>, %heads: tensor<?x3x100xf32>, %table16: !kf.qweight<bf16, [1000, 64]>) -> (tensor<?x64xf32>, tensor<?xi32>, tensor<?x3xi32>, tensor<?x64xf32>) {
+    %x = kf.embed %ids, %table : tensor<?xi32>, !kf.qweight<q8_0, [1000, 64]> -> tensor<?x64xf32>
+    %y = kf.moe_combine %routed, %x : tensor<?x4x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    %a = kf.argmax %logits : tensor<?x100xf32> -> tensor<?xi32>
+    %h = kf.argmax %heads : tensor<?x3x100xf32> -> tensor<?x3xi32>
+    %z = kf.embed %ids, %table16 : tensor<?xi32>, !kf.qweight<bf16, [1000, 64]> -> tensor<?x64xf32>
+    return %y, %a, %h, %z : tensor<?x64xf32>, tensor<?xi32>, tensor<?x3xi32>, tensor<?x64xf32>
+  }
+}
+
+// -----
+
 // Ops without an emitter stay.
 // CHECK-LABEL: func.func @no_emitter
-// CHECK: kf.argmax
+// CHECK: kf.window_indices
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  func.func @no_emitter(%x: tensor<?x64xf32>) -> tensor<?xi32> {
-    %y = kf.argmax %x : tensor<?x64xf32> -> tensor<?xi32>
-    return %y : tensor<?xi32>
+  func.func @no_emitter(%p: tensor<?xi64>) -> tensor<?x128xi32> {
+    %w = kf.window_indices %p window(128) : tensor<?xi64> -> tensor<?x128xi32>
+    return %w : tensor<?x128xi32>
   }
 }

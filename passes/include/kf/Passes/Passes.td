@@ -213,9 +213,15 @@ def KfLowerOps : Pass<"kf-lower-ops", "::mlir::ModuleOp"> {
     constant weight of ones has been folded away by the canonicalizer),
     `kf.fp8_sim`, `kf.fp4_sim`, `kf.swiglu`, `kf.hadamard`, `kf.rope`
     (its frequencies a constant table of the kernel; its positions, one per
-    token, read whole by every item) and the hyper-connection ops
+    token, read whole by every item), the hyper-connection ops
     `kf.hc_expand`, `kf.hc_pre`, `kf.hc_post` and `kf.hc_head`, whose
-    kernels mix a token's streams: one token per work item.
+    kernels mix a token's streams, `kf.moe_combine`, which sums a token's
+    routed slots and shared expert, and `kf.embed`, whose kernel reads a
+    token's id (one i32 per item) and decodes its row of the table, read as
+    stored (F32, F16, BF16 or Q8_0): one token per work item; and
+    `kf.argmax`, one innermost row per work item (its result drops that
+    dimension; the argmax of a rank-1 tensor, a scalar no step writes,
+    fails the pass).
 
     An op no emitter builds yet is left as it is. An op whose instance its
     emitter refuses (a row length the kernel does not take) fails the pass,
