@@ -262,6 +262,16 @@ private:
     }
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+      // Through the reshapes it comes from: a slice there is a view.
+      Value part = v;
+      while (Operation *def = part.getDefiningOp()) {
+        if (isa<tensor::ExtractSliceOp>(def))
+          return ret.emitOpError() << "kf-build-plan: returns a column "
+                                      "slice, which a plan would have to copy";
+        if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+          break;
+        part = def->getOperand(0);
+      }
       Value root = getRoot(v);
       if (isa<BlockArgument>(root))
         return ret.emitOpError()
@@ -484,7 +494,10 @@ private:
               if (groups.empty() || groups.front().size() != 1)
                 return reshape.emitOpError()
                        << "kf-build-plan: reshapes the token dimension";
-              places[reshape.getResult()] = places.lookup(reshape.getSrc());
+              FailureOr<Place> place = placeOf(reshape, reshape.getSrc());
+              if (failed(place))
+                return failure();
+              places[reshape.getResult()] = *place;
               return success();
             })
         .Case([&](tensor::ExtractSliceOp slice) { return planSlice(slice); })
@@ -511,14 +524,20 @@ private:
     auto source = op.getSourceType();
     auto type = op.getResultType();
     const int64_t last = source.getRank() - 1;
-    bool columns = type.getRank() == source.getRank() && op.hasUnitStride();
+    // Of a [T, N] tensor only: the barriers see a slice as one run of
+    // columns per row, which a slice of [T, H, D] is not.
+    bool columns =
+        source.getRank() == 2 && type.getRank() == 2 && op.hasUnitStride();
     for (int64_t d = 0; columns && d < last; ++d)
       columns = op.getStaticOffsets()[d] == 0 &&
                 type.getDimSize(d) == source.getDimSize(d);
     if (!columns || ShapedType::isDynamic(op.getStaticOffsets()[last]))
       return op.emitOpError() << "kf-build-plan: a plan takes slices of a "
-                                 "tensor's innermost columns only";
-    Place place = places.lookup(op.getSource());
+                                 "[T, N] tensor's columns only";
+    FailureOr<Place> sourcePlace = placeOf(op, op.getSource());
+    if (failed(sourcePlace))
+      return failure();
+    Place place = *sourcePlace;
     const int64_t bits = type.getElementTypeBitWidth();
     place.column += op.getStaticOffsets()[last] * bits / 8;
     place.width = *getRowBytes(type);
@@ -529,13 +548,15 @@ private:
   /// A concatenation along the innermost dimension, whose parts were
   /// written into its buffer by the matmuls computing them.
   LogicalResult planConcat(tensor::ConcatOp op) {
-    Place whole = places.lookup(op.getResult());
+    auto placed = places.find(op.getResult());
     int64_t column = 0;
     for (Value part : op.getInputs()) {
       auto it = places.find(part);
-      if (getConcatOf(part) != op || it == places.end() ||
-          it->second.kind != whole.kind || it->second.index != whole.index ||
-          it->second.offset != whole.offset || it->second.column != column)
+      if (placed == places.end() || getConcatOf(part) != op ||
+          it == places.end() || it->second.kind != placed->second.kind ||
+          it->second.index != placed->second.index ||
+          it->second.offset != placed->second.offset ||
+          it->second.column != column)
         return op.emitOpError()
                << "kf-build-plan: concatenates a value that is not computed "
                   "in its place (an argument, or a value used elsewhere too)";
@@ -544,7 +565,25 @@ private:
     return success();
   }
 
-  /// The place of `v`, which `op` reads or writes in whole rows.
+  /// The place of `v`, which `op` reads; failure when it has none (a value
+  /// a concatenation was to hold, which nothing computed in it).
+  FailureOr<Place> placeOf(Operation *op, Value v) {
+    auto it = places.find(v);
+    if (it == places.end())
+      return op->emitOpError()
+             << "kf-build-plan: reads a value the plan has no place for";
+    return it->second;
+  }
+
+  /// The place of `v`, which `op` reads in whole rows.
+  FailureOr<Place> wholeRowsOf(Operation *op, Value v) {
+    FailureOr<Place> place = placeOf(op, v);
+    if (failed(place))
+      return failure();
+    return wholeRows(op, *place);
+  }
+
+  /// `place`, which `op` reads or writes in whole rows.
   FailureOr<Place> wholeRows(Operation *op, const Place &place) {
     if (!place.isWholeRows())
       return op->emitOpError()
@@ -565,7 +604,7 @@ private:
           return failure();
         continue;
       }
-      FailureOr<Place> place = wholeRows(op, places.lookup(input));
+      FailureOr<Place> place = wholeRowsOf(op, input);
       if (failed(place))
         return failure();
       addTensor(step, *place, /*write=*/false, 0,
@@ -588,7 +627,10 @@ private:
     for (int64_t d = 1; d + 1 < input.getRank(); ++d)
       rowsPerToken *= input.getDimSize(d);
     // The input may be columns of a wider buffer, read in place.
-    const Place x = places.lookup(op.getInput());
+    FailureOr<Place> inputPlace = placeOf(op, op.getInput());
+    if (failed(inputPlace))
+      return failure();
+    const Place x = *inputPlace;
     FailureOr<Place> out = wholeRows(op, placeResult(op.getResult()));
     if (failed(out))
       return failure();
@@ -611,7 +653,7 @@ private:
     auto kernel = op->getAttrOfType<KernelAttr>(KfDialect::kKernelAttrName);
     int64_t n = cast<RankedTensorType>(op.getType()).getShape().back();
     // The output may be columns of a concatenation, written in place.
-    FailureOr<Place> x = wholeRows(op, places.lookup(op.getInput()));
+    FailureOr<Place> x = wholeRowsOf(op, op.getInput());
     if (failed(x))
       return failure();
     const Place y = placeResult(op.getResult());
@@ -665,8 +707,8 @@ private:
     if (failed(
             addWeight(step, op, op.getWeight(), kernel.getWeightLayout(), 0)))
       return failure();
-    FailureOr<Place> rowsIn = wholeRows(op, places.lookup(op.getInput()));
-    FailureOr<Place> route = wholeRows(op, places.lookup(op.getIds()));
+    FailureOr<Place> rowsIn = wholeRowsOf(op, op.getInput());
+    FailureOr<Place> route = wholeRowsOf(op, op.getIds());
     if (failed(rowsIn) || failed(route))
       return failure();
     FailureOr<Place> out = wholeRows(op, placeResult(op.getResult()));

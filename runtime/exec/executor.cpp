@@ -139,7 +139,8 @@ absl::Status Executor::run(ThreadPool &pool, int64_t m,
               counters[s].next.fetch_add(step.group, std::memory_order_relaxed);
           if (begin >= items)
             break;
-          kernel(operands, m, begin, std::min(items, begin + step.group));
+          kernel(operands, m, begin,
+                 begin + std::min(step.group, items - begin));
         }
         break;
       case WorkSplit::Single:

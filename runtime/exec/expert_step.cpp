@@ -29,6 +29,8 @@ void Executor::reserveExpertScratch(int threads, int64_t m) {
     slots = std::max(slots, runSlots);
     experts = std::max(experts, static_cast<size_t>(e.experts));
     xBytes = std::max(xBytes, runSlots * static_cast<size_t>(e.xRowBytes));
+    // Plan::validate bounds the group by the rows, whose output for every
+    // slot fits in the output operand.
     yFloats = std::max(yFloats, runSlots * static_cast<size_t>(step.group));
   }
   if (slots == 0)
@@ -38,6 +40,7 @@ void Executor::reserveExpertScratch(int threads, int64_t m) {
     scratch.begin.resize(std::max(scratch.begin.size(), experts + 1));
     scratch.cursor.resize(std::max(scratch.cursor.size(), experts));
     scratch.active.resize(std::max(scratch.active.size(), experts));
+    scratch.ids.resize(std::max(scratch.ids.size(), slots));
     scratch.slots.resize(std::max(scratch.slots.size(), slots));
     scratch.x.resize(std::max(scratch.x.size(), xBytes));
     scratch.y.resize(std::max(scratch.y.size(), yFloats));
@@ -51,12 +54,16 @@ absl::Status Executor::runExperts(size_t s, int64_t m, int t,
   void *const *operands = addresses_.data() + stepBegin_[s];
   const auto *stack = static_cast<const uint8_t *>(operands[0]);
   const auto *x = static_cast<const uint8_t *>(operands[1]);
-  const auto *ids = static_cast<const int32_t *>(operands[2]);
+  const auto *routed = static_cast<const int32_t *>(operands[2]);
   auto *y = static_cast<float *>(operands[3]);
   ExpertScratch &scratch = scratch_[t];
 
-  // A stable counting sort: experts ascending, each one's slots ascending.
+  // A stable counting sort: experts ascending, each one's slots ascending,
+  // of this thread's own copy of the ids, so that what was checked is what
+  // is used.
   const int64_t slots = m * shape.slots;
+  const int32_t *ids = scratch.ids.data();
+  std::copy_n(routed, slots, scratch.ids.begin());
   std::fill_n(scratch.begin.begin(), shape.experts + 1, 0);
   for (int64_t i = 0; i < slots; ++i) {
     if (ids[i] < 0 || ids[i] >= shape.experts)

@@ -1,8 +1,11 @@
 #include "kf/runtime/plan.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "kf/runtime/absl_compat.h"
+#include "kf/runtime/packing.h"
 
 namespace kf {
 
@@ -32,7 +35,7 @@ std::optional<int64_t> multiply(int64_t a, int64_t b) {
 
 // An expert step's operands hold what its shape says it reads and writes,
 // so that the runtime's gathers and scatters stay inside them.
-absl::Status validateExperts(size_t s, const PlanStep &step) {
+absl::Status validateExperts(const Plan &plan, size_t s, const PlanStep &step) {
   const ExpertShape &e = step.experts;
   if (e.experts < 1 || e.slots < 1 || e.rows < 1 || e.xRowBytes < 1 ||
       e.expertBytes < 1)
@@ -65,6 +68,31 @@ absl::Status validateExperts(size_t s, const PlanStep &step) {
       return stepError(
           s, step,
           absl::StrCat("its ", what, " operand is smaller than its shape"));
+  // The stack is what the shape says: E packed experts of rows x K.
+  const PlanWeight &stackWeight = plan.weights[step.operands[0].index];
+  if (stackWeight.shape.size() != 3 || !stackWeight.layout ||
+      stackWeight.shape[0] != e.experts || stackWeight.shape[1] != e.rows)
+    return stepError(s, step,
+                     absl::StrCat("its weight ", stackWeight.name,
+                                  " is not a packed stack of ", e.experts,
+                                  " experts of ", e.rows, " rows"));
+  absl::StatusOr<uint64_t> expertBytes =
+      packedWeightBytes(*stackWeight.layout, e.rows, stackWeight.shape[2]);
+  if (!expertBytes.ok() || static_cast<int64_t>(*expertBytes) != e.expertBytes)
+    return stepError(s, step,
+                     absl::StrCat("an expert of ", stackWeight.name, " is not ",
+                                  e.expertBytes, " packed bytes"));
+  // Ids and activations are read while the output is written.
+  const PlanOperand &out = step.operands[3];
+  for (size_t o : {size_t{1}, size_t{2}}) {
+    const PlanOperand &in = step.operands[o];
+    if (in.kind == out.kind && in.index == out.index &&
+        in.offset < out.offset + out.bytes.at(plan.maxRows) &&
+        out.offset < in.offset + in.bytes.at(plan.maxRows))
+      return stepError(s, step,
+                       o == 1 ? "its output overlaps its activations"
+                              : "its output overlaps its ids");
+  }
   return absl::OkStatus();
 }
 
@@ -77,6 +105,12 @@ absl::Status Plan::validate() const {
   if (arenaBytes < 0)
     return absl::InvalidArgumentError(
         absl::StrCat("plan: negative arena size ", arenaBytes));
+  for (const PlanWeight &weight : weights)
+    if (weight.layout && weight.layout->format != weight.format)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "plan weight ", weight.name, ": a ",
+          toAbsl(formatInfo(weight.format).name), " weight packed as ",
+          toAbsl(formatInfo(weight.layout->format).name)));
   for (const PlanInput &input : inputs)
     if (!isValidExtent(input.bytes, maxRows))
       return absl::InvalidArgumentError(
@@ -91,6 +125,15 @@ absl::Status Plan::validate() const {
       return stepError(s, step, "invalid item count");
     if (step.group < 1)
       return stepError(s, step, absl::StrCat("group ", step.group, " < 1"));
+    // Bounded, so that claims, row blocks and scratch sizes cannot
+    // overflow: no more than 2^40 items, a group no larger than the items.
+    const int64_t items = step.items.at(maxRows);
+    if (items > (int64_t{1} << 40))
+      return stepError(s, step, absl::StrCat(items, " items, too many"));
+    if (step.group > std::max<int64_t>(1, items))
+      return stepError(
+          s, step,
+          absl::StrCat("group ", step.group, " exceeds its ", items, " items"));
     if (step.split != WorkSplit::Blocks && step.split != WorkSplit::Claim &&
         step.split != WorkSplit::Single)
       return stepError(s, step, "unknown work split");
@@ -138,7 +181,7 @@ absl::Status Plan::validate() const {
       }
     }
     if (step.kind == StepKind::Experts)
-      if (absl::Status e = validateExperts(s, step); !e.ok())
+      if (absl::Status e = validateExperts(*this, s, step); !e.ok())
         return e;
   }
   return absl::OkStatus();

@@ -1,5 +1,7 @@
 #include "kf/runtime/plan_file.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "kf/runtime/gguf.h"
 #include "kf/runtime/gguf_writer.h"
@@ -14,6 +16,26 @@ constexpr std::string_view kAbiVersion = "kf.plan.abi_version";
 /// The key `field` of the table `table` ("kf.plan.steps.kernel").
 std::string key(std::string_view table, std::string_view field) {
   return absl::StrCat("kf.plan.", toAbsl(table), ".", toAbsl(field));
+}
+
+/// Whether `name` (a name from the file: a kernel, weight, step, ...) holds
+/// no control byte, so that the messages quoting it stay on one line.
+bool isPrintable(std::string_view name) {
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+  });
+}
+
+/// OK when every string of `values`, the value of `key`, is printable.
+absl::Status checkNames(const std::string &file, std::string_view key,
+                        std::span<const std::string> values) {
+  for (const std::string &value : values)
+    if (!isPrintable(value))
+      return absl::InvalidArgumentError(
+          absl::StrCat(file, ": ", toAbsl(key),
+                       " holds a name with a control "
+                       "byte"));
+  return absl::OkStatus();
 }
 
 /// Reads the plan's arrays, each checked to have its table's length.
@@ -162,6 +184,15 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
   KF_READ(maxRows, file.get<int64_t>("kf.plan.max_rows"));
   KF_READ(arenaBytes, file.get<int64_t>("kf.plan.arena_bytes"));
   KF_READ(kernels, file.get<std::span<const std::string>>("kf.plan.kernels"));
+  if (!isPrintable(target))
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": kf.plan.target holds a control byte"));
+  for (auto [key, values] :
+       {std::pair<std::string_view, std::span<const std::string>>{
+            "kf.plan.features", features},
+        {"kf.plan.kernels", kernels}})
+    if (absl::Status s = checkNames(name, key, values); !s.ok())
+      return s;
   plan.target = std::string(target);
   plan.features.assign(features.begin(), features.end());
   plan.maxRows = maxRows;
@@ -173,6 +204,13 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
   const size_t weights = weightNames.size();
   KF_READ(formats, reader.table<std::string>("weights", "format", weights));
   KF_READ(layouts, reader.table<std::string>("weights", "layout", weights));
+  for (auto [key, values] :
+       {std::pair<std::string_view, std::span<const std::string>>{
+            "kf.plan.weights.name", weightNames},
+        {"kf.plan.weights.format", formats},
+        {"kf.plan.weights.layout", layouts}})
+    if (absl::Status s = checkNames(name, key, values); !s.ok())
+      return s;
   KF_READ(ranks, reader.table<uint32_t>("weights", "rank", weights));
   size_t dimCount = 0;
   for (uint32_t rank : ranks) {
@@ -210,6 +248,9 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
 
   KF_READ(inputNames,
           file.get<std::span<const std::string>>(key("inputs", "name")));
+  if (absl::Status s = checkNames(name, "kf.plan.inputs.name", inputNames);
+      !s.ok())
+    return s;
   KF_READ(inputFixed,
           reader.table<int64_t>("inputs", "fixed", inputNames.size()));
   KF_READ(inputPerRow,
@@ -219,6 +260,9 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
 
   KF_READ(stepNames,
           file.get<std::span<const std::string>>(key("steps", "name")));
+  if (absl::Status s = checkNames(name, "kf.plan.steps.name", stepNames);
+      !s.ok())
+    return s;
   const size_t steps = stepNames.size();
   KF_READ(kernel, reader.table<uint32_t>("steps", "kernel", steps));
   KF_READ(itemsFixed, reader.table<int64_t>("steps", "items_fixed", steps));

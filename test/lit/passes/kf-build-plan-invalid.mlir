@@ -94,3 +94,29 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %n : tensor<?x64xf32>
   }
 }
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @slice_of_heads(%x: tensor<?x2x64xf32>) -> tensor<?x2x64xf32> {
+    %n = kf.rms_norm %x eps(1.0e-06) : tensor<?x2x64xf32>
+    %c0 = arith.constant 0 : index
+    %t = tensor.dim %n, %c0 : tensor<?x2x64xf32>
+    // expected-error @+1 {{'tensor.extract_slice' op kf-build-plan: a plan takes slices of a [T, N] tensor's columns only}}
+    %s = tensor.extract_slice %n[0, 0, 0] [%t, 2, 32] [1, 1, 1] : tensor<?x2x64xf32> to tensor<?x2x32xf32>
+    return %n : tensor<?x2x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @returns_slice(%x: tensor<?x128xf32>) -> tensor<?x64xf32> {
+    %n = kf.rms_norm %x eps(1.0e-06) : tensor<?x128xf32>
+    %c0 = arith.constant 0 : index
+    %t = tensor.dim %n, %c0 : tensor<?x128xf32>
+    %s = tensor.extract_slice %n[0, 64] [%t, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
+    // expected-error @+1 {{'func.return' op kf-build-plan: returns a column slice, which a plan would have to copy}}
+    return %s : tensor<?x64xf32>
+  }
+}

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kf/runtime/executor.h"
+#include "kf/runtime/packing.h"
 #include "gmock/gmock.h"
 
 namespace kf {
@@ -262,12 +263,15 @@ TEST(Executor, RefusesBadRuns) {
 // An expert step whose operands are smaller than its shape says is refused
 // before anything runs: the runtime's gathers and scatters trust them.
 TEST(Executor, RefusesExpertStepsTheirOperandsCannotHold) {
-  auto plan = [] {
+  const PackedLayout layout{Format::Q8_0, 16};
+  const int64_t expertBytes =
+      static_cast<int64_t>(*packedWeightBytes(layout, 32, 64));
+  auto plan = [&] {
     Plan p;
     p.maxRows = 4;
     p.arenaBytes = 1 << 16;
     p.kernels = {"matmul"};
-    p.weights = {{"stack", Format::Q8_0, {4, 32, 64}, std::nullopt}};
+    p.weights = {{"stack", Format::Q8_0, {4, 32, 64}, layout}};
     PlanStep step{"experts",
                   0,
                   {},
@@ -276,8 +280,8 @@ TEST(Executor, RefusesExpertStepsTheirOperandsCannotHold) {
                   16,
                   true,
                   StepKind::Experts,
-                  {4, 2, 32, false, 96, 1088}};
-    step.operands = {{OperandKind::Weight, 0, 0, {4 * 1088, 0}},
+                  {4, 2, 32, false, 96, expertBytes}};
+    step.operands = {{OperandKind::Weight, 0, 0, {4 * expertBytes, 0}},
                      {OperandKind::Arena, 0, 0, {0, 96}},
                      {OperandKind::Arena, 0, 4096, {0, 8}},
                      {OperandKind::Arena, 0, 8192, {0, 2 * 32 * 4}}};
@@ -306,6 +310,27 @@ TEST(Executor, RefusesExpertStepsTheirOperandsCannotHold) {
   p = plan();
   p.steps[0].experts.rows = INT64_MAX / 2;
   EXPECT_THAT(p.validate().message(), HasSubstr("an expert shape overflows"));
+  // The shape must be the stack's, and the output apart from what is read.
+  p = plan();
+  p.steps[0].experts.experts = 3;
+  EXPECT_THAT(p.validate().message(),
+              HasSubstr("its weight stack is not a packed stack of 3 experts "
+                        "of 32 rows"));
+  p = plan();
+  p.steps[0].experts.expertBytes -= 1;
+  p.steps[0].operands[0].bytes.fixed -= 4;
+  EXPECT_THAT(p.validate().message(), HasSubstr("an expert of stack is not"));
+  p = plan();
+  p.steps[0].operands[3].offset = 4096;
+  EXPECT_THAT(p.validate().message(), HasSubstr("its output overlaps its ids"));
+  p = plan();
+  p.steps[0].group = 33;
+  EXPECT_THAT(p.validate().message(),
+              HasSubstr("group 33 exceeds its 32 items"));
+  p = plan();
+  p.weights[0].layout->format = Format::Q4_0;
+  EXPECT_THAT(p.validate().message(),
+              HasSubstr("plan weight stack: a q8_0 weight packed as q4_0"));
 }
 
 } // namespace

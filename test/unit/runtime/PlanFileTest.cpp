@@ -104,6 +104,19 @@ TEST(PlanFile, RefusesWhatIsNotAPlanItRuns) {
                         "'q8_0_r5' is not one this runtime packs"));
 }
 
+// Names are quoted in messages: one with a control byte would break the
+// message's one line, so no plan holds one.
+TEST(PlanFile, RefusesNamesWithControlBytes) {
+  Plan plan = makePlan();
+  plan.steps[0].name = "attn\nnorm";
+  EXPECT_EQ(parseError(*serializePlan(plan)),
+            "p.kfp: kf.plan.steps.name holds a name with a control byte");
+  plan = makePlan();
+  plan.weights[0].name = "g\x7f";
+  EXPECT_EQ(parseError(*serializePlan(plan)),
+            "p.kfp: kf.plan.weights.name holds a name with a control byte");
+}
+
 TEST(PlanFile, RefusesOtherGguf) {
   std::vector<uint8_t> bytes = *serializePlan(makePlan());
   // Rename the version key: a GGUF file, but not a plan.

@@ -58,10 +58,12 @@ private:
   };
   std::vector<InputSlot> inputSlots_;
 
-  // One thread's scratch for expert steps: the slots bucketed by expert,
-  // the experts with slots, the gathered activation rows of one expert and
-  // one block of its results.
+  // One thread's scratch for expert steps: its copy of the ids (read once,
+  // checked, and used from the copy, whatever else writes the arena), the
+  // slots bucketed by expert, the experts with slots, the gathered
+  // activation rows of one expert and one block of its results.
   struct ExpertScratch {
+    std::vector<int32_t> ids;
     std::vector<int64_t> begin, slots, cursor, active;
     std::vector<uint8_t> x;
     std::vector<float> y;
