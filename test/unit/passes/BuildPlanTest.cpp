@@ -446,5 +446,102 @@ TEST(BuildPlanExperts, DispatchesExpertsBitForBit) {
               testing::HasSubstr("slot 1 routes to expert 6, outside [0, 6)"));
 }
 
+// A model's ends through a plan: tokens to their embeddings (the Q8_0 table
+// read as stored), the output norm and head, and the argmax of each row of
+// logits, bit for bit against the golden on 1 to 3 threads; an id outside
+// the vocabulary embeds as zeros rather than reading out of the table.
+constexpr const char *kModelEnds = R"mlir(
+func.func @head(%tok: tensor<?xi32>, %emb: !kf.qweight<q8_0, [64, 256]>,
+                %g: !kf.qweight<f32, [256]>, %out: !kf.qweight<q8_0, [64, 256]>)
+    -> tensor<?xi32> {
+  %x = kf.embed %tok, %emb : tensor<?xi32>, !kf.qweight<q8_0, [64, 256]> -> tensor<?x256xf32>
+  %h = kf.rms_norm %x, %g eps(1.0e-06) : tensor<?x256xf32>, !kf.qweight<f32, [256]>
+  %l = kf.linear %h, %out : tensor<?x256xf32>, !kf.qweight<q8_0, [64, 256]> -> tensor<?x64xf32>
+  %a = kf.argmax %l : tensor<?x64xf32> -> tensor<?xi32>
+  return %a : tensor<?xi32>
+}
+)mlir";
+
+TEST(BuildPlanHead, EmbedsNormsAndPicksBitForBit) {
+  constexpr int64_t kVocab = 64, kDim = 256;
+  mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
+  mlir::DialectRegistry registry;
+  mlir::kf::registerAllDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(kModelEnds, &context);
+  ASSERT_TRUE(module);
+  mlir::PassManager pm(&context);
+  mlir::kf::PlanPipelineOptions pipeline;
+  pipeline.targetName = "host";
+  mlir::kf::buildPlanPipeline(pm, pipeline);
+  pm.addPass(mlir::kf::createKfLowerOps());
+  mlir::kf::KfBuildPlanOptions build;
+  build.maxRows = 17;
+  pm.addPass(mlir::kf::createKfBuildPlan(build));
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  auto planOp = *module->getOps<mlir::kf_plan::PlanOp>().begin();
+  Plan plan = mlir::kf_plan::getRuntimePlan(planOp);
+  // The table is read as stored, the head packed.
+  ASSERT_EQ(plan.weights.size(), 3u);
+  EXPECT_FALSE(plan.weights[0].layout);
+  EXPECT_TRUE(plan.weights[2].layout);
+
+  llvm::Expected<target::TargetInfo> host = target::lookupTarget("host");
+  ASSERT_TRUE(static_cast<bool>(host));
+  llvm::Expected<codegen::JitKernelModule> jit = codegen::jitKernelModule(
+      module->lookupSymbol<mlir::ModuleOp>("kernels"), *host);
+  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+  std::vector<kf_step_fn> kernels;
+  for (const std::string &name : plan.kernels)
+    kernels.push_back(reinterpret_cast<kf_step_fn>(*jit->lookup(name)));
+
+  const std::vector<uint8_t> table =
+      quantized(Format::Q8_0, gaussian(kVocab * kDim, 11, 1.0f));
+  const std::vector<float> g = gaussian(kDim, 12, 1.0f);
+  const std::vector<uint8_t> head =
+      quantized(Format::Q8_0, gaussian(kVocab * kDim, 13, 0.05f));
+  const std::vector<uint8_t> packedHead =
+      *packWeights(*plan.weights[2].layout, head, kVocab, kDim);
+  absl::StatusOr<Executor> executor = Executor::create(
+      plan, kernels,
+      {std::span<const uint8_t>(table),
+       std::span(reinterpret_cast<const uint8_t *>(g.data()), g.size() * 4),
+       std::span<const uint8_t>(packedHead)});
+  ASSERT_TRUE(executor.ok()) << executor.status();
+
+  std::vector<float> embeddings(kVocab * kDim);
+  ASSERT_TRUE(dequantize(Format::Q8_0, table, embeddings).ok());
+  std::mt19937 rng(14);
+  for (int64_t m : {int64_t{1}, int64_t{9}, int64_t{17}}) {
+    std::vector<int32_t> tokens(m);
+    for (int32_t &t : tokens)
+      t = static_cast<int32_t>(rng() % kVocab);
+    if (m == 17)
+      tokens[3] = kVocab; // outside: embeds as zeros
+    std::vector<int32_t> want(m);
+    for (int64_t t = 0; t < m; ++t) {
+      std::vector<float> x(kDim, 0.0f), h(kDim);
+      if (tokens[t] < kVocab)
+        for (int64_t d = 0; d < kDim; ++d)
+          x[d] = roundBf16(embeddings[tokens[t] * kDim + d]);
+      reference::rmsNorm(x, g, 1e-6f, h);
+      std::vector<float> logits = linear(Format::Q8_0, head, kVocab, h);
+      want[t] = static_cast<int32_t>(
+          std::max_element(logits.begin(), logits.end()) - logits.begin());
+    }
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      std::vector<int32_t> in = tokens, got(m, -1);
+      std::vector<std::span<uint8_t>> buffers = {
+          {reinterpret_cast<uint8_t *>(in.data()), in.size() * 4},
+          {reinterpret_cast<uint8_t *>(got.data()), got.size() * 4}};
+      ASSERT_TRUE(executor->run(pool, m, buffers).ok());
+      ASSERT_EQ(got, want) << m << " tokens, " << threads << " threads";
+    }
+  }
+}
+
 } // namespace
 } // namespace kf
