@@ -22,7 +22,8 @@ namespace kf {
 class Executor {
 public:
   // `kernels[i]` runs the plan's kernel i and `weights[i]` holds its weight
-  // i, packed; the weights must outlive the executor. Fails, naming the step
+  // i, packed; the weights, and the library or JIT the kernels come from
+  // (kf::PlanLibrary), must outlive the executor. Fails, naming the step
   // and operand, when the plan is invalid or reads past a weight.
   static absl::StatusOr<Executor>
   create(Plan plan, std::vector<kf_step_fn> kernels,
