@@ -343,6 +343,100 @@ Value emitExp(OpBuilder &b, Location loc, Value x) {
       kb.mul(y, twoToK));
 }
 
+// log(1 + x) by fdlibm's s_log1p.c, branch free. Below sqrt(2) - 1 and
+// above sqrt(2)/2 - 1 (fdlibm's bounds, by their high words) f = x itself and k
+// = 0; elsewhere u = 1 + x is rounded, c = the rounding's error over u
+// (fdlibm's correction term), and u = 2^k · (1 + f) with sqrt(2)/2 <= 1 + f <
+// sqrt(2), by the exponent and high mantissa bits (fdlibm's hu < 0x6a09e). Then
+// s = f / (2 + f) and log(1 + f) = f - (f²/2 - s·(f²/2 + R(s²))), R fdlibm's
+// degree-7 Remez polynomial (Lp1..Lp7), plus k·ln2 in two parts and c. fdlibm's
+// shortcuts for |x| < 2^-29 and |f| < 2^-20 only save work: the general path is
+// as accurate there. +inf and NaN are returned as they are, -1 gives -inf and
+// below it NaN.
+Value emitLog1p(OpBuilder &b, Location loc, Value x) {
+  auto doubles = cast<VectorType>(x.getType());
+  auto longs = VectorType::get(doubles.getShape(), b.getI64Type());
+  KernelBuilder kb(b, loc);
+  auto cmp = [&](arith::CmpFPredicate predicate, Value l, Value r) -> Value {
+    return arith::CmpFOp::create(b, loc, predicate, l, r);
+  };
+  auto select = [&](Value c, Value t, Value f) -> Value {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  };
+  auto longSplat = [&](int64_t v) { return emitSplat(b, loc, longs, v); };
+  auto splat = [&](double v) { return kb.splat(doubles, v); };
+  // fdlibm s_log1p.c's constants.
+  constexpr double kLn2Hi = 6.93147180369123816490e-01; // 32 bits: k·hi exact
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double kLp[] = {6.666666666666735130e-01, 3.999999999940941908e-01,
+                            2.857142874366239149e-01, 2.222219843214978396e-01,
+                            1.818357216161805012e-01, 1.531383769920937332e-01,
+                            1.479819860511658591e-01};
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+
+  Value one = splat(1.0);
+  Value u = kb.add(one, x);
+  Value uBits = arith::BitcastOp::create(b, loc, longs, u);
+  Value high = arith::ShRUIOp::create(b, loc, uBits, longSplat(32));
+  Value hu = arith::AndIOp::create(b, loc, high, longSplat(0x000fffff));
+  Value exponent = arith::SubIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, uBits, longSplat(52)),
+          longSplat(0x7ff)),
+      longSplat(1023));
+  // 1 + f in [sqrt(2)/2, sqrt(2)): the mantissa with exponent 0, or -1 (and
+  // k one more) where the mantissa is sqrt(2) or more.
+  Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, hu,
+                                      longSplat(0x6a09e));
+  Value kLong = select(below, exponent,
+                       arith::AddIOp::create(b, loc, exponent, longSplat(1)));
+  Value newHigh = arith::OrIOp::create(
+      b, loc, hu, select(below, longSplat(0x3ff00000), longSplat(0x3fe00000)));
+  Value normalized = arith::BitcastOp::create(
+      b, loc, doubles,
+      arith::OrIOp::create(
+          b, loc, arith::ShLIOp::create(b, loc, newHigh, longSplat(32)),
+          arith::AndIOp::create(b, loc, uBits, longSplat(0xffffffff))));
+  Value kReduced = arith::SIToFPOp::create(b, loc, doubles, kLong);
+  // The error of u = 1 + x, over u: exact differences either way of k.
+  Value c = arith::DivFOp::create(
+      b, loc,
+      select(cmp(arith::CmpFPredicate::OGT, kReduced, splat(0.0)),
+             kb.sub(one, kb.sub(u, x)), kb.sub(x, kb.sub(u, one))),
+      u);
+  // fdlibm's k = 0 range, where f = x is exact.
+  Value small = arith::AndIOp::create(
+      b, loc, cmp(arith::CmpFPredicate::OLT, x, splat(0x1.a827ap-2)),
+      cmp(arith::CmpFPredicate::OGT, x, splat(-0x1.2bec4p-2)));
+  Value zero = splat(0.0);
+  Value f = select(small, x, kb.sub(normalized, one));
+  Value k = select(small, zero, kReduced);
+  c = select(small, zero, c);
+
+  Value hfsq = kb.mul(kb.mul(splat(0.5), f), f);
+  Value s = arith::DivFOp::create(b, loc, f, kb.add(splat(2.0), f));
+  Value z = kb.mul(s, s);
+  Value r = splat(kLp[6]);
+  for (int i = 5; i >= 0; --i)
+    r = kb.add(splat(kLp[i]), kb.mul(z, r));
+  r = kb.mul(z, r);
+  // k·ln2_hi - ((hfsq - (s·(hfsq + R) + (k·ln2_lo + c))) - f); for k = 0
+  // (c = 0) the very value of fdlibm's f - (hfsq - s·(hfsq + R)).
+  Value y =
+      kb.sub(kb.mul(k, splat(kLn2Hi)),
+             kb.sub(kb.sub(hfsq, kb.add(kb.mul(s, kb.add(hfsq, r)),
+                                        kb.add(kb.mul(k, splat(kLn2Lo)), c))),
+                    f));
+  Value special =
+      arith::OrIOp::create(b, loc, cmp(arith::CmpFPredicate::UNO, x, x),
+                           cmp(arith::CmpFPredicate::OEQ, x, splat(kInf)));
+  y = select(special, x, y);
+  y = select(cmp(arith::CmpFPredicate::OEQ, x, splat(-1.0)), splat(-kInf), y);
+  return select(cmp(arith::CmpFPredicate::OLT, x, splat(-1.0)),
+                splat(std::numeric_limits<double>::quiet_NaN()), y);
+}
+
 // sin x and cos x by fdlibm's algorithm (FreeBSD msun's e_rem_pio2.c
 // medium path, k_sin.c and k_cos.c), branch free. The argument is reduced to
 // y0 + y1 = x - n·π/2, |y0| <= ~π/4, with n = rnint(x · 2/π) (the float

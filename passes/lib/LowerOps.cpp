@@ -8,9 +8,10 @@
 // weights, one per row, go item by item with them). A rope's positions, one
 // per token, are read whole: item i reads the position of token i / H. The
 // hyper-connection kernels mix a token's streams, the MoE combine sums a
-// token's slots and the embedding looks up a token's id: one token per
-// item. An argmax reduces each innermost row of its input to one index, one
-// row per item.
+// token's slots, the embedding looks up a token's id and the MoE gate routes
+// a token (the hash gate's token ids read item by item, 4 bytes each): one
+// token per item. An argmax reduces each innermost row of its input to one
+// index, one row per item.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,7 @@
 #include "kf/Codegen/HcPostKernel.h"
 #include "kf/Codegen/HcPreKernel.h"
 #include "kf/Codegen/MoeCombineKernel.h"
+#include "kf/Codegen/MoeGateKernel.h"
 #include "kf/Codegen/QuantSimKernel.h"
 #include "kf/Codegen/RmsNormKernel.h"
 #include "kf/Codegen/RopeKernel.h"
@@ -68,7 +70,7 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
     module.walk([&](Operation *op) {
       if (isa<RmsNormOp, Fp8SimOp, Fp4SimOp, SwigluOp, HadamardOp, RopeOp,
               HcExpandOp, HcPreOp, HcPostOp, HcHeadOp, MoeCombineOp, ArgmaxOp,
-              EmbedOp>(op))
+              EmbedOp, MoeGateOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -85,7 +87,7 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
               .Case([&](RopeOp rope) { return buildKernel(rope, kernels); })
               .Case<HcExpandOp, HcPreOp, HcPostOp, HcHeadOp>(
                   [&](auto hc) { return buildKernel(hc, kernels); })
-              .Case<MoeCombineOp, ArgmaxOp, EmbedOp>(
+              .Case<MoeCombineOp, ArgmaxOp, EmbedOp, MoeGateOp>(
                   [&](auto other) { return buildKernel(other, kernels); });
       if (failed(callee))
         return signalPassFailure();
@@ -96,11 +98,11 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
       if (isa<RopeOp>(op))
         whole = kRopePositions;
       // The hyper-connection kernels mix a token's streams, the MoE combine
-      // sums a token's slots, the embedding reads a token's id: one item per
-      // token.
+      // sums a token's slots, the embedding reads a token's id, the MoE gate
+      // routes a token (a hash gate reading its id): one item per token.
       std::optional<int64_t> itemsPerRow;
-      if (isa<HcExpandOp, HcPreOp, HcPostOp, HcHeadOp, MoeCombineOp, EmbedOp>(
-              op))
+      if (isa<HcExpandOp, HcPreOp, HcPostOp, HcHeadOp, MoeCombineOp, EmbedOp,
+              MoeGateOp>(op))
         itemsPerRow = 1;
       // An argmax's result drops the innermost dimension: its items are
       // the input's innermost rows.
@@ -231,6 +233,20 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
     codegen::EmbedKernelSpec spec{static_cast<::kf::Format>(table.getFormat()),
                                   table.getRows(), table.getCols()};
     return built(kernels.getOrBuild(op, spec, codegen::buildEmbedKernel));
+  }
+
+  FailureOr<SymbolRefAttr> buildKernel(MoeGateOp op, KernelModule &kernels) {
+    auto type = cast<RankedTensorType>(op.getLogits().getType());
+    if (type.isDynamicDim(1))
+      return op.emitOpError()
+             << "kf-lower-ops: the number of experts must be static";
+    codegen::MoeGateKernelSpec spec;
+    spec.experts = type.getDimSize(1);
+    spec.k = static_cast<int64_t>(op.getK());
+    spec.routeScale = op.getRouteScale().convertToFloat();
+    if (op.isHashRouted())
+      spec.vocab = op.getTid2eid().getType().getRows();
+    return built(kernels.getOrBuild(op, spec, codegen::buildMoeGateKernel));
   }
 
   FailureOr<SymbolRefAttr> buildKernel(RopeOp op, KernelModule &kernels) {

@@ -150,6 +150,34 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
+// The MoE gate, one token per item: the logits, then the bias (learned) or
+// the table and the token ids (hash, one i32 per token read item by item),
+// then the ids and the weights. Two gates of one instance share a kernel.
+// CHECK-LABEL: func.func @gate
+// CHECK:      %[[I:.*]]:2 = kf.step @kernels::@kf_moe_gate_e16_k4_s3fc00000(%arg0, %arg1) items(1) : (tensor<?x16xf32>, !kf.qweight<f32, [16]>) -> (tensor<?x4xi32>, tensor<?x4xf32>)
+// CHECK-NEXT: %[[H:.*]]:2 = kf.step @kernels::@kf_moe_gate_hash_v1000_e16_k4_s3fc00000(%arg0, %arg2, %arg3) items(1) : (tensor<?x16xf32>, !kf.qweight<i32, [1000, 4]>, tensor<?xi32>) -> (tensor<?x4xi32>, tensor<?x4xf32>)
+// CHECK-NEXT: kf.step @kernels::@kf_moe_gate_e16_k4_s3fc00000(%arg0, %arg1) items(1)
+// CHECK:      module @kernels {
+// CHECK:        func.func @kf_moe_gate_e16_k4_s3fc00000(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// The scores in fp64: sqrt(softplus) rounded to fp32.
+// CHECK:          llvm.intr.sqrt(%{{.*}}) : (vector<16xf64>) -> vector<16xf64>
+// CHECK:          arith.truncf %{{.*}} : vector<16xf64> to vector<16xf32>
+// CHECK:        func.func @kf_moe_gate_hash_v1000_e16_k4_s3fc00000(
+// A token id is compared unsigned, as an i64, against V.
+// CHECK:          arith.extsi %{{.*}} : i32 to i64
+// CHECK:          arith.cmpi ult, %{{.*}}, %{{.*}} : i64
+// CHECK-NOT:    func.func
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @gate(%l: tensor<?x16xf32>, %b: !kf.qweight<f32, [16]>, %tid2eid: !kf.qweight<i32, [1000, 4]>, %tokens: tensor<?xi32>) -> (tensor<?x4xi32>, tensor<?x4xf32>, tensor<?x4xi32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+    %ids, %w = kf.moe_gate %l bias(%b : !kf.qweight<f32, [16]>) k(4) route_scale(1.5) : tensor<?x16xf32> -> tensor<?x4xi32>, tensor<?x4xf32>
+    %hids, %hw = kf.moe_gate %l hash(%tid2eid : !kf.qweight<i32, [1000, 4]>[%tokens : tensor<?xi32>]) k(4) route_scale(1.5) : tensor<?x16xf32> -> tensor<?x4xi32>, tensor<?x4xf32>
+    %ids2, %w2 = kf.moe_gate %l bias(%b : !kf.qweight<f32, [16]>) k(4) route_scale(1.5) : tensor<?x16xf32> -> tensor<?x4xi32>, tensor<?x4xf32>
+    return %ids, %w, %hids, %hw, %w2 : tensor<?x4xi32>, tensor<?x4xf32>, tensor<?x4xi32>, tensor<?x4xf32>, tensor<?x4xf32>
+  }
+}
+
+// -----
+
 // Ops without an emitter stay.
 // CHECK-LABEL: func.func @no_emitter
 // CHECK: kf.window_indices

@@ -502,6 +502,11 @@ mlir::Value emitRoundToBf16(mlir::OpBuilder &b, mlir::Location loc,
 /// argument is clamped to [-708, 708]: below, the result is e^-708 (~3e-308)
 /// rather than a smaller or subnormal value; above, +inf; a NaN stays one.
 mlir::Value emitExp(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+/// log(1 + x) for each lane of `x` (a vector of f64) in fp64 arithmetic, for
+/// the op kernels (no libm): fdlibm's log1p, below one fp64 ulp, so within
+/// ~2 fp64 ulps of glibc's. +inf and NaN stay as they are, -1 gives -inf and
+/// anything below it NaN.
+mlir::Value emitLog1p(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
 /// {sin x, cos x} for each lane of `x` (a vector of f64) in fp64 arithmetic,
 /// for the op kernels (no libm): fdlibm's algorithm, below one fp64 ulp for
 /// |x| < 2^20 · π/2 (≈ 1.65e6), the range of its argument reduction; beyond,

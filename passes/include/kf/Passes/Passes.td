@@ -216,9 +216,12 @@ def KfLowerOps : Pass<"kf-lower-ops", "::mlir::ModuleOp"> {
     token, read whole by every item), the hyper-connection ops
     `kf.hc_expand`, `kf.hc_pre`, `kf.hc_post` and `kf.hc_head`, whose
     kernels mix a token's streams, `kf.moe_combine`, which sums a token's
-    routed slots and shared expert, and `kf.embed`, whose kernel reads a
+    routed slots and shared expert, `kf.embed`, whose kernel reads a
     token's id (one i32 per item) and decodes its row of the table, read as
-    stored (F32, F16, BF16 or Q8_0): one token per work item; and
+    stored (F32, F16, BF16 or Q8_0), and `kf.moe_gate` with a static number
+    of experts, whose kernel routes a token, learned (top k of the biased
+    scores) or hashed (its id, one i32 per item, selecting a row of the i32
+    table): one token per work item; and
     `kf.argmax`, one innermost row per work item (its result drops that
     dimension; the argmax of a rank-1 tensor, a scalar no step writes,
     fails the pass).
