@@ -114,6 +114,20 @@ std::vector<float> runRowToRowStep(kf_step_fn kernel, std::span<const float> x,
   return inPlace ? in : out;
 }
 
+void expectCallsNothing(llvm::StringRef assembly) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  assembly.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    llvm::StringRef instruction = line.trim();
+    llvm::StringRef mnemonic =
+        instruction.take_front(instruction.find_first_of(" \t"));
+    llvm::StringRef operand = instruction.drop_front(mnemonic.size()).trim();
+    if (mnemonic.starts_with("call") ||
+        (mnemonic.starts_with("jmp") && !operand.starts_with(".L")))
+      ADD_FAILURE() << line.str();
+  }
+}
+
 bool withinOneBf16Ulp(float a, float b) {
   uint32_t x = std::bit_cast<uint32_t>(a), y = std::bit_cast<uint32_t>(b);
   if ((x ^ y) >> 31)

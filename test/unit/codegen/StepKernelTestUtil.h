@@ -130,6 +130,11 @@ std::vector<float> runRowToRowStep(kf_step_fn kernel, std::span<const float> x,
                                    std::span<const float> weight, bool inPlace,
                                    int threads);
 
+/// Fails the test on every call, and every jump but to a local label
+/// (.LBB0_1), in `assembly`: a kernel calls nothing, so that a library of
+/// kernels loads without a libc.
+void expectCallsNothing(llvm::StringRef assembly);
+
 /// Whether a and b (bf16 values held as floats) are at most one bf16 ulp
 /// apart: their bit patterns, of one sign, differ by at most 1 << 16.
 bool withinOneBf16Ulp(float a, float b);
