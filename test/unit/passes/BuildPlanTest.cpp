@@ -167,26 +167,56 @@ void checkRuns(Executor &executor, const Block &block) {
   }
 }
 
+/// `text` parsed with every dialect a kf graph and its plan use; null after a
+/// test failure.
+mlir::OwningOpRef<mlir::ModuleOp> parseGraph(mlir::MLIRContext &context,
+                                             llvm::StringRef text) {
+  mlir::DialectRegistry registry;
+  mlir::kf::registerAllDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  EXPECT_TRUE(module);
+  return module;
+}
+
+/// kf-compile's pipeline for this machine, --kf-lower-ops and
+/// --kf-build-plan of plans of `maxRows` rows, on `module`.
+bool compileToPlan(mlir::ModuleOp module, int64_t maxRows) {
+  mlir::PassManager pm(module.getContext());
+  mlir::kf::PlanPipelineOptions pipeline;
+  pipeline.targetName = "host";
+  mlir::kf::buildPlanPipeline(pm, pipeline);
+  pm.addPass(mlir::kf::createKfLowerOps());
+  mlir::kf::KfBuildPlanOptions build;
+  build.maxRows = maxRows;
+  pm.addPass(mlir::kf::createKfBuildPlan(build));
+  return mlir::succeeded(pm.run(module));
+}
+
+/// The plan's kernels, in its order, from `jit`; empty after a test failure.
+std::vector<kf_step_fn> lookupKernels(const codegen::JitKernelModule &jit,
+                                      const Plan &plan) {
+  std::vector<kf_step_fn> kernels;
+  for (const std::string &name : plan.kernels) {
+    llvm::Expected<void *> fn = jit.lookup(name);
+    if (!fn) {
+      ADD_FAILURE() << llvm::toString(fn.takeError());
+      return {};
+    }
+    kernels.push_back(reinterpret_cast<kf_step_fn>(*fn));
+  }
+  return kernels;
+}
+
 class BuildPlanTest : public testing::Test {
 protected:
   void SetUp() override {
-    mlir::DialectRegistry registry;
-    mlir::kf::registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-    module = mlir::parseSourceString<mlir::ModuleOp>(kGraph, &context);
+    module = parseGraph(context, kGraph);
     ASSERT_TRUE(module);
-    mlir::PassManager pm(&context);
-    mlir::kf::PlanPipelineOptions pipeline;
-    pipeline.targetName = "host";
-    mlir::kf::buildPlanPipeline(pm, pipeline);
-    pm.addPass(mlir::kf::createKfLowerOps());
-    mlir::kf::KfBuildPlanOptions build;
-    build.maxRows = kMaxRows;
-    pm.addPass(mlir::kf::createKfBuildPlan(build));
-    ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+    ASSERT_TRUE(compileToPlan(*module, kMaxRows));
   }
-
   mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
@@ -214,12 +244,8 @@ TEST_F(BuildPlanTest, RunsTheGraphBitForBitJitAndAot) {
   llvm::Expected<codegen::JitKernelModule> jit =
       codegen::jitKernelModule(kernelsModule, *host);
   ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
-  std::vector<kf_step_fn> kernels;
-  for (const std::string &name : plan.kernels) {
-    llvm::Expected<void *> fn = jit->lookup(name);
-    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-    kernels.push_back(reinterpret_cast<kf_step_fn>(*fn));
-  }
+  std::vector<kf_step_fn> kernels = lookupKernels(*jit, plan);
+  ASSERT_EQ(kernels.size(), plan.kernels.size());
 
   const Block block = makeBlock();
   // Each weight as stored, packed to the layout its plan entry names.
@@ -337,13 +363,8 @@ TEST(BuildPlanExperts, DispatchesExpertsBitForBit) {
   const codegen::MatmulKernelSpec up = spec(kUp, kK), down = spec(kDown, kUp);
 
   mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
-  mlir::DialectRegistry registry;
-  mlir::kf::registerAllDialects(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(
-          expertGraph(up, down, target::getIsaName(isa)), &context);
+      parseGraph(context, expertGraph(up, down, target::getIsaName(isa)));
   ASSERT_TRUE(module);
   (*module)->setAttr(mlir::kf::KfDialect::kTargetAttrName,
                      mlir::kf::TargetAttr::get(&context, *host));
@@ -373,9 +394,8 @@ TEST(BuildPlanExperts, DispatchesExpertsBitForBit) {
   llvm::Expected<codegen::JitKernelModule> jit =
       codegen::jitKernelModule(kernels, *host);
   ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
-  std::vector<kf_step_fn> fns;
-  for (const std::string &name : plan.kernels)
-    fns.push_back(reinterpret_cast<kf_step_fn>(*jit->lookup(name)));
+  std::vector<kf_step_fn> fns = lookupKernels(*jit, plan);
+  ASSERT_EQ(fns.size(), plan.kernels.size());
 
   const std::vector<uint8_t> wu =
       quantized(Format::MXFP4, gaussian(kExperts * kUp * kK, 5, 0.05f));
@@ -465,22 +485,9 @@ func.func @head(%tok: tensor<?xi32>, %emb: !kf.qweight<q8_0, [64, 256]>,
 TEST(BuildPlanHead, EmbedsNormsAndPicksBitForBit) {
   constexpr int64_t kVocab = 64, kDim = 256;
   mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
-  mlir::DialectRegistry registry;
-  mlir::kf::registerAllDialects(registry);
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(kModelEnds, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module = parseGraph(context, kModelEnds);
   ASSERT_TRUE(module);
-  mlir::PassManager pm(&context);
-  mlir::kf::PlanPipelineOptions pipeline;
-  pipeline.targetName = "host";
-  mlir::kf::buildPlanPipeline(pm, pipeline);
-  pm.addPass(mlir::kf::createKfLowerOps());
-  mlir::kf::KfBuildPlanOptions build;
-  build.maxRows = 17;
-  pm.addPass(mlir::kf::createKfBuildPlan(build));
-  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  ASSERT_TRUE(compileToPlan(*module, 17));
   auto planOp = *module->getOps<mlir::kf_plan::PlanOp>().begin();
   Plan plan = mlir::kf_plan::getRuntimePlan(planOp);
   // The table is read as stored, the head packed.
@@ -493,9 +500,8 @@ TEST(BuildPlanHead, EmbedsNormsAndPicksBitForBit) {
   llvm::Expected<codegen::JitKernelModule> jit = codegen::jitKernelModule(
       module->lookupSymbol<mlir::ModuleOp>("kernels"), *host);
   ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
-  std::vector<kf_step_fn> kernels;
-  for (const std::string &name : plan.kernels)
-    kernels.push_back(reinterpret_cast<kf_step_fn>(*jit->lookup(name)));
+  std::vector<kf_step_fn> kernels = lookupKernels(*jit, plan);
+  ASSERT_EQ(kernels.size(), plan.kernels.size());
 
   const std::vector<uint8_t> table =
       quantized(Format::Q8_0, gaussian(kVocab * kDim, 11, 1.0f));
