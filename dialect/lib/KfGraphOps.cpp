@@ -292,21 +292,18 @@ LogicalResult Fp4SimOp::verify() {
 
 LogicalResult CompressOp::verify() {
   CompressedCacheType cache = getCache().getType();
-  FailureOr<int64_t> d = staticDim(*this, "input", getInput(), 1);
-  if (failed(d) ||
-      failed(checkShape(*this, "input", getInput().getType(), {kAny, *d})) ||
-      failed(checkPositions(*this, getPositions(), getInput())))
-    return failure();
   int64_t width = cache.getStateWidth();
-  if (failed(checkShape(*this, "kv", getKv().getType(), {width, *d})) ||
-      failed(checkShape(*this, "gate", getGate().getType(), {width, *d})) ||
-      failed(checkShape(*this, "ape", getApe().getType(),
+  if (failed(
+          checkShape(*this, "values", getValues().getType(), {kAny, width})) ||
+      failed(checkShape(*this, "gates", getGates().getType(),
+                        {tokens(getValues()), width})) ||
+      failed(checkPositions(*this, getPositions(), getValues())))
+    return failure();
+  if (failed(checkShape(*this, "ape", getApe().getType(),
                         {cache.getRatio(), width})) ||
       failed(checkShape(*this, "norm", getNorm().getType(), {cache.getDim()})))
     return failure();
-  if (failed(checkFloatWeight(*this, "kv", getKv().getType())) ||
-      failed(checkFloatWeight(*this, "gate", getGate().getType())) ||
-      failed(checkF32Vector(*this, "norm", getNorm().getType())))
+  if (failed(checkF32Vector(*this, "norm", getNorm().getType())))
     return failure();
   // The slot biases are added to fp32 scores as they are; the model file
   // holds them in f32 or bf16, never in a block format.

@@ -239,15 +239,17 @@ Value GraphBuilder::mergeHeads(Value x, Location loc) {
 
 void GraphBuilder::compress(std::string_view cacheKind, std::string_view prefix,
                             kfd::EntryPost post, Value xn, Location loc) {
-  Value parts[4];
-  for (int i = 0; i < 4; ++i) {
-    std::string_view what = std::array{"kv", "gate", "ape", "norm"}[i];
-    parts[i] = layerWeight(
+  auto weight = [&](std::string_view what) {
+    return layerWeight(
         absl::StrCat(toAbsl(prefix), "_compressor_", toAbsl(what)), loc);
-  }
-  kfd::CompressOp::create(b_, loc, xn, positions_, cache(cacheKind, loc),
-                          parts[0], parts[1], parts[2], parts[3], rope_,
-                          kfd::EntryPostAttr::get(&context_, post),
+  };
+  // The projections are plain linears of the compressor's role, so that
+  // they compile as any other matmul; kf.compress pools them.
+  Value values = linear(LinearRole::Compressor, xn, weight("kv"), loc);
+  Value gates = linear(LinearRole::Compressor, xn, weight("gate"), loc);
+  kfd::CompressOp::create(b_, loc, values, gates, positions_,
+                          cache(cacheKind, loc), weight("ape"), weight("norm"),
+                          rope_, kfd::EntryPostAttr::get(&context_, post),
                           b_.getF32FloatAttr(c_.normEps));
 }
 

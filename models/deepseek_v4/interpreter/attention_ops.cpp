@@ -142,16 +142,24 @@ absl::Status execute(mlir::kf::CacheReadOp op, Frame &frame, Context &) {
 absl::Status execute(mlir::kf::CompressOp op, Frame &frame, Context &context) {
   Cache &cache = frame.cache(op.getCache());
   auto &state = std::get<CompressorState>(cache.state);
-  const Tensor &input = frame.tensor(op.getInput());
+  const Tensor &values = frame.tensor(op.getValues());
+  const Tensor &gates = frame.tensor(op.getGates());
   const Tensor &positions = frame.tensor(op.getPositions());
-  int64_t tokens = input.getDimSize(0);
+  int64_t tokens = values.getDimSize(0);
+  size_t width = static_cast<size_t>(state.type.getStateWidth());
   KF_RETURN_IF_ERROR(checkPositions(op, positions, tokens));
   KF_RETURN_IF_ERROR(checkConsecutive(op, positions));
+  KF_RETURN_IF_ERROR(
+      expectSize(op, "the gates' token count", gates.getDimSize(0), tokens));
+  KF_RETURN_IF_ERROR(expectSize(op, "the projection width",
+                                values.getDimSize(1),
+                                static_cast<int64_t>(width)));
+  KF_RETURN_IF_ERROR(expectSize(op, "the gates' width", gates.getDimSize(1),
+                                static_cast<int64_t>(width)));
   if (tokens == 0)
     return absl::OkStatus();
-  std::array<const Weight *, 4> weights = {
-      &frame.weight(op.getKv()), &frame.weight(op.getGate()),
-      &frame.weight(op.getApe()), &frame.weight(op.getNorm())};
+  std::array<const Weight *, 2> weights = {&frame.weight(op.getApe()),
+                                           &frame.weight(op.getNorm())};
   float eps = op.getEps().convertToFloat();
   mlir::kf::EntryPost post = op.getPost();
   int64_t first = positions.getLongs()[0];
@@ -164,7 +172,9 @@ absl::Status execute(mlir::kf::CompressOp op, Frame &frame, Context &context) {
   if (!state.compressor) {
     // The compressor of §4.3 as the reference's attention layer makes
     // it: fp8 entries are the main compressor's simulation, Hadamard + fp4
-    // the indexer's; `none` is either without simulation.
+    // the indexer's; `none` is either without simulation. It is fed the
+    // projections the graph's linears computed, so it needs no kv and gate
+    // weights of its own.
     KF_ASSIGN_OR_RETURN(int ratio, intAttr(op, "ratio", state.type.getRatio()));
     KF_ASSIGN_OR_RETURN(int dim, intAttr(op, "entry dim", state.type.getDim()));
     KF_ASSIGN_OR_RETURN(int ropeDim,
@@ -175,10 +185,6 @@ absl::Status execute(mlir::kf::CompressOp op, Frame &frame, Context &context) {
                              llvm::Twine(dim) + "-dim entries");
     KF_ASSIGN_OR_RETURN(std::span<const float> freqs,
                         context.getRopeFrequencies(op, op.getRope()));
-    KF_ASSIGN_OR_RETURN(std::span<const float> kv,
-                        getFloats(frame.weight(op.getKv())));
-    KF_ASSIGN_OR_RETURN(std::span<const float> gate,
-                        getFloats(frame.weight(op.getGate())));
     KF_ASSIGN_OR_RETURN(std::span<const float> ape,
                         getFloats(frame.weight(op.getApe())));
     KF_ASSIGN_OR_RETURN(std::span<const float> norm,
@@ -187,7 +193,7 @@ absl::Status execute(mlir::kf::CompressOp op, Frame &frame, Context &context) {
                                          ? reference::CompressorKind::Indexer
                                          : reference::CompressorKind::Main;
     state.compressor.emplace(
-        reference::CompressorWeights{kv, gate, ape, norm},
+        reference::CompressorWeights{{}, {}, ape, norm},
         reference::CompressorShape{ratio, state.type.getOverlap(), dim, ropeDim,
                                    eps},
         kind, freqs,
@@ -199,24 +205,26 @@ absl::Status execute(mlir::kf::CompressOp op, Frame &frame, Context &context) {
     state.eps = eps;
   } else if (state.weights != weights || state.rope != op.getRope() ||
              state.post != post || state.eps != eps) {
-    // The running state holds projections by the first op's weights.
+    // The entries so far were built with the first op's weights.
     return opError(op, "cache @" + cache.name +
                            " was fed since its reset by a kf.compress with "
                            "other weights or attributes");
   }
 
   // The simulated entries take block scales, which need finite values; the
-  // pooled entries of finite inputs by finite weights are finite.
-  if (post != mlir::kf::EntryPost::none)
-    KF_RETURN_IF_ERROR(expectFinite(op, "the input", input.getFloats()));
-  size_t inputDim = static_cast<size_t>(input.getDimSize(1));
+  // pooled entries of finite projections are finite.
+  if (post != mlir::kf::EntryPost::none) {
+    KF_RETURN_IF_ERROR(expectFinite(op, "the values", values.getFloats()));
+    KF_RETURN_IF_ERROR(expectFinite(op, "the gates", gates.getFloats()));
+  }
   if (state.fed == 0) {
     // A sequence's first tokens, as the reference's prefill feeds them.
-    state.compressor->prefill(input.getFloats());
+    state.compressor->prefillProjected(values.getFloats(), gates.getFloats());
   } else {
     for (size_t t = 0; t < static_cast<size_t>(tokens); ++t)
-      state.compressor->decode(row(input.getFloats(), t, inputDim),
-                               positions.getLongs()[t]);
+      state.compressor->decodeProjected(row(values.getFloats(), t, width),
+                                        row(gates.getFloats(), t, width),
+                                        positions.getLongs()[t]);
   }
   state.fed += tokens;
   return absl::OkStatus();

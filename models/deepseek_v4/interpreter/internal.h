@@ -73,7 +73,7 @@ struct WindowRing {
 struct CompressorState {
   mlir::kf::CompressedCacheType type;
   std::optional<reference::Compressor> compressor;
-  std::array<const Weight *, 4> weights{}; // kv, gate, ape, norm
+  std::array<const Weight *, 2> weights{}; // ape, norm
   mlir::Attribute rope;
   mlir::kf::EntryPost post = mlir::kf::EntryPost::none;
   float eps = 0;

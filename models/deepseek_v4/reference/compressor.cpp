@@ -104,7 +104,7 @@ Compressor::Compressor(CompressorWeights weights, CompressorShape shape,
   check(shape.ratio > 0 && shape.dim > shape.ropeDim &&
             2 * ropeFreqs.size() == static_cast<size_t>(shape.ropeDim),
         "Compressor: ratio > 0, rope_dim < dim, rope_dim/2 frequencies");
-  check(!weights.kv.empty() && weights.kv.size() % width_ == 0 &&
+  check(weights.kv.size() % width_ == 0 &&
             weights.gate.size() == weights.kv.size() &&
             weights.ape.size() == ratio * width_ &&
             weights.norm.size() == static_cast<size_t>(shape.dim),
@@ -150,23 +150,33 @@ void Compressor::buildEntry(int64_t c, std::span<const float> prevValues,
 }
 
 void Compressor::prefill(std::span<const float> x) {
+  check(!weights_.kv.empty(),
+        "Compressor::prefill: a compressor without weights takes projections");
   size_t nEmbd = weights_.kv.size() / width_;
   check(x.size() % nEmbd == 0, "Compressor::prefill: x must be [T, D]");
   size_t tokens = x.size() / nEmbd;
-  size_t ratio = static_cast<size_t>(shape_.ratio);
   std::vector<float> a(tokens * width_), g(tokens * width_);
   for (size_t u = 0; u < tokens; ++u)
     project(x.subspan(u * nEmbd, nEmbd),
             std::span<float>(a).subspan(u * width_, width_),
             std::span<float>(g).subspan(u * width_, width_));
+  prefillProjected(a, g);
+}
+
+void Compressor::prefillProjected(std::span<const float> a,
+                                  std::span<const float> g) {
+  check(a.size() % width_ == 0 && g.size() == a.size(),
+        "Compressor::prefillProjected: values and gates [T, w]");
+  size_t ratio = static_cast<size_t>(shape_.ratio);
   // Block b's projections, [ratio][width], or the leftover tokens' when b is
   // the unfinished last block.
-  auto block = [&](const std::vector<float> &p, size_t b) {
+  auto block = [&](std::span<const float> p, size_t b) {
     size_t first = b * ratio * width_;
     size_t end = std::min(p.size(), first + ratio * width_);
     return std::vector<float>(p.begin() + static_cast<std::ptrdiff_t>(first),
                               p.begin() + static_cast<std::ptrdiff_t>(end));
   };
+  size_t tokens = a.size() / width_;
   entries_.clear();
   size_t complete = tokens / ratio;
   for (size_t c = 0; c < complete; ++c) {
@@ -183,16 +193,24 @@ void Compressor::prefill(std::span<const float> x) {
 }
 
 void Compressor::decode(std::span<const float> x, int64_t pos) {
+  check(!weights_.kv.empty(),
+        "Compressor::decode: a compressor without weights takes projections");
+  std::vector<float> a(width_), g(width_);
+  project(x, a, g);
+  decodeProjected(a, g, pos);
+}
+
+void Compressor::decodeProjected(std::span<const float> a,
+                                 std::span<const float> g, int64_t pos) {
   size_t ratio = static_cast<size_t>(shape_.ratio);
+  check(a.size() == width_ && g.size() == width_,
+        "Compressor::decodeProjected: values and gates [w]");
   check(pos >= 0 &&
             values_.size() / width_ == static_cast<size_t>(pos) % ratio &&
             size() == pos / shape_.ratio,
         "Compressor::decode: positions must follow the sequence");
-  size_t slot = values_.size();
-  values_.resize(slot + width_);
-  gates_.resize(slot + width_);
-  project(x, std::span<float>(values_).subspan(slot, width_),
-          std::span<float>(gates_).subspan(slot, width_));
+  values_.insert(values_.end(), a.begin(), a.end());
+  gates_.insert(gates_.end(), g.begin(), g.end());
   if (values_.size() < ratio * width_)
     return;
   buildEntry(pos / shape_.ratio, prevValues_, prevGates_, values_, gates_);

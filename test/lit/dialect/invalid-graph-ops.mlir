@@ -701,153 +701,113 @@ func.func @fp4_sim_leading(%x: tensor<?x128xf32>) {
 
 // -----
 
-func.func @compress_dynamic_width(%x: tensor<?x?xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
-  // expected-error @+1 {{'kf.compress' op input needs a static dimension 1, got 'tensor<?x?xf32>'}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x?xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
-  return
-}
-
-// -----
-
-func.func @compress_input_rank(%x: tensor<?x64x2xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
-  // expected-error @+1 {{'kf.compress' op input must be [?, 64], got [?, 64, 2]}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64x2xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
-  return
-}
-
-// -----
-
-func.func @compress_positions(%x: tensor<4x64xf32>, %pos: tensor<2xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
-  // expected-error @+1 {{'kf.compress' op positions must be [4], got [2]}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<4x64xf32>, tensor<2xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
-  return
-}
-
-// -----
-
 // An overlapping compressor projects to twice the entry width.
-func.func @compress_kv(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [32, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
-  // expected-error @+1 {{'kf.compress' op kv must be [64, 64], got [32, 64]}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [32, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
+func.func @compress_values(%v: tensor<?x32xf32>, %g: tensor<?x32xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
+  // expected-error @+1 {{'kf.compress' op values must be [?, 64], got [?, 32]}}
+  kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+      : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
   return
 }
 
 // -----
 
-func.func @compress_gate(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 128]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
-  // expected-error @+1 {{'kf.compress' op gate must be [64, 64], got [64, 128]}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 128]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
+func.func @compress_gates(%v: tensor<4x64xf32>, %g: tensor<3x64xf32>, %pos: tensor<4xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
+  // expected-error @+1 {{'kf.compress' op gates must be [4, 64], got [3, 64]}}
+  kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+      : tensor<4x64xf32>, tensor<3x64xf32>, tensor<4xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
   return
 }
 
 // -----
 
-func.func @compress_ape(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [128, 64]>, %norm: !kf.qweight<f32, [32]>) {
+func.func @compress_positions(%v: tensor<4x64xf32>, %g: tensor<4x64xf32>, %pos: tensor<2xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
+  // expected-error @+1 {{'kf.compress' op positions must be [4], got [2]}}
+  kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+      : tensor<4x64xf32>, tensor<4x64xf32>, tensor<2xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
+  return
+}
+
+// -----
+
+func.func @compress_ape(%v: tensor<?x64xf32>, %g: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<f32, [128, 64]>, %norm: !kf.qweight<f32, [32]>) {
   // expected-error @+1 {{'kf.compress' op ape must be [4, 64], got [128, 64]}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [128, 64]>, !kf.qweight<f32, [32]>
+  kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+      : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [128, 64]>, !kf.qweight<f32, [32]>
   return
 }
 
 // -----
 
-func.func @compress_norm(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [64]>) {
+func.func @compress_norm(%v: tensor<?x64xf32>, %g: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [64]>) {
   // expected-error @+1 {{'kf.compress' op norm must be [32], got [64]}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [64]>
+  kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+      : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [64]>
   return
 }
 
 // -----
 
-func.func @compress_kv_integer(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<i32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
-  // expected-error @+1 {{'kf.compress' op kv must be a float weight, got '!kf.qweight<i32, [64, 64]>'}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<i32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
-  return
-}
-
-// -----
-
-func.func @compress_gate_integer(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<i32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
-  // expected-error @+1 {{'kf.compress' op gate must be a float weight, got '!kf.qweight<i32, [64, 64]>'}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<i32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
-  return
-}
-
-// -----
-
-func.func @compress_norm_format(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<bf16, [32]>) {
+func.func @compress_norm_format(%v: tensor<?x64xf32>, %g: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<bf16, [32]>) {
   // expected-error @+1 {{'kf.compress' op norm must be an f32 vector, got '!kf.qweight<bf16, [32]>'}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<bf16, [32]>
+  kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+      : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [4, 64]>, !kf.qweight<bf16, [32]>
   return
 }
 
 // -----
 
-func.func @compress_ape_format(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<q8_0, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
+func.func @compress_ape_format(%v: tensor<?x64xf32>, %g: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<q8_0, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
   // expected-error @+1 {{'kf.compress' op ape must be f32 or bf16, got '!kf.qweight<q8_0, [4, 64]>'}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<q8_0, [4, 64]>, !kf.qweight<f32, [32]>
+  kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+      : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<q8_0, [4, 64]>, !kf.qweight<f32, [32]>
   return
 }
 
 // -----
 
-func.func @compress_rope_dim(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
+func.func @compress_rope_dim(%v: tensor<?x64xf32>, %g: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
   // expected-error @+1 {{'kf.compress' op rope dim 64 exceeds the entry length 32}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 64, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
+  kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 64, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+      : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
   return
 }
 
 // -----
 
-func.func @compress_eps(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
+func.func @compress_eps(%v: tensor<?x64xf32>, %g: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
   // expected-error @+1 {{'kf.compress' op eps must be positive and finite, got 0}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(0.0)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
+  kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(0.0)
+      : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
   return
 }
 
 // -----
 
-func.func @compress_window_cache(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.window_cache<rows = 4, dim = 32, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
-  // expected-error @+1 {{'kf.compress' op operand #2 must be a compressor's cache of entries and its running state, but got '!kf.window_cache<rows = 4, dim = 32, element = bf16>'}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.window_cache<rows = 4, dim = 32, element = bf16>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
+func.func @compress_window_cache(%v: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.window_cache<rows = 4, dim = 32, element = bf16>,
+    %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
+  // expected-error @+1 {{'kf.compress' op operand #3 must be a compressor's cache of entries and its running state, but got '!kf.window_cache<rows = 4, dim = 32, element = bf16>'}}
+  kf.compress %v, %v, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+      : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.window_cache<rows = 4, dim = 32, element = bf16>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
   return
 }
 
 // -----
 
-func.func @compress_post(%x: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-    %kv: !kf.qweight<f32, [64, 64]>, %gate: !kf.qweight<f32, [64, 64]>, %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
+func.func @compress_post(%v: tensor<?x64xf32>, %pos: tensor<?xi64>, %c: !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+    %ape: !kf.qweight<f32, [4, 64]>, %norm: !kf.qweight<f32, [32]>) {
   // expected-error @+1 {{custom op 'kf.compress' expected string or keyword containing one of the following enum values for attribute 'post' [none, fp8, hadamard_fp4]}}
-  kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp4) eps(1.0e-06)
-      : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-        !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
+  kf.compress %v, %v, %pos, %c, %ape, %norm, <dim = 16, base = 1.000000e+04> post(fp4) eps(1.0e-06)
+      : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+        !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
   return
 }
 

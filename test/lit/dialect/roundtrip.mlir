@@ -334,34 +334,36 @@ func.func @hadamard_and_quant_sim(%q: tensor<?x64x128xf32>, %x: tensor<?x4096xf3
 // -----
 
 // CHECK-LABEL: func.func @compress
-func.func @compress(%x: tensor<?x4096xf32>, %pos: tensor<?xi64>,
+func.func @compress(%kv: tensor<?x1024xf32>, %score: tensor<?x1024xf32>, %pos: tensor<?xi64>,
                     %c: !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>,
-                    %wkv: !kf.qweight<f32, [1024, 4096]>, %wgate: !kf.qweight<f32, [1024, 4096]>,
                     %ape: !kf.qweight<f32, [4, 1024]>, %norm: !kf.qweight<f32, [512]>,
+                    %hv: tensor<?x512xf32>, %hg: tensor<?x512xf32>,
                     %h: !kf.compressed_cache<ratio = 128, dim = 512, overlap = false, element = bf16>,
-                    %hkv: !kf.qweight<bf16, [512, 4096]>, %hgate: !kf.qweight<bf16, [512, 4096]>,
                     %hape: !kf.qweight<bf16, [128, 512]>,
+                    %iv: tensor<?x256xf32>, %ig: tensor<?x256xf32>,
                     %i: !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>,
-                    %ikv: !kf.qweight<q8_0, [256, 4096]>, %igate: !kf.qweight<q8_0, [256, 4096]>,
                     %iape: !kf.qweight<f32, [4, 256]>, %inorm: !kf.qweight<f32, [128]>) {
   // The ODS example.
-  // CHECK: kf.compress %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, <dim = 64, base = 1.600000e+05> post(fp8) eps(9.99999997E-7) : tensor<?x4096xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>, !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [4, 1024]>, !kf.qweight<f32, [512]>
-  kf.compress %x, %pos, %c, %wkv, %wgate, %ape, %norm, <dim = 64, base = 1.600000e+05> post(fp8) eps(1.0e-06)
-      : tensor<?x4096xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>,
-        !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [4, 1024]>, !kf.qweight<f32, [512]>
-  // Without overlap (HCA), post(none), YaRN.
-  // CHECK: kf.compress %arg0, %arg1, %arg7, %arg8, %arg9, %arg10, %arg6, <dim = 64, base = 1.600000e+05, yarn_factor = 1.600000e+01, beta_fast = 3.200000e+01, beta_slow = 1.000000e+00, original_context = 65536> post(none) eps(9.99999997E-7) : tensor<?x4096xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 128, dim = 512, overlap = false, element = bf16>, !kf.qweight<bf16, [512, 4096]>, !kf.qweight<bf16, [512, 4096]>, !kf.qweight<bf16, [128, 512]>, !kf.qweight<f32, [512]>
-  kf.compress %x, %pos, %h, %hkv, %hgate, %hape, %norm,
+  // CHECK: kf.compress %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, <dim = 64, base = 1.600000e+05> post(fp8) eps(9.99999997E-7) : tensor<?x1024xf32>, tensor<?x1024xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>, !kf.qweight<f32, [4, 1024]>, !kf.qweight<f32, [512]>
+  kf.compress %kv, %score, %pos, %c, %ape, %norm, <dim = 64, base = 1.600000e+05> post(fp8) eps(1.0e-06)
+      : tensor<?x1024xf32>, tensor<?x1024xf32>, tensor<?xi64>,
+        !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>,
+        !kf.qweight<f32, [4, 1024]>, !kf.qweight<f32, [512]>
+  // Without overlap (HCA), post(none), YaRN, a bf16 ape.
+  // CHECK: kf.compress %arg6, %arg7, %arg2, %arg8, %arg9, %arg5, <dim = 64, base = 1.600000e+05, yarn_factor = 1.600000e+01, beta_fast = 3.200000e+01, beta_slow = 1.000000e+00, original_context = 65536> post(none) eps(9.99999997E-7) : tensor<?x512xf32>, tensor<?x512xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 128, dim = 512, overlap = false, element = bf16>, !kf.qweight<bf16, [128, 512]>, !kf.qweight<f32, [512]>
+  kf.compress %hv, %hg, %pos, %h, %hape, %norm,
       <dim = 64, base = 1.600000e+05, yarn_factor = 1.600000e+01, beta_fast = 3.200000e+01,
        beta_slow = 1.000000e+00, original_context = 65536> post(none) eps(1.0e-06)
-      : tensor<?x4096xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 128, dim = 512, overlap = false, element = bf16>,
-        !kf.qweight<bf16, [512, 4096]>, !kf.qweight<bf16, [512, 4096]>, !kf.qweight<bf16, [128, 512]>, !kf.qweight<f32, [512]>
+      : tensor<?x512xf32>, tensor<?x512xf32>, tensor<?xi64>,
+        !kf.compressed_cache<ratio = 128, dim = 512, overlap = false, element = bf16>,
+        !kf.qweight<bf16, [128, 512]>, !kf.qweight<f32, [512]>
   // The indexer's compressor: post(hadamard_fp4); a prefixed #kf.rope parses
   // here as nothing but `post` follows it.
-  // CHECK: kf.compress %arg0, %arg1, %arg11, %arg12, %arg13, %arg14, %arg15, <dim = 64, base = 1.600000e+05> post(hadamard_fp4) eps(9.99999997E-7) : tensor<?x4096xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>, !kf.qweight<q8_0, [256, 4096]>, !kf.qweight<q8_0, [256, 4096]>, !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [128]>
-  kf.compress %x, %pos, %i, %ikv, %igate, %iape, %inorm, #kf.rope<dim = 64, base = 1.600000e+05> post(hadamard_fp4) eps(1.0e-06)
-      : tensor<?x4096xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>,
-        !kf.qweight<q8_0, [256, 4096]>, !kf.qweight<q8_0, [256, 4096]>, !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [128]>
+  // CHECK: kf.compress %arg10, %arg11, %arg2, %arg12, %arg13, %arg14, <dim = 64, base = 1.600000e+05> post(hadamard_fp4) eps(9.99999997E-7) : tensor<?x256xf32>, tensor<?x256xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>, !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [128]>
+  kf.compress %iv, %ig, %pos, %i, %iape, %inorm, #kf.rope<dim = 64, base = 1.600000e+05> post(hadamard_fp4) eps(1.0e-06)
+      : tensor<?x256xf32>, tensor<?x256xf32>, tensor<?xi64>,
+        !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>,
+        !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [128]>
   return
 }
 

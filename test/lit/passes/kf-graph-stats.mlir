@@ -45,9 +45,9 @@
 // ring 1024 + window indices 16 + compressor entries 250 * 64 * 4 = 64000
 // + indexer keys 250 * 32 * 4 = 32000 + index weights 8 + scores 250 * 4 =
 // 1000: 98304.
-// Arena of @prefill at T = 20: at the CSA kf.sparse_attention, x 20 * 256 =
-// 5120 (the reshaped query is x) + window indices 20 * 4 * 4 = 320 + entries
-// 5 * 256 = 1280 + picks 20 * min(8, 5) * 4 = 400 + the output 5120: 12240.
+// Arena of @prefill at T = 20: at the CSA compressor's second projection
+// (its gates), x 20 * 256 = 5120 + window indices 20 * 4 * 4 = 320 + the
+// values and the gates, 20 * 128 * 4 = 10240 each: 25920.
 //
 // Fits: 113416 + 138752 + 98304 = 350472 bytes, 0.00033 GiB, rounded up.
 
@@ -76,21 +76,22 @@
 // CHECK-NEXT:   HCA: kv ring 4 x 64 bf16, compressor 64 bf16 per 16 tokens
 // CHECK-NEXT:   total bytes        138752 bytes (135.50 KiB)
 // CHECK-NEXT: activation arena (peak of live op results):
-// CHECK-NEXT:   @prefill T=20: 12240 bytes (11.95 KiB) at kf.sparse_attention (blk.1.attention)
+// CHECK-NEXT:   @prefill T=20: 25920 bytes (25.31 KiB) at kf.linear
 // CHECK-NEXT:   @decode T=1 context=1000: 98304 bytes (96.00 KiB) at kf.indexer_scores (blk.1.indexer)
 // CHECK-NEXT: fits in 0.01 GiB: weights 113416 + kv at 1000 tokens 138752 + arena 98304 = 350472 bytes
 // CHECK-NEXT: matmuls (kernel ops call compiled kernels; the others run the reference kernels):
 // CHECK-NEXT:   compiled       kf.qmatmul 0, kf.expert_qmatmul 0 (the routed experts of 0 kf.moe)
-// CHECK-NEXT:   not compiled   kf.linear 6, kf.grouped_linear 0, kf.moe 2
+// CHECK-NEXT:   not compiled   kf.linear 18, kf.grouped_linear 0, kf.moe 2
 
 // Lowered for AVX2, the graph reads the same weights per decode token: the
 // expert matmuls read k of E experts as the kf.moe did. Each function's MoE
 // becomes 3 expert matmuls and 3 shared kf.qmatmul, its q8_0 head, bf16
-// indexer projection and f32 router one more each (the float kernels).
+// indexer projection and f32 router one more each (the float kernels), and
+// its three compressors two bf16 projections each.
 // LOWERED:      weight bytes read  91220 bytes
 // LOWERED-NEXT: active parameters  55906
 // LOWERED:      matmuls (kernel ops call compiled kernels; the others run the reference kernels):
-// LOWERED-NEXT:   compiled       kf.qmatmul 12, kf.expert_qmatmul 6 (the routed experts of 2 kf.moe)
+// LOWERED-NEXT:   compiled       kf.qmatmul 24, kf.expert_qmatmul 6 (the routed experts of 2 kf.moe)
 // LOWERED-NEXT:   not compiled   kf.linear 0, kf.grouped_linear 0, kf.moe 0
 
 // DEFAULT:      kf-graph-stats: tokens=65536 prefill-tokens=2048
@@ -168,17 +169,21 @@ module {
     %cgate = kf.get_weight @blk.1.attn_compressor_gate.weight : !kf.qweight<bf16, [128, 64]>
     %cape = kf.get_weight @blk.1.attn_compressor_ape.weight : !kf.qweight<f32, [4, 128]>
     %cnorm = kf.get_weight @blk.1.attn_compressor_norm.weight : !kf.qweight<f32, [64]>
-    kf.compress %x, %pos, %cc1, %ckv, %cgate, %cape, %cnorm, #kf.rope<dim = 16, base = 1.600000e+05> post(fp8) eps(1.0e-06)
-        : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>,
-          !kf.qweight<bf16, [128, 64]>, !kf.qweight<bf16, [128, 64]>, !kf.qweight<f32, [4, 128]>, !kf.qweight<f32, [64]>
+    %cv1 = kf.linear %x, %ckv precision(f32) : tensor<?x64xf32>, !kf.qweight<bf16, [128, 64]> -> tensor<?x128xf32>
+    %cg1 = kf.linear %x, %cgate precision(f32) : tensor<?x64xf32>, !kf.qweight<bf16, [128, 64]> -> tensor<?x128xf32>
+    kf.compress %cv1, %cg1, %pos, %cc1, %cape, %cnorm, #kf.rope<dim = 16, base = 1.600000e+05> post(fp8) eps(1.0e-06)
+        : tensor<?x128xf32>, tensor<?x128xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>,
+          !kf.qweight<f32, [4, 128]>, !kf.qweight<f32, [64]>
     %e1 = kf.cache_read %cc1 : !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16> -> tensor<?x64xf32>
     %ikv = kf.get_weight @blk.1.indexer_compressor_kv.weight : !kf.qweight<bf16, [64, 64]>
     %igate = kf.get_weight @blk.1.indexer_compressor_gate.weight : !kf.qweight<bf16, [64, 64]>
     %iape = kf.get_weight @blk.1.indexer_compressor_ape.weight : !kf.qweight<f32, [4, 64]>
     %inorm = kf.get_weight @blk.1.indexer_compressor_norm.weight : !kf.qweight<f32, [32]>
-    kf.compress %x, %pos, %ic1, %ikv, %igate, %iape, %inorm, #kf.rope<dim = 16, base = 1.600000e+05> post(hadamard_fp4) eps(1.0e-06)
-        : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-          !kf.qweight<bf16, [64, 64]>, !kf.qweight<bf16, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
+    %cv2 = kf.linear %x, %ikv precision(f32) : tensor<?x64xf32>, !kf.qweight<bf16, [64, 64]> -> tensor<?x64xf32>
+    %cg2 = kf.linear %x, %igate precision(f32) : tensor<?x64xf32>, !kf.qweight<bf16, [64, 64]> -> tensor<?x64xf32>
+    kf.compress %cv2, %cg2, %pos, %ic1, %iape, %inorm, #kf.rope<dim = 16, base = 1.600000e+05> post(hadamard_fp4) eps(1.0e-06)
+        : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+          !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
     %keys = kf.cache_read %ic1 : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16> -> tensor<?x32xf32>
     %iq = tensor.expand_shape %x [[0], [1, 2]] output_shape [%T, 2, 32] : tensor<?x64xf32> into tensor<?x2x32xf32>
     %iproj = kf.get_weight @blk.1.indexer.proj.weight : !kf.qweight<bf16, [2, 64]>
@@ -197,9 +202,11 @@ module {
     %hgate = kf.get_weight @blk.2.attn_compressor_gate.weight : !kf.qweight<bf16, [64, 64]>
     %hape = kf.get_weight @blk.2.attn_compressor_ape.weight : !kf.qweight<f32, [16, 64]>
     %hnorm = kf.get_weight @blk.2.attn_compressor_norm.weight : !kf.qweight<f32, [64]>
-    kf.compress %a1, %pos, %cc2, %hkv, %hgate, %hape, %hnorm, #kf.rope<dim = 16, base = 1.600000e+05> post(fp8) eps(1.0e-06)
-        : tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>,
-          !kf.qweight<bf16, [64, 64]>, !kf.qweight<bf16, [64, 64]>, !kf.qweight<f32, [16, 64]>, !kf.qweight<f32, [64]>
+    %cv3 = kf.linear %a1, %hkv precision(f32) : tensor<?x64xf32>, !kf.qweight<bf16, [64, 64]> -> tensor<?x64xf32>
+    %cg3 = kf.linear %a1, %hgate precision(f32) : tensor<?x64xf32>, !kf.qweight<bf16, [64, 64]> -> tensor<?x64xf32>
+    kf.compress %cv3, %cg3, %pos, %cc2, %hape, %hnorm, #kf.rope<dim = 16, base = 1.600000e+05> post(fp8) eps(1.0e-06)
+        : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>,
+          !kf.qweight<f32, [16, 64]>, !kf.qweight<f32, [64]>
     %e2 = kf.cache_read %cc2 : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16> -> tensor<?x64xf32>
     %vis = kf.visible_entries %pos, %e2 ratio(16) : tensor<?xi64>, tensor<?x64xf32> -> tensor<?x?xi32>
     %q2 = tensor.expand_shape %a1 [[0], [1, 2]] output_shape [%T, 1, 64] : tensor<?x64xf32> into tensor<?x1x64xf32>
@@ -252,18 +259,22 @@ module {
     %cgate = kf.get_weight @blk.1.attn_compressor_gate.weight : !kf.qweight<bf16, [128, 64]>
     %cape = kf.get_weight @blk.1.attn_compressor_ape.weight : !kf.qweight<f32, [4, 128]>
     %cnorm = kf.get_weight @blk.1.attn_compressor_norm.weight : !kf.qweight<f32, [64]>
-    kf.compress %x, %pos, %cc1, %ckv, %cgate, %cape, %cnorm, #kf.rope<dim = 16, base = 1.600000e+05> post(fp8) eps(1.0e-06)
-        : tensor<1x64xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>,
-          !kf.qweight<bf16, [128, 64]>, !kf.qweight<bf16, [128, 64]>, !kf.qweight<f32, [4, 128]>, !kf.qweight<f32, [64]>
+    %cv4 = kf.linear %x, %ckv precision(f32) : tensor<1x64xf32>, !kf.qweight<bf16, [128, 64]> -> tensor<1x128xf32>
+    %cg4 = kf.linear %x, %cgate precision(f32) : tensor<1x64xf32>, !kf.qweight<bf16, [128, 64]> -> tensor<1x128xf32>
+    kf.compress %cv4, %cg4, %pos, %cc1, %cape, %cnorm, #kf.rope<dim = 16, base = 1.600000e+05> post(fp8) eps(1.0e-06)
+        : tensor<1x128xf32>, tensor<1x128xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>,
+          !kf.qweight<f32, [4, 128]>, !kf.qweight<f32, [64]>
     %e1 = kf.cache_read %cc1 : !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16> -> tensor<?x64xf32>
     %ic1 = kf.get_cache @blk.1.indexer : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>
     %ikv = kf.get_weight @blk.1.indexer_compressor_kv.weight : !kf.qweight<bf16, [64, 64]>
     %igate = kf.get_weight @blk.1.indexer_compressor_gate.weight : !kf.qweight<bf16, [64, 64]>
     %iape = kf.get_weight @blk.1.indexer_compressor_ape.weight : !kf.qweight<f32, [4, 64]>
     %inorm = kf.get_weight @blk.1.indexer_compressor_norm.weight : !kf.qweight<f32, [32]>
-    kf.compress %x, %pos, %ic1, %ikv, %igate, %iape, %inorm, #kf.rope<dim = 16, base = 1.600000e+05> post(hadamard_fp4) eps(1.0e-06)
-        : tensor<1x64xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
-          !kf.qweight<bf16, [64, 64]>, !kf.qweight<bf16, [64, 64]>, !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
+    %cv5 = kf.linear %x, %ikv precision(f32) : tensor<1x64xf32>, !kf.qweight<bf16, [64, 64]> -> tensor<1x64xf32>
+    %cg5 = kf.linear %x, %igate precision(f32) : tensor<1x64xf32>, !kf.qweight<bf16, [64, 64]> -> tensor<1x64xf32>
+    kf.compress %cv5, %cg5, %pos, %ic1, %iape, %inorm, #kf.rope<dim = 16, base = 1.600000e+05> post(hadamard_fp4) eps(1.0e-06)
+        : tensor<1x64xf32>, tensor<1x64xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>,
+          !kf.qweight<f32, [4, 64]>, !kf.qweight<f32, [32]>
     %keys = kf.cache_read %ic1 : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16> -> tensor<?x32xf32>
     %iq = tensor.expand_shape %x [[0], [1, 2]] output_shape [1, 2, 32] : tensor<1x64xf32> into tensor<1x2x32xf32>
     %iproj = kf.get_weight @blk.1.indexer.proj.weight : !kf.qweight<bf16, [2, 64]>
@@ -285,9 +296,11 @@ module {
     %hgate = kf.get_weight @blk.2.attn_compressor_gate.weight : !kf.qweight<bf16, [64, 64]>
     %hape = kf.get_weight @blk.2.attn_compressor_ape.weight : !kf.qweight<f32, [16, 64]>
     %hnorm = kf.get_weight @blk.2.attn_compressor_norm.weight : !kf.qweight<f32, [64]>
-    kf.compress %a1, %pos, %cc2, %hkv, %hgate, %hape, %hnorm, #kf.rope<dim = 16, base = 1.600000e+05> post(fp8) eps(1.0e-06)
-        : tensor<1x64xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>,
-          !kf.qweight<bf16, [64, 64]>, !kf.qweight<bf16, [64, 64]>, !kf.qweight<f32, [16, 64]>, !kf.qweight<f32, [64]>
+    %cv6 = kf.linear %a1, %hkv precision(f32) : tensor<1x64xf32>, !kf.qweight<bf16, [64, 64]> -> tensor<1x64xf32>
+    %cg6 = kf.linear %a1, %hgate precision(f32) : tensor<1x64xf32>, !kf.qweight<bf16, [64, 64]> -> tensor<1x64xf32>
+    kf.compress %cv6, %cg6, %pos, %cc2, %hape, %hnorm, #kf.rope<dim = 16, base = 1.600000e+05> post(fp8) eps(1.0e-06)
+        : tensor<1x64xf32>, tensor<1x64xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>,
+          !kf.qweight<f32, [16, 64]>, !kf.qweight<f32, [64]>
     %e2 = kf.cache_read %cc2 : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16> -> tensor<?x64xf32>
     %vis = kf.visible_entries %pos, %e2 ratio(16) : tensor<1xi64>, tensor<?x64xf32> -> tensor<1x?xi32>
     %q2 = tensor.expand_shape %a1 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>

@@ -323,32 +323,34 @@ def Kf_Fp4SimOp : Kf_QuantSimOp<"fp4_sim", "round trip through e2m1 blocks"> {
 def Kf_CompressOp : Kf_Op<"compress"> {
   let summary = "Feeds tokens to a compressor, appending the entries they complete";
   let description = [{
-    The compressor of model §4.3 over the tokens `input` `[T, D]` at
-    `positions` (consecutive): each token's fp32 projections by `kv` and
-    `gate` (`[w, D]`, `w` = the cache's state width) join the running state,
-    and every block of `ratio` tokens it completes is pooled (a per-channel
-    softmax of gate + `ape` `[ratio, w]` (f32 or bf16) over the block's
-    slots, and the previous block's when overlapping), rounded to bf16,
-    RMS-normed with the f32 vector `norm` `[dim]`, rotated at the block's
-    first position by `rope`, given `post`'s simulation and appended to the
-    cache.
+    The compressor of model §4.3 over the tokens at `positions`
+    (consecutive), given their fp32 projections by the compressor's `kv` and
+    `gate` weights: `values` and `gates` `[T, w]`, `w` the cache's state
+    width (two `kf.linear`s compute them, so that they compile as any other
+    matmul). Each token's projections join the running state, and every
+    block of `ratio` tokens it completes is pooled (a per-channel softmax of
+    gate + `ape` `[ratio, w]` (f32 or bf16) over the block's slots, and the
+    previous block's when overlapping), rounded to bf16, RMS-normed with the
+    f32 vector `norm` `[dim]`, rotated at the block's first position by
+    `rope`, given `post`'s simulation and appended to the cache.
 
     Example:
 
     ```mlir
-    kf.compress %x, %pos, %c, %wkv, %wgate, %ape, %norm, <dim = 64, base = 1.600000e+05> post(fp8) eps(1.0e-06)
-        : tensor<?x4096xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>,
-          !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [1024, 4096]>, !kf.qweight<f32, [4, 1024]>, !kf.qweight<f32, [512]>
+    kf.compress %kv, %score, %pos, %c, %ape, %norm, <dim = 64, base = 1.600000e+05> post(fp8) eps(1.0e-06)
+        : tensor<?x1024xf32>, tensor<?x1024xf32>, tensor<?xi64>,
+          !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>,
+          !kf.qweight<f32, [4, 1024]>, !kf.qweight<f32, [512]>
     ```
   }];
-  let arguments = (ins Kf_F32Tensor:$input, RankedTensorOf<[I64]>:$positions,
+  let arguments = (ins Kf_F32Tensor:$values, Kf_F32Tensor:$gates,
+                       RankedTensorOf<[I64]>:$positions,
                        Arg<Kf_CompressedCacheType, "the compressor", [MemRead, MemWrite]>:$cache,
-                       Kf_QWeightType:$kv, Kf_QWeightType:$gate,
                        Kf_QWeightType:$ape, Kf_QWeightType:$norm,
                        Kf_RopeAttr:$rope, Kf_EntryPost:$post, F32Attr:$eps);
   let assemblyFormat = [{
-    $input `,` $positions `,` $cache `,` $kv `,` $gate `,` $ape `,` $norm `,` $rope `post` `(` $post `)` `eps` `(` $eps `)` attr-dict
-    `:` type($input) `,` type($positions) `,` qualified(type($cache)) `,` qualified(type($kv)) `,` qualified(type($gate))
+    $values `,` $gates `,` $positions `,` $cache `,` $ape `,` $norm `,` $rope `post` `(` $post `)` `eps` `(` $eps `)` attr-dict
+    `:` type($values) `,` type($gates) `,` type($positions) `,` qualified(type($cache))
     `,` qualified(type($ape)) `,` qualified(type($norm))
   }];
   let hasVerifier = 1;

@@ -181,24 +181,35 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
          (decode ? " ring" : "") + " : " + posT + " -> " + wiT);
 
   // Compressors.
+  // The graph's compressor: its projections by two fp32 linears, then
+  // kf.compress pools them.
   auto compress = [&](const std::string &cache, const std::string &cacheT,
-                      const std::string &prefix, const std::string &post) {
-    auto [kvw, kvwT] = b.weight(blk + prefix + "_kv.weight");
-    auto [gw, gwT] = b.weight(blk + prefix + "_gate.weight");
+                      const std::string &prefix, const std::string &post,
+                      int64_t width) {
+    std::string pT = f32({"?", std::to_string(width)});
+    std::string projections[2];
+    for (int i = 0; i < 2; ++i) {
+      auto [w, wT] =
+          b.weight(blk + prefix + (i == 0 ? "_kv" : "_gate") + ".weight");
+      projections[i] = b.fresh();
+      b.line(projections[i] + " = kf.linear %x, " + w +
+             " precision(f32) : " + xT + ", " + wT + " -> " + pT);
+    }
     auto [aw, awT] = b.weight(blk + prefix + "_ape.weight");
     auto [nw, nwT] = b.weight(blk + prefix + "_norm.weight");
-    b.line("kf.compress %x, %pos, " + cache + ", " + kvw + ", " + gw + ", " +
-           aw + ", " + nw + ", " + rope + " post(" + post + ") " + eps + " : " +
-           xT + ", " + posT + ", " + cacheT + ", " + kvwT + ", " + gwT + ", " +
-           awT + ", " + nwT);
+    b.line("kf.compress " + projections[0] + ", " + projections[1] +
+           ", %pos, " + cache + ", " + aw + ", " + nw + ", " + rope + " post(" +
+           post + ") " + eps + " : " + pT + ", " + pT + ", " + posT + ", " +
+           cacheT + ", " + awT + ", " + nwT);
   };
   std::string entries, entryIndices;
   std::string eiT = "tensor<?x?xi32>";
   if (kind == AttentionKind::Csa)
     compress("%ic", indexer, "indexer_compressor",
-             simulate ? "hadamard_fp4" : "none");
+             simulate ? "hadamard_fp4" : "none", 2 * c.indexerHeadDim);
   if (kind != AttentionKind::Window) {
-    compress("%cc", compressed, "attn_compressor", simulate ? "fp8" : "none");
+    compress("%cc", compressed, "attn_compressor", simulate ? "fp8" : "none",
+             (ratio == 4 ? 2 : 1) * c.headDim);
     entries = b.fresh();
     b.line(entries + " = kf.cache_read %cc : " + compressed + " -> " + kvT);
   }

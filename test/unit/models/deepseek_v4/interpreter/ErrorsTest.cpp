@@ -311,9 +311,11 @@ module {
     %gate = kf.get_weight @gate : !kf.qweight<f32, [16, 8]>
     %ape = kf.get_weight @ape : !kf.qweight<f32, [4, 16]>
     %norm = kf.get_weight @norm : !kf.qweight<f32, [8]>
-    kf.compress %x, %pos, %c, %kv, %gate, %ape, %norm, #kf.rope<dim = 4, base = 1.000000e+04> post(none) eps(1.0e-06)
-        : tensor<?x8xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 8, overlap = true, element = bf16>,
-          !kf.qweight<f32, [16, 8]>, !kf.qweight<f32, [16, 8]>, !kf.qweight<f32, [4, 16]>, !kf.qweight<f32, [8]>
+    %v = kf.linear %x, %kv precision(f32) : tensor<?x8xf32>, !kf.qweight<f32, [16, 8]> -> tensor<?x16xf32>
+    %g = kf.linear %x, %gate precision(f32) : tensor<?x8xf32>, !kf.qweight<f32, [16, 8]> -> tensor<?x16xf32>
+    kf.compress %v, %g, %pos, %c, %ape, %norm, #kf.rope<dim = 4, base = 1.000000e+04> post(none) eps(1.0e-06)
+        : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?xi64>, !kf.compressed_cache<ratio = 4, dim = 8, overlap = true, element = bf16>,
+          !kf.qweight<f32, [4, 16]>, !kf.qweight<f32, [8]>
     %e = kf.cache_read %c : !kf.compressed_cache<ratio = 4, dim = 8, overlap = true, element = bf16> -> tensor<?x8xf32>
     return %e : tensor<?x8xf32>
   }

@@ -89,6 +89,13 @@ public:
   // completes its block ((pos + 1) mod ratio == 0) entry pos / ratio is
   // built and cached.
   void decode(std::span<const float> x, int64_t pos);
+  // The same, given the tokens' projections (values a = x·Wkvᵀ and gates
+  // g = x·Wgateᵀ, [T, w] and [w]) instead of x: what a graph feeds, whose
+  // linears compute them. A compressor fed only so may have empty kv and
+  // gate weights.
+  void prefillProjected(std::span<const float> a, std::span<const float> g);
+  void decodeProjected(std::span<const float> a, std::span<const float> g,
+                       int64_t pos);
 
   // The cached entries, [entries()][dim] row-major.
   std::span<const float> entries() const { return entries_; }
