@@ -19,9 +19,17 @@
 // monotone, so the outputs differ by at most the sum of the two times n^-1/2,
 // plus one bf16 ulp.
 //
+// The row's transform is emitFastHadamardRow (RowArithmetic.h). Next to it,
+// emitHadamardRowInOrder takes the golden's sums themselves, in j order, 16
+// outputs at a time: n² additions rather than n log2 n, bit for bit whatever
+// the values, for a kernel that transforms one short row now and then (the
+// indexer compressor's entry of 128 values, once per 4 tokens).
+//
 //===----------------------------------------------------------------------===//
 
 #include "kf/Codegen/HadamardKernel.h"
+
+#include "RowArithmetic.h"
 
 #include "kf/Codegen/Emitters.h"
 #include "kf/Codegen/StepKernel.h"
@@ -33,6 +41,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -67,6 +76,152 @@ llvm::Error verifyHadamardKernel(const HadamardKernelSpec &spec) {
   return llvm::Error::success();
 }
 
+Value emitHadamardScratch(OpBuilder &b, Location loc, int64_t n) {
+  KernelBuilder kb(b, loc);
+  return LLVM::AllocaOp::create(b, loc,
+                                LLVM::LLVMPointerType::get(b.getContext()),
+                                b.getF64Type(), kb.index(n), /*alignment=*/64);
+}
+
+void emitFastHadamardRow(OpBuilder &b, Location loc, Value x, Value y,
+                         int64_t n, Value scratch) {
+  KernelBuilder kb(b, loc);
+  // A row shorter than a vector is one vector.
+  const int64_t lanes = std::min(n, kMaxLanes);
+  Type f32 = b.getF32Type(), f64 = b.getF64Type();
+  auto floats = VectorType::get({lanes}, f32);
+  auto doubles = VectorType::get({lanes}, f64);
+  const int64_t vectorBytes = 8 * lanes;
+  const double norm = 1.0 / std::sqrt(static_cast<double>(n));
+  Value sums = scratch;
+
+  // The stages within a vector: lane i meets lane i ^ h; the lane with bit h
+  // clear takes the sum, the other the difference (low - high).
+  kb.forEach(kb.index(0), kb.index(n), lanes, [&](Value element) {
+    Value v = arith::ExtFOp::create(
+        b, loc, doubles,
+        kb.load(floats, x, arith::MulIOp::create(b, loc, element, kb.index(4)),
+                4));
+    for (int64_t h = 1; h < lanes; h *= 2) {
+      SmallVector<int64_t, kMaxLanes> low, high;
+      SmallVector<bool, kMaxLanes> isHigh;
+      for (int64_t i = 0; i < lanes; ++i) {
+        low.push_back(i & ~h);
+        high.push_back(i | h);
+        isHigh.push_back((i & h) != 0);
+      }
+      Value a = vector::ShuffleOp::create(b, loc, v, v, low);
+      Value c = vector::ShuffleOp::create(b, loc, v, v, high);
+      Value mask = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(VectorType::get({lanes}, b.getI1Type()),
+                                 ArrayRef<bool>(isHigh)));
+      v = arith::SelectOp::create(b, loc, mask,
+                                  arith::SubFOp::create(b, loc, a, c),
+                                  arith::AddFOp::create(b, loc, a, c));
+    }
+    kb.store(v, sums, arith::MulIOp::create(b, loc, element, kb.index(8)), 8);
+  });
+
+  // The stages across vectors, h = lanes .. n/2: in each group of 2h
+  // values, value j meets value j + h.
+  for (int64_t h = lanes; h < n; h *= 2) {
+    const int64_t halfBytes = 8 * h;
+    kb.forEach(kb.index(0), kb.index(8 * n), 2 * halfBytes, [&](Value group) {
+      kb.forEach(
+          kb.index(0), kb.index(halfBytes), vectorBytes, [&](Value offset) {
+            Value lowOffset = arith::AddIOp::create(b, loc, group, offset);
+            Value highOffset =
+                arith::AddIOp::create(b, loc, lowOffset, kb.index(halfBytes));
+            Value a = kb.load(doubles, sums, lowOffset, 8);
+            Value c = kb.load(doubles, sums, highOffset, 8);
+            kb.store(arith::AddFOp::create(b, loc, a, c), sums, lowOffset, 8);
+            kb.store(arith::SubFOp::create(b, loc, a, c), sums, highOffset, 8);
+          });
+    });
+  }
+
+  // bf16(fp32(sum · n^-1/2)).
+  Value scale = kb.splat(doubles, norm);
+  kb.forEach(kb.index(0), kb.index(n), lanes, [&](Value element) {
+    Value scaled = arith::MulFOp::create(
+        b, loc,
+        kb.load(doubles, sums,
+                arith::MulIOp::create(b, loc, element, kb.index(8)), 8),
+        scale);
+    kb.store(emitRoundToBf16(b, loc,
+                             arith::TruncFOp::create(b, loc, floats, scaled)),
+             y, arith::MulIOp::create(b, loc, element, kb.index(4)), 4);
+  });
+}
+
+// Output i = 16I + l (lane l of group I) takes ±x_j, j = 16J + m, with the
+// sign of parity(i & j) = parity(I & J) xor parity(l & m): per block J of
+// 16 inputs, the block negated where parity(I & J) is odd, then each of its
+// 16 values broadcast and negated in the lanes l where parity(l & m) is
+// (a constant mask per m), added in j order.
+void emitHadamardRowInOrder(OpBuilder &b, Location loc, Value x, Value y,
+                            int64_t n) {
+  KernelBuilder kb(b, loc);
+  auto floats = VectorType::get({kMaxLanes}, b.getF32Type());
+  auto doubles = VectorType::get({kMaxLanes}, b.getF64Type());
+  auto masks = VectorType::get({kMaxLanes}, b.getI1Type());
+  const double norm = 1.0 / std::sqrt(static_cast<double>(n));
+  auto shiftRight = [&](Value v, int64_t bits) -> Value {
+    return arith::ShRUIOp::create(b, loc, v, kb.index(bits));
+  };
+  // parity(l & m) for each lane l, one mask per m.
+  SmallVector<Value, kMaxLanes> negated;
+  for (int64_t m = 0; m < kMaxLanes; ++m) {
+    SmallVector<bool, kMaxLanes> odd;
+    for (int64_t l = 0; l < kMaxLanes; ++l)
+      odd.push_back(llvm::popcount(static_cast<uint64_t>(l & m)) % 2 != 0);
+    negated.push_back(arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(masks, ArrayRef<bool>(odd))));
+  }
+
+  kb.forEach(kb.index(0), kb.index(n / kMaxLanes), 1, [&](Value group) {
+    // The golden's `double sum = 0`: +0.
+    auto blocks =
+        scf::ForOp::create(b, loc, kb.index(0), kb.index(n / kMaxLanes),
+                           kb.index(1), ValueRange{kb.splat(doubles, 0.0)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(blocks.getBody());
+      Value block = blocks.getInductionVar();
+      // parity(I & J), I & J < 2^8 (n <= 4096).
+      Value bits = arith::AndIOp::create(b, loc, group, block);
+      for (int64_t shift : {4, 2, 1})
+        bits = arith::XOrIOp::create(b, loc, bits, shiftRight(bits, shift));
+      Value odd = arith::TruncIOp::create(b, loc, b.getI1Type(), bits);
+      Value v = arith::ExtFOp::create(
+          b, loc, doubles,
+          kb.load(floats, x,
+                  arith::MulIOp::create(b, loc, block, kb.index(4 * kMaxLanes)),
+                  4));
+      v = arith::SelectOp::create(b, loc, odd, arith::NegFOp::create(b, loc, v),
+                                  v);
+      Value sum = blocks.getRegionIterArg(0);
+      for (int64_t m = 0; m < kMaxLanes; ++m) {
+        Value term = vector::BroadcastOp::create(
+            b, loc, doubles, vector::ExtractOp::create(b, loc, v, m));
+        sum = arith::AddFOp::create(
+            b, loc, sum,
+            arith::SelectOp::create(b, loc, negated[m],
+                                    arith::NegFOp::create(b, loc, term), term));
+      }
+      scf::YieldOp::create(b, loc, ValueRange{sum});
+    }
+    // bf16(fp32(sum · n^-1/2)).
+    Value scaled = arith::MulFOp::create(b, loc, blocks.getResult(0),
+                                         kb.splat(doubles, norm));
+    kb.store(emitRoundToBf16(b, loc,
+                             arith::TruncFOp::create(b, loc, floats, scaled)),
+             y, arith::MulIOp::create(b, loc, group, kb.index(4 * kMaxLanes)),
+             4);
+  });
+}
+
 llvm::Expected<func::FuncOp>
 buildHadamardKernel(ModuleOp module, const HadamardKernelSpec &spec,
                     const target::TargetInfo &target) {
@@ -77,91 +232,17 @@ buildHadamardKernel(ModuleOp module, const HadamardKernelSpec &spec,
   StepKernelArgs args =
       createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
   KernelBuilder kb(b, loc);
-  // A row shorter than a vector is one vector.
-  const int64_t lanes = std::min(spec.n, kMaxLanes);
-  Type f32 = b.getF32Type(), f64 = b.getF64Type();
-  auto floats = VectorType::get({lanes}, f32);
-  auto doubles = VectorType::get({lanes}, f64);
 
   Value x = emitStepOperand(b, loc, args, 0);
   Value y = emitStepOperand(b, loc, args, 1);
   // The row's fp64 values, at the entry so that LLVM allocates it once.
-  Value sums = LLVM::AllocaOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), f64, kb.index(spec.n),
-      /*alignment=*/64);
+  Value scratch = emitHadamardScratch(b, loc, spec.n);
   const int64_t rowBytes = 4 * spec.n;
-  const int64_t vectorBytes = 8 * lanes;
-  const double norm = 1.0 / std::sqrt(static_cast<double>(spec.n));
 
   kb.forEach(args.begin, args.end, 1, [&](Value row) {
     Value rowOffset = arith::MulIOp::create(b, loc, row, kb.index(rowBytes));
-    Value xRow = emitByteOffset(b, loc, x, rowOffset);
-    Value yRow = emitByteOffset(b, loc, y, rowOffset);
-
-    // The stages within a vector: lane i meets lane i ^ h; the lane with
-    // bit h clear takes the sum, the other the difference (low - high).
-    kb.forEach(kb.index(0), kb.index(spec.n), lanes, [&](Value element) {
-      Value v = arith::ExtFOp::create(
-          b, loc, doubles,
-          kb.load(floats, xRow,
-                  arith::MulIOp::create(b, loc, element, kb.index(4)), 4));
-      for (int64_t h = 1; h < lanes; h *= 2) {
-        SmallVector<int64_t, kMaxLanes> low, high;
-        SmallVector<bool, kMaxLanes> isHigh;
-        for (int64_t i = 0; i < lanes; ++i) {
-          low.push_back(i & ~h);
-          high.push_back(i | h);
-          isHigh.push_back((i & h) != 0);
-        }
-        Value a = vector::ShuffleOp::create(b, loc, v, v, low);
-        Value c = vector::ShuffleOp::create(b, loc, v, v, high);
-        Value mask = arith::ConstantOp::create(
-            b, loc,
-            DenseElementsAttr::get(VectorType::get({lanes}, b.getI1Type()),
-                                   ArrayRef<bool>(isHigh)));
-        v = arith::SelectOp::create(b, loc, mask,
-                                    arith::SubFOp::create(b, loc, a, c),
-                                    arith::AddFOp::create(b, loc, a, c));
-      }
-      kb.store(v, sums, arith::MulIOp::create(b, loc, element, kb.index(8)), 8);
-    });
-
-    // The stages across vectors, h = lanes .. n/2: in each group of 2h
-    // values, value j meets value j + h.
-    for (int64_t h = lanes; h < spec.n; h *= 2) {
-      const int64_t halfBytes = 8 * h;
-      kb.forEach(
-          kb.index(0), kb.index(8 * spec.n), 2 * halfBytes, [&](Value group) {
-            kb.forEach(kb.index(0), kb.index(halfBytes), vectorBytes,
-                       [&](Value offset) {
-                         Value lowOffset =
-                             arith::AddIOp::create(b, loc, group, offset);
-                         Value highOffset = arith::AddIOp::create(
-                             b, loc, lowOffset, kb.index(halfBytes));
-                         Value a = kb.load(doubles, sums, lowOffset, 8);
-                         Value c = kb.load(doubles, sums, highOffset, 8);
-                         kb.store(arith::AddFOp::create(b, loc, a, c), sums,
-                                  lowOffset, 8);
-                         kb.store(arith::SubFOp::create(b, loc, a, c), sums,
-                                  highOffset, 8);
-                       });
-          });
-    }
-
-    // bf16(fp32(sum · n^-1/2)).
-    Value scale = arith::ConstantOp::create(
-        b, loc, doubles,
-        DenseElementsAttr::get(doubles, b.getF64FloatAttr(norm)));
-    kb.forEach(kb.index(0), kb.index(spec.n), lanes, [&](Value element) {
-      Value scaled = arith::MulFOp::create(
-          b, loc,
-          kb.load(doubles, sums,
-                  arith::MulIOp::create(b, loc, element, kb.index(8)), 8),
-          scale);
-      kb.store(emitRoundToBf16(b, loc,
-                               arith::TruncFOp::create(b, loc, floats, scaled)),
-               yRow, arith::MulIOp::create(b, loc, element, kb.index(4)), 4);
-    });
+    emitFastHadamardRow(b, loc, emitByteOffset(b, loc, x, rowOffset),
+                        emitByteOffset(b, loc, y, rowOffset), spec.n, scratch);
   });
   func::ReturnOp::create(b, loc);
   return args.fn;

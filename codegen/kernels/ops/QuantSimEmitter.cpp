@@ -21,9 +21,14 @@
 //   (a code of at most 4 significant bits times a normal power of two), and
 //   the reference rounds none.
 //
+// A span's arithmetic is emitQuantSimSpan (RowArithmetic.h), which the
+// compressor's kernel reuses for its entries.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kf/Codegen/QuantSimKernel.h"
+
+#include "RowArithmetic.h"
 
 #include "kf/Codegen/Emitters.h"
 #include "kf/Codegen/StepKernel.h"
@@ -109,16 +114,9 @@ llvm::Error verifyQuantSimKernel(const QuantSimKernelSpec &spec) {
   return llvm::Error::success();
 }
 
-llvm::Expected<func::FuncOp>
-buildQuantSimKernel(ModuleOp module, const QuantSimKernelSpec &spec,
-                    const target::TargetInfo &target) {
-  if (llvm::Error err = verifyQuantSimKernel(spec))
-    return std::move(err);
-  const MiniFloat mini = getMiniFloat(spec.format);
-  OpBuilder b(module.getContext());
-  Location loc = module.getLoc();
-  StepKernelArgs args =
-      createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
+void emitQuantSimSpan(OpBuilder &b, Location loc, QuantSimFormat format,
+                      Value x, Value y, int64_t span, int64_t block) {
+  const MiniFloat mini = getMiniFloat(format);
   KernelBuilder kb(b, loc);
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   auto floats = VectorType::get({kLanes}, f32);
@@ -137,139 +135,136 @@ buildQuantSimKernel(ModuleOp module, const QuantSimKernelSpec &spec,
   auto toWords = [&](Value v) -> Value {
     return arith::BitcastOp::create(b, loc, words, v);
   };
+  const int64_t spanBytes = 4 * span;
+  const int64_t blockBytes = 4 * block;
+  const int64_t stepBytes = 4 * kLanes;
+
+  auto blocks = scf::ForOp::create(b, loc, kb.index(0), kb.index(spanBytes),
+                                   kb.index(blockBytes));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(blocks.getBody());
+  Value xBlock = emitByteOffset(b, loc, x, blocks.getInductionVar());
+  Value yBlock = emitByteOffset(b, loc, y, blocks.getInductionVar());
+
+  // amax: the largest magnitude's bits.
+  auto amaxLoop =
+      scf::ForOp::create(b, loc, kb.index(0), kb.index(blockBytes),
+                         kb.index(stepBytes), ValueRange{wordSplat(0)});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(amaxLoop.getBody());
+    Value magnitude = arith::AndIOp::create(
+        b, loc, kb.load(words, xBlock, amaxLoop.getInductionVar(), 4),
+        wordSplat(0x7fffffff));
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::MaxUIOp::create(
+                             b, loc, amaxLoop.getRegionIterArg(0), magnitude)});
+  }
+  Value amax = arith::BitcastOp::create(
+      b, loc, f32,
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXUI,
+                                  amaxLoop.getResult(0)));
+
+  // k + 127 = the biased exponent of max(amax, floor) · fl32(1/maxCode),
+  // plus one unless it is a power of two.
+  Value amaxFloor = f32Const(mini.floor);
+  Value a = arith::SelectOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, amax, amaxFloor),
+      amaxFloor, amax);
+  Value product = arith::BitcastOp::create(
+      b, loc, i32,
+      arith::MulFOp::create(b, loc, a, f32Const(1.0f / mini.maxCode)));
+  Value hasMantissa = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::AndIOp::create(b, loc, product, word(0x7fffff)), word(0));
+  Value biasedK = arith::AddIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, product, word(23)),
+      arith::ExtUIOp::create(b, loc, i32, hasMantissa));
+  auto powerOfTwo = [&](Value biased) -> Value {
+    Value bits = vector::BroadcastOp::create(
+        b, loc, words, arith::ShLIOp::create(b, loc, biased, word(23)));
+    return toFloats(bits);
+  };
+  Value scale = powerOfTwo(biasedK);
+  Value inverse = powerOfTwo(arith::SubIOp::create(b, loc, word(254), biasedK));
+
+  Value maxCode = kb.splat(floats, mini.maxCode);
+  Value minusMaxCode = kb.splat(floats, -mini.maxCode);
+  Value roundingMagic = kb.splat(floats, 0x1.8p23f);
+  kb.forEach(kb.index(0), kb.index(blockBytes), stepBytes, [&](Value offset) {
+    Value v = arith::MulFOp::create(b, loc, kb.load(floats, xBlock, offset, 4),
+                                    inverse);
+    // std::clamp(v, -maxCode, maxCode).
+    v = arith::SelectOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, v,
+                              minusMaxCode),
+        minusMaxCode,
+        arith::SelectOp::create(b, loc,
+                                arith::CmpFOp::create(b, loc,
+                                                      arith::CmpFPredicate::OLT,
+                                                      maxCode, v),
+                                maxCode, v));
+    Value bits = toWords(v);
+    Value sign = arith::AndIOp::create(
+        b, loc, bits, wordSplat(static_cast<int32_t>(0x80000000u)));
+    Value magnitude =
+        arith::AndIOp::create(b, loc, bits, wordSplat(0x7fffffff));
+    // e + 127: the exponent field (0 below 2^-126), at least minExp's.
+    Value exponent = arith::MaxSIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, magnitude, wordSplat(23)),
+        wordSplat(mini.minExponent + 127));
+    Value toSteps = toFloats(arith::ShLIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, wordSplat(254 + mini.mantissaBits),
+                              exponent),
+        wordSplat(23)));
+    Value step = toFloats(arith::ShLIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, exponent, wordSplat(mini.mantissaBits)),
+        wordSplat(23)));
+    Value steps = arith::MulFOp::create(b, loc, toFloats(magnitude), toSteps);
+    Value rounded = arith::SubFOp::create(
+        b, loc, arith::AddFOp::create(b, loc, steps, roundingMagic),
+        roundingMagic);
+    Value code = toFloats(arith::OrIOp::create(
+        b, loc, toWords(arith::MulFOp::create(b, loc, rounded, step)), sign));
+    kb.store(arith::MulFOp::create(b, loc, code, scale), yBlock, offset,
+             /*alignment=*/4);
+  });
+}
+
+llvm::Expected<func::FuncOp>
+buildQuantSimKernel(ModuleOp module, const QuantSimKernelSpec &spec,
+                    const target::TargetInfo &target) {
+  if (llvm::Error err = verifyQuantSimKernel(spec))
+    return std::move(err);
+  OpBuilder b(module.getContext());
+  Location loc = module.getLoc();
+  StepKernelArgs args =
+      createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
+  KernelBuilder kb(b, loc);
+  auto words = VectorType::get({kLanes}, b.getI32Type());
 
   Value x = emitStepOperand(b, loc, args, 0);
   Value y = emitStepOperand(b, loc, args, 1);
   const int64_t rowBytes = 4 * spec.rowLength;
   const int64_t spanBytes = 4 * spec.getSpan();
-  const int64_t blockBytes = 4 * spec.block;
-  const int64_t stepBytes = 4 * kLanes;
 
-  auto rows = scf::ForOp::create(b, loc, args.begin, args.end, kb.index(1));
-  b.setInsertionPointToStart(rows.getBody());
-  Value rowOffset =
-      arith::MulIOp::create(b, loc, rows.getInductionVar(), kb.index(rowBytes));
-  Value xRow = emitByteOffset(b, loc, x, rowOffset);
-  Value yRow = emitByteOffset(b, loc, y, rowOffset);
-
-  auto blocks = scf::ForOp::create(b, loc, kb.index(0), kb.index(spanBytes),
-                                   kb.index(blockBytes));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(blocks.getBody());
-    Value xBlock = emitByteOffset(b, loc, xRow, blocks.getInductionVar());
-    Value yBlock = emitByteOffset(b, loc, yRow, blocks.getInductionVar());
-
-    // amax: the largest magnitude's bits.
-    auto amaxLoop =
-        scf::ForOp::create(b, loc, kb.index(0), kb.index(blockBytes),
-                           kb.index(stepBytes), ValueRange{wordSplat(0)});
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(amaxLoop.getBody());
-      Value magnitude = arith::AndIOp::create(
-          b, loc, kb.load(words, xBlock, amaxLoop.getInductionVar(), 4),
-          wordSplat(0x7fffffff));
-      scf::YieldOp::create(
-          b, loc,
-          ValueRange{arith::MaxUIOp::create(
-              b, loc, amaxLoop.getRegionIterArg(0), magnitude)});
-    }
-    Value amax = arith::BitcastOp::create(
-        b, loc, f32,
-        vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXUI,
-                                    amaxLoop.getResult(0)));
-
-    // k + 127 = the biased exponent of max(amax, floor) · fl32(1/maxCode),
-    // plus one unless it is a power of two.
-    Value amaxFloor = f32Const(mini.floor);
-    Value a = arith::SelectOp::create(
-        b, loc,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, amax,
-                              amaxFloor),
-        amaxFloor, amax);
-    Value product = arith::BitcastOp::create(
-        b, loc, i32,
-        arith::MulFOp::create(b, loc, a, f32Const(1.0f / mini.maxCode)));
-    Value hasMantissa = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(b, loc, product, word(0x7fffff)), word(0));
-    Value biasedK = arith::AddIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, product, word(23)),
-        arith::ExtUIOp::create(b, loc, i32, hasMantissa));
-    auto powerOfTwo = [&](Value biased) -> Value {
-      Value bits = vector::BroadcastOp::create(
-          b, loc, words, arith::ShLIOp::create(b, loc, biased, word(23)));
-      return toFloats(bits);
-    };
-    Value scale = powerOfTwo(biasedK);
-    Value inverse =
-        powerOfTwo(arith::SubIOp::create(b, loc, word(254), biasedK));
-
-    Value maxCode = kb.splat(floats, mini.maxCode);
-    Value minusMaxCode = kb.splat(floats, -mini.maxCode);
-    Value roundingMagic = kb.splat(floats, 0x1.8p23f);
-    auto codes = scf::ForOp::create(b, loc, kb.index(0), kb.index(blockBytes),
-                                    kb.index(stepBytes));
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(codes.getBody());
-      Value offset = codes.getInductionVar();
-      Value v = arith::MulFOp::create(
-          b, loc, kb.load(floats, xBlock, offset, 4), inverse);
-      // std::clamp(v, -maxCode, maxCode).
-      v = arith::SelectOp::create(
-          b, loc,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, v,
-                                minusMaxCode),
-          minusMaxCode,
-          arith::SelectOp::create(
-              b, loc,
-              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, maxCode,
-                                    v),
-              maxCode, v));
-      Value bits = toWords(v);
-      Value sign = arith::AndIOp::create(
-          b, loc, bits, wordSplat(static_cast<int32_t>(0x80000000u)));
-      Value magnitude =
-          arith::AndIOp::create(b, loc, bits, wordSplat(0x7fffffff));
-      // e + 127: the exponent field (0 below 2^-126), at least minExp's.
-      Value exponent = arith::MaxSIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, magnitude, wordSplat(23)),
-          wordSplat(mini.minExponent + 127));
-      Value toSteps = toFloats(arith::ShLIOp::create(
-          b, loc,
-          arith::SubIOp::create(b, loc, wordSplat(254 + mini.mantissaBits),
-                                exponent),
-          wordSplat(23)));
-      Value step = toFloats(arith::ShLIOp::create(
-          b, loc,
-          arith::SubIOp::create(b, loc, exponent, wordSplat(mini.mantissaBits)),
-          wordSplat(23)));
-      Value steps = arith::MulFOp::create(b, loc, toFloats(magnitude), toSteps);
-      Value rounded = arith::SubFOp::create(
-          b, loc, arith::AddFOp::create(b, loc, steps, roundingMagic),
-          roundingMagic);
-      Value code = toFloats(arith::OrIOp::create(
-          b, loc, toWords(arith::MulFOp::create(b, loc, rounded, step)), sign));
-      LLVM::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, code, scale),
-                            emitByteOffset(b, loc, yBlock, offset),
-                            /*alignment=*/4);
-    }
-  }
-
-  // The values past the span, unchanged.
-  if (spanBytes < rowBytes) {
-    auto copy = scf::ForOp::create(b, loc, kb.index(spanBytes),
-                                   kb.index(rowBytes), kb.index(stepBytes));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(copy.getBody());
-    Value offset = copy.getInductionVar();
-    LLVM::StoreOp::create(b, loc, kb.load(words, xRow, offset, 4),
-                          emitByteOffset(b, loc, yRow, offset),
-                          /*alignment=*/4);
-  }
-  b.setInsertionPointAfter(rows);
+  kb.forEach(args.begin, args.end, 1, [&](Value row) {
+    Value rowOffset = arith::MulIOp::create(b, loc, row, kb.index(rowBytes));
+    Value xRow = emitByteOffset(b, loc, x, rowOffset);
+    Value yRow = emitByteOffset(b, loc, y, rowOffset);
+    emitQuantSimSpan(b, loc, spec.format, xRow, yRow, spec.getSpan(),
+                     spec.block);
+    // The values past the span, unchanged.
+    if (spanBytes < rowBytes)
+      kb.forEach(kb.index(spanBytes), kb.index(rowBytes), 4 * kLanes,
+                 [&](Value offset) {
+                   kb.store(kb.load(words, xRow, offset, 4), yRow, offset, 4);
+                 });
+  });
   func::ReturnOp::create(b, loc);
   return args.fn;
 }

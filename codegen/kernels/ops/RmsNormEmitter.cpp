@@ -14,9 +14,17 @@
 //   bf16 squares have 8 significant bits, so their fp64 sum is exact, and
 //   equal in any order, whenever they lie within 2^45 of each other.
 //
+// The row's arithmetic is emitRmsNormRow (RowArithmetic.h), which can also
+// add the squares one at a time in row order, the golden's order, for a
+// kernel that norms one row now and then (the compressor's entry) and so
+// can afford the chain of fp64 additions to be bit for bit whatever the
+// values; the kf.rms_norm kernel takes the 16 lanes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kf/Codegen/RmsNormKernel.h"
+
+#include "RowArithmetic.h"
 
 #include "kf/Codegen/Emitters.h"
 #include "kf/Codegen/StepKernel.h"
@@ -74,15 +82,9 @@ llvm::Error verifyRmsNormKernel(const RmsNormKernelSpec &spec) {
   return llvm::Error::success();
 }
 
-llvm::Expected<func::FuncOp>
-buildRmsNormKernel(ModuleOp module, const RmsNormKernelSpec &spec,
-                   const target::TargetInfo &target) {
-  if (llvm::Error err = verifyRmsNormKernel(spec))
-    return std::move(err);
-  OpBuilder b(module.getContext());
-  Location loc = module.getLoc();
-  StepKernelArgs args =
-      createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
+void emitRmsNormRow(OpBuilder &b, Location loc, Value x, Value weight, Value y,
+                    int64_t d, float eps, bool bf16Compute,
+                    SquareSumOrder order) {
   KernelBuilder kb(b, loc);
   Type f32 = b.getF32Type(), f64 = b.getF64Type();
   auto floats = VectorType::get({kLanes}, f32);
@@ -101,6 +103,93 @@ buildRmsNormKernel(ModuleOp module, const RmsNormKernelSpec &spec,
         vector::BroadcastOp::create(b, loc, VectorType::get({1}, f32), v);
     return vector::ExtractOp::create(b, loc, emitRoundToBf16(b, loc, lane), 0);
   };
+  // x² in fp64: exact from the fp32 x; or bf16(x²) in fp32, as the bf16
+  // compute squares.
+  auto square = [&](Value v, Type wideType) -> Value {
+    if (bf16Compute) {
+      Value sq = arith::MulFOp::create(b, loc, v, v);
+      sq = isa<VectorType>(v.getType()) ? emitRoundToBf16(b, loc, sq)
+                                        : roundBf16(sq);
+      return arith::ExtFOp::create(b, loc, wideType, sq);
+    }
+    Value wide = arith::ExtFOp::create(b, loc, wideType, v);
+    return arith::MulFOp::create(b, loc, wide, wide);
+  };
+  const int64_t rowBytes = 4 * d;
+
+  Value sum;
+  if (order == SquareSumOrder::Lanes) {
+    // The sum of squares, 16 lanes of fp64.
+    Value zeros = arith::ConstantOp::create(
+        b, loc, doubles, DenseElementsAttr::get(doubles, b.getF64FloatAttr(0)));
+    auto sumLoop = scf::ForOp::create(b, loc, kb.index(0), kb.index(rowBytes),
+                                      kb.index(4 * kLanes), ValueRange{zeros});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(sumLoop.getBody());
+      Value v = kb.load(floats, x, sumLoop.getInductionVar(), 4);
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{arith::AddFOp::create(b, loc, sumLoop.getRegionIterArg(0),
+                                           square(v, doubles))});
+    }
+    sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                      sumLoop.getResult(0));
+  } else {
+    // The golden's `double sumSq = 0; sumSq += x²` in row order.
+    auto sumLoop = scf::ForOp::create(b, loc, kb.index(0), kb.index(rowBytes),
+                                      kb.index(4), ValueRange{f64Const(0.0)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(sumLoop.getBody());
+      Value v = kb.load(f32, x, sumLoop.getInductionVar(), 4);
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{arith::AddFOp::create(b, loc, sumLoop.getRegionIterArg(0),
+                                           square(v, f64))});
+    }
+    sum = sumLoop.getResult(0);
+  }
+
+  // mean, var and the inverse root, each rounded where the reference is.
+  Value mean = arith::TruncFOp::create(
+      b, loc, f32,
+      arith::DivFOp::create(b, loc, sum, f64Const(static_cast<double>(d))));
+  if (bf16Compute)
+    mean = roundBf16(mean);
+  Value var = arith::AddFOp::create(b, loc, mean, f32Const(eps));
+  if (bf16Compute)
+    var = roundBf16(var);
+  Value r = arith::TruncFOp::create(
+      b, loc, f32,
+      arith::DivFOp::create(
+          b, loc, f64Const(1.0),
+          LLVM::SqrtOp::create(b, loc,
+                               arith::ExtFOp::create(b, loc, f64, var))));
+  if (bf16Compute)
+    r = roundBf16(r);
+  Value rSplat = vector::BroadcastOp::create(b, loc, floats, r);
+
+  // y = bf16(w · (x · r)), or bf16(x · r).
+  kb.forEach(kb.index(0), kb.index(rowBytes), 4 * kLanes, [&](Value offset) {
+    Value v =
+        arith::MulFOp::create(b, loc, kb.load(floats, x, offset, 4), rSplat);
+    if (weight)
+      v = arith::MulFOp::create(b, loc, kb.load(floats, weight, offset, 4), v);
+    kb.store(emitRoundToBf16(b, loc, v), y, offset, /*alignment=*/4);
+  });
+}
+
+llvm::Expected<func::FuncOp>
+buildRmsNormKernel(ModuleOp module, const RmsNormKernelSpec &spec,
+                   const target::TargetInfo &target) {
+  if (llvm::Error err = verifyRmsNormKernel(spec))
+    return std::move(err);
+  OpBuilder b(module.getContext());
+  Location loc = module.getLoc();
+  StepKernelArgs args =
+      createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
+  KernelBuilder kb(b, loc);
 
   int64_t next = 0;
   Value x = emitStepOperand(b, loc, args, next++);
@@ -109,74 +198,12 @@ buildRmsNormKernel(ModuleOp module, const RmsNormKernelSpec &spec,
   Value y = emitStepOperand(b, loc, args, next++);
   const int64_t rowBytes = 4 * spec.d;
 
-  auto rows = scf::ForOp::create(b, loc, args.begin, args.end, kb.index(1));
-  b.setInsertionPointToStart(rows.getBody());
-  Value rowOffset =
-      arith::MulIOp::create(b, loc, rows.getInductionVar(), kb.index(rowBytes));
-  Value xRow = emitByteOffset(b, loc, x, rowOffset);
-  Value yRow = emitByteOffset(b, loc, y, rowOffset);
-
-  // The sum of squares, 16 lanes of fp64.
-  Value zeros = arith::ConstantOp::create(
-      b, loc, doubles, DenseElementsAttr::get(doubles, b.getF64FloatAttr(0)));
-  auto sumLoop = scf::ForOp::create(b, loc, kb.index(0), kb.index(rowBytes),
-                                    kb.index(4 * kLanes), ValueRange{zeros});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(sumLoop.getBody());
-    Value v = kb.load(floats, xRow, sumLoop.getInductionVar(), 4);
-    Value square = arith::MulFOp::create(b, loc, v, v);
-    Value wide;
-    if (spec.bf16Compute)
-      wide = arith::ExtFOp::create(b, loc, doubles,
-                                   emitRoundToBf16(b, loc, square));
-    else
-      wide = arith::MulFOp::create(b, loc,
-                                   arith::ExtFOp::create(b, loc, doubles, v),
-                                   arith::ExtFOp::create(b, loc, doubles, v));
-    scf::YieldOp::create(b, loc,
-                         ValueRange{arith::AddFOp::create(
-                             b, loc, sumLoop.getRegionIterArg(0), wide)});
-  }
-  Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                          sumLoop.getResult(0));
-
-  // mean, var and the inverse root, each rounded where the reference is.
-  Value mean = arith::TruncFOp::create(
-      b, loc, f32,
-      arith::DivFOp::create(b, loc, sum,
-                            f64Const(static_cast<double>(spec.d))));
-  if (spec.bf16Compute)
-    mean = roundBf16(mean);
-  Value var = arith::AddFOp::create(b, loc, mean, f32Const(spec.eps));
-  if (spec.bf16Compute)
-    var = roundBf16(var);
-  Value r = arith::TruncFOp::create(
-      b, loc, f32,
-      arith::DivFOp::create(
-          b, loc, f64Const(1.0),
-          LLVM::SqrtOp::create(b, loc,
-                               arith::ExtFOp::create(b, loc, f64, var))));
-  if (spec.bf16Compute)
-    r = roundBf16(r);
-  Value rSplat = vector::BroadcastOp::create(b, loc, floats, r);
-
-  // y = bf16(w · (x · r)), or bf16(x · r).
-  auto scaleLoop = scf::ForOp::create(b, loc, kb.index(0), kb.index(rowBytes),
-                                      kb.index(4 * kLanes));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(scaleLoop.getBody());
-    Value offset = scaleLoop.getInductionVar();
-    Value v =
-        arith::MulFOp::create(b, loc, kb.load(floats, xRow, offset, 4), rSplat);
-    if (weight)
-      v = arith::MulFOp::create(b, loc, kb.load(floats, weight, offset, 4), v);
-    LLVM::StoreOp::create(b, loc, emitRoundToBf16(b, loc, v),
-                          emitByteOffset(b, loc, yRow, offset),
-                          /*alignment=*/4);
-  }
-  b.setInsertionPointAfter(rows);
+  kb.forEach(args.begin, args.end, 1, [&](Value row) {
+    Value rowOffset = arith::MulIOp::create(b, loc, row, kb.index(rowBytes));
+    emitRmsNormRow(b, loc, emitByteOffset(b, loc, x, rowOffset), weight,
+                   emitByteOffset(b, loc, y, rowOffset), spec.d, spec.eps,
+                   spec.bf16Compute, SquareSumOrder::Lanes);
+  });
   func::ReturnOp::create(b, loc);
   return args.fn;
 }

@@ -24,9 +24,14 @@
 // ulp (2^-24 at most, |c|, |s| <= 1); RopeKernelTest derives what that does
 // to the outputs.
 //
+// The factors and the rotation are emitRopeFactors and emitRopeRotation
+// (RowArithmetic.h), which the compressor's kernel reuses for its entries.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kf/Codegen/RopeKernel.h"
+
+#include "RowArithmetic.h"
 
 #include "kf/Codegen/Emitters.h"
 #include "kf/Codegen/StepKernel.h"
@@ -58,7 +63,7 @@ constexpr int64_t kAngles = kLanes / 2; ///< pairs per row vector
 /// A hash of the frequencies' bits, little-endian whatever the host:
 /// llvm::hash_combine_range's seed may differ between processes, and the
 /// kernel's name must not.
-uint64_t hashFrequencies(const std::vector<float> &frequencies) {
+uint64_t hashFrequencies(ArrayRef<float> frequencies) {
   SmallVector<uint8_t> bytes;
   for (float f : frequencies)
     for (int shift = 0; shift < 32; shift += 8)
@@ -67,17 +72,17 @@ uint64_t hashFrequencies(const std::vector<float> &frequencies) {
   return llvm::xxh3_64bits(bytes);
 }
 
-std::string frequencyHash(const RopeKernelSpec &spec) {
+} // namespace
+
+std::string getRopeFrequencyHash(ArrayRef<float> frequencies) {
   return llvm::formatv("{0}", llvm::format_hex_no_prefix(
-                                  hashFrequencies(spec.frequencies), 16))
+                                  hashFrequencies(frequencies), 16))
       .str();
 }
 
-} // namespace
-
 std::string RopeKernelSpec::getSymbolName() const {
   return llvm::formatv("kf_rope_d{0}_r{1}_h{2}_f{3}{4}", d, ropeDim,
-                       rowsPerToken, frequencyHash(*this),
+                       rowsPerToken, getRopeFrequencyHash(frequencies),
                        inverse ? "_inv" : "")
       .str();
 }
@@ -116,6 +121,91 @@ llvm::Error verifyRopeKernel(const RopeKernelSpec &spec) {
   return llvm::Error::success();
 }
 
+std::string declareRopeFrequencyTable(OpBuilder &b, Location loc,
+                                      ModuleOp module,
+                                      ArrayRef<float> frequencies) {
+  // The frequencies as i64 entries, two floats each, the first in the low
+  // half: the table's bytes are the floats in order on the little-endian
+  // targets (x86-64, AArch64). One table per frequencies, shared by the
+  // kernels of every row shape; declared once a kernel's creation has
+  // loaded the LLVM dialect.
+  SmallVector<uint64_t> entries;
+  for (size_t i = 0; i < frequencies.size(); i += 2)
+    entries.push_back(
+        static_cast<uint64_t>(llvm::bit_cast<uint32_t>(frequencies[i])) |
+        static_cast<uint64_t>(llvm::bit_cast<uint32_t>(frequencies[i + 1]))
+            << 32);
+  std::string table =
+      llvm::formatv("kf_rope_freqs_r{0}_f{1}", 2 * frequencies.size(),
+                    getRopeFrequencyHash(frequencies))
+          .str();
+  declareConstantTable(b, loc, module, table, entries);
+  return table;
+}
+
+RopeFactors emitRopeFactorBuffers(OpBuilder &b, Location loc, int64_t ropeDim) {
+  KernelBuilder kb(b, loc);
+  Value cosines = LLVM::AllocaOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), b.getF32Type(),
+      kb.index(2 * ropeDim), /*alignment=*/64);
+  return {cosines, emitByteOffset(b, loc, cosines, 4 * ropeDim)};
+}
+
+void emitRopeFactors(OpBuilder &b, Location loc, Value frequencies,
+                     Value position, int64_t ropeDim, bool inverse,
+                     const RopeFactors &factors) {
+  KernelBuilder kb(b, loc);
+  Type f32 = b.getF32Type();
+  auto angleFloats = VectorType::get({kAngles}, f32);
+  auto angleDoubles = VectorType::get({kAngles}, b.getF64Type());
+  // Value 2i of a row takes c_i and -s_i, value 2i + 1 takes c_i and s_i.
+  SmallVector<int64_t, kLanes> duplicate, interleave;
+  for (int64_t i = 0; i < kLanes; ++i) {
+    duplicate.push_back(i / 2);
+    interleave.push_back(i / 2 + (i % 2) * kAngles);
+  }
+  Value p = vector::BroadcastOp::create(
+      b, loc, angleFloats, arith::SIToFPOp::create(b, loc, f32, position));
+  kb.forEach(kb.index(0), kb.index(ropeDim / 2), kAngles, [&](Value pair) {
+    Value angle = arith::MulFOp::create(
+        b, loc, p,
+        kb.load(angleFloats, frequencies,
+                arith::MulIOp::create(b, loc, pair, kb.index(4)), 4));
+    auto [sinX, cosX] =
+        emitSinCos(b, loc, arith::ExtFOp::create(b, loc, angleDoubles, angle));
+    Value c = arith::TruncFOp::create(b, loc, angleFloats, cosX);
+    Value s = arith::TruncFOp::create(b, loc, angleFloats, sinX);
+    if (inverse)
+      s = arith::NegFOp::create(b, loc, s);
+    Value minusS = arith::NegFOp::create(b, loc, s);
+    Value offset = arith::MulIOp::create(b, loc, pair, kb.index(8));
+    kb.store(vector::ShuffleOp::create(b, loc, c, c, duplicate),
+             factors.cosines, offset, 4);
+    kb.store(vector::ShuffleOp::create(b, loc, minusS, s, interleave),
+             factors.sines, offset, 4);
+  });
+}
+
+void emitRopeRotation(OpBuilder &b, Location loc, Value x, Value y,
+                      int64_t ropeDim, const RopeFactors &factors) {
+  KernelBuilder kb(b, loc);
+  auto floats = VectorType::get({kLanes}, b.getF32Type());
+  SmallVector<int64_t, kLanes> swap;
+  for (int64_t i = 0; i < kLanes; ++i)
+    swap.push_back(i ^ 1);
+  kb.forEach(kb.index(0), kb.index(4 * ropeDim), 4 * kLanes, [&](Value offset) {
+    Value v = kb.load(floats, x, offset, 4);
+    Value swapped = vector::ShuffleOp::create(b, loc, v, v, swap);
+    Value rotated = arith::AddFOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, v,
+                              kb.load(floats, factors.cosines, offset, 4)),
+        arith::MulFOp::create(b, loc, swapped,
+                              kb.load(floats, factors.sines, offset, 4)));
+    kb.store(emitRoundToBf16(b, loc, rotated), y, offset, 4);
+  });
+}
+
 llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
                                              const RopeKernelSpec &spec,
                                              const target::TargetInfo &target) {
@@ -126,27 +216,11 @@ llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
   StepKernelArgs args =
       createStepKernelFunction(b, loc, module, spec.getSymbolName(), target);
   KernelBuilder kb(b, loc);
-  // The frequencies as i64 entries, two floats each, the first in the low
-  // half: the table's bytes are the floats in order on the little-endian
-  // targets (x86-64, AArch64). One table per frequencies, shared by the
-  // kernels of every row shape; declared once the kernel's creation has
-  // loaded the LLVM dialect.
-  SmallVector<uint64_t> entries;
-  for (size_t i = 0; i < spec.frequencies.size(); i += 2)
-    entries.push_back(
-        static_cast<uint64_t>(llvm::bit_cast<uint32_t>(spec.frequencies[i])) |
-        static_cast<uint64_t>(llvm::bit_cast<uint32_t>(spec.frequencies[i + 1]))
-            << 32);
-  const std::string table = llvm::formatv("kf_rope_freqs_r{0}_f{1}",
-                                          spec.ropeDim, frequencyHash(spec))
-                                .str();
-  declareConstantTable(b, loc, module, table, entries);
+  const std::string table =
+      declareRopeFrequencyTable(b, loc, module, spec.frequencies);
 
-  Type f32 = b.getF32Type(), i64 = b.getI64Type();
-  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
-  auto floats = VectorType::get({kLanes}, f32);
-  auto angleFloats = VectorType::get({kAngles}, f32);
-  auto angleDoubles = VectorType::get({kAngles}, b.getF64Type());
+  Type i64 = b.getI64Type();
+  auto floats = VectorType::get({kLanes}, b.getF32Type());
   auto times = [&](Value v, int64_t factor) -> Value {
     return arith::MulIOp::create(b, loc, v, kb.index(factor));
   };
@@ -155,25 +229,13 @@ llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
   Value positions = emitStepOperand(b, loc, args, 1);
   Value y = emitStepOperand(b, loc, args, 2);
   Value frequencies = emitConstantTableAddress(b, loc, table);
-  // A token's factors, c then ±s for each value of the rope part, at the
-  // entry so that LLVM allocates them once.
-  Value cosines =
-      LLVM::AllocaOp::create(b, loc, ptr, f32, kb.index(2 * spec.ropeDim),
-                             /*alignment=*/64);
-  Value sines = emitByteOffset(b, loc, cosines, 4 * spec.ropeDim);
+  // A token's factors, at the entry so that LLVM allocates them once.
+  const RopeFactors factors = emitRopeFactorBuffers(b, loc, spec.ropeDim);
   const int64_t h = spec.rowsPerToken;
   const int64_t rowBytes = 4 * spec.d;
   const int64_t keptBytes = 4 * (spec.d - spec.ropeDim);
-  const int64_t ropeBytes = 4 * spec.ropeDim;
   // The copy of the values that do not rotate is a no-op in place.
   Value copies = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, x, y);
-  // Value 2i of a row takes c_i and -s_i, value 2i + 1 takes c_i and s_i.
-  SmallVector<int64_t, kLanes> duplicate, interleave, swap;
-  for (int64_t i = 0; i < kLanes; ++i) {
-    duplicate.push_back(i / 2);
-    interleave.push_back(i / 2 + (i % 2) * kAngles);
-    swap.push_back(i ^ 1);
-  }
 
   // The tokens of items [begin, end).
   Value firstToken = arith::DivSIOp::create(b, loc, args.begin, kb.index(h));
@@ -184,24 +246,8 @@ llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
     Value position = LLVM::LoadOp::create(
         b, loc, i64, emitByteOffset(b, loc, positions, times(token, 8)),
         /*alignment=*/8);
-    Value p = vector::BroadcastOp::create(
-        b, loc, angleFloats, arith::SIToFPOp::create(b, loc, f32, position));
-    kb.forEach(
-        kb.index(0), kb.index(spec.ropeDim / 2), kAngles, [&](Value pair) {
-          Value angle = arith::MulFOp::create(
-              b, loc, p, kb.load(angleFloats, frequencies, times(pair, 4), 4));
-          auto [sinX, cosX] = emitSinCos(
-              b, loc, arith::ExtFOp::create(b, loc, angleDoubles, angle));
-          Value c = arith::TruncFOp::create(b, loc, angleFloats, cosX);
-          Value s = arith::TruncFOp::create(b, loc, angleFloats, sinX);
-          if (spec.inverse)
-            s = arith::NegFOp::create(b, loc, s);
-          Value minusS = arith::NegFOp::create(b, loc, s);
-          kb.store(vector::ShuffleOp::create(b, loc, c, c, duplicate), cosines,
-                   times(pair, 8), 4);
-          kb.store(vector::ShuffleOp::create(b, loc, minusS, s, interleave),
-                   sines, times(pair, 8), 4);
-        });
+    emitRopeFactors(b, loc, frequencies, position, spec.ropeDim, spec.inverse,
+                    factors);
 
     Value tokenRow = times(token, h);
     Value rowBegin = arith::MaxSIOp::create(b, loc, args.begin, tokenRow);
@@ -220,20 +266,9 @@ llvm::Expected<func::FuncOp> buildRopeKernel(ModuleOp module,
               kb.store(kb.load(floats, xRow, offset, 4), yRow, offset, 4);
             });
       }
-      Value xRope = emitByteOffset(b, loc, xRow, keptBytes);
-      Value yRope = emitByteOffset(b, loc, yRow, keptBytes);
-      kb.forEach(
-          kb.index(0), kb.index(ropeBytes), 4 * kLanes, [&](Value offset) {
-            Value v = kb.load(floats, xRope, offset, 4);
-            Value swapped = vector::ShuffleOp::create(b, loc, v, v, swap);
-            Value rotated = arith::AddFOp::create(
-                b, loc,
-                arith::MulFOp::create(b, loc, v,
-                                      kb.load(floats, cosines, offset, 4)),
-                arith::MulFOp::create(b, loc, swapped,
-                                      kb.load(floats, sines, offset, 4)));
-            kb.store(emitRoundToBf16(b, loc, rotated), yRope, offset, 4);
-          });
+      emitRopeRotation(b, loc, emitByteOffset(b, loc, xRow, keptBytes),
+                       emitByteOffset(b, loc, yRow, keptBytes), spec.ropeDim,
+                       factors);
     });
   });
   func::ReturnOp::create(b, loc);
