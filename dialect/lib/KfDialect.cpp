@@ -55,6 +55,15 @@ LogicalResult KfDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (attr.getName() == kMaxContextAttrName) {
+    auto context = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !context || !context.getType().isInteger(64) ||
+        context.getInt() < 1)
+      return op->emitError()
+             << "'" << kMaxContextAttrName
+             << "' must be a positive i64 on a module, got " << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown kf attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -230,8 +230,10 @@ LogicalResult StepOp::verify() {
   if (items < 1)
     return emitOpError() << "must have at least one item per row, got "
                          << items;
-  if (getResults().empty())
-    return emitOpError() << "must have a result";
+  if (getResults().empty() && !llvm::any_of(getInputs(), [](Value v) {
+        return isa<WindowCacheType, CompressedCacheType>(v.getType());
+      }))
+    return emitOpError() << "must have a result or a cache";
   llvm::SmallDenseSet<int64_t> whole;
   for (int64_t i : getWhole()) {
     if (i < 0 || i >= static_cast<int64_t>(getInputs().size()))
@@ -287,6 +289,16 @@ LogicalResult StepOp::verify() {
     if (failed(check("result", i, result.getType(), /*perItem=*/true)))
       return failure();
   return success();
+}
+
+void StepOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  for (OpOperand &input : getInputsMutable())
+    if (isa<WindowCacheType, CompressedCacheType>(input.get().getType())) {
+      effects.emplace_back(MemoryEffects::Read::get(), &input);
+      effects.emplace_back(MemoryEffects::Write::get(), &input);
+    }
 }
 
 LogicalResult StepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

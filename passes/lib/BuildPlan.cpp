@@ -23,6 +23,7 @@
 
 #include "KernelDecisions.h"
 
+#include "kf/Codegen/CompressKernel.h"
 #include "kf/Codegen/MatmulSteps.h"
 #include "kf/runtime/packing.h"
 
@@ -87,8 +88,32 @@ struct Place {
   int64_t rowBytes = 0;
   int64_t column = 0;
   int64_t width = 0;
+  // In the state: the bytes, which do not grow with the rows.
+  int64_t stateBytes = 0;
 
   bool isWholeRows() const { return column == 0 && width == rowBytes; }
+};
+
+/// A cache's bytes in the model's state.
+struct CacheSlot {
+  std::string name;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+/// The model's state: its caches, in declaration order, and the longest
+/// sequence they hold. Every plan of the module lays it out alike.
+struct StateLayout {
+  std::vector<CacheSlot> caches;
+  int64_t bytes = 0;
+  int64_t maxContext = 0;
+
+  const CacheSlot *lookup(StringRef name) const {
+    for (const CacheSlot &c : caches)
+      if (c.name == name)
+        return &c;
+    return nullptr;
+  }
 };
 
 /// How one step touches a byte range, for the barriers: the range at the
@@ -173,8 +198,9 @@ std::string getStepName(Operation *op, SymbolRefAttr callee) {
 class PlanBuilder {
 public:
   PlanBuilder(func::FuncOp fn, ModuleOp kernels, int64_t maxRows,
-              const ::kf::target::TargetInfo &target)
-      : fn(fn), kernels(kernels), maxRows(maxRows), target(target) {}
+              const ::kf::target::TargetInfo &target, const StateLayout &state)
+      : fn(fn), kernels(kernels), maxRows(maxRows), target(target),
+        state(state) {}
 
   /// Builds the plan before `fn` (which the caller erases); failure after
   /// reporting the first op that cannot be planned.
@@ -213,6 +239,9 @@ private:
       if (failed(check(arg)))
         return failure();
     WalkResult walk = fn.walk([&](Operation *op) {
+      // A cache's rows are state, not token rows.
+      if (isa<CacheReadOp>(op))
+        return WalkResult::advance();
       for (Value v : op->getResults())
         if (failed(check(v)))
           return WalkResult::interrupt();
@@ -379,6 +408,19 @@ private:
     return place;
   }
 
+  /// The state bytes of cache `v` (a kf.get_cache result) from `offset` on.
+  FailureOr<Place> placeCache(Operation *op, Value v, int64_t offset,
+                              int64_t bytes) {
+    auto get = v.getDefiningOp<GetCacheOp>();
+    const CacheSlot *slot = get ? state.lookup(get.getName()) : nullptr;
+    if (!slot)
+      return op->emitOpError()
+             << "kf-build-plan: its cache is not a kf.get_cache of the "
+                "module's caches";
+    Place place{OperandKind::state, 0, slot->offset + offset, 0, 0, 0, bytes};
+    return place;
+  }
+
   Attribute operand(const Place &place, int64_t fixed, int64_t perRow) {
     return kf_plan::OperandAttr::get(fn.getContext(), place.kind, place.index,
                                      place.offset, fixed, perRow);
@@ -388,6 +430,14 @@ private:
   /// `itemsPerRow` > 0, with `group`) or in full.
   void addTensor(StepEntry &step, const Place &place, bool write,
                  int64_t itemsFixed, int64_t itemsPerRow, int64_t group) {
+    if (place.kind == OperandKind::state) {
+      // Any thread may touch any byte of it.
+      step.operands.push_back(operand(place, place.stateBytes, 0));
+      pending.push_back({place.kind, 0, place.offset,
+                         place.offset + place.stateBytes, place.stateBytes, 0,
+                         place.stateBytes, write, std::nullopt});
+      return;
+    }
     step.operands.push_back(operand(place, 0, place.rowBytes));
     Access access{place.kind,     place.index,
                   place.offset,   place.offset + place.rowBytes * rows,
@@ -502,8 +552,19 @@ private:
             })
         .Case([&](tensor::ExtractSliceOp slice) { return planSlice(slice); })
         .Case([&](tensor::ConcatOp concat) { return planConcat(concat); })
-        .Case<arith::ConstantIndexOp, tensor::DimOp>(
+        .Case<arith::ConstantIndexOp, tensor::DimOp, GetCacheOp>(
             [&](Operation *) { return success(); })
+        .Case([&](CacheReadOp read) -> LogicalResult {
+          // A view of the state: a ring's rows, a compressor's entries
+          // (the first bytes of its cache).
+          auto type = cast<RankedTensorType>(read.getType());
+          FailureOr<Place> place =
+              placeCache(read, read.getCache(), 0, type.getNumElements() * 4);
+          if (failed(place))
+            return failure();
+          places[read.getResult()] = *place;
+          return success();
+        })
         .Case([&](StepOp step) { return planStep(step); })
         .Case([&](QuantizeActivationsOp quantize) {
           return planQuantize(quantize);
@@ -602,6 +663,18 @@ private:
       if (isa<QWeightType>(input.getType())) {
         if (failed(addWeight(step, op, input, std::nullopt, 0)))
           return failure();
+        continue;
+      }
+      if (isa<WindowCacheType, CompressedCacheType>(input.getType())) {
+        // Read and written in place, whole.
+        const CacheSlot *slot = nullptr;
+        if (auto get = input.getDefiningOp<GetCacheOp>())
+          slot = state.lookup(get.getName());
+        FailureOr<Place> place =
+            placeCache(op, input, 0, slot ? slot->bytes : 0);
+        if (failed(place))
+          return failure();
+        addTensor(step, *place, /*write=*/true, 0, 0, 1);
         continue;
       }
       FailureOr<Place> place = wholeRowsOf(op, input);
@@ -724,8 +797,9 @@ private:
   kf_plan::PlanOp emit() {
     OpBuilder b(fn);
     MLIRContext *context = fn.getContext();
-    auto plan = kf_plan::PlanOp::create(b, fn.getLoc(), fn.getSymNameAttr(),
-                                        rows, arena.size());
+    auto plan = kf_plan::PlanOp::create(
+        b, fn.getLoc(), fn.getSymName(), rows, arena.size(), state.bytes,
+        state.caches.empty() ? 0 : state.maxContext);
     Block *body = b.createBlock(&plan.getBody());
     b.setInsertionPointToStart(body);
     Location loc = fn.getLoc();
@@ -736,6 +810,8 @@ private:
       kf_plan::WeightOp::create(
           b, loc, b.getStringAttr(w.name), TypeAttr::get(w.type),
           w.layout ? b.getStringAttr(*w.layout) : StringAttr());
+    for (const CacheSlot &c : state.caches)
+      kf_plan::CacheOp::create(b, loc, c.name, c.offset, c.bytes);
     for (const StepEntry &s : steps) {
       if (s.experts) {
         const ::kf::ExpertShape &e = *s.experts;
@@ -770,6 +846,7 @@ private:
   ModuleOp kernels;
   int64_t maxRows;
   const ::kf::target::TargetInfo &target;
+  const StateLayout &state;
   int64_t rows = 0;
 
   std::vector<Buffer> buffers;
@@ -785,6 +862,37 @@ private:
   SmallVector<Access> pending, sinceBarrier;
 };
 
+/// The model's state: its caches one after the other, 64-byte aligned, in
+/// declaration order: a window ring as its rows, a compressor as its
+/// entries for the module's longest sequence and its running state
+/// (docs/engine.md, "State").
+FailureOr<StateLayout> layOutState(ModuleOp module) {
+  StateLayout layout;
+  auto bound =
+      module->getAttrOfType<IntegerAttr>(KfDialect::kMaxContextAttrName);
+  for (CacheOp cache : module.getOps<CacheOp>()) {
+    if (!bound)
+      return cache.emitOpError() << "kf-build-plan: the module's caches are "
+                                    "not bounded; run --kf-bound-context first";
+    layout.maxContext = bound.getInt();
+    int64_t bytes = 0;
+    if (auto ring = dyn_cast<WindowCacheType>(cache.getType())) {
+      bytes = 4 * ring.getRows() * ring.getDim();
+    } else {
+      auto compressed = cast<CompressedCacheType>(cache.getType());
+      bytes = ::kf::codegen::CompressedCacheLayout{compressed.getRatio(),
+                                                   compressed.getDim(),
+                                                   compressed.getOverlap(),
+                                                   layout.maxContext /
+                                                       compressed.getRatio()}
+                  .getBytes();
+    }
+    layout.caches.push_back({cache.getSymName().str(), layout.bytes, bytes});
+    layout.bytes = alignUp(layout.bytes + bytes);
+  }
+  return layout;
+}
+
 struct BuildPlanPass : impl::KfBuildPlanBase<BuildPlanPass> {
   using Base::Base;
 
@@ -795,16 +903,20 @@ struct BuildPlanPass : impl::KfBuildPlanBase<BuildPlanPass> {
       return signalPassFailure();
     ::kf::target::TargetInfo target = targetAttr.getTargetInfo();
     ModuleOp kernels = module.lookupSymbol<ModuleOp>("kernels");
+    FailureOr<StateLayout> state = layOutState(module);
+    if (failed(state))
+      return signalPassFailure();
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
     for (func::FuncOp fn : functions) {
       if (fn.isExternal())
         continue;
+      // A function of no kernel call (or of ops no kernel computes, which
+      // the plan names below) calls into an empty kernels module.
       if (!kernels) {
-        fn.emitOpError() << "kf-build-plan: the module has no kernels "
-                            "module; lower its ops to kernels first";
-        return signalPassFailure();
+        OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+        kernels = ModuleOp::create(b, module.getLoc(), "kernels");
       }
-      PlanBuilder builder(fn, kernels, maxRows, target);
+      PlanBuilder builder(fn, kernels, maxRows, target, *state);
       if (failed(builder.build()))
         return signalPassFailure();
       fn.erase();

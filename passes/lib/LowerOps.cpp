@@ -21,17 +21,22 @@
 #include "QuantKernels.h"
 
 #include "kf/Codegen/ArgmaxKernel.h"
+#include "kf/Codegen/AttentionIndexKernels.h"
+#include "kf/Codegen/CacheKernels.h"
+#include "kf/Codegen/CompressKernel.h"
 #include "kf/Codegen/EmbedKernel.h"
 #include "kf/Codegen/HadamardKernel.h"
 #include "kf/Codegen/HcExpandKernel.h"
 #include "kf/Codegen/HcHeadKernel.h"
 #include "kf/Codegen/HcPostKernel.h"
 #include "kf/Codegen/HcPreKernel.h"
+#include "kf/Codegen/IndexerScoresKernel.h"
 #include "kf/Codegen/MoeCombineKernel.h"
 #include "kf/Codegen/MoeGateKernel.h"
 #include "kf/Codegen/QuantSimKernel.h"
 #include "kf/Codegen/RmsNormKernel.h"
 #include "kf/Codegen/RopeKernel.h"
+#include "kf/Codegen/SparseAttentionKernel.h"
 #include "kf/Codegen/SwigluKernel.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -65,6 +70,9 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
       return signalPassFailure();
     ::kf::target::TargetInfo target = targetAttr.getTargetInfo();
     KernelModule kernels(module, target, "kf-lower-ops");
+    if (failed(lowerCacheOps(module, kernels)) ||
+        failed(lowerIndexOps(module, kernels)))
+      return signalPassFailure();
 
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
@@ -125,6 +133,258 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
         itemsPerRow.value_or(innerRowsPerRow(type)), whole);
     op->replaceAllUsesWith(step.getResults());
     op->erase();
+  }
+
+  /// The cache ops: a reset costs nothing (every cache is addressed by
+  /// position, and nothing reads what the sequence has not written); an
+  /// append writes its rows into the ring; a compressor's entries kernel
+  /// builds the entries its tokens complete and its state kernel then keeps
+  /// their projections (docs/engine.md, "State").
+  LogicalResult lowerCacheOps(ModuleOp module, KernelModule &kernels) {
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<CacheResetOp, CacheAppendOp, CompressOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (isa<CacheResetOp>(op)) {
+        op->erase();
+        continue;
+      }
+      OpBuilder b(op);
+      if (auto append = dyn_cast<CacheAppendOp>(op)) {
+        WindowCacheType ring = append.getCache().getType();
+        std::optional<::kf::Format> element = getElement(op, ring.getElement());
+        if (!element)
+          return failure();
+        codegen::CacheAppendKernelSpec spec{ring.getRows(), ring.getDim(),
+                                            *element};
+        SymbolRefAttr callee =
+            kernels.getOrBuild(op, spec, codegen::buildCacheAppendKernel);
+        if (!callee)
+          return failure();
+        // Item t reads its row and position.
+        StepOp::create(b, op->getLoc(), TypeRange{}, callee,
+                       ValueRange{append.getRows(), append.getPositions(),
+                                  append.getCache()},
+                       1, ArrayRef<int64_t>{});
+        op->erase();
+        continue;
+      }
+      auto compress = cast<CompressOp>(op);
+      CompressedCacheType cache = compress.getCache().getType();
+      auto bound =
+          module->getAttrOfType<IntegerAttr>(KfDialect::kMaxContextAttrName);
+      if (!bound)
+        return op->emitOpError()
+               << "kf-lower-ops: the module's caches are not bounded; run "
+                  "--kf-bound-context first";
+      std::optional<::kf::Format> element = getElement(op, cache.getElement());
+      if (!element)
+        return failure();
+      if (compress.getApe().getType().getFormat() != Format::F32)
+        return op->emitOpError()
+               << "kf-lower-ops: the compressor kernel reads an f32 ape, got "
+               << compress.getApe().getType();
+      FailureOr<SmallVector<float>> frequencies =
+          compress.getRope().getFrequencies();
+      if (failed(frequencies))
+        return op->emitOpError() << "kf-lower-ops: the YaRN ramp of the "
+                                    "rope is empty, so it has no frequencies";
+      const int64_t capacity = bound.getInt() / cache.getRatio();
+      codegen::CompressEntriesKernelSpec entries;
+      entries.ratio = cache.getRatio();
+      entries.overlap = cache.getOverlap();
+      entries.dim = cache.getDim();
+      entries.ropeDim = compress.getRope().getDim();
+      entries.frequencies.assign(frequencies->begin(), frequencies->end());
+      entries.eps = compress.getEps().convertToFloat();
+      switch (compress.getPost()) {
+      case EntryPost::none:
+        entries.post = codegen::EntryPost::None;
+        break;
+      case EntryPost::fp8:
+        entries.post = codegen::EntryPost::Fp8;
+        break;
+      case EntryPost::hadamard_fp4:
+        entries.post = codegen::EntryPost::HadamardFp4;
+        break;
+      }
+      entries.element = *element;
+      entries.capacity = capacity;
+      codegen::CompressStateKernelSpec state{cache.getRatio(),
+                                             cache.getOverlap(),
+                                             cache.getStateWidth(), capacity};
+      SymbolRefAttr entriesKernel =
+          kernels.getOrBuild(op, entries, codegen::buildCompressEntriesKernel);
+      SymbolRefAttr stateKernel =
+          kernels.getOrBuild(op, state, codegen::buildCompressStateKernel);
+      if (!entriesKernel || !stateKernel)
+        return failure();
+      // An entry pools the projections of its block's tokens, whichever
+      // item computed them: the projections and positions are read whole.
+      static constexpr int64_t kEntriesWhole[] = {0, 1, 2};
+      StepOp::create(b, op->getLoc(), TypeRange{}, entriesKernel,
+                     ValueRange{compress.getValues(), compress.getGates(),
+                                compress.getPositions(), compress.getApe(),
+                                compress.getNorm(), compress.getCache()},
+                     1, kEntriesWhole);
+      // Item t keeps its own projections; positions[0] places them.
+      static constexpr int64_t kStateWhole[] = {2};
+      StepOp::create(b, op->getLoc(), TypeRange{}, stateKernel,
+                     ValueRange{compress.getValues(), compress.getGates(),
+                                compress.getPositions(), compress.getCache()},
+                     1, kStateWhole);
+      op->erase();
+    }
+    return success();
+  }
+
+  /// The attention's index ops, one token per item but the indexer's
+  /// scores, a block of entries per item. Their compressed entries are
+  /// bounded (--kf-bound-context): E static.
+  LogicalResult lowerIndexOps(ModuleOp module, KernelModule &kernels) {
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<WindowIndicesOp, VisibleEntriesOp, IndexerScoresOp, IndexerTopKOp,
+              SparseAttentionOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      auto step = [&](SymbolRefAttr callee, ValueRange inputs,
+                      int64_t itemsPerRow, ArrayRef<int64_t> whole) {
+        auto created = StepOp::create(b, op->getLoc(), op->getResultTypes(),
+                                      callee, inputs, itemsPerRow, whole);
+        op->replaceAllUsesWith(created.getResults());
+        op->erase();
+      };
+      auto entriesOf = [&](Value v, int64_t d) -> int64_t {
+        return cast<RankedTensorType>(v.getType()).getDimSize(d);
+      };
+      if (auto window = dyn_cast<WindowIndicesOp>(op)) {
+        codegen::WindowIndicesKernelSpec spec{
+            static_cast<int64_t>(window.getWindow()), window.getRing()};
+        SymbolRefAttr callee =
+            kernels.getOrBuild(op, spec, codegen::buildWindowIndicesKernel);
+        if (!callee)
+          return failure();
+        // Without a ring, a token's rows count from the call's first
+        // position.
+        static constexpr int64_t kWhole[] = {0};
+        step(callee, window->getOperands(), 1, kWhole);
+        continue;
+      }
+      if (auto visible = dyn_cast<VisibleEntriesOp>(op)) {
+        int64_t entries = entriesOf(visible.getEntries(), 0);
+        if (ShapedType::isDynamic(entries))
+          return unbounded(op);
+        codegen::VisibleEntriesKernelSpec spec{
+            entries, static_cast<int64_t>(visible.getRatio())};
+        SymbolRefAttr callee =
+            kernels.getOrBuild(op, spec, codegen::buildVisibleEntriesKernel);
+        if (!callee)
+          return failure();
+        static constexpr int64_t kWhole[] = {0, 1};
+        step(callee, visible->getOperands(), 1, kWhole);
+        continue;
+      }
+      if (auto topk = dyn_cast<IndexerTopKOp>(op)) {
+        int64_t entries = entriesOf(topk.getScores(), 1);
+        if (ShapedType::isDynamic(entries))
+          return unbounded(op);
+        codegen::IndexerTopKKernelSpec spec{
+            entries, static_cast<int64_t>(topk.getK()),
+            static_cast<int64_t>(topk.getRatio())};
+        SymbolRefAttr callee =
+            kernels.getOrBuild(op, spec, codegen::buildIndexerTopKKernel);
+        if (!callee)
+          return failure();
+        static constexpr int64_t kWhole[] = {1};
+        step(callee, topk->getOperands(), 1, kWhole);
+        continue;
+      }
+      if (auto attention = dyn_cast<SparseAttentionOp>(op)) {
+        auto query = cast<RankedTensorType>(attention.getQuery().getType());
+        codegen::SparseAttentionKernelSpec spec;
+        spec.heads = query.getDimSize(1);
+        spec.dim = query.getDimSize(2);
+        spec.windowWidth = entriesOf(attention.getWindowIndices(), 1);
+        spec.entryWidth = attention.getEntryIndices()
+                              ? entriesOf(attention.getEntryIndices(), 1)
+                              : 0;
+        if (ShapedType::isDynamic(spec.entryWidth))
+          return unbounded(op);
+        spec.scale = attention.getScale().convertToFloat();
+        spec.headsPerItem =
+            codegen::SparseAttentionKernelSpec::defaultHeadsPerItem(spec.heads);
+        SymbolRefAttr callee =
+            kernels.getOrBuild(op, spec, codegen::buildSparseAttentionKernel);
+        if (!callee)
+          return failure();
+        // An item is a group of a token's heads: every bank row and index
+        // of the token may be read by each of its groups.
+        static constexpr int64_t kWindowWhole[] = {1, 2};
+        static constexpr int64_t kEntriesWhole[] = {1, 2, 3, 4};
+        step(callee, attention->getOperands(), spec.getItemsPerToken(),
+             attention.getEntries() ? ArrayRef<int64_t>(kEntriesWhole)
+                                    : ArrayRef<int64_t>(kWindowWhole));
+        continue;
+      }
+      auto scores = cast<IndexerScoresOp>(op);
+      // Only the entries a token sees are scored (the others are -inf):
+      // their count comes from the top-k that reads the scores.
+      IndexerTopKOp topk;
+      if (scores->hasOneUse())
+        topk = dyn_cast<IndexerTopKOp>(*scores->getUsers().begin());
+      if (!topk)
+        return op->emitOpError() << "kf-lower-ops: the scores' kernel needs "
+                                    "the positions and ratio of the "
+                                    "kf.indexer_topk that alone reads them";
+      auto query = cast<RankedTensorType>(scores.getQuery().getType());
+      codegen::IndexerScoresKernelSpec spec;
+      spec.heads = query.getDimSize(1);
+      spec.dim = query.getDimSize(2);
+      spec.entries = entriesOf(scores.getKeys(), 0);
+      if (ShapedType::isDynamic(spec.entries))
+        return unbounded(op);
+      spec.scale = scores.getScale().convertToFloat();
+      spec.ratio = static_cast<int64_t>(topk.getRatio());
+      spec.entryBlock =
+          codegen::IndexerScoresKernelSpec::defaultEntryBlock(spec.entries);
+      SymbolRefAttr callee =
+          kernels.getOrBuild(op, spec, codegen::buildIndexerScoresKernel);
+      if (!callee)
+        return failure();
+      // Every block of a token reads its query, weights and position, and
+      // every token all keys.
+      static constexpr int64_t kWhole[] = {0, 1, 2, 3};
+      step(callee,
+           ValueRange{scores.getQuery(), scores.getWeights(), scores.getKeys(),
+                      topk.getPositions()},
+           spec.getItemsPerToken(), kWhole);
+    }
+    return success();
+  }
+
+  static LogicalResult unbounded(Operation *op) {
+    return op->emitOpError()
+           << "kf-lower-ops: its entries are not bounded; run "
+              "--kf-bound-context first";
+  }
+
+  /// The storage format of a cache's `element` type; none after reporting
+  /// an error on `op`.
+  static std::optional<::kf::Format> getElement(Operation *op, Type element) {
+    if (element.isF32())
+      return ::kf::Format::F32;
+    if (element.isF16())
+      return ::kf::Format::F16;
+    if (element.isBF16())
+      return ::kf::Format::BF16;
+    op->emitOpError() << "kf-lower-ops: a cache of " << element
+                      << " has no kernel; f32, f16 and bf16 do";
+    return std::nullopt;
   }
 
   FailureOr<SymbolRefAttr> built(SymbolRefAttr callee) {

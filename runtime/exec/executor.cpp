@@ -19,7 +19,8 @@ void Executor::AlignedFree::operator()(uint8_t *p) const { std::free(p); }
 
 absl::StatusOr<Executor>
 Executor::create(Plan plan, std::vector<kf_step_fn> kernels,
-                 std::vector<std::span<const uint8_t>> weights) {
+                 std::vector<std::span<const uint8_t>> weights,
+                 std::span<uint8_t> state) {
   if (absl::Status s = plan.validate(); !s.ok())
     return s;
   if (kernels.size() != plan.kernels.size())
@@ -32,6 +33,10 @@ Executor::create(Plan plan, std::vector<kf_step_fn> kernels,
   if (weights.size() != plan.weights.size())
     return absl::InvalidArgumentError(absl::StrCat(
         "plan: ", plan.weights.size(), " weights, ", weights.size(), " bound"));
+  if (static_cast<int64_t>(state.size()) < plan.stateBytes)
+    return absl::InvalidArgumentError(absl::StrCat("plan: a state of ",
+                                                   plan.stateBytes, " bytes, ",
+                                                   state.size(), " bound"));
 
   Executor e;
   e.arenaBytes_ = static_cast<size_t>(plan.arenaBytes);
@@ -53,6 +58,9 @@ Executor::create(Plan plan, std::vector<kf_step_fn> kernels,
       switch (op.kind) {
       case OperandKind::Arena:
         address = e.arena_.get() + op.offset;
+        break;
+      case OperandKind::State:
+        address = state.data() + op.offset;
         break;
       case OperandKind::Weight: {
         std::span<const uint8_t> w = weights[op.index];

@@ -105,6 +105,20 @@ absl::Status Plan::validate() const {
   if (arenaBytes < 0)
     return absl::InvalidArgumentError(
         absl::StrCat("plan: negative arena size ", arenaBytes));
+  if (stateBytes < 0 || maxContext < 0 || (stateBytes > 0 && maxContext < 1))
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan: a state of ", stateBytes,
+                     " bytes for sequences of ", maxContext, " tokens"));
+  int64_t cacheEnd = 0;
+  for (const PlanCache &cache : caches) {
+    // In offset order, disjoint: no cache's writes reach another's.
+    if (cache.offset < cacheEnd || cache.bytes < 0 ||
+        cache.offset > stateBytes || cache.bytes > stateBytes - cache.offset)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "plan cache ", cache.name, ": bytes [", cache.offset, ", +",
+          cache.bytes, ") overlap another or leave the state of ", stateBytes));
+    cacheEnd = cache.offset + cache.bytes;
+  }
   for (const PlanWeight &weight : weights)
     if (weight.layout && weight.layout->format != weight.format)
       return absl::InvalidArgumentError(absl::StrCat(
@@ -147,12 +161,17 @@ absl::Status Plan::validate() const {
       int64_t end = op.bytes.at(maxRows);
       switch (op.kind) {
       case OperandKind::Arena:
-        if (op.offset > arenaBytes || end > arenaBytes - op.offset)
+      case OperandKind::State: {
+        const bool arena = op.kind == OperandKind::Arena;
+        const int64_t size = arena ? arenaBytes : stateBytes;
+        if (op.offset > size || end > size - op.offset)
           return stepError(s, step,
                            absl::StrCat(name, ": bytes [", op.offset, ", +",
-                                        end, ") outside the arena of ",
-                                        arenaBytes));
+                                        end, ") outside the ",
+                                        arena ? "arena" : "state", " of ",
+                                        size));
         break;
+      }
       case OperandKind::Weight:
         // Checked against the weight's size when it is bound.
         if (op.index >= weights.size())

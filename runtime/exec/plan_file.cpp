@@ -71,6 +71,18 @@ absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
   writer.addMetadata("kf.plan.features", plan.features);
   writer.addMetadata("kf.plan.max_rows", plan.maxRows);
   writer.addMetadata("kf.plan.arena_bytes", plan.arenaBytes);
+  writer.addMetadata("kf.plan.state_bytes", plan.stateBytes);
+  writer.addMetadata("kf.plan.max_context", plan.maxContext);
+  std::vector<std::string> cacheNames;
+  std::vector<int64_t> cacheOffsets, cacheBytes;
+  for (const PlanCache &cache : plan.caches) {
+    cacheNames.push_back(cache.name);
+    cacheOffsets.push_back(cache.offset);
+    cacheBytes.push_back(cache.bytes);
+  }
+  writer.addMetadata(key("caches", "name"), cacheNames);
+  writer.addMetadata(key("caches", "offset"), cacheOffsets);
+  writer.addMetadata(key("caches", "bytes"), cacheBytes);
   writer.addMetadata("kf.plan.kernels", plan.kernels);
 
   std::vector<std::string> names, formats, layouts;
@@ -183,6 +195,8 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
   KF_READ(features, file.get<std::span<const std::string>>("kf.plan.features"));
   KF_READ(maxRows, file.get<int64_t>("kf.plan.max_rows"));
   KF_READ(arenaBytes, file.get<int64_t>("kf.plan.arena_bytes"));
+  KF_READ(stateBytes, file.get<int64_t>("kf.plan.state_bytes"));
+  KF_READ(maxContext, file.get<int64_t>("kf.plan.max_context"));
   KF_READ(kernels, file.get<std::span<const std::string>>("kf.plan.kernels"));
   if (!isPrintable(target))
     return absl::InvalidArgumentError(
@@ -197,7 +211,20 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
   plan.features.assign(features.begin(), features.end());
   plan.maxRows = maxRows;
   plan.arenaBytes = arenaBytes;
+  plan.stateBytes = stateBytes;
+  plan.maxContext = maxContext;
   plan.kernels.assign(kernels.begin(), kernels.end());
+  KF_READ(cacheNames,
+          file.get<std::span<const std::string>>(key("caches", "name")));
+  if (absl::Status s = checkNames(name, "kf.plan.caches.name", cacheNames);
+      !s.ok())
+    return s;
+  KF_READ(cacheOffsets,
+          reader.table<int64_t>("caches", "offset", cacheNames.size()));
+  KF_READ(cacheBytes,
+          reader.table<int64_t>("caches", "bytes", cacheNames.size()));
+  for (size_t c = 0; c < cacheNames.size(); ++c)
+    plan.caches.push_back({cacheNames[c], cacheOffsets[c], cacheBytes[c]});
 
   KF_READ(weightNames,
           file.get<std::span<const std::string>>(key("weights", "name")));

@@ -57,6 +57,8 @@ static std::vector<::kf::PlanOperand> getRuntimeOperands(ArrayAttr operands) {
   }
   runtime.maxRows = static_cast<int64_t>(plan.getMaxRows());
   runtime.arenaBytes = static_cast<int64_t>(plan.getArenaBytes());
+  runtime.stateBytes = static_cast<int64_t>(plan.getStateBytes());
+  runtime.maxContext = static_cast<int64_t>(plan.getMaxContext());
   llvm::MapVector<StringRef, uint32_t> kernels;
   for (Operation &op : plan.getBody().front()) {
     if (auto buffer = dyn_cast<BufferOp>(op)) {
@@ -72,6 +74,10 @@ static std::vector<::kf::PlanOperand> getRuntimeOperands(ArrayAttr operands) {
       if (std::optional<StringRef> layout = weight.getLayout())
         w.layout = ::kf::packedLayoutNamed(*layout);
       runtime.weights.push_back(std::move(w));
+    } else if (auto cache = dyn_cast<CacheOp>(op)) {
+      runtime.caches.push_back({cache.getName().str(),
+                                static_cast<int64_t>(cache.getOffset()),
+                                static_cast<int64_t>(cache.getBytes())});
     } else if (auto experts = dyn_cast<ExpertsOp>(op)) {
       ::kf::PlanStep s;
       s.name = experts.getName().str();
@@ -111,8 +117,9 @@ static std::vector<::kf::PlanOperand> getRuntimeOperands(ArrayAttr operands) {
 
 LogicalResult PlanOp::verify() {
   for (Operation &op : getBody().front()) {
-    if (!isa<BufferOp, WeightOp, StepOp, ExpertsOp>(op))
-      return op.emitOpError() << "is not a buffer, weight or step of a plan";
+    if (!isa<BufferOp, WeightOp, CacheOp, StepOp, ExpertsOp>(op))
+      return op.emitOpError()
+             << "is not a buffer, weight, cache or step of a plan";
   }
   // Run buffers and weights come first, so that an index is a position.
   bool steps = false;

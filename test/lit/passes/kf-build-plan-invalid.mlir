@@ -11,11 +11,12 @@ module {
 // -----
 
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  func.func @no_kernel(%x: tensor<?x64xf32>, %p: tensor<?xi64>) -> (tensor<?x64xf32>, tensor<?x128xi32>) {
+  func.func @no_kernel(%x: tensor<?x64xf32>, %w: !kf.qweight<q5_0, [32, 64]>) -> (tensor<?x64xf32>, tensor<?x32xf32>) {
     %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
-    // expected-error @+1 {{'kf.window_indices' op kf-build-plan: no compiled kernel computes this op yet, so a plan cannot run it}}
-    %z = kf.window_indices %p window(128) : tensor<?xi64> -> tensor<?x128xi32>
-    return %y, %z : tensor<?x64xf32>, tensor<?x128xi32>
+    // A linear is lowered by --kf-lower-quant-dot, which did not run.
+    // expected-error @+1 {{'kf.linear' op kf-build-plan: no compiled kernel computes this op yet, so a plan cannot run it}}
+    %z = kf.linear %x, %w : tensor<?x64xf32>, !kf.qweight<q5_0, [32, 64]> -> tensor<?x32xf32>
+    return %y, %z : tensor<?x64xf32>, tensor<?x32xf32>
   }
 }
 
@@ -46,16 +47,6 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
   func.func @rows(%x: tensor<?x64xf32>, %z: tensor<4x64xf32>) -> tensor<?x64xf32> {
     %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
     return %y : tensor<?x64xf32>
-  }
-}
-
-// -----
-
-module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  // expected-error @+1 {{'func.func' op kf-build-plan: the module has no kernels module; lower its ops to kernels first}}
-  func.func @no_kernels(%p: tensor<?xi64>) -> tensor<?x128xi32> {
-    %z = kf.window_indices %p window(128) : tensor<?xi64> -> tensor<?x128xi32>
-    return %z : tensor<?x128xi32>
   }
 }
 

@@ -76,3 +76,50 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %y : tensor<3x16xf32>
   }
 }
+
+// -----
+
+// A decode step's caches: the model's state holds them one after the other
+// for sequences of 1024 tokens (the ring 16 x 64 floats, 4096 bytes; the
+// ratio-4 compressor 256 entries of 128 floats, 131072 bytes, then its
+// ring of 8 slots of values and gates of 256 floats, 16384 bytes; the
+// ratio-16 one 64 x 64 floats, 16384 bytes, and 16 slots of 64 floats
+// twice, 8192 bytes). Steps reach their caches whole; the compressor's
+// state kernel waits for its entries kernel, which reads the ring it
+// overwrites, and the scores for the state kernel; nothing wrote the
+// ratio-16 cache, so its read waits for nothing.
+// CHECK-LABEL: kf_plan.plan @decode max_rows(1) arena({{[0-9]+}}) state(176128) context(1024)
+// CHECK: kf_plan.cache "kv" offset(0) bytes(4096)
+// CHECK-NEXT: kf_plan.cache "c" offset(4096) bytes(147456)
+// CHECK-NEXT: kf_plan.cache "h" offset(151552) bytes(24576)
+// CHECK-NEXT: kf_plan.step "kf_cache_append_r16_d64_bf16" {{.*}} items(0 + 1) blocks(1) [{{.*}}#kf_plan.operand<kind = state, index = 0, offset = 0, fixed = 4096, per_row = 0>]
+// CHECK-NEXT: kf_plan.step "kf_window_indices_w16_ring"
+// CHECK-NEXT: kf_plan.step "kf_compress_entries_{{[^"]*}}" {{.*}} items(0 + 1) blocks(1) [{{.*}}#kf_plan.operand<kind = state, index = 0, offset = 4096, fixed = 147456, per_row = 0>]
+// CHECK-NEXT: kf_plan.step "kf_compress_state_r4_o_w256_c256" {{.*}} barrier [{{.*}}#kf_plan.operand<kind = state, index = 0, offset = 4096, fixed = 147456, per_row = 0>]
+// CHECK-NEXT: kf_plan.step "kf_indexer_scores_{{[^"]*}}" {{.*}} items(0 + 4) blocks(1) barrier [{{.*}}#kf_plan.operand<kind = state, index = 0, offset = 4096, fixed = 131072, per_row = 0>
+// CHECK-NEXT: kf_plan.step "kf_indexer_topk_e256_k8_r4" {{.*}} barrier
+// CHECK-NEXT: kf_plan.step "kf_visible_entries_e64_r16" {{.*}} blocks(1) [{{.*}}#kf_plan.operand<kind = state, index = 0, offset = 151552, fixed = 16384, per_row = 0>
+module attributes {kf.max_context = 1024 : i64, kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.cache @kv : !kf.window_cache<rows = 16, dim = 64, element = bf16>
+  kf.cache @c : !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>
+  kf.cache @h : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
+  func.func @decode(%kvrow: tensor<1x64xf32>, %v: tensor<1x256xf32>, %g: tensor<1x256xf32>, %pos: tensor<1xi64>,
+                    %q: tensor<1x2x128xf32>, %w: tensor<1x2xf32>,
+                    %ape: !kf.qweight<f32, [4, 256]>, %norm: !kf.qweight<f32, [128]>)
+      -> (tensor<1x16xi32>, tensor<1x8xi32>, tensor<1x64xi32>) {
+    %kv = kf.get_cache @kv : !kf.window_cache<rows = 16, dim = 64, element = bf16>
+    %c = kf.get_cache @c : !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>
+    %h = kf.get_cache @h : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
+    kf.cache_append %kv, %kvrow, %pos : !kf.window_cache<rows = 16, dim = 64, element = bf16>, tensor<1x64xf32>, tensor<1xi64>
+    %wi = kf.window_indices %pos window(16) ring : tensor<1xi64> -> tensor<1x16xi32>
+    kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 64, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+        : tensor<1x256xf32>, tensor<1x256xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>,
+          !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [128]>
+    %e = kf.cache_read %c : !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16> -> tensor<256x128xf32>
+    %s = kf.indexer_scores %q, %w, %e scale(0.125) : tensor<1x2x128xf32>, tensor<1x2xf32>, tensor<256x128xf32> -> tensor<1x256xf32>
+    %picks = kf.indexer_topk %s, %pos k(8) ratio(4) : tensor<1x256xf32>, tensor<1xi64> -> tensor<1x8xi32>
+    %he = kf.cache_read %h : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16> -> tensor<64x64xf32>
+    %vis = kf.visible_entries %pos, %he ratio(16) : tensor<1xi64>, tensor<64x64xf32> -> tensor<1x64xi32>
+    return %wi, %picks, %vis : tensor<1x16xi32>, tensor<1x8xi32>, tensor<1x64xi32>
+  }
+}

@@ -178,12 +178,76 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
-// Ops without an emitter stay.
+// Ops without an emitter stay: a linear is --kf-lower-quant-dot's.
 // CHECK-LABEL: func.func @no_emitter
-// CHECK: kf.window_indices
+// CHECK: kf.linear
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
-  func.func @no_emitter(%p: tensor<?xi64>) -> tensor<?x128xi32> {
-    %w = kf.window_indices %p window(128) : tensor<?xi64> -> tensor<?x128xi32>
-    return %w : tensor<?x128xi32>
+  func.func @no_emitter(%x: tensor<?x64xf32>, %w: !kf.qweight<q5_0, [32, 64]>) -> tensor<?x32xf32> {
+    %y = kf.linear %x, %w : tensor<?x64xf32>, !kf.qweight<q5_0, [32, 64]> -> tensor<?x32xf32>
+    return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+// The caches and the attention's index ops of a decode step, bounded to
+// 1024 tokens: the reset costs nothing (every cache is addressed by
+// position); the append writes its row, the compressor's entries kernel
+// reads every token's projections and the state kernel keeps its own;
+// the scores take the positions and ratio of the top-k that reads them and
+// do a block of 64 of the 256 entries per item.
+// CHECK-LABEL: func.func @decode
+// CHECK-NOT: kf.cache_reset
+// CHECK: kf.step @kernels::@kf_cache_append_r16_d64_bf16(%arg0, %arg3, %0) items(1) : (tensor<1x64xf32>, tensor<1xi64>, !kf.window_cache<rows = 16, dim = 64, element = bf16>) -> ()
+// CHECK: kf.step @kernels::@kf_window_indices_w16_ring(%arg3) items(1) whole [0]
+// CHECK: kf.step @kernels::@kf_compress_entries_r4_o_d128_rd64_{{.*}}_fp8_bf16_c256(%arg1, %arg2, %arg3, %arg6, %arg7, %1) items(1) whole [0, 1, 2]
+// CHECK: kf.step @kernels::@kf_compress_state_r4_o_w256_c256(%arg1, %arg2, %arg3, %1) items(1) whole [2]
+// CHECK: %[[E:.*]] = kf.cache_read %1
+// CHECK: %[[S:.*]] = kf.step @kernels::@kf_indexer_scores_h2_d128_e256_r4_b64_{{.*}}(%arg4, %arg5, %[[E]], %arg3) items(4) whole [0, 1, 2, 3]
+// CHECK: kf.step @kernels::@kf_indexer_topk_e256_k8_r4(%[[S]], %arg3) items(1) whole [1]
+// CHECK: %[[H:.*]] = kf.cache_read %2
+// CHECK: kf.step @kernels::@kf_visible_entries_e64_r16(%arg3, %[[H]]) items(1) whole [0, 1]
+module attributes {kf.max_context = 1024 : i64, kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.cache @kv : !kf.window_cache<rows = 16, dim = 64, element = bf16>
+  kf.cache @c : !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>
+  kf.cache @h : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
+  func.func @decode(%kvrow: tensor<1x64xf32>, %v: tensor<1x256xf32>, %g: tensor<1x256xf32>, %pos: tensor<1xi64>,
+                    %q: tensor<1x2x128xf32>, %w: tensor<1x2xf32>,
+                    %ape: !kf.qweight<f32, [4, 256]>, %norm: !kf.qweight<f32, [128]>)
+      -> (tensor<1x16xi32>, tensor<1x8xi32>, tensor<1x64xi32>) {
+    %kv = kf.get_cache @kv : !kf.window_cache<rows = 16, dim = 64, element = bf16>
+    %c = kf.get_cache @c : !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>
+    %h = kf.get_cache @h : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
+    kf.cache_reset %kv : !kf.window_cache<rows = 16, dim = 64, element = bf16>
+    kf.cache_append %kv, %kvrow, %pos : !kf.window_cache<rows = 16, dim = 64, element = bf16>, tensor<1x64xf32>, tensor<1xi64>
+    %wi = kf.window_indices %pos window(16) ring : tensor<1xi64> -> tensor<1x16xi32>
+    kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 64, base = 1.000000e+04> post(fp8) eps(1.0e-06)
+        : tensor<1x256xf32>, tensor<1x256xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>,
+          !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [128]>
+    %e = kf.cache_read %c : !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16> -> tensor<256x128xf32>
+    %s = kf.indexer_scores %q, %w, %e scale(0.125) : tensor<1x2x128xf32>, tensor<1x2xf32>, tensor<256x128xf32> -> tensor<1x256xf32>
+    %picks = kf.indexer_topk %s, %pos k(8) ratio(4) : tensor<1x256xf32>, tensor<1xi64> -> tensor<1x8xi32>
+    %he = kf.cache_read %h : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16> -> tensor<64x64xf32>
+    %vis = kf.visible_entries %pos, %he ratio(16) : tensor<1xi64>, tensor<64x64xf32> -> tensor<1x64xi32>
+    return %wi, %picks, %vis : tensor<1x16xi32>, tensor<1x8xi32>, tensor<1x64xi32>
+  }
+}
+
+// -----
+
+// Attention: an item is a group of four of a token's eight heads, which
+// reads any row of the bank and the token's indices; without entries, the
+// window's alone.
+// CHECK-LABEL: func.func @attention
+// CHECK: kf.step @kernels::@kf_sparse_attention_h8_d64_w16_e8_g4_s3e000000(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5) items(2) whole [1, 2, 3, 4]
+// CHECK: kf.step @kernels::@kf_sparse_attention_h8_d64_w16_e0_g4_s3e000000(%arg0, %arg1, %arg2, %arg5) items(2) whole [1, 2]
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @attention(%q: tensor<?x8x64xf32>, %kv: tensor<?x64xf32>, %wi: tensor<?x16xi32>, %e: tensor<256x64xf32>,
+                       %ei: tensor<?x8xi32>, %s: !kf.qweight<f32, [8]>) -> (tensor<?x8x64xf32>, tensor<?x8x64xf32>) {
+    %o = kf.sparse_attention %q, %kv[%wi], %e[%ei] sinks(%s) scale(0.125)
+        : tensor<?x8x64xf32>, !kf.qweight<f32, [8]>, tensor<?x64xf32>, tensor<?x16xi32>, tensor<256x64xf32>, tensor<?x8xi32> -> tensor<?x8x64xf32>
+    %w = kf.sparse_attention %q, %kv[%wi] sinks(%s) scale(0.125)
+        : tensor<?x8x64xf32>, !kf.qweight<f32, [8]>, tensor<?x64xf32>, tensor<?x16xi32> -> tensor<?x8x64xf32>
+    return %o, %w : tensor<?x8x64xf32>, tensor<?x8x64xf32>
   }
 }

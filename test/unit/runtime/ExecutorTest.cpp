@@ -177,6 +177,50 @@ TEST(Executor, ClaimsEveryItemOnce) {
     ASSERT_EQ(n[i], 50) << "item " << i;
 }
 
+// The state outlives a run and is shared by the plans of a model: two
+// executors (a prefill's and a decode's) bound to one state each append
+// their rows' counts where the other left off, as caches do.
+TEST(Executor, StateOutlivesRunsAndIsShared) {
+  Plan plan;
+  plan.maxRows = 4;
+  plan.stateBytes = 64;
+  plan.maxContext = 8;
+  plan.caches = {{"count", 0, 8}};
+  plan.kernels = {"count_rows"};
+  plan.steps.push_back({"count",
+                        0,
+                        {{OperandKind::State, 0, 0, {8, 0}}},
+                        {1, 0},
+                        WorkSplit::Single,
+                        1,
+                        false,
+                        StepKind::Kernel,
+                        {}});
+  kf_step_fn countRows = [](void *const *operands, int64_t m, int64_t,
+                            int64_t) {
+    *static_cast<int64_t *>(operands[0]) += m;
+  };
+  std::vector<uint8_t> state(64, 0);
+  absl::StatusOr<Executor> prefill =
+      Executor::create(plan, {countRows}, {}, state);
+  absl::StatusOr<Executor> decode =
+      Executor::create(plan, {countRows}, {}, state);
+  ASSERT_TRUE(prefill.ok() && decode.ok());
+  ThreadPool pool(2);
+  ASSERT_TRUE(prefill->run(pool, 3, {}).ok());
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(decode->run(pool, 1, {}).ok());
+  int64_t count = 0;
+  std::memcpy(&count, state.data(), 8);
+  EXPECT_EQ(count, 8);
+  // A state smaller than the plan's is refused.
+  std::vector<uint8_t> small(63);
+  absl::StatusOr<Executor> e = Executor::create(plan, {countRows}, {}, small);
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(std::string(e.status().message()),
+              HasSubstr("a state of 64 bytes, 63 bound"));
+}
+
 TEST(Executor, ArenaIsAligned) {
   std::vector<float> w = weightValues();
   absl::StatusOr<Executor> e = makeExecutor(makePlan(), w);

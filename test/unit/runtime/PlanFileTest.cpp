@@ -3,6 +3,7 @@
 // wrong; and the host CPU's features as /proc/cpuinfo lists them.
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "kf/runtime/host_cpu.h"
 #include "kf/runtime/plan_file.h"
 #include "gmock/gmock.h"
@@ -19,6 +20,9 @@ Plan makePlan() {
   plan.features = {"avx2", "avx512vnni"};
   plan.maxRows = 16;
   plan.arenaBytes = 4096;
+  plan.stateBytes = 1024;
+  plan.maxContext = 64;
+  plan.caches = {{"blk.0.kv", 0, 512}, {"blk.0.compressor", 512, 512}};
   plan.kernels = {"norm", "matmul"};
   plan.weights = {{"g", Format::F32, {64}, std::nullopt},
                   {"blk.0.attn_q.weight",
@@ -30,7 +34,8 @@ Plan makePlan() {
                         0,
                         {{OperandKind::Input, 0, 0, {0, 256}},
                          {OperandKind::Weight, 0, 0, {256, 0}},
-                         {OperandKind::Arena, 0, 0, {0, 256}}},
+                         {OperandKind::Arena, 0, 0, {0, 256}},
+                         {OperandKind::State, 0, 512, {512, 0}}},
                         {0, 1},
                         WorkSplit::Blocks,
                         1,
@@ -59,9 +64,31 @@ TEST(PlanFile, ReadsBackEqual) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, plan);
   // An empty plan too.
-  bytes = serializePlan(Plan{"", {}, 1, 0, {}, {}, {}, {}});
+  bytes = serializePlan(Plan{"", {}, 1, 0, 0, 0, {}, {}, {}, {}, {}});
   ASSERT_TRUE(bytes.ok());
   EXPECT_TRUE(parsePlan(*bytes, "empty").ok());
+}
+
+// The state holds the caches side by side, and a step reaches no byte
+// outside it.
+TEST(PlanFile, RefusesStateOutsideItsBounds) {
+  Plan plan = makePlan();
+  plan.caches[1].offset = 256;
+  EXPECT_THAT(std::string(plan.validate().message()),
+              HasSubstr("plan cache blk.0.compressor: bytes [256, +512) "
+                        "overlap another or leave the state of 1024"));
+  plan = makePlan();
+  plan.caches[1].bytes = 513;
+  EXPECT_FALSE(plan.validate().ok());
+  plan = makePlan();
+  plan.steps[0].operands[3].offset = 768;
+  EXPECT_THAT(std::string(plan.validate().message()),
+              HasSubstr("plan step 0 (attn_norm): operand 3: bytes [768, "
+                        "+512) outside the state of 1024"));
+  plan = makePlan();
+  plan.maxContext = 0;
+  EXPECT_THAT(std::string(plan.validate().message()),
+              HasSubstr("a state of 1024 bytes for sequences of 0 tokens"));
 }
 
 std::string parseError(std::span<const uint8_t> bytes) {
@@ -87,8 +114,9 @@ TEST(PlanFile, RefusesWhatIsNotAPlanItRuns) {
   ASSERT_NE(at, other.end());
   at[versionKey.size() + 4] = KF_PLAN_ABI_VERSION + 1;
   EXPECT_THAT(parseError(other),
-              HasSubstr("p.kfp: a plan of ABI version 2; this runtime runs "
-                        "version 1"));
+              HasSubstr(absl::StrCat(
+                  "p.kfp: a plan of ABI version ", KF_PLAN_ABI_VERSION + 1,
+                  "; this runtime runs version ", KF_PLAN_ABI_VERSION)));
 
   // A plan the runtime would refuse to run.
   plan = makePlan();

@@ -21,7 +21,10 @@ def Kf_Dialect : Dialect {
     discardable attribute `kf.kernel` holds the kernel decisions of a matmul
     op (`#kf.kernel`); `--kf-select-kernels` attaches it. The discardable
     attribute `kf.layer_kind` (a non-empty string on a `kf.cache`) is the
-    model's name for the kind of the layer the cache belongs to.
+    model's name for the kind of the layer the cache belongs to. The
+    discardable attribute `kf.max_context` (a positive i64 on the module)
+    is the longest sequence its caches hold; `--kf-bound-context` attaches
+    it.
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
@@ -37,6 +40,10 @@ def Kf_Dialect : Dialect {
     /// op to name its layer's kind (e.g. "CSA"), which reports show.
     static constexpr ::llvm::StringLiteral kLayerKindAttrName =
         "kf.layer_kind";
+    /// Name of the discardable i64 attribute on a module: the longest
+    /// sequence, in tokens, its caches hold.
+    static constexpr ::llvm::StringLiteral kMaxContextAttrName =
+        "kf.max_context";
   }];
 }
 

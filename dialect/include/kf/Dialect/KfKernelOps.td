@@ -162,7 +162,8 @@ def Kf_ExpertQMatmulOp : Kf_Op<"expert_qmatmul", [Pure,
 // Step ops: graph ops lowered to compiled step kernels (--kf-lower-ops)
 //===----------------------------------------------------------------------===//
 
-def Kf_StepOp : Kf_Op<"step", [Pure,
+def Kf_StepOp : Kf_Op<"step", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "A graph op computed by a compiled step kernel";
   let description = [{
@@ -182,6 +183,11 @@ def Kf_StepOp : Kf_Op<"step", [Pure,
     item by item, as the step writing it wrote it, needs no barrier between
     them.
 
+    A cache input (`!kf.window_cache`, `!kf.compressed_cache`) is state the
+    kernel reads and writes in place (its bytes in the model's state,
+    docs/engine.md, "State"): the step's only effects are on its caches, so
+    a step without one is pure, and one with a cache may have no result.
+
     Example:
 
     ```mlir
@@ -192,7 +198,7 @@ def Kf_StepOp : Kf_Op<"step", [Pure,
     ```
   }];
   let arguments = (ins SymbolRefAttr:$callee,
-    Variadic<AnyTypeOf<[AnyRankedTensor, Kf_QWeightType]>>:$inputs,
+    Variadic<AnyTypeOf<[AnyRankedTensor, Kf_QWeightType, Kf_CacheType]>>:$inputs,
     I64Attr:$items_per_row,
     DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$whole);
   let results = (outs Variadic<AnyRankedTensor>:$results);

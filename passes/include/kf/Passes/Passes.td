@@ -226,6 +226,16 @@ def KfLowerOps : Pass<"kf-lower-ops", "::mlir::ModuleOp"> {
     dimension; the argmax of a rank-1 tensor, a scalar no step writes,
     fails the pass).
 
+    The attention and its caches, on a module bounded by
+    `--kf-bound-context` (docs/engine.md, "State"): `kf.cache_reset` is
+    erased (every cache is addressed by position); `kf.cache_append` and
+    `kf.compress` (an entries step, then a state step) become `kf.step`s
+    taking their cache; `kf.window_indices`, `kf.visible_entries` and
+    `kf.indexer_topk` do one token per item, `kf.indexer_scores` a block of
+    entries of a token, given the positions and ratio of the
+    `kf.indexer_topk` that reads its scores (which it must have), and
+    `kf.sparse_attention` a group of a token's heads.
+
     An op no emitter builds yet is left as it is. An op whose instance its
     emitter refuses (a row length the kernel does not take) fails the pass,
     naming the reason, as does a module without a `kf.target`.
@@ -235,6 +245,28 @@ def KfLowerOps : Pass<"kf-lower-ops", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+}
+
+def KfBoundContext : Pass<"kf-bound-context", "::mlir::ModuleOp"> {
+  let summary = "Bound the sequences a plan holds: static shapes for the caches' entries";
+  let description = [{
+    A plan's memory is static, so its caches are sized for the longest
+    sequence it holds: `max-context` tokens, recorded on the module as
+    `kf.max_context` (docs/engine.md, "State"). A compressed cache then
+    holds at most `max-context / ratio` entries, and each
+    `kf.cache_read` of one reads that many rows (`tensor<?xD>` becomes
+    `tensor<ExD>`); the ops whose result has a dimension per entry follow:
+    `kf.visible_entries` and `kf.indexer_scores` `[T, E]`, `kf.indexer_topk`
+    `[T, min(k, E)]`. Rows past a sequence's entries are never read as
+    entries: the visible and top-k columns stop at the query's causal
+    entries.
+
+    Example: `kf-opt --kf-bound-context=max-context=4096 in.mlir`
+  }];
+  let options = [
+    Option<"maxContext", "max-context", "int64_t", /*default=*/"4096",
+           "The longest sequence (tokens) the caches hold">
+  ];
 }
 
 def KfBuildPlan : Pass<"kf-build-plan", "::mlir::ModuleOp"> {
@@ -269,8 +301,13 @@ def KfBuildPlan : Pass<"kf-build-plan", "::mlir::ModuleOp"> {
       side: a step reading the rows a step before it wrote, item by item,
       with the same items split the same way, needs none.
 
+    The module's caches (`kf.cache`, bounded by `--kf-bound-context`) are
+    laid out in the model's state, one after the other, the same for every
+    plan (`kf_plan.cache`); a step taking a cache reads and writes it there,
+    a `kf.cache_read` is a view of it.
+
     A function with any other op (a graph op no kernel computes yet, a
-    slice, a state op) fails the pass naming the op, as does a function that
+    slice of rows) fails the pass naming the op, as does a function that
     returns an argument or one value twice. A static leading dimension is
     the plan's row count; `max-rows` bounds a dynamic one.
 

@@ -21,14 +21,16 @@ namespace kf {
 
 class Executor {
 public:
-  // `kernels[i]` runs the plan's kernel i and `weights[i]` holds its weight
-  // i, packed; the weights, and the library or JIT the kernels come from
-  // (kf::PlanLibrary), must outlive the executor. Fails, naming the step
-  // and operand, when the plan is invalid or reads past a weight.
+  // `kernels[i]` runs the plan's kernel i, `weights[i]` holds its weight
+  // i, packed, and `state` (at least plan.stateBytes) is the model's state
+  // its caches live in; the weights, the state, and the library or JIT the
+  // kernels come from (kf::PlanLibrary) must outlive the executor. Fails,
+  // naming the step and operand, when the plan is invalid or reads past a
+  // weight.
   static absl::StatusOr<Executor>
   create(Plan plan, std::vector<kf_step_fn> kernels,
-         std::vector<std::span<const uint8_t>> weights);
-
+         std::vector<std::span<const uint8_t>> weights,
+         std::span<uint8_t> state = {});
   // Runs every step for m token rows, `inputs[i]` the plan's input i (each
   // at least as large as the plan says for m rows).
   absl::Status run(ThreadPool &pool, int64_t m,

@@ -23,6 +23,7 @@ enum class OperandKind : uint32_t {
   Arena = KF_OPERAND_ARENA,
   Weight = KF_OPERAND_WEIGHT,
   Input = KF_OPERAND_INPUT,
+  State = KF_OPERAND_STATE,
 };
 
 enum class WorkSplit : uint32_t {
@@ -47,7 +48,8 @@ struct RowExtent {
 
 struct PlanOperand {
   OperandKind kind = OperandKind::Arena;
-  // The weight's or the input's index in the plan's tables; 0 for the arena.
+  // The weight's or the input's index in the plan's tables; 0 for the arena
+  // and the state.
   uint32_t index = 0;
   // The operand's first byte: in the arena, the weight or the input.
   int64_t offset = 0;
@@ -100,6 +102,17 @@ struct PlanInput {
   friend bool operator==(const PlanInput &, const PlanInput &) = default;
 };
 
+// A cache of the model's state (a KV window ring, a compressor's entries
+// and running state): `bytes` from `offset` of the state. Every plan of a
+// model lays the state out alike, so that one run's writes are the next
+// one's reads.
+struct PlanCache {
+  std::string name;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  friend bool operator==(const PlanCache &, const PlanCache &) = default;
+};
+
 // A weight the plan reads: a model tensor (or the function argument it was)
 // of `format` and `shape` (rows before columns: [N, K], [E, N, K] for an
 // expert stack, [K] for a vector), packed by the runtime to `layout`, or
@@ -121,6 +134,11 @@ struct Plan {
   // The most token rows one run takes (the prefill chunk).
   int64_t maxRows = 0;
   int64_t arenaBytes = 0;
+  // The state it reads and writes (none: 0 bytes), its caches, and the
+  // longest sequence it holds: positions are below maxContext.
+  int64_t stateBytes = 0;
+  int64_t maxContext = 0;
+  std::vector<PlanCache> caches;
   // Kernel symbols, weights, run buffers, in index order.
   std::vector<std::string> kernels;
   std::vector<PlanWeight> weights;
@@ -128,8 +146,8 @@ struct Plan {
   std::vector<PlanStep> steps;
 
   // Every index in range, every extent non-negative, every operand inside
-  // its arena or run buffer at maxRows rows; the first violation, naming the
-  // step and operand.
+  // its arena, state or run buffer at maxRows rows, the caches disjoint
+  // inside the state; the first violation, naming the step and operand.
   absl::Status validate() const;
   // How many barriers one run waits at.
   int64_t barriers() const;

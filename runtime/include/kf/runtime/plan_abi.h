@@ -2,7 +2,8 @@
  * are to the runtime that runs them. The compiler emits step kernels of this
  * type and records the version it emitted them for; the runtime refuses a
  * plan of another version. Plain C, so that a shared object of kernels links
- * with anything. */
+ * with anything; its names are C's (the NOLINT lines exempt them from the
+ * C++ naming rule). */
 #ifndef KF_RUNTIME_PLAN_ABI_H
 #define KF_RUNTIME_PLAN_ABI_H
 
@@ -13,7 +14,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a type or a meaning below changes. */
-#define KF_PLAN_ABI_VERSION 1
+#define KF_PLAN_ABI_VERSION 2
 
 /* One step of a plan on work items [begin, end) of its run over m token rows.
  * operands are the step's addresses in the order its kernel was compiled for
@@ -26,13 +27,19 @@ typedef void (*kf_step_fn)(void *const *operands, int64_t m, int64_t begin,
                            int64_t end);
 
 /* Where an operand's address comes from. */
+/* NOLINTNEXTLINE(readability-identifier-naming) */
 enum kf_operand_kind {
   KF_OPERAND_ARENA = 0,  /* the activation arena, at a byte offset */
   KF_OPERAND_WEIGHT = 1, /* a packed weight of the plan's table */
-  KF_OPERAND_INPUT = 2   /* a buffer of the run: tokens, positions, logits */
+  KF_OPERAND_INPUT = 2,  /* a buffer of the run: tokens, positions, logits */
+  /* The model's state that outlives a run (the KV caches), shared by the
+   * plans of one model, at a byte offset: addressed by token position, so
+   * that nothing reads what the sequence has not written. */
+  KF_OPERAND_STATE = 3
 };
 
 /* How the runtime shares a step's work items between its threads. */
+/* NOLINTNEXTLINE(readability-identifier-naming) */
 enum kf_work_split {
   /* Contiguous blocks, one per thread, of whole groups of items: for items
    * of equal cost (rows of a norm, row groups of a matmul). */
@@ -45,6 +52,7 @@ enum kf_work_split {
 };
 
 /* What a step calls. */
+/* NOLINTNEXTLINE(readability-identifier-naming) */
 enum kf_step_kind {
   /* A step kernel (kf_step_fn) on the step's work items. */
   KF_STEP_KERNEL = 0,

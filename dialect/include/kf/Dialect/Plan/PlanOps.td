@@ -39,7 +39,8 @@ def KfPlan_OperandKind : I32EnumAttr<"OperandKind",
     "where a step operand's address comes from", [
   I32EnumAttrCase<"arena", 0>,
   I32EnumAttrCase<"weight", 1>,
-  I32EnumAttrCase<"input", 2>
+  I32EnumAttrCase<"input", 2>,
+  I32EnumAttrCase<"state", 3>
 ]> {
   let cppNamespace = "::mlir::kf_plan";
   let genSpecializedAttr = 0;
@@ -67,7 +68,8 @@ def KfPlan_OperandAttr : AttrDef<KfPlan_Dialect, "Operand"> {
   let description = [{
     `kind` says where the address comes from (the values of
     `kf_operand_kind`, kf/runtime/plan_abi.h): the arena, the plan's weight
-    `index` or its run buffer `index` (0 for the arena); `offset` is the
+    `index`, its run buffer `index` or the model's state (0 for the arena
+    and the state); `offset` is the
     first byte; the kernel may touch `fixed + per_row · m` bytes from it for
     a run of m token rows.
 
@@ -85,9 +87,10 @@ def KfPlan_PlanOp : KfPlan_Op<"plan", [Symbol, SingleBlock, NoTerminator,
   let summary = "A compiled plan: run buffers, weights and steps, in order";
   let description = [{
     The plan for runs of 1 to `max_rows` token rows with an activation arena
-    of `arena_bytes`. Its body holds, in order, its run buffers, its weights
-    and its steps; a buffer's or weight's index is its position among its
-    kind. The verifier checks what the runtime checks before it runs a plan
+    of `arena_bytes` and, when it has caches, a model state of `state_bytes`
+    for sequences of at most `max_context` tokens. Its body holds, in order,
+    its run buffers, its weights, its caches and its steps; a buffer's or
+    weight's index is its position among its kind. The verifier checks what the runtime checks before it runs a plan
     (kf::Plan::validate): every index in range, every operand inside its
     arena or run buffer at both ends of the row range.
 
@@ -106,10 +109,12 @@ def KfPlan_PlanOp : KfPlan_Op<"plan", [Symbol, SingleBlock, NoTerminator,
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$max_rows,
-    I64Attr:$arena_bytes);
+    I64Attr:$arena_bytes, DefaultValuedAttr<I64Attr, "0">:$state_bytes,
+    DefaultValuedAttr<I64Attr, "0">:$max_context);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `max_rows` `(` $max_rows `)` `arena` `(` $arena_bytes `)`
+    (`state` `(` $state_bytes^ `)`)? (`context` `(` $max_context^ `)`)?
     attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
@@ -140,6 +145,23 @@ def KfPlan_WeightOp : KfPlan_Op<"weight", [HasParent<"PlanOp">]> {
     OptionalAttr<StrAttr>:$layout);
   let assemblyFormat = [{
     $name (`layout` `(` $layout^ `)`)? attr-dict `:` $type
+  }];
+}
+
+def KfPlan_CacheOp : KfPlan_Op<"cache", [HasParent<"PlanOp">]> {
+  let summary = "A cache of the model's state: its bytes in the state";
+  let description = [{
+    The `kf.cache` `name` (a KV window ring, a compressor's entries and
+    running state) at `bytes` from `offset` of the model's state, which
+    every plan of the model lays out alike.
+
+    ```mlir
+    kf_plan.cache "blk.0.kv" offset(0) bytes(12288)
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, I64Attr:$offset, I64Attr:$bytes);
+  let assemblyFormat = [{
+    $name `offset` `(` $offset `)` `bytes` `(` $bytes `)` attr-dict
   }];
 }
 
