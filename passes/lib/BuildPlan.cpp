@@ -24,6 +24,7 @@
 #include "KernelDecisions.h"
 
 #include "kf/Codegen/CompressKernel.h"
+#include "kf/Codegen/LastRowKernel.h"
 #include "kf/Codegen/MatmulSteps.h"
 #include "kf/runtime/packing.h"
 
@@ -90,6 +91,9 @@ struct Place {
   int64_t width = 0;
   // In the state: the bytes, which do not grow with the rows.
   int64_t stateBytes = 0;
+  // One row whatever the run's (a prefill's last row, its head): its
+  // bytes do not grow with the rows either.
+  bool oneRow = false;
 
   bool isWholeRows() const { return column == 0 && width == rowBytes; }
 };
@@ -168,6 +172,9 @@ struct StepEntry {
   // A routed expert matmul's shape (StepKind::Experts), which the runtime
   // dispatches.
   std::optional<::kf::ExpertShape> experts;
+  // The rows its kernel is called with: 0 for the run's, 1 on one-row
+  // tensors.
+  int64_t rows = 0;
 };
 
 /// The bytes per token row of `type`, or failure when they are not whole
@@ -230,7 +237,8 @@ private:
                                  "static others of whole bytes");
       if (!leading)
         leading = type.getDimSize(0);
-      else if (*leading != type.getDimSize(0))
+      else if (*leading != type.getDimSize(0) &&
+               !(ShapedType::isDynamic(*leading) && type.getDimSize(0) == 1))
         return emitValueError(v, "has another token dimension than the "
                                  "function's first tensor");
       return success();
@@ -249,12 +257,21 @@ private:
     });
     if (walk.wasInterrupted())
       return failure();
-    rows = !leading || ShapedType::isDynamic(*leading) ? maxRows : *leading;
+    dynamicRows = leading && ShapedType::isDynamic(*leading);
+    rows = !leading || dynamicRows ? maxRows : *leading;
     if (rows < 1)
       return fn.emitOpError() << "kf-build-plan: a plan needs at least one "
                                  "token row, got "
                               << rows;
     return success();
+  }
+
+  /// Whether `v` has one row whatever the run's: a static leading 1 in a
+  /// function of any number of rows (a prefill's last row and its head).
+  bool isOneRow(Value v) const {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return dynamicRows && type && type.getRank() >= 1 &&
+           type.getDimSize(0) == 1;
   }
 
   LogicalResult emitValueError(Value v, const Twine &what) {
@@ -281,13 +298,15 @@ private:
       if (!type)
         return emitValueError(arg, "is neither a tensor nor a weight");
       int64_t rowBytes = *getRowBytes(type);
-      places[arg] = {OperandKind::input,
-                     static_cast<int64_t>(buffers.size()),
-                     0,
-                     rowBytes,
-                     0,
-                     rowBytes};
-      buffers.push_back({name, rowBytes, false});
+      Place place{OperandKind::input,
+                  static_cast<int64_t>(buffers.size()),
+                  0,
+                  rowBytes,
+                  0,
+                  rowBytes};
+      place.oneRow = isOneRow(arg);
+      places[arg] = place;
+      buffers.push_back({name, rowBytes, false, place.oneRow});
     }
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
@@ -311,7 +330,8 @@ private:
       int64_t rowBytes = *getRowBytes(type);
       if (!outputs.try_emplace(root, buffers.size()).second)
         return ret.emitOpError() << "kf-build-plan: returns one value twice";
-      buffers.push_back({"result" + std::to_string(j), rowBytes, true});
+      buffers.push_back(
+          {"result" + std::to_string(j), rowBytes, true, isOneRow(root)});
     }
     return success();
   }
@@ -392,6 +412,7 @@ private:
       return place;
     }
     Place place;
+    const bool oneRow = isOneRow(v);
     if (auto it = outputs.find(v); it != outputs.end()) {
       place = {OperandKind::input,
                static_cast<int64_t>(it->second),
@@ -400,10 +421,12 @@ private:
                0,
                rowBytes};
     } else {
-      place = {OperandKind::arena, 0, arena.allocate(rowBytes * rows),
-               rowBytes,           0, rowBytes};
+      place = {
+          OperandKind::arena, 0, arena.allocate(rowBytes * (oneRow ? 1 : rows)),
+          rowBytes,           0, rowBytes};
       live.push_back(v);
     }
+    place.oneRow = oneRow;
     places[v] = place;
     return place;
   }
@@ -436,6 +459,14 @@ private:
       pending.push_back({place.kind, 0, place.offset,
                          place.offset + place.stateBytes, place.stateBytes, 0,
                          place.stateBytes, write, std::nullopt});
+      return;
+    }
+    if (place.oneRow) {
+      // Any thread may touch any byte of its one row.
+      step.operands.push_back(operand(place, place.rowBytes, 0));
+      pending.push_back({place.kind, place.index, place.offset,
+                         place.offset + place.rowBytes, place.rowBytes,
+                         place.column, place.width, write, std::nullopt});
       return;
     }
     step.operands.push_back(operand(place, 0, place.rowBytes));
@@ -552,7 +583,7 @@ private:
             })
         .Case([&](tensor::ExtractSliceOp slice) { return planSlice(slice); })
         .Case([&](tensor::ConcatOp concat) { return planConcat(concat); })
-        .Case<arith::ConstantIndexOp, tensor::DimOp, GetCacheOp>(
+        .Case<arith::ConstantIndexOp, arith::SubIOp, tensor::DimOp, GetCacheOp>(
             [&](Operation *) { return success(); })
         .Case([&](CacheReadOp read) -> LogicalResult {
           // A view of the state: a ring's rows, a compressor's entries
@@ -584,6 +615,8 @@ private:
   LogicalResult planSlice(tensor::ExtractSliceOp op) {
     auto source = op.getSourceType();
     auto type = op.getResultType();
+    if (isOneRow(op.getResult()) && !isOneRow(op.getSource()))
+      return planLastRow(op);
     const int64_t last = source.getRank() - 1;
     // Of a [T, N] tensor only: the barriers see a slice as one run of
     // columns per row, which a slice of [T, H, D] is not.
@@ -603,6 +636,55 @@ private:
     place.column += op.getStaticOffsets()[last] * bits / 8;
     place.width = *getRowBytes(type);
     places[op.getResult()] = place;
+    return success();
+  }
+
+  /// The run's last row of a tensor (`x[dim(x, 0) - 1]`), copied into a row
+  /// of its own by a step: where it lies depends on the run's rows.
+  LogicalResult planLastRow(tensor::ExtractSliceOp op) {
+    auto source = op.getSourceType();
+    auto type = op.getResultType();
+    bool lastRow = op.hasUnitStride() && type.getRank() == source.getRank() &&
+                   op.getOffsets().size() == 1 &&
+                   ShapedType::isDynamic(op.getStaticOffsets()[0]);
+    for (int64_t d = 1; lastRow && d < source.getRank(); ++d)
+      lastRow = op.getStaticOffsets()[d] == 0 &&
+                type.getDimSize(d) == source.getDimSize(d);
+    if (lastRow) {
+      // offset = dim(x, 0) - 1, x a tensor of the run's rows.
+      auto sub = op.getOffsets()[0].getDefiningOp<arith::SubIOp>();
+      auto one = sub ? sub.getRhs().getDefiningOp<arith::ConstantIndexOp>()
+                     : arith::ConstantIndexOp();
+      auto dim =
+          sub ? sub.getLhs().getDefiningOp<tensor::DimOp>() : tensor::DimOp();
+      std::optional<int64_t> index =
+          dim ? dim.getConstantIndex() : std::nullopt;
+      lastRow =
+          one && one.value() == 1 && index == 0 &&
+          cast<RankedTensorType>(dim.getSource().getType()).isDynamicDim(0);
+    }
+    if (!lastRow)
+      return op.emitOpError() << "kf-build-plan: a plan takes one slice of "
+                                 "rows only, the run's last row";
+    FailureOr<Place> x = wholeRowsOf(op, op.getSource());
+    if (failed(x))
+      return failure();
+    FailureOr<Place> out = wholeRows(op, placeResult(op.getResult()));
+    if (failed(out))
+      return failure();
+    ::kf::codegen::LastRowKernelSpec spec{x->rowBytes};
+    auto existing = kernels.lookupSymbol<func::FuncOp>(spec.getSymbolName());
+    FailureOr<SymbolRefAttr> callee =
+        existing ? adapt(op, existing)
+                 : adapt(op, ::kf::codegen::buildLastRowKernel(kernels, spec,
+                                                               target));
+    if (failed(callee))
+      return failure();
+    StepEntry step{getStepName(op, *callee), *callee};
+    step.itemsFixed = 1;
+    addTensor(step, *x, /*write=*/false, 0, 0, 1);
+    addTensor(step, *out, /*write=*/true, 0, 0, 1);
+    addStep(std::move(step));
     return success();
   }
 
@@ -646,6 +728,14 @@ private:
 
   /// `place`, which `op` reads or writes in whole rows.
   FailureOr<Place> wholeRows(Operation *op, const Place &place) {
+    // The columns of a single row are bytes of their own.
+    if (!place.isWholeRows() && (place.oneRow || rows == 1)) {
+      Place columns = place;
+      columns.offset += place.column;
+      columns.rowBytes = place.width;
+      columns.column = 0;
+      return columns;
+    }
     if (!place.isWholeRows())
       return op->emitOpError()
              << "kf-build-plan: reads or writes a column slice, which only "
@@ -689,8 +779,18 @@ private:
         return failure();
       addTensor(step, *place, /*write=*/true, 0, perRow, 1);
     }
+    if (llvm::any_of(op.getResults(), [&](Value v) { return isOneRow(v); }))
+      onOneRow(step);
     addStep(std::move(step));
     return success();
+  }
+
+  /// `step`, whose results are one-row tensors: its items are one row's, its
+  /// kernel called with one row.
+  static void onOneRow(StepEntry &step) {
+    step.itemsFixed += step.itemsPerRow;
+    step.itemsPerRow = 0;
+    step.rows = 1;
   }
 
   LogicalResult planQuantize(QuantizeActivationsOp op) {
@@ -718,6 +818,8 @@ private:
     step.itemsPerRow = rowsPerToken;
     addTensor(step, x, /*write=*/false, 0, rowsPerToken, 1);
     addTensor(step, *out, /*write=*/true, 0, rowsPerToken, 1);
+    if (out->oneRow)
+      onOneRow(step);
     addStep(std::move(step));
     return success();
   }
@@ -745,6 +847,8 @@ private:
       return failure();
     addTensor(step, *x, /*write=*/false, 0, 0, 1);
     addTensor(step, y, /*write=*/true, n, 0, step.group);
+    if (y.oneRow)
+      step.rows = 1;
     addStep(std::move(step));
     return success();
   }
@@ -804,8 +908,9 @@ private:
     b.setInsertionPointToStart(body);
     Location loc = fn.getLoc();
     for (const Buffer &buffer : buffers)
-      kf_plan::BufferOp::create(b, loc, buffer.name, 0, buffer.rowBytes,
-                                buffer.output);
+      kf_plan::BufferOp::create(
+          b, loc, buffer.name, buffer.oneRow ? buffer.rowBytes : 0,
+          buffer.oneRow ? 0 : buffer.rowBytes, buffer.output);
     for (const WeightEntry &w : weights)
       kf_plan::WeightOp::create(
           b, loc, b.getStringAttr(w.name), TypeAttr::get(w.type),
@@ -831,7 +936,8 @@ private:
           b.getI64IntegerAttr(s.itemsFixed), b.getI64IntegerAttr(s.itemsPerRow),
           kf_plan::WorkSplitAttr::get(context, s.split),
           b.getI64IntegerAttr(s.group),
-          s.barrier ? b.getUnitAttr() : UnitAttr(), b.getArrayAttr(s.operands));
+          s.barrier ? b.getUnitAttr() : UnitAttr(), b.getArrayAttr(s.operands),
+          b.getI64IntegerAttr(s.rows));
     }
     return plan;
   }
@@ -840,6 +946,7 @@ private:
     std::string name;
     int64_t rowBytes;
     bool output;
+    bool oneRow; // its one row, whatever the run's
   };
 
   func::FuncOp fn;
@@ -848,6 +955,9 @@ private:
   const ::kf::target::TargetInfo &target;
   const StateLayout &state;
   int64_t rows = 0;
+  // Whether the run's rows vary, so that a tensor of a static leading 1 is
+  // one row whatever they are.
+  bool dynamicRows = false;
 
   std::vector<Buffer> buffers;
   std::vector<WeightEntry> weights;

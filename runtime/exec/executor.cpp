@@ -133,12 +133,14 @@ absl::Status Executor::run(ThreadPool &pool, int64_t m,
       }
       void *const *operands = addresses_.data() + stepBegin_[s];
       kf_step_fn kernel = kernels_[step.kernel];
+      // A step on rows of its own (the last row's head) sees as many.
+      const int64_t rows = step.rows > 0 ? step.rows : m;
       int64_t items = step.items.at(m);
       switch (step.split) {
       case WorkSplit::Blocks: {
         RowBlock b = rowBlock(items, t, threads, step.group);
         if (b.begin < b.end)
-          kernel(operands, m, b.begin, b.end);
+          kernel(operands, rows, b.begin, b.end);
         break;
       }
       case WorkSplit::Claim:
@@ -147,13 +149,13 @@ absl::Status Executor::run(ThreadPool &pool, int64_t m,
               counters[s].next.fetch_add(step.group, std::memory_order_relaxed);
           if (begin >= items)
             break;
-          kernel(operands, m, begin,
+          kernel(operands, rows, begin,
                  begin + std::min(step.group, items - begin));
         }
         break;
       case WorkSplit::Single:
         if (t == 0 && items > 0)
-          kernel(operands, m, 0, items);
+          kernel(operands, rows, 0, items);
         break;
       }
     }

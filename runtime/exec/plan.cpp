@@ -139,6 +139,11 @@ absl::Status Plan::validate() const {
       return stepError(s, step, "invalid item count");
     if (step.group < 1)
       return stepError(s, step, absl::StrCat("group ", step.group, " < 1"));
+    if (step.rows < 0 || step.rows > maxRows ||
+        (step.rows > 0 && step.kind != StepKind::Kernel))
+      return stepError(s, step,
+                       absl::StrCat("rows ", step.rows, " outside [0, ",
+                                    maxRows, "] or on an expert step"));
     // Bounded, so that claims, row blocks and scratch sizes cannot
     // overflow: no more than 2^40 items, a group no larger than the items.
     const int64_t items = step.items.at(maxRows);

@@ -118,6 +118,7 @@ absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
   std::vector<uint8_t> barrier, rowPerSlot;
   std::vector<uint32_t> stepKind;
   std::vector<int64_t> experts, slots, expertRows, xRowBytes, expertBytes;
+  std::vector<int64_t> stepRows;
   std::vector<uint32_t> kind, index;
   std::vector<int64_t> offset, fixed, perRow;
   for (const PlanStep &step : plan.steps) {
@@ -135,6 +136,7 @@ absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
     rowPerSlot.push_back(step.experts.rowPerSlot ? 1 : 0);
     xRowBytes.push_back(step.experts.xRowBytes);
     expertBytes.push_back(step.experts.expertBytes);
+    stepRows.push_back(step.rows);
     operandCount.push_back(static_cast<uint32_t>(step.operands.size()));
     for (const PlanOperand &op : step.operands) {
       kind.push_back(static_cast<uint32_t>(op.kind));
@@ -159,6 +161,7 @@ absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
   writer.addMetadata(key("steps", "row_per_slot"), rowPerSlot);
   writer.addMetadata(key("steps", "x_row_bytes"), xRowBytes);
   writer.addMetadata(key("steps", "expert_bytes"), expertBytes);
+  writer.addMetadata(key("steps", "rows"), stepRows);
   writer.addMetadata(key("operands", "kind"), kind);
   writer.addMetadata(key("operands", "index"), index);
   writer.addMetadata(key("operands", "offset"), offset);
@@ -305,6 +308,7 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
   KF_READ(rowPerSlot, reader.table<uint8_t>("steps", "row_per_slot", steps));
   KF_READ(xRowBytes, reader.table<int64_t>("steps", "x_row_bytes", steps));
   KF_READ(expertBytes, reader.table<int64_t>("steps", "expert_bytes", steps));
+  KF_READ(stepRows, reader.table<int64_t>("steps", "rows", steps));
   size_t operands = 0;
   for (uint32_t n : operandCount)
     operands += n;
@@ -326,6 +330,7 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
     step.kind = static_cast<StepKind>(stepKind[s]);
     step.experts = {experts[s],         slots[s],     expertRows[s],
                     rowPerSlot[s] != 0, xRowBytes[s], expertBytes[s]};
+    step.rows = stepRows[s];
     for (uint32_t o = 0; o < operandCount[s]; ++o, ++operand)
       step.operands.push_back({static_cast<OperandKind>(kind[operand]),
                                index[operand],

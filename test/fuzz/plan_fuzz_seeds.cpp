@@ -23,6 +23,9 @@ std::vector<std::pair<std::string, Plan>> seeds() {
   layer.features = {"avx2", "avx512vnni"};
   layer.maxRows = 16;
   layer.arenaBytes = 8192;
+  layer.stateBytes = 1024;
+  layer.maxContext = 64;
+  layer.caches = {{"blk.0.kv", 0, 512}, {"blk.0.compressor", 512, 512}};
   layer.kernels = {"norm", "matmul", "count"};
   layer.weights = {
       {"g", Format::F32, {64}, std::nullopt},
@@ -43,7 +46,8 @@ std::vector<std::pair<std::string, Plan>> seeds() {
                   1,
                   false,
                   StepKind::Kernel,
-                  {}},
+                  {},
+                  0},
                  {"matmul",
                   1,
                   {{OperandKind::Weight, 1, 0, {4608, 0}},
@@ -54,16 +58,19 @@ std::vector<std::pair<std::string, Plan>> seeds() {
                   8,
                   true,
                   StepKind::Kernel,
-                  {}},
+                  {},
+                  0},
                  {"count",
                   2,
-                  {{OperandKind::Arena, 0, 4096, {64, 0}}},
+                  {{OperandKind::Arena, 0, 4096, {64, 0}},
+                   {OperandKind::State, 0, 512, {256, 0}}},
                   {16, 0},
                   WorkSplit::Claim,
                   3,
                   true,
                   StepKind::Kernel,
-                  {}},
+                  {},
+                  0},
                  {"single",
                   2,
                   {},
@@ -72,7 +79,8 @@ std::vector<std::pair<std::string, Plan>> seeds() {
                   1,
                   false,
                   StepKind::Kernel,
-                  {}}};
+                  {},
+                  1}};
   plans.emplace_back("layer.kfp", layer);
   return plans;
 }

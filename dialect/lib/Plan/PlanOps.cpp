@@ -107,6 +107,7 @@ static std::vector<::kf::PlanOperand> getRuntimeOperands(ArrayAttr operands) {
       s.split = static_cast<::kf::WorkSplit>(step.getSplit());
       s.group = static_cast<int64_t>(step.getGroup());
       s.barrierBefore = step.getBarrier();
+      s.rows = static_cast<int64_t>(step.getRows());
       runtime.steps.push_back(std::move(s));
     }
   }

@@ -123,3 +123,26 @@ module attributes {kf.max_context = 1024 : i64, kf.target = #kf.target<name = "x
     return %wi, %picks, %vis : tensor<1x16xi32>, tensor<1x8xi32>, tensor<1x64xi32>
   }
 }
+
+// -----
+
+// A prefill's head reads its last row: a step copies the run's last row
+// (m - 1, which only the run knows) into a row of its own, and the steps on
+// it have one row's items and are called with one row, whatever the run's;
+// the result buffer is one row.
+// CHECK-LABEL: kf_plan.plan @head max_rows(16)
+// CHECK: kf_plan.buffer "result0" bytes(256 + 0) output
+// CHECK: kf_plan.step "kf_last_row_b256" @kernels::@kf_last_row_b256 items(1 + 0) blocks(1) barrier [#kf_plan.operand<kind = arena, index = 0, offset = 0, fixed = 0, per_row = 256>, #kf_plan.operand<kind = arena, index = 0, offset = 4096, fixed = 256, per_row = 0>]
+// CHECK-NEXT: kf_plan.step "{{.*}}" @kernels::@kf_rms_norm_d64_nw_e358637bd items(1 + 0) blocks(1) rows(1) barrier [#kf_plan.operand<kind = arena, index = 0, offset = 4096, fixed = 256, per_row = 0>, #kf_plan.operand<kind = input, index = 1, offset = 0, fixed = 256, per_row = 0>]
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @head(%x: tensor<?x64xf32>) -> tensor<1x64xf32> {
+    %n = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %t = tensor.dim %n, %c0 : tensor<?x64xf32>
+    %last = arith.subi %t, %c1 : index
+    %row = tensor.extract_slice %n[%last, 0] [1, 64] [1, 1] : tensor<?x64xf32> to tensor<1x64xf32>
+    %h = kf.rms_norm %row eps(1.0e-06) : tensor<1x64xf32>
+    return %h : tensor<1x64xf32>
+  }
+}

@@ -71,7 +71,8 @@ Plan makePlan() {
                         1,
                         false,
                         StepKind::Kernel,
-                        {}});
+                        {},
+                        0});
   plan.steps.push_back({"sum",
                         1,
                         {{OperandKind::Arena, 0, 0, rows},
@@ -81,7 +82,8 @@ Plan makePlan() {
                         1,
                         true,
                         StepKind::Kernel,
-                        {}});
+                        {},
+                        0});
   plan.steps.push_back({"add",
                         2,
                         {{OperandKind::Arena, 0, 0, rows},
@@ -92,7 +94,8 @@ Plan makePlan() {
                         3,
                         true,
                         StepKind::Kernel,
-                        {}});
+                        {},
+                        0});
   return plan;
 }
 
@@ -159,7 +162,8 @@ TEST(Executor, ClaimsEveryItemOnce) {
                         7,
                         false,
                         StepKind::Kernel,
-                        {}});
+                        {},
+                        0});
   kf_step_fn count = [](void *const *operands, int64_t, int64_t begin,
                         int64_t end) {
     auto *n = static_cast<int32_t *>(operands[0]);
@@ -195,7 +199,8 @@ TEST(Executor, StateOutlivesRunsAndIsShared) {
                         1,
                         false,
                         StepKind::Kernel,
-                        {}});
+                        {},
+                        0});
   kf_step_fn countRows = [](void *const *operands, int64_t m, int64_t,
                             int64_t) {
     *static_cast<int64_t *>(operands[0]) += m;
@@ -219,6 +224,37 @@ TEST(Executor, StateOutlivesRunsAndIsShared) {
   ASSERT_FALSE(e.ok());
   EXPECT_THAT(std::string(e.status().message()),
               HasSubstr("a state of 64 bytes, 63 bound"));
+}
+
+// A step on rows of its own (a prefill's last-row head) is called with
+// them, whatever the run's rows.
+TEST(Executor, StepRowsOverrideTheRuns) {
+  Plan plan;
+  plan.maxRows = 8;
+  plan.arenaBytes = 16;
+  plan.kernels = {"rows"};
+  for (int64_t rows : {0, 1})
+    plan.steps.push_back({"rows",
+                          0,
+                          {{OperandKind::Arena, 0, 8 * rows, {8, 0}}},
+                          {1, 0},
+                          WorkSplit::Single,
+                          1,
+                          false,
+                          StepKind::Kernel,
+                          {},
+                          rows});
+  kf_step_fn rowsSeen = [](void *const *operands, int64_t m, int64_t, int64_t) {
+    *static_cast<int64_t *>(operands[0]) = m;
+  };
+  absl::StatusOr<Executor> e = Executor::create(plan, {rowsSeen}, {});
+  ASSERT_TRUE(e.ok()) << e.status();
+  ThreadPool pool(2);
+  ASSERT_TRUE(e->run(pool, 5, {}).ok());
+  int64_t seen[2];
+  std::memcpy(seen, e->arena().data(), 16);
+  EXPECT_EQ(seen[0], 5);
+  EXPECT_EQ(seen[1], 1);
 }
 
 TEST(Executor, ArenaIsAligned) {
@@ -324,7 +360,8 @@ TEST(Executor, RefusesExpertStepsTheirOperandsCannotHold) {
                   16,
                   true,
                   StepKind::Experts,
-                  {4, 2, 32, false, 96, expertBytes}};
+                  {4, 2, 32, false, 96, expertBytes},
+                  0};
     step.operands = {{OperandKind::Weight, 0, 0, {4 * expertBytes, 0}},
                      {OperandKind::Arena, 0, 0, {0, 96}},
                      {OperandKind::Arena, 0, 4096, {0, 8}},

@@ -41,7 +41,8 @@ Plan makePlan() {
                         1,
                         false,
                         StepKind::Kernel,
-                        {}});
+                        {},
+                        0});
   plan.steps.push_back({"q",
                         1,
                         {{OperandKind::Weight, 1, 0, {2176, 0}},
@@ -52,7 +53,8 @@ Plan makePlan() {
                         16,
                         true,
                         StepKind::Kernel,
-                        {}});
+                        {},
+                        1});
   return plan;
 }
 
@@ -85,6 +87,10 @@ TEST(PlanFile, RefusesStateOutsideItsBounds) {
   EXPECT_THAT(std::string(plan.validate().message()),
               HasSubstr("plan step 0 (attn_norm): operand 3: bytes [768, "
                         "+512) outside the state of 1024"));
+  plan = makePlan();
+  plan.steps[1].rows = 17;
+  EXPECT_THAT(std::string(plan.validate().message()),
+              HasSubstr("plan step 1 (q): rows 17 outside [0, 16]"));
   plan = makePlan();
   plan.maxContext = 0;
   EXPECT_THAT(std::string(plan.validate().message()),

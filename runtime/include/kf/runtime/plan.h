@@ -91,6 +91,9 @@ struct PlanStep {
   StepKind kind = StepKind::Kernel;
   // StepKind::Experts only.
   ExpertShape experts;
+  // The token rows its kernel is called with: 0 for the run's m, else this
+  // many whatever the run's (the head of a prefill's last row: 1).
+  int64_t rows = 0;
   friend bool operator==(const PlanStep &, const PlanStep &) = default;
 };
 

@@ -173,18 +173,21 @@ def KfPlan_StepOp : KfPlan_Op<"step", [HasParent<"PlanOp">,
     module, on `items_fixed + items_per_row · m` work items shared between
     the threads as `split` says, in whole groups (or batches) of `group`,
     with `operands` in its order; `barrier` makes every thread wait until
-    all have finished the steps before. `name` is the op it executes, for
-    errors and profiles.
+    all have finished the steps before. `rows`, when given, is the token
+    rows the kernel is called with whatever the run's (the head of a
+    prefill's last row: 1). `name` is the op it executes, for errors and
+    profiles.
   }];
   let arguments = (ins StrAttr:$name, SymbolRefAttr:$callee,
     I64Attr:$items_fixed, I64Attr:$items_per_row,
     KfPlan_WorkSplitAttr:$split,
     I64Attr:$group, UnitAttr:$barrier,
-    TypedArrayAttrBase<KfPlan_OperandAttr, "step operands">:$operands);
+    TypedArrayAttrBase<KfPlan_OperandAttr, "step operands">:$operands,
+    DefaultValuedAttr<I64Attr, "0">:$rows);
   let assemblyFormat = [{
     $name $callee `items` `(` $items_fixed `+` $items_per_row `)`
-    custom<WorkSplit>($split) `(` $group `)` (`barrier` $barrier^)? $operands
-    attr-dict
+    custom<WorkSplit>($split) `(` $group `)` (`rows` `(` $rows^ `)`)?
+    (`barrier` $barrier^)? $operands attr-dict
   }];
 }
 
