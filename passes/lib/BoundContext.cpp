@@ -57,7 +57,7 @@ struct BoundContextPass : impl::KfBoundContextBase<BoundContextPass> {
         auto cache = dyn_cast<CompressedCacheType>(read.getCache().getType());
         if (cache)
           read.getResult().setType(
-              withDim(read.getType(), 0, maxContext / cache.getRatio()));
+              withDim(read.getType(), 0, cache.getCapacity(maxContext)));
       } else if (auto visible = dyn_cast<VisibleEntriesOp>(op)) {
         visible.getResult().setType(
             withDim(visible.getType(), 1,

@@ -990,12 +990,12 @@ FailureOr<StateLayout> layOutState(ModuleOp module) {
       bytes = 4 * ring.getRows() * ring.getDim();
     } else {
       auto compressed = cast<CompressedCacheType>(cache.getType());
-      bytes = ::kf::codegen::CompressedCacheLayout{compressed.getRatio(),
-                                                   compressed.getDim(),
-                                                   compressed.getOverlap(),
-                                                   layout.maxContext /
-                                                       compressed.getRatio()}
-                  .getBytes();
+      bytes =
+          ::kf::codegen::CompressedCacheLayout{
+              compressed.getRatio(), compressed.getDim(),
+              compressed.getOverlap(),
+              compressed.getCapacity(layout.maxContext)}
+              .getBytes();
     }
     layout.caches.push_back({cache.getSymName().str(), layout.bytes, bytes});
     layout.bytes = alignUp(layout.bytes + bytes);

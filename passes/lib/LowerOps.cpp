@@ -191,7 +191,7 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
       if (failed(frequencies))
         return op->emitOpError() << "kf-lower-ops: the YaRN ramp of the "
                                     "rope is empty, so it has no frequencies";
-      const int64_t capacity = bound.getInt() / cache.getRatio();
+      const int64_t capacity = cache.getCapacity(bound.getInt());
       codegen::CompressEntriesKernelSpec entries;
       entries.ratio = cache.getRatio();
       entries.overlap = cache.getOverlap();

@@ -12,10 +12,17 @@ namespace kf {
 namespace {
 
 constexpr std::string_view kAbiVersion = "kf.plan.abi_version";
+constexpr std::string_view kCount = "kf.plan.count";
+/// Plans of one model: a prefill's, a decode's, a few more at most.
+constexpr uint32_t kMaxPlans = 64;
 
-/// The key `field` of the table `table` ("kf.plan.steps.kernel").
-std::string key(std::string_view table, std::string_view field) {
-  return absl::StrCat("kf.plan.", toAbsl(table), ".", toAbsl(field));
+/// The key of plan `plan`'s `field` ("kf.plan.0.max_rows"), or of the field
+/// `field` of its table `table` ("kf.plan.0.steps.kernel").
+std::string key(size_t plan, std::string_view field) {
+  return absl::StrCat("kf.plan.", plan, ".", toAbsl(field));
+}
+std::string key(size_t plan, std::string_view table, std::string_view field) {
+  return absl::StrCat("kf.plan.", plan, ".", toAbsl(table), ".", toAbsl(field));
 }
 
 /// Whether `name` (a name from the file: a kernel, weight, step, ...) holds
@@ -38,15 +45,15 @@ absl::Status checkNames(const std::string &file, std::string_view key,
   return absl::OkStatus();
 }
 
-/// Reads the plan's arrays, each checked to have its table's length.
+/// Reads plan `plan`'s arrays, each checked to have its table's length.
 class PlanReader {
 public:
-  PlanReader(const gguf::File &file) : file(file) {}
+  PlanReader(const gguf::File &file, size_t plan) : file(file), plan(plan) {}
 
   template <typename T>
   absl::StatusOr<std::span<const T>>
   table(std::string_view table, std::string_view field, size_t length) {
-    std::string name = key(table, field);
+    std::string name = key(plan, table, field);
     absl::StatusOr<std::span<const T>> values =
         file.get<std::span<const T>>(name);
     if (!values.ok())
@@ -59,20 +66,19 @@ public:
   }
 
   const gguf::File &file;
+  size_t plan;
 };
 
-} // namespace
-
-absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
-  gguf::Writer writer;
-  writer.addMetadata(std::string(kAbiVersion),
-                     static_cast<uint32_t>(KF_PLAN_ABI_VERSION));
-  writer.addMetadata("kf.plan.target", plan.target);
-  writer.addMetadata("kf.plan.features", plan.features);
-  writer.addMetadata("kf.plan.max_rows", plan.maxRows);
-  writer.addMetadata("kf.plan.arena_bytes", plan.arenaBytes);
-  writer.addMetadata("kf.plan.state_bytes", plan.stateBytes);
-  writer.addMetadata("kf.plan.max_context", plan.maxContext);
+/// Plan `p`'s keys, under kf.plan.<p>.
+void writePlan(gguf::Writer &writer, size_t p, const Plan &plan) {
+  auto key = [p](auto... parts) { return ::kf::key(p, parts...); };
+  writer.addMetadata(key("name"), plan.name);
+  writer.addMetadata(key("target"), plan.target);
+  writer.addMetadata(key("features"), plan.features);
+  writer.addMetadata(key("max_rows"), plan.maxRows);
+  writer.addMetadata(key("arena_bytes"), plan.arenaBytes);
+  writer.addMetadata(key("state_bytes"), plan.stateBytes);
+  writer.addMetadata(key("max_context"), plan.maxContext);
   std::vector<std::string> cacheNames;
   std::vector<int64_t> cacheOffsets, cacheBytes;
   for (const PlanCache &cache : plan.caches) {
@@ -83,7 +89,7 @@ absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
   writer.addMetadata(key("caches", "name"), cacheNames);
   writer.addMetadata(key("caches", "offset"), cacheOffsets);
   writer.addMetadata(key("caches", "bytes"), cacheBytes);
-  writer.addMetadata("kf.plan.kernels", plan.kernels);
+  writer.addMetadata(key("kernels"), plan.kernels);
 
   std::vector<std::string> names, formats, layouts;
   std::vector<uint32_t> ranks;
@@ -167,49 +173,40 @@ absl::StatusOr<std::vector<uint8_t>> serializePlan(const Plan &plan) {
   writer.addMetadata(key("operands", "offset"), offset);
   writer.addMetadata(key("operands", "fixed"), fixed);
   writer.addMetadata(key("operands", "per_row"), perRow);
-  return writer.serialize("plan");
 }
 
-absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
-                               const std::string &name) {
-  absl::StatusOr<gguf::File> parsed = gguf::File::parse(bytes, name);
-  if (!parsed.ok())
-    return parsed.status();
-  const gguf::File &file = *parsed;
-  // The version first: a plan of another version may hold anything else.
-  absl::StatusOr<uint32_t> version = file.get<uint32_t>(kAbiVersion);
-  if (!version.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": not a plan (no ", toAbsl(kAbiVersion), ")"));
-  if (*version != KF_PLAN_ABI_VERSION)
-    return absl::FailedPreconditionError(
-        absl::StrCat(name, ": a plan of ABI version ", *version,
-                     "; this runtime runs version ", KF_PLAN_ABI_VERSION,
-                     " (compile it again with this version's kf-compile)"));
-
+/// Plan `p` of `file`, which stands for `name` in errors.
+absl::StatusOr<Plan> readPlan(const gguf::File &file, size_t p,
+                              const std::string &name) {
+  auto key = [p](auto... parts) { return ::kf::key(p, parts...); };
   Plan plan;
-  PlanReader reader(file);
+  PlanReader reader(file, p);
 #define KF_READ(var, expr)                                                     \
   auto var##OrError = (expr);                                                  \
   if (!var##OrError.ok())                                                      \
     return var##OrError.status();                                              \
   auto var = *var##OrError;
-  KF_READ(target, file.get<std::string_view>("kf.plan.target"));
-  KF_READ(features, file.get<std::span<const std::string>>("kf.plan.features"));
-  KF_READ(maxRows, file.get<int64_t>("kf.plan.max_rows"));
-  KF_READ(arenaBytes, file.get<int64_t>("kf.plan.arena_bytes"));
-  KF_READ(stateBytes, file.get<int64_t>("kf.plan.state_bytes"));
-  KF_READ(maxContext, file.get<int64_t>("kf.plan.max_context"));
-  KF_READ(kernels, file.get<std::span<const std::string>>("kf.plan.kernels"));
-  if (!isPrintable(target))
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": kf.plan.target holds a control byte"));
-  for (auto [key, values] :
-       {std::pair<std::string_view, std::span<const std::string>>{
-            "kf.plan.features", features},
-        {"kf.plan.kernels", kernels}})
-    if (absl::Status s = checkNames(name, key, values); !s.ok())
+  KF_READ(planName, file.get<std::string_view>(key("name")));
+  KF_READ(target, file.get<std::string_view>(key("target")));
+  KF_READ(features, file.get<std::span<const std::string>>(key("features")));
+  KF_READ(maxRows, file.get<int64_t>(key("max_rows")));
+  KF_READ(arenaBytes, file.get<int64_t>(key("arena_bytes")));
+  KF_READ(stateBytes, file.get<int64_t>(key("state_bytes")));
+  KF_READ(maxContext, file.get<int64_t>(key("max_context")));
+  KF_READ(kernels, file.get<std::span<const std::string>>(key("kernels")));
+  for (auto [field, value] :
+       {std::pair<std::string_view, std::string_view>{"name", planName},
+        {"target", target}})
+    if (!isPrintable(value))
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": ", key(field), " holds a control byte"));
+  for (auto [field, values] :
+       {std::pair<std::string_view, std::span<const std::string>>{"features",
+                                                                  features},
+        {"kernels", kernels}})
+    if (absl::Status s = checkNames(name, key(field), values); !s.ok())
       return s;
+  plan.name = std::string(planName);
   plan.target = std::string(target);
   plan.features.assign(features.begin(), features.end());
   plan.maxRows = maxRows;
@@ -219,7 +216,7 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
   plan.kernels.assign(kernels.begin(), kernels.end());
   KF_READ(cacheNames,
           file.get<std::span<const std::string>>(key("caches", "name")));
-  if (absl::Status s = checkNames(name, "kf.plan.caches.name", cacheNames);
+  if (absl::Status s = checkNames(name, key("caches", "name"), cacheNames);
       !s.ok())
     return s;
   KF_READ(cacheOffsets,
@@ -234,12 +231,13 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
   const size_t weights = weightNames.size();
   KF_READ(formats, reader.table<std::string>("weights", "format", weights));
   KF_READ(layouts, reader.table<std::string>("weights", "layout", weights));
-  for (auto [key, values] :
-       {std::pair<std::string_view, std::span<const std::string>>{
-            "kf.plan.weights.name", weightNames},
-        {"kf.plan.weights.format", formats},
-        {"kf.plan.weights.layout", layouts}})
-    if (absl::Status s = checkNames(name, key, values); !s.ok())
+  for (auto [field, values] :
+       {std::pair<std::string_view, std::span<const std::string>>{"name",
+                                                                  weightNames},
+        {"format", formats},
+        {"layout", layouts}})
+    if (absl::Status s = checkNames(name, key("weights", field), values);
+        !s.ok())
       return s;
   KF_READ(ranks, reader.table<uint32_t>("weights", "rank", weights));
   size_t dimCount = 0;
@@ -278,7 +276,7 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
 
   KF_READ(inputNames,
           file.get<std::span<const std::string>>(key("inputs", "name")));
-  if (absl::Status s = checkNames(name, "kf.plan.inputs.name", inputNames);
+  if (absl::Status s = checkNames(name, key("inputs", "name"), inputNames);
       !s.ok())
     return s;
   KF_READ(inputFixed,
@@ -290,7 +288,7 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
 
   KF_READ(stepNames,
           file.get<std::span<const std::string>>(key("steps", "name")));
-  if (absl::Status s = checkNames(name, "kf.plan.steps.name", stepNames);
+  if (absl::Status s = checkNames(name, key("steps", "name"), stepNames);
       !s.ok())
     return s;
   const size_t steps = stepNames.size();
@@ -339,8 +337,66 @@ absl::StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes,
     plan.steps.push_back(std::move(step));
   }
   if (absl::Status s = plan.validate(); !s.ok())
-    return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", plan.name, ": ", s.message()));
   return plan;
+}
+
+} // namespace
+
+absl::StatusOr<std::vector<uint8_t>>
+serializePlans(std::span<const Plan> plans) {
+  gguf::Writer writer;
+  writer.addMetadata(std::string(kAbiVersion),
+                     static_cast<uint32_t>(KF_PLAN_ABI_VERSION));
+  writer.addMetadata(std::string(kCount), static_cast<uint32_t>(plans.size()));
+  for (size_t p = 0; p < plans.size(); ++p)
+    writePlan(writer, p, plans[p]);
+  return writer.serialize("plans");
+}
+
+absl::StatusOr<std::vector<Plan>> parsePlans(std::span<const uint8_t> bytes,
+                                             const std::string &name) {
+  absl::StatusOr<gguf::File> parsed = gguf::File::parse(bytes, name);
+  if (!parsed.ok())
+    return parsed.status();
+  const gguf::File &file = *parsed;
+  // The version first: a plan of another version may hold anything else.
+  absl::StatusOr<uint32_t> version = file.get<uint32_t>(kAbiVersion);
+  if (!version.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": not a plan (no ", toAbsl(kAbiVersion), ")"));
+  if (*version != KF_PLAN_ABI_VERSION)
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, ": a plan of ABI version ", *version,
+                     "; this runtime runs version ", KF_PLAN_ABI_VERSION,
+                     " (compile it again with this version's kf-compile)"));
+  absl::StatusOr<uint32_t> count = file.get<uint32_t>(kCount);
+  if (!count.ok())
+    return count.status();
+  if (*count < 1 || *count > kMaxPlans)
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", *count, " plans, expected 1 to ", kMaxPlans));
+  std::vector<Plan> plans;
+  for (size_t p = 0; p < *count; ++p) {
+    absl::StatusOr<Plan> plan = readPlan(file, p, name);
+    if (!plan.ok())
+      return plan.status();
+    // The plans of one model run on one machine and share one state.
+    const Plan &first = plans.empty() ? *plan : plans.front();
+    if (plan->target != first.target || plan->features != first.features ||
+        plan->stateBytes != first.stateBytes ||
+        plan->maxContext != first.maxContext || plan->caches != first.caches)
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": plan ", plan->name,
+                       " has another target or state than plan ", first.name));
+    for (const Plan &other : plans)
+      if (other.name == plan->name)
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": two plans named ", plan->name));
+    plans.push_back(*std::move(plan));
+  }
+  return plans;
 }
 
 } // namespace kf

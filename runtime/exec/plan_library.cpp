@@ -27,24 +27,40 @@ absl::StatusOr<PlanLibrary> PlanLibrary::open(const std::string &path) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a compiled plan (it exports no ",
                      KF_PLAN_DATA_SYMBOL, ")"));
-  absl::StatusOr<Plan> plan =
-      parsePlan(std::span<const uint8_t>(data, *size), path);
-  if (!plan.ok())
-    return plan.status();
-  if (absl::Status s = checkCpuFeatures(
-          plan->features, hostCpuFeatures(),
-          absl::StrCat(path, " (compiled for target ", plan->target, ")"));
+  absl::StatusOr<std::vector<Plan>> plans =
+      parsePlans(std::span<const uint8_t>(data, *size), path);
+  if (!plans.ok())
+    return plans.status();
+  // The plans share one target: its features are checked once.
+  if (absl::Status s =
+          checkCpuFeatures(plans->front().features, hostCpuFeatures(),
+                           absl::StrCat(path, " (compiled for target ",
+                                        plans->front().target, ")"));
       !s.ok())
     return s;
-  for (const std::string &name : plan->kernels) {
-    void *kernel = dlsym(handle, name.c_str());
-    if (!kernel)
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": exports no kernel ", name));
-    library.kernels_.push_back(reinterpret_cast<kf_step_fn>(kernel));
+  for (const Plan &plan : *plans) {
+    std::vector<kf_step_fn> kernels;
+    for (const std::string &name : plan.kernels) {
+      void *kernel = dlsym(handle, name.c_str());
+      if (!kernel)
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": exports no kernel ", name));
+      kernels.push_back(reinterpret_cast<kf_step_fn>(kernel));
+    }
+    library.kernels_.push_back(std::move(kernels));
   }
-  library.plan_ = std::move(*plan);
+  library.plans_ = *std::move(plans);
   return library;
+}
+
+const Plan *PlanLibrary::find(std::string_view name, size_t *index) const {
+  for (size_t p = 0; p < plans_.size(); ++p)
+    if (plans_[p].name == name) {
+      if (index)
+        *index = p;
+      return &plans_[p];
+    }
+  return nullptr;
 }
 
 } // namespace kf

@@ -1,6 +1,6 @@
-// Writes the seed corpus of plan_fuzzer into a directory: plans with every
-// operand kind and work split, and one without steps, for the fuzzer to
-// mutate from.
+// Writes the seed corpus of plan_fuzzer into a directory: a model's plans
+// with every operand kind and work split, and one without steps, for the
+// fuzzer to mutate from.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -12,13 +12,15 @@ namespace {
 
 using namespace kf;
 
-std::vector<std::pair<std::string, Plan>> seeds() {
-  std::vector<std::pair<std::string, Plan>> plans;
+std::vector<std::pair<std::string, std::vector<Plan>>> seeds() {
+  std::vector<std::pair<std::string, std::vector<Plan>>> plans;
   Plan empty;
+  empty.name = "empty";
   empty.maxRows = 1;
-  plans.emplace_back("empty.kfp", empty);
+  plans.emplace_back("empty.kfp", std::vector<Plan>{empty});
 
   Plan layer;
+  layer.name = "prefill";
   layer.target = "znver5";
   layer.features = {"avx2", "avx512vnni"};
   layer.maxRows = 16;
@@ -81,7 +83,12 @@ std::vector<std::pair<std::string, Plan>> seeds() {
                   StepKind::Kernel,
                   {},
                   1}};
-  plans.emplace_back("layer.kfp", layer);
+  // A model's two plans sharing the state.
+  Plan decode = layer;
+  decode.name = "decode";
+  decode.maxRows = 1;
+  decode.steps.resize(1);
+  plans.emplace_back("layer.kfp", std::vector<Plan>{layer, decode});
   return plans;
 }
 
@@ -92,9 +99,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: plan_fuzz_seeds DIRECTORY\n");
     return 2;
   }
-  for (const auto &[name, plan] : seeds()) {
-    absl::StatusOr<std::vector<uint8_t>> bytes = serializePlan(plan);
-    if (!bytes.ok() || !parsePlan(*bytes, name).ok()) {
+  for (const auto &[name, plans] : seeds()) {
+    absl::StatusOr<std::vector<uint8_t>> bytes = serializePlans(plans);
+    if (!bytes.ok() || !parsePlans(*bytes, name).ok()) {
       std::fprintf(stderr, "plan_fuzz_seeds: %s does not round-trip\n",
                    name.c_str());
       return 1;

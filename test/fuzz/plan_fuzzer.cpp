@@ -18,21 +18,24 @@ namespace {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  absl::StatusOr<kf::Plan> plan = kf::parsePlan({data, size}, "in.kfp");
-  if (!plan.ok()) {
-    if (plan.status().message().find('\n') != absl::string_view::npos)
-      fail("an error spans lines", plan.status());
+  absl::StatusOr<std::vector<kf::Plan>> plans =
+      kf::parsePlans({data, size}, "in.kfp");
+  if (!plans.ok()) {
+    if (plans.status().message().find('\n') != absl::string_view::npos)
+      fail("an error spans lines", plans.status());
     return 0;
   }
-  if (absl::Status s = plan->validate(); !s.ok())
-    fail("a parsed plan does not validate", s);
-  absl::StatusOr<std::vector<uint8_t>> bytes = kf::serializePlan(*plan);
+  for (const kf::Plan &plan : *plans)
+    if (absl::Status s = plan.validate(); !s.ok())
+      fail("a parsed plan does not validate", s);
+  absl::StatusOr<std::vector<uint8_t>> bytes = kf::serializePlans(*plans);
   if (!bytes.ok())
-    fail("a parsed plan does not serialize", bytes.status());
-  absl::StatusOr<kf::Plan> again = kf::parsePlan(*bytes, "again.kfp");
+    fail("parsed plans do not serialize", bytes.status());
+  absl::StatusOr<std::vector<kf::Plan>> again =
+      kf::parsePlans(*bytes, "again.kfp");
   if (!again.ok())
-    fail("a serialized plan does not parse", again.status());
-  if (!(*again == *plan))
-    fail("a plan reads back changed", absl::OkStatus());
+    fail("serialized plans do not parse", again.status());
+  if (!(*again == *plans))
+    fail("plans read back changed", absl::OkStatus());
   return 0;
 }

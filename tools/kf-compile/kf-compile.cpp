@@ -3,8 +3,8 @@
 // kf-compile [input.mlir] --target=NAME [-o out.mlir]
 //   runs the compilation pipeline for the target and writes the result.
 // kf-compile ... --emit=plan -o out.kfp (implied by an -o ending in .kfp)
-//   the same, then every op to kernels and the function to a plan, written
-//   as one artifact the runtime loads (docs/engine.md, "Artifacts").
+//   the same, then every op to kernels and each function to a plan, all
+//   written as one artifact the runtime loads (docs/engine.md, "Artifacts").
 // kf-compile ... --emit=obj -o kernels.o | --emit=shared -o kernels.so
 //   the same, and writes the kernels the plan calls as an object file or a
 //   shared library.
@@ -121,6 +121,11 @@ static cl::opt<int64_t>
             cl::init(512), cl::cat(category));
 
 // Not --threads: an LLVM library linked for --emit=obj registers that name.
+static cl::opt<int64_t>
+    maxContext("max-context",
+               cl::desc("--emit=plan: the longest sequence (tokens) the "
+                        "model's caches hold"),
+               cl::init(4096), cl::cat(category));
 static cl::opt<unsigned>
     threads("num-threads",
             cl::desc("Threads the plan may use (0: the target's cores)"),
@@ -229,8 +234,9 @@ static mlir::LogicalResult compilePlan(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
-/// Compiles the graph into a plan (its ops to kernels, its function to a
-/// kf_plan.plan, `maxRows` token rows per run) and writes the artifact.
+/// Compiles the graph into plans (its ops to kernels, each function to a
+/// kf_plan.plan, `maxRows` token rows per run, caches for `maxContext`
+/// tokens) and writes the artifact.
 static int runEmitPlan(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
   mlir::kf::PlanPipelineOptions options;
@@ -238,19 +244,21 @@ static int runEmitPlan(mlir::ModuleOp module) {
   options.threads = threads;
   options.tuningFile = tuningFile;
   mlir::kf::buildPlanPipeline(pm, options);
+  mlir::kf::KfBoundContextOptions bound;
+  bound.maxContext = maxContext;
+  pm.addPass(mlir::kf::createKfBoundContext(bound));
   pm.addPass(mlir::kf::createKfLowerOps());
   mlir::kf::KfBuildPlanOptions build;
   build.maxRows = maxRows;
   pm.addPass(mlir::kf::createKfBuildPlan(build));
   if (mlir::failed(pm.run(module)))
     return 1;
-  auto plans = llvm::to_vector(module.getOps<mlir::kf_plan::PlanOp>());
-  if (plans.size() != 1)
-    return fail(llvm::Twine("--emit=plan: an artifact holds one plan; the "
-                            "input has ") +
-                llvm::Twine(plans.size()) + " functions");
-  absl::StatusOr<std::vector<uint8_t>> bytes =
-      kf::serializePlan(mlir::kf_plan::getRuntimePlan(plans.front()));
+  std::vector<kf::Plan> plans;
+  for (auto plan : module.getOps<mlir::kf_plan::PlanOp>())
+    plans.push_back(mlir::kf_plan::getRuntimePlan(plan));
+  if (plans.empty())
+    return fail("--emit=plan: the input has no function to plan");
+  absl::StatusOr<std::vector<uint8_t>> bytes = kf::serializePlans(plans);
   if (!bytes.ok())
     return fail(std::string(bytes.status().message()));
   auto kernels = module.lookupSymbol<mlir::ModuleOp>("kernels");

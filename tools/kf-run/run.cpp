@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -14,6 +15,7 @@
 #include "kf/deepseek_v4/reference/weights.h"
 #include "kf/runtime/gguf.h"
 #include "kf/runtime/npy.h"
+#include "kf/runtime/session.h"
 #include "kf/runtime/status_macros.h"
 
 namespace kf::run_tool {
@@ -23,14 +25,22 @@ namespace {
 namespace dsv4 = kf::deepseek_v4;
 
 constexpr std::string_view kUsage =
-    "usage: kf-run --engine reference -m FILE --tokens T1,T2,... [options]\n"
+    "usage: kf-run --engine reference|compiled -m FILE --tokens T1,T2,... "
+    "[options]\n"
     "  runs the tokens as one prefill from position 0 and prints the next "
     "token\n"
+    "  --engine reference     the golden reference forward\n"
+    "  --engine compiled      the plans of --plan, compiled for this model\n"
+    "                         by kf-compile -m FILE -o MODEL.kfp\n"
+    "  --plan MODEL.kfp       the compiled engine's artifact\n"
+    "  --threads N            the compiled engine's threads (default: the\n"
+    "                         machine's)\n"
     "  --decode N             then decodes N tokens one at a time, each the\n"
     "                         argmax of the previous logits, and prints them\n"
     "  --dump-logits OUT.npy  the logits of every position computed, float32\n"
-    "                         [positions, vocab]: each prompt token's, then\n"
-    "                         each decoded token's\n"
+    "                         [positions, vocab]: each prompt token's (the\n"
+    "                         compiled engine: the last one's), then each\n"
+    "                         decoded token's\n"
     "  --dump-hidden DIR      DIR/layer_L.npy: the stream state after layer "
     "L,\n"
     "                         float32 [tokens, streams, embedding], of the "
@@ -48,8 +58,8 @@ struct Arguments {
 };
 
 constexpr std::string_view kValueOptions[] = {
-    "--engine",      "-m",         "--tokens", "--decode", "--dump-logits",
-    "--dump-hidden", "--precision"};
+    "--engine",      "-m",          "--tokens", "--decode", "--dump-logits",
+    "--dump-hidden", "--precision", "--plan",   "--threads"};
 constexpr std::string_view kRequired[] = {"--engine", "-m", "--tokens"};
 
 // Fills `parsed`; returns the one-line message of a usage error, if any.
@@ -71,9 +81,28 @@ std::optional<std::string> parse(std::span<const std::string> args,
   for (std::string_view name : kRequired)
     if (!parsed.options.contains(name))
       return absl::StrCat("option '", std::string(name), "' is required");
-  if (parsed.options["--engine"] != "reference")
-    return absl::StrCat("unknown engine '", parsed.options["--engine"],
-                        "'; expected reference");
+  const std::string &engine = parsed.options["--engine"];
+  if (engine != "reference" && engine != "compiled")
+    return absl::StrCat("unknown engine '", engine,
+                        "'; expected reference or compiled");
+  if (engine == "compiled") {
+    if (!parsed.options.contains("--plan"))
+      return std::string("--engine compiled needs --plan MODEL.kfp "
+                         "(kf-compile -m FILE -o MODEL.kfp)");
+    // What the reference computes on request is compiled into a plan.
+    for (std::string_view option : {"--dump-hidden", "--precision"})
+      if (parsed.options.contains(option))
+        return absl::StrCat("option '", std::string(option),
+                            "' is the reference engine's");
+    if (parsed.noSim)
+      return std::string("--no-sim: the compiled engine's simulations are "
+                         "its plan's; compile it with kf-compile --no-sim");
+  } else {
+    for (std::string_view option : {"--plan", "--threads"})
+      if (parsed.options.contains(option))
+        return absl::StrCat("option '", std::string(option),
+                            "' is the compiled engine's");
+  }
   if (auto p = parsed.options.find("--precision");
       p != parsed.options.end() && p->second != "model" && p->second != "f32")
     return absl::StrCat("unknown precision '", p->second,
@@ -120,19 +149,75 @@ absl::Status checkSimulationWidths(const dsv4::Config &c,
   return absl::OkStatus();
 }
 
+// --decode's count, 0 without it.
+absl::StatusOr<uint32_t> parseDecodeSteps(const Arguments &args) {
+  uint32_t steps = 0;
+  if (auto decode = args.options.find("--decode");
+      decode != args.options.end() && !absl::SimpleAtoi(decode->second, &steps))
+    return absl::InvalidArgumentError(
+        absl::StrCat("--decode: '", decode->second,
+                     "' is not a token count (a non-negative integer)"));
+  return steps;
+}
+
+// The compiled engine: the artifact's prefill and decode plans on the
+// model file's weights (docs/engine.md, "Sessions").
+absl::Status runCompiled(const Arguments &args, std::ostream &out) {
+  const std::string &path = args.options.at("-m");
+  dsv4::Config config;
+  {
+    // The plans' weights map the file again, as they bind them.
+    KF_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
+    KF_ASSIGN_OR_RETURN(config, dsv4::Config::fromGguf(file));
+  }
+  KF_ASSIGN_OR_RETURN(std::vector<int32_t> tokens,
+                      parseTokens(args.options.at("--tokens"), config.nVocab));
+  KF_ASSIGN_OR_RETURN(uint32_t steps, parseDecodeSteps(args));
+  int threads =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (auto t = args.options.find("--threads"); t != args.options.end())
+    if (!absl::SimpleAtoi(t->second, &threads) || threads < 1 || threads > 1024)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--threads: '", t->second, "' is not a thread count (1 to 1024)"));
+  ThreadPool pool(threads);
+  KF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                      Session::open(args.options.at("--plan"), path, pool));
+  if (session->vocabulary() != config.nVocab)
+    return absl::InvalidArgumentError(absl::StrCat(
+        args.options.at("--plan"), ": its logits are ", session->vocabulary(),
+        " tokens wide; ", path, " has ", config.nVocab));
+  auto dumpLogits = args.options.find("--dump-logits");
+  std::vector<float> dumped;
+  KF_ASSIGN_OR_RETURN(std::span<const float> logits, session->prefill(tokens));
+  int32_t next = argmax(logits);
+  out << "prefill of " << tokens.size() << " tokens: next token " << next
+      << " (logit " << logits[next] << ")\n";
+  dumped.assign(logits.begin(), logits.end());
+  if (steps > 0) {
+    out << "decoded:";
+    for (uint32_t step = 0; step < steps; ++step) {
+      out << " " << next;
+      KF_ASSIGN_OR_RETURN(logits, session->decode(next));
+      next = argmax(logits);
+      if (dumpLogits != args.options.end())
+        dumped.insert(dumped.end(), logits.begin(), logits.end());
+    }
+    out << "\n";
+  }
+  if (dumpLogits != args.options.end()) {
+    int64_t shape[] = {static_cast<int64_t>(1 + steps), config.nVocab};
+    KF_RETURN_IF_ERROR(writeNpyFloat32(dumpLogits->second, shape, dumped));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status runReference(const Arguments &args, std::ostream &out) {
   const std::string &path = args.options.at("-m");
   KF_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
   KF_ASSIGN_OR_RETURN(dsv4::Config config, dsv4::Config::fromGguf(file));
   KF_ASSIGN_OR_RETURN(std::vector<int32_t> tokens,
                       parseTokens(args.options.at("--tokens"), config.nVocab));
-  uint32_t decodeSteps = 0;
-  if (auto decode = args.options.find("--decode");
-      decode != args.options.end() &&
-      !absl::SimpleAtoi(decode->second, &decodeSteps))
-    return absl::InvalidArgumentError(
-        absl::StrCat("--decode: '", decode->second,
-                     "' is not a token count (a non-negative integer)"));
+  KF_ASSIGN_OR_RETURN(uint32_t decodeSteps, parseDecodeSteps(args));
   auto dumpHidden = args.options.find("--dump-hidden");
   auto dumpLogits = args.options.find("--dump-logits");
   auto precision = args.options.find("--precision");
@@ -201,7 +286,10 @@ int run(std::span<const std::string> args, std::ostream &out,
     err << "kf-run: " << *usage << " (kf-run --help for usage)\n";
     return 2;
   }
-  if (absl::Status status = runReference(parsed, out); !status.ok()) {
+  absl::Status status = parsed.options["--engine"] == "compiled"
+                            ? runCompiled(parsed, out)
+                            : runReference(parsed, out);
+  if (!status.ok()) {
     err << "kf-run: " << status.message() << "\n";
     return 1;
   }

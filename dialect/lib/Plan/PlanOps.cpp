@@ -48,6 +48,7 @@ static std::vector<::kf::PlanOperand> getRuntimeOperands(ArrayAttr operands) {
 
 ::kf::Plan mlir::kf_plan::getRuntimePlan(PlanOp plan) {
   ::kf::Plan runtime;
+  runtime.name = plan.getSymName().str();
   if (kf::TargetAttr target = kf::TargetAttr::lookup(plan)) {
     ::kf::target::TargetInfo info = target.getTargetInfo();
     runtime.target = info.name;

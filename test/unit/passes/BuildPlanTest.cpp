@@ -280,16 +280,18 @@ TEST_F(BuildPlanTest, RunsTheGraphBitForBitJitAndAot) {
 
   // The same plan as one artifact, loaded by the runtime without LLVM.
   std::string path = testing::TempDir() + "/block.kfp";
-  absl::StatusOr<std::vector<uint8_t>> bytes = serializePlan(plan);
+  absl::StatusOr<std::vector<uint8_t>> bytes =
+      serializePlans(std::span<const Plan>(&plan, 1));
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   llvm::Error written =
       codegen::emitPlanLibrary(kernelsModule, *bytes, *host, path);
   ASSERT_FALSE(written) << llvm::toString(std::move(written));
   absl::StatusOr<PlanLibrary> library = PlanLibrary::open(path);
   ASSERT_TRUE(library.ok()) << library.status();
-  EXPECT_EQ(library->plan(), plan);
+  ASSERT_EQ(library->plans().size(), 1u);
+  EXPECT_EQ(library->plans()[0], plan);
   absl::StatusOr<Executor> aotExecutor =
-      Executor::create(library->plan(), library->kernels(), weights);
+      Executor::create(library->plans()[0], library->kernels(0), weights);
   ASSERT_TRUE(aotExecutor.ok()) << aotExecutor.status();
   checkRuns(*aotExecutor, block);
 }

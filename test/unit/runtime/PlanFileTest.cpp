@@ -16,6 +16,7 @@ using ::testing::HasSubstr;
 
 Plan makePlan() {
   Plan plan;
+  plan.name = "prefill";
   plan.target = "znver5";
   plan.features = {"avx2", "avx512vnni"};
   plan.maxRows = 16;
@@ -58,17 +59,50 @@ Plan makePlan() {
   return plan;
 }
 
-TEST(PlanFile, ReadsBackEqual) {
+// A model's second plan: a decode step on the same state.
+Plan makeDecodePlan() {
   Plan plan = makePlan();
-  absl::StatusOr<std::vector<uint8_t>> bytes = serializePlan(plan);
+  plan.name = "decode";
+  plan.maxRows = 1;
+  plan.steps.pop_back();
+  return plan;
+}
+
+std::vector<uint8_t> serialize(const Plan &plan) {
+  return *serializePlans(std::span<const Plan>(&plan, 1));
+}
+
+TEST(PlanFile, ReadsBackEqual) {
+  std::vector<Plan> plans = {makePlan(), makeDecodePlan()};
+  absl::StatusOr<std::vector<uint8_t>> bytes = serializePlans(plans);
   ASSERT_TRUE(bytes.ok()) << bytes.status();
-  absl::StatusOr<Plan> back = parsePlan(*bytes, "p.kfp");
+  absl::StatusOr<std::vector<Plan>> back = parsePlans(*bytes, "p.kfp");
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(*back, plan);
+  EXPECT_EQ(*back, plans);
   // An empty plan too.
-  bytes = serializePlan(Plan{"", {}, 1, 0, 0, 0, {}, {}, {}, {}, {}});
-  ASSERT_TRUE(bytes.ok());
-  EXPECT_TRUE(parsePlan(*bytes, "empty").ok());
+  Plan empty;
+  empty.maxRows = 1;
+  EXPECT_TRUE(parsePlans(serialize(empty), "empty").ok());
+}
+
+// The plans of one model share their target and state, and each has a
+// name of its own.
+TEST(PlanFile, RefusesPlansOfOtherModels) {
+  auto error = [](std::vector<Plan> plans) {
+    absl::StatusOr<std::vector<Plan>> parsed =
+        parsePlans(*serializePlans(plans), "p.kfp");
+    return parsed.ok() ? "" : std::string(parsed.status().message());
+  };
+  Plan decode = makeDecodePlan();
+  decode.caches[1].bytes = 256;
+  EXPECT_EQ(error({makePlan(), decode}),
+            "p.kfp: plan decode has another target or state than plan "
+            "prefill");
+  decode = makeDecodePlan();
+  decode.target = "x86-64-v3";
+  EXPECT_THAT(error({makePlan(), decode}), HasSubstr("another target"));
+  EXPECT_EQ(error({makePlan(), makePlan()}), "p.kfp: two plans named prefill");
+  EXPECT_EQ(error({}), "p.kfp: 0 plans, expected 1 to 64");
 }
 
 // The state holds the caches side by side, and a step reaches no byte
@@ -98,12 +132,12 @@ TEST(PlanFile, RefusesStateOutsideItsBounds) {
 }
 
 std::string parseError(std::span<const uint8_t> bytes) {
-  absl::StatusOr<Plan> plan = parsePlan(bytes, "p.kfp");
-  return plan.ok() ? "" : std::string(plan.status().message());
+  absl::StatusOr<std::vector<Plan>> plans = parsePlans(bytes, "p.kfp");
+  return plans.ok() ? "" : std::string(plans.status().message());
 }
 
 TEST(PlanFile, RefusesWhatIsNotAPlanItRuns) {
-  std::vector<uint8_t> bytes = *serializePlan(makePlan());
+  std::vector<uint8_t> bytes = serialize(makePlan());
   // Cut short anywhere: the GGUF reader's own error.
   for (size_t size :
        {size_t{0}, size_t{10}, bytes.size() / 2, bytes.size() - 1})
@@ -127,13 +161,14 @@ TEST(PlanFile, RefusesWhatIsNotAPlanItRuns) {
   // A plan the runtime would refuse to run.
   plan = makePlan();
   plan.steps[1].operands[1].offset = 4000;
-  EXPECT_THAT(parseError(*serializePlan(plan)),
-              HasSubstr("p.kfp: plan step 1 (q): operand 1: bytes [4000, "));
+  EXPECT_THAT(parseError(serialize(plan)),
+              HasSubstr("p.kfp: prefill: plan step 1 (q): operand 1: bytes "
+                        "[4000, "));
 
   // A layout the runtime does not pack.
   plan = makePlan();
   plan.weights[1].layout->rows = 5;
-  EXPECT_THAT(parseError(*serializePlan(plan)),
+  EXPECT_THAT(parseError(serialize(plan)),
               HasSubstr("p.kfp: weight blk.0.attn_q.weight: layout "
                         "'q8_0_r5' is not one this runtime packs"));
 }
@@ -143,16 +178,17 @@ TEST(PlanFile, RefusesWhatIsNotAPlanItRuns) {
 TEST(PlanFile, RefusesNamesWithControlBytes) {
   Plan plan = makePlan();
   plan.steps[0].name = "attn\nnorm";
-  EXPECT_EQ(parseError(*serializePlan(plan)),
-            "p.kfp: kf.plan.steps.name holds a name with a control byte");
+  EXPECT_EQ(parseError(serialize(plan)),
+            "p.kfp: kf.plan.0.steps.name holds a name with a control byte");
   plan = makePlan();
   plan.weights[0].name = "g\x7f";
-  EXPECT_EQ(parseError(*serializePlan(plan)),
-            "p.kfp: kf.plan.weights.name holds a name with a control byte");
+  EXPECT_EQ(parseError(serialize(plan)),
+            "p.kfp: kf.plan.0.weights.name holds a name with a control "
+            "byte");
 }
 
 TEST(PlanFile, RefusesOtherGguf) {
-  std::vector<uint8_t> bytes = *serializePlan(makePlan());
+  std::vector<uint8_t> bytes = serialize(makePlan());
   // Rename the version key: a GGUF file, but not a plan.
   const std::string versionKey = "kf.plan.abi_version";
   auto at = std::search(bytes.begin(), bytes.end(), versionKey.begin(),

@@ -98,6 +98,12 @@ def Kf_CompressedCacheType : Kf_Type<"CompressedCache", "compressed_cache"> {
   let extraClassDeclaration = [{
     /// Projection width of the running state: 2·dim when overlapping.
     int64_t getStateWidth() const { return (getOverlap() ? 2 : 1) * getDim(); }
+    /// The entries it holds for sequences of `maxContext` tokens: one per
+    /// complete block, and at least one (a block no sequence completes
+    /// leaves it unwritten, and never read).
+    int64_t getCapacity(int64_t maxContext) const {
+      return std::max<int64_t>(1, maxContext / getRatio());
+    }
   }];
 }
 

@@ -253,7 +253,7 @@ def KfBoundContext : Pass<"kf-bound-context", "::mlir::ModuleOp"> {
     A plan's memory is static, so its caches are sized for the longest
     sequence it holds: `max-context` tokens, recorded on the module as
     `kf.max_context` (docs/engine.md, "State"). A compressed cache then
-    holds at most `max-context / ratio` entries, and each
+    holds at most `max-context / ratio` entries (at least one), and each
     `kf.cache_read` of one reads that many rows (`tensor<?xD>` becomes
     `tensor<ExD>`); the ops whose result has a dimension per entry follow:
     `kf.visible_entries` and `kf.indexer_scores` `[T, E]`, `kf.indexer_topk`

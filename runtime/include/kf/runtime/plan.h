@@ -129,6 +129,9 @@ struct PlanWeight {
 };
 
 struct Plan {
+  // Its entry's name ("prefill", "decode"): the function it was compiled
+  // from.
+  std::string name;
   // What the kernels were compiled for: the target's name and the CPU
   // features its code uses (LLVM's names: "avx2", "avx512vnni"), which the
   // machine running it must have.

@@ -164,9 +164,21 @@ TEST_F(KfRun, RefusesWhatItCannotRun) {
     EXPECT_NE(r.code, 0);
     return std::to_string(r.code) + " " + r.err;
   };
-  EXPECT_EQ(error({"--engine", "compiled", "-m", path_, "--tokens", "1"}),
-            "2 kf-run: unknown engine 'compiled'; expected reference "
+  EXPECT_EQ(error({"--engine", "jit", "-m", path_, "--tokens", "1"}),
+            "2 kf-run: unknown engine 'jit'; expected reference or compiled "
             "(kf-run --help for usage)\n");
+  // The compiled engine runs an artifact (test/lit/tools/kf-run-compiled.test
+  // runs one).
+  EXPECT_EQ(error({"--engine", "compiled", "-m", path_, "--tokens", "1"}),
+            "2 kf-run: --engine compiled needs --plan MODEL.kfp (kf-compile "
+            "-m FILE -o MODEL.kfp) (kf-run --help for usage)\n");
+  EXPECT_EQ(error({"--engine", "compiled", "--plan", "/nonexistent.kfp", "-m",
+                   path_, "--tokens", "1", "--threads", "0"}),
+            "1 kf-run: --threads: '0' is not a thread count (1 to 1024)\n");
+  EXPECT_THAT(error({"--engine", "compiled", "--plan", "/nonexistent.kfp", "-m",
+                     path_, "--tokens", "1"}),
+              ::testing::StartsWith("1 kf-run: /nonexistent.kfp: cannot load "
+                                    "it as a compiled plan: "));
   EXPECT_EQ(error({"--engine", "reference", "--tokens", "1"}),
             "2 kf-run: option '-m' is required (kf-run --help for usage)\n");
   EXPECT_EQ(error({"--engine", "reference", "-m", path_, "--tokens", "1,96",

@@ -1,0 +1,158 @@
+#include "kf/runtime/session.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+
+namespace kf {
+
+namespace {
+
+// The state's alignment: the arena's (a cache line, every vector width's).
+constexpr size_t kStateAlignment = 64;
+
+// The run buffers of a model's plan, by the names kf-build-plan gives the
+// function's arguments and results: tokens, positions, logits, next token.
+constexpr std::string_view kBuffers[] = {"arg0", "arg1", "result0", "result1"};
+
+absl::Status checkBuffers(const std::string &artifact, const Plan &plan) {
+  bool ok = plan.inputs.size() == std::size(kBuffers);
+  for (size_t i = 0; ok && i < plan.inputs.size(); ++i)
+    ok = plan.inputs[i].name == kBuffers[i];
+  if (!ok)
+    return absl::InvalidArgumentError(absl::StrCat(
+        artifact, ": plan ", plan.name,
+        " does not take a model's tokens and positions and give its logits "
+        "and next token"));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+void Session::AlignedFree::operator()(uint8_t *p) const { std::free(p); }
+
+absl::StatusOr<std::unique_ptr<Session>>
+Session::open(const std::string &artifact, const std::string &model,
+              ThreadPool &pool) {
+  absl::StatusOr<PlanLibrary> library = PlanLibrary::open(artifact);
+  if (!library.ok())
+    return library.status();
+  std::unique_ptr<Session> session(new Session());
+  session->pool_ = &pool;
+  session->library_ = std::make_unique<PlanLibrary>(*std::move(library));
+  size_t prefillIndex = 0, decodeIndex = 0;
+  const Plan *prefill = session->library_->find("prefill", &prefillIndex);
+  const Plan *decode = session->library_->find("decode", &decodeIndex);
+  if (!prefill || !decode)
+    return absl::InvalidArgumentError(
+        absl::StrCat(artifact, ": a model's artifact holds plans named "
+                               "prefill and decode"));
+  for (const Plan *plan : {prefill, decode})
+    if (absl::Status s = checkBuffers(artifact, *plan); !s.ok())
+      return s;
+
+  // The weights both plans read (by name and layout) are packed once.
+  Plan weights;
+  std::vector<std::vector<std::span<const uint8_t>>> bound(2);
+  std::vector<std::vector<size_t>> index(2);
+  for (auto [p, plan] : {std::pair{0, prefill}, std::pair{1, decode}})
+    for (const PlanWeight &weight : plan->weights) {
+      auto found =
+          std::find(weights.weights.begin(), weights.weights.end(), weight);
+      index[p].push_back(static_cast<size_t>(found - weights.weights.begin()));
+      if (found == weights.weights.end())
+        weights.weights.push_back(weight);
+    }
+  absl::StatusOr<PlanWeights> packed = PlanWeights::load(weights, model, pool);
+  if (!packed.ok())
+    return packed.status();
+  session->weights_ = std::make_unique<PlanWeights>(*std::move(packed));
+  for (size_t p = 0; p < 2; ++p)
+    for (size_t w : index[p])
+      bound[p].push_back(session->weights_->spans()[w]);
+
+  const size_t stateBytes = static_cast<size_t>(prefill->stateBytes);
+  session->state_.reset(static_cast<uint8_t *>(std::aligned_alloc(
+      kStateAlignment,
+      std::max<size_t>(kStateAlignment, (stateBytes + kStateAlignment - 1) /
+                                            kStateAlignment *
+                                            kStateAlignment))));
+  if (!session->state_)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        artifact, ": cannot allocate a state of ", stateBytes, " bytes"));
+  std::span<uint8_t> state(session->state_.get(), stateBytes);
+  for (auto [p, plan, executor] : {std::tuple{0, prefill, &session->prefill_},
+                                   std::tuple{1, decode, &session->decode_}}) {
+    size_t libraryIndex = p == 0 ? prefillIndex : decodeIndex;
+    absl::StatusOr<Executor> e = Executor::create(
+        *plan, session->library_->kernels(libraryIndex), bound[p], state);
+    if (!e.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat(artifact, ": ", e.status().message()));
+    *executor = std::make_unique<Executor>(*std::move(e));
+  }
+  // Logits: result0's bytes for one row (the last token's).
+  session->logits_.resize(
+      static_cast<size_t>(prefill->inputs[2].bytes.at(1) / 4));
+  session->next_.resize(1);
+  return session;
+}
+
+int64_t Session::maxPrompt() const { return prefill_->plan().maxRows; }
+
+int64_t Session::maxContext() const { return prefill_->plan().maxContext; }
+
+int64_t Session::stateBytes() const { return prefill_->plan().stateBytes; }
+
+absl::StatusOr<std::span<const float>>
+Session::prefill(std::span<const int32_t> tokens) {
+  if (tokens.empty() || static_cast<int64_t>(tokens.size()) > maxPrompt())
+    return absl::InvalidArgumentError(
+        absl::StrCat("a prompt of ", tokens.size(),
+                     " tokens; the plan's prefill takes 1 "
+                     "to ",
+                     maxPrompt(), " (kf-compile --max-rows)"));
+  position_ = 0;
+  return run(*prefill_, tokens);
+}
+
+absl::StatusOr<std::span<const float>> Session::decode(int32_t token) {
+  if (position_ == 0)
+    return absl::FailedPreconditionError(
+        "a decode step continues a sequence: prefill first");
+  return run(*decode_, std::span<const int32_t>(&token, 1));
+}
+
+absl::StatusOr<std::span<const float>>
+Session::run(Executor &executor, std::span<const int32_t> tokens) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (position_ + n > maxContext())
+    return absl::OutOfRangeError(absl::StrCat(
+        "a sequence of ", position_ + n, " tokens; the plan's caches hold ",
+        maxContext(), " (kf-compile --max-context)"));
+  // A token outside the vocabulary would make the embedding read zeros:
+  // the caller's error, said here.
+  for (int32_t token : tokens)
+    if (token < 0 || token >= vocabulary())
+      return absl::InvalidArgumentError(
+          absl::StrCat("token ", token, " is outside the ", vocabulary(),
+                       "-token vocabulary"));
+  positions_.resize(tokens.size());
+  for (int64_t t = 0; t < n; ++t)
+    positions_[t] = position_ + t;
+  std::vector<int32_t> input(tokens.begin(), tokens.end());
+  std::span<uint8_t> buffers[] = {
+      {reinterpret_cast<uint8_t *>(input.data()), input.size() * 4},
+      {reinterpret_cast<uint8_t *>(positions_.data()), positions_.size() * 8},
+      {reinterpret_cast<uint8_t *>(logits_.data()), logits_.size() * 4},
+      {reinterpret_cast<uint8_t *>(next_.data()), next_.size() * 4}};
+  if (absl::Status s = executor.run(*pool_, n, buffers); !s.ok())
+    return s;
+  position_ += n;
+  return std::span<const float>(logits_);
+}
+
+} // namespace kf

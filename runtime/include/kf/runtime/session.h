@@ -1,0 +1,68 @@
+// A compiled model running one sequence (docs/engine.md, "Sessions"): an
+// artifact's prefill and decode plans bound to a model file's weights and
+// to one state, with the sequence's position. A prefill starts a sequence
+// at position 0; each decode step appends one token. The weights both plans
+// read are packed once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kf/runtime/executor.h"
+#include "kf/runtime/plan_library.h"
+#include "kf/runtime/plan_weights.h"
+#include "kf/runtime/thread_pool.h"
+
+namespace kf {
+
+class Session {
+public:
+  // Opens the artifact at `artifact` (kf-compile --emit=plan), which must
+  // hold plans named "prefill" and "decode", and binds their weights from
+  // the GGUF file at `model`, packed on `pool`. Fails, in one line naming
+  // the file, on an artifact that does not load here, a plan missing, or a
+  // model file whose tensors are not those the plans were compiled for.
+  static absl::StatusOr<std::unique_ptr<Session>>
+  open(const std::string &artifact, const std::string &model, ThreadPool &pool);
+
+  // Starts a sequence: `tokens` (at most maxPrompt()) at positions 0, 1, ...
+  // The logits of the last one, valid until the next call.
+  absl::StatusOr<std::span<const float>>
+  prefill(std::span<const int32_t> tokens);
+  // The next token of the sequence, at position(); its logits.
+  absl::StatusOr<std::span<const float>> decode(int32_t token);
+
+  // Tokens of the sequence so far: the next one's position.
+  int64_t position() const { return position_; }
+  // The longest prompt a prefill takes, and the longest sequence.
+  int64_t maxPrompt() const;
+  int64_t maxContext() const;
+  int64_t vocabulary() const { return static_cast<int64_t>(logits_.size()); }
+  // Packed bytes of the weights and bytes of the state.
+  uint64_t packedWeightBytes() const { return weights_->packedBytes(); }
+  int64_t stateBytes() const;
+
+private:
+  Session() = default;
+  absl::StatusOr<std::span<const float>> run(Executor &executor,
+                                             std::span<const int32_t> tokens);
+
+  ThreadPool *pool_ = nullptr;
+  std::unique_ptr<PlanLibrary> library_;
+  std::unique_ptr<PlanWeights> weights_;
+  struct AlignedFree {
+    void operator()(uint8_t *p) const;
+  };
+  std::unique_ptr<uint8_t[], AlignedFree> state_;
+  std::unique_ptr<Executor> prefill_, decode_;
+  int64_t position_ = 0;
+  std::vector<int64_t> positions_;
+  std::vector<float> logits_;
+  std::vector<int32_t> next_;
+};
+
+} // namespace kf
