@@ -538,30 +538,21 @@ TEST(CompressKernel, NamesEachVariantApart) {
 // the copies, no library half conversion, on the portable level and
 // AVX-512's.
 TEST(CompressKernel, CallsNothing) {
-  for (const char *name : {"x86-64-v2", "x86-64-v4"}) {
-    SCOPED_TRACE(name);
-    const target::TargetInfo target = testTarget(name);
-    mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    ASSERT_TRUE(static_cast<bool>(buildCompressEntriesKernel(
-        *module,
-        entriesSpec(4, true, 512, 64, EntryPost::Fp8, kf::Format::F16, 64),
-        target)));
-    ASSERT_TRUE(static_cast<bool>(buildCompressEntriesKernel(
-        *module,
-        entriesSpec(4, true, 128, 64, EntryPost::HadamardFp4, kf::Format::BF16,
-                    64),
-        target)));
-    ASSERT_TRUE(static_cast<bool>(
-        buildCompressStateKernel(*module, {4, true, 1024, 64}, target)));
-    llvm::Expected<std::string> assembly = emitAssembly(*module, target);
-    ASSERT_TRUE(static_cast<bool>(assembly))
-        << llvm::toString(assembly.takeError());
-    EXPECT_NE(assembly->find("kf_compress_state_r4_o_w1024_c64"),
-              std::string::npos);
-    expectCallsNothing(*assembly);
-  }
+  expectKernelsCallNothing(
+      {"x86-64-v2", "x86-64-v4"}, {"kf_compress_state_r4_o_w1024_c64"},
+      [&](mlir::ModuleOp module, const target::TargetInfo &target) {
+        ASSERT_TRUE(static_cast<bool>(buildCompressEntriesKernel(
+            module,
+            entriesSpec(4, true, 512, 64, EntryPost::Fp8, kf::Format::F16, 64),
+            target)));
+        ASSERT_TRUE(static_cast<bool>(buildCompressEntriesKernel(
+            module,
+            entriesSpec(4, true, 128, 64, EntryPost::HadamardFp4,
+                        kf::Format::BF16, 64),
+            target)));
+        ASSERT_TRUE(static_cast<bool>(
+            buildCompressStateKernel(module, {4, true, 1024, 64}, target)));
+      });
 }
 
 } // namespace

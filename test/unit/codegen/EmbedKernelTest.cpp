@@ -219,22 +219,14 @@ TEST(EmbedKernel, NamesEachVariantApart) {
 // A kernel calls nothing: no fp16 conversion routine where the target has
 // no F16C (x86-64-v2), no memset for a row of zeros.
 TEST(EmbedKernel, CallsNothing) {
-  for (const char *name : {"x86-64-v2", "x86-64-v4"}) {
-    SCOPED_TRACE(name);
-    const target::TargetInfo target = testTarget(name);
-    mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    for (kf::Format format :
-         {kf::Format::F32, kf::Format::F16, kf::Format::BF16, kf::Format::Q8_0})
-      ASSERT_TRUE(static_cast<bool>(
-          buildEmbedKernel(*module, {format, 32256, 4096}, target)));
-    llvm::Expected<std::string> assembly = emitAssembly(*module, target);
-    ASSERT_TRUE(static_cast<bool>(assembly))
-        << llvm::toString(assembly.takeError());
-    EXPECT_NE(assembly->find("kf_embed_f16_v32256_d4096"), std::string::npos);
-    expectCallsNothing(*assembly);
-  }
+  expectKernelsCallNothing(
+      {"x86-64-v2", "x86-64-v4"}, {"kf_embed_f16_v32256_d4096"},
+      [&](mlir::ModuleOp module, const target::TargetInfo &target) {
+        for (kf::Format format : {kf::Format::F32, kf::Format::F16,
+                                  kf::Format::BF16, kf::Format::Q8_0})
+          ASSERT_TRUE(static_cast<bool>(
+              buildEmbedKernel(module, {format, 32256, 4096}, target)));
+      });
 }
 
 } // namespace

@@ -469,26 +469,18 @@ TEST(HcKernel, NamesEachVariantApart) {
 // the code of every hyper-connection kernel, for the portable level and
 // AVX-512's, has no call.
 TEST(HcKernel, CallsNothing) {
-  for (const char *name : {"x86-64-v2", "x86-64-v4"}) {
-    SCOPED_TRACE(name);
-    const target::TargetInfo target = testTarget(name);
-    mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    ASSERT_TRUE(
-        static_cast<bool>(buildHcExpandKernel(*module, {4, 4096}, target)));
-    ASSERT_TRUE(static_cast<bool>(
-        buildHcPreKernel(*module, {4, 4096, 20, 1e-6f, 1e-6f}, target)));
-    ASSERT_TRUE(
-        static_cast<bool>(buildHcPostKernel(*module, {4, 4096}, target)));
-    ASSERT_TRUE(static_cast<bool>(
-        buildHcHeadKernel(*module, {4, 4096, 1e-6f, 1e-6f}, target)));
-    llvm::Expected<std::string> assembly = emitAssembly(*module, target);
-    ASSERT_TRUE(static_cast<bool>(assembly))
-        << llvm::toString(assembly.takeError());
-    EXPECT_NE(assembly->find("kf_hc_pre_m4_d4096"), std::string::npos);
-    expectCallsNothing(*assembly);
-  }
+  expectKernelsCallNothing(
+      {"x86-64-v2", "x86-64-v4"}, {"kf_hc_pre_m4_d4096"},
+      [&](mlir::ModuleOp module, const target::TargetInfo &target) {
+        ASSERT_TRUE(
+            static_cast<bool>(buildHcExpandKernel(module, {4, 4096}, target)));
+        ASSERT_TRUE(static_cast<bool>(
+            buildHcPreKernel(module, {4, 4096, 20, 1e-6f, 1e-6f}, target)));
+        ASSERT_TRUE(
+            static_cast<bool>(buildHcPostKernel(module, {4, 4096}, target)));
+        ASSERT_TRUE(static_cast<bool>(
+            buildHcHeadKernel(module, {4, 4096, 1e-6f, 1e-6f}, target)));
+      });
 }
 
 } // namespace

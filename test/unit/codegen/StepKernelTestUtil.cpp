@@ -1,5 +1,7 @@
 #include "StepKernelTestUtil.h"
 
+#include "TestTarget.h"
+
 #include "kf/runtime/executor.h"
 #include "kf/runtime/plan.h"
 #include "kf/runtime/thread_pool.h"
@@ -125,6 +127,29 @@ void expectCallsNothing(llvm::StringRef assembly) {
     if (mnemonic.starts_with("call") ||
         (mnemonic.starts_with("jmp") && !operand.starts_with(".L")))
       ADD_FAILURE() << line.str();
+  }
+}
+
+void expectKernelsCallNothing(
+    std::initializer_list<const char *> targets,
+    llvm::ArrayRef<std::string> symbols,
+    llvm::function_ref<void(mlir::ModuleOp, const target::TargetInfo &)>
+        build) {
+  for (const char *name : targets) {
+    SCOPED_TRACE(name);
+    const target::TargetInfo target = testTarget(name);
+    mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+    build(*module, target);
+    if (::testing::Test::HasFatalFailure())
+      return;
+    llvm::Expected<std::string> assembly = emitAssembly(*module, target);
+    ASSERT_TRUE(static_cast<bool>(assembly))
+        << llvm::toString(assembly.takeError());
+    for (const std::string &symbol : symbols)
+      EXPECT_NE(assembly->find(symbol), std::string::npos) << symbol;
+    expectCallsNothing(*assembly);
   }
 }
 

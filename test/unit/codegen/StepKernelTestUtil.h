@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -134,6 +135,14 @@ std::vector<float> runRowToRowStep(kf_step_fn kernel, std::span<const float> x,
 /// (.LBB0_1), in `assembly`: a kernel calls nothing, so that a library of
 /// kernels loads without a libc.
 void expectCallsNothing(llvm::StringRef assembly);
+
+/// For each x86 level of `targets` ("x86-64-v2"), appends the kernels
+/// `build` builds to an empty module and expects its assembly to define
+/// `symbols` and to call nothing (expectCallsNothing).
+void expectKernelsCallNothing(
+    std::initializer_list<const char *> targets,
+    llvm::ArrayRef<std::string> symbols,
+    llvm::function_ref<void(mlir::ModuleOp, const target::TargetInfo &)> build);
 
 /// Whether a and b (bf16 values held as floats) are at most one bf16 ulp
 /// apart: their bit patterns, of one sign, differ by at most 1 << 16.
