@@ -40,9 +40,10 @@ Executor::create(Plan plan, std::vector<kf_step_fn> kernels,
 
   Executor e;
   e.arenaBytes_ = static_cast<size_t>(plan.arenaBytes);
-  // aligned_alloc wants a multiple of the alignment, and one byte at least.
-  size_t allocated = std::max<size_t>(1, (e.arenaBytes_ + kArenaAlignment - 1) /
-                                             kArenaAlignment * kArenaAlignment);
+  // aligned_alloc wants a positive multiple of the alignment.
+  size_t allocated =
+      std::max<size_t>(kArenaAlignment, (e.arenaBytes_ + kArenaAlignment - 1) /
+                                            kArenaAlignment * kArenaAlignment);
   e.arena_.reset(
       static_cast<uint8_t *>(std::aligned_alloc(kArenaAlignment, allocated)));
   if (!e.arena_)
