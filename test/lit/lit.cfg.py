@@ -18,7 +18,8 @@ tool_dirs = [os.path.join(config.kf_obj_root, "bin"), config.llvm_tools_dir]
 for d in tool_dirs:
     llvm_config.with_environment("PATH", d, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["kf-opt", "kf-compile", "kf-gguf", "kf-run", "llvm-readelf", "llvm-nm"],
+    ["kf-opt", "kf-compile", "kf-gguf", "kf-run", "kf-bench", "llvm-readelf",
+     "llvm-nm"],
     tool_dirs)
 config.substitutions.append(("%kf_runtime_lib", config.kf_runtime_lib))
 config.substitutions.append(("%kf_src_root", config.kf_src_root))

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "kf/runtime/absl_compat.h"
 #include "matmul_kernel.h"
+#include "model.h"
 #include "onednn.h"
 
 namespace kf::bench {
@@ -53,7 +54,18 @@ constexpr std::string_view kUsage =
     "  chain): which instructions compete for the same ports\n"
     "  --isa ISA         the instructions measured (the best this CPU runs)\n"
     "  --rounds N        runs per case, of which the median (5)\n"
-    "  --min-time S      seconds per run (0.05)\n";
+    "  --min-time S      seconds per run (0.05)\n"
+    "\n"
+    "usage: kf-bench model --plan MODEL.kfp -m FILE [options]\n"
+    "  a compiled model's prefill and decode tokens/s, decode against the\n"
+    "  DRAM roofline of the weight bytes one decode token reads and both\n"
+    "  against the golden reference forward, all measured in the same run\n"
+    "  --threads LIST    thread counts (1 and all hardware threads)\n"
+    "  --prompt N        tokens of the timed prefill (64)\n"
+    "  --decode N        decode steps after it, each timed (32)\n"
+    "  --rounds N        everything N times, the DRAM probe in each; figures\n"
+    "                    are the medians of the rounds (3)\n"
+    "  --json            one JSON object per thread count and line\n";
 
 constexpr std::string_view kValueOptions[] = {
     "--format",  "--m",        "--k",          "--n",    "--threads",
@@ -255,6 +267,56 @@ std::optional<std::string> parsePorts(std::span<const std::string> args,
   return std::nullopt;
 }
 
+std::optional<std::string> parseModel(std::span<const std::string> args,
+                                      ModelOptions &o) {
+  o = ModelOptions{};
+  const int hardware =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.threads =
+      hardware > 1 ? std::vector<int>{1, hardware} : std::vector<int>{1};
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i].substr(0, args[i].find('='));
+    if (name == "--json") {
+      o.json = true;
+      continue;
+    }
+    if (name != "--plan" && name != "-m" && name != "--threads" &&
+        name != "--prompt" && name != "--decode" && name != "--rounds")
+      return args[i].starts_with("-")
+                 ? absl::StrCat("unknown option '", name, "'")
+                 : absl::StrCat("unexpected argument '", args[i], "'");
+    std::string value;
+    std::optional<std::string> problem = takeValue(args, i, value);
+    if (!problem && name == "--plan")
+      o.plan = value;
+    else if (!problem && name == "-m")
+      o.model = value;
+    else if (!problem && name == "--threads")
+      problem = parseList(name, value, o.threads);
+    else if (!problem && name == "--prompt")
+      problem = parseNumber(name, value, o.prompt);
+    else if (!problem && name == "--decode")
+      problem = parseNumber(name, value, o.decode);
+    else if (!problem)
+      problem = parseNumber(name, value, o.rounds);
+    if (problem)
+      return problem;
+  }
+  if (o.plan.empty() || o.model.empty())
+    return std::string("kf-bench model needs --plan MODEL.kfp and -m FILE");
+  for (int t : o.threads)
+    if (t < 1 || t > 1024)
+      return absl::StrCat("--threads ", t,
+                          " is out of range: expected 1 to 1024");
+  if (o.decode < 0 || o.decode > 100000)
+    return absl::StrCat("--decode ", o.decode,
+                        " is out of range: expected 0 to 100000");
+  if (o.rounds < 1 || o.rounds > 1000)
+    return absl::StrCat("--rounds ", o.rounds,
+                        " is out of range: expected 1 to 1000");
+  return std::nullopt;
+}
+
 int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
         std::span<const MatmulKernel> compiled) {
   if (args.empty()) {
@@ -279,6 +341,19 @@ int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,
       return 1;
     }
     printPorts(*report, out);
+    return 0;
+  }
+  if (args[0] == "model") {
+    ModelOptions options;
+    if (std::optional<std::string> problem =
+            parseModel(args.subspan(1), options)) {
+      err << "kf-bench: " << *problem << " (kf-bench --help for usage)\n";
+      return 1;
+    }
+    if (absl::Status s = runModel(options, out); !s.ok()) {
+      err << "kf-bench: " << s.message() << "\n";
+      return 1;
+    }
     return 0;
   }
   if (args[0] != "matmul") {

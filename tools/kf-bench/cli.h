@@ -8,6 +8,7 @@
 #include <string>
 
 #include "matmul.h"
+#include "model.h"
 
 #include "matmul_kernel.h"
 #include "ports.h"
@@ -26,6 +27,10 @@ struct PortOptions {
 };
 
 // Parses the arguments of `kf-bench ports` (without the command name).
+// `kf-bench model`'s options.
+std::optional<std::string> parseModel(std::span<const std::string> args,
+                                      ModelOptions &o);
+
 std::optional<std::string> parsePorts(std::span<const std::string> args,
                                       PortOptions &options);
 

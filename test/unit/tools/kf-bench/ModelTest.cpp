@@ -1,0 +1,69 @@
+// kf-bench model: its options and their one-line errors. The run itself
+// needs a compiled artifact: test/lit/tools/kf-bench-model.test runs one.
+#include "RunTool.h"
+#include "gmock/gmock.h"
+
+namespace kf::bench {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::optional<std::string> parse(std::vector<std::string> args,
+                                 ModelOptions &o) {
+  return parseModel(args, o);
+}
+
+TEST(KfBenchModel, Options) {
+  ModelOptions o;
+  ASSERT_EQ(parse({"--plan", "m.kfp", "-m", "m.gguf"}, o), std::nullopt);
+  EXPECT_EQ(o.plan, "m.kfp");
+  EXPECT_EQ(o.model, "m.gguf");
+  EXPECT_EQ(o.threads.front(), 1);
+  EXPECT_EQ(o.prompt, 64);
+  EXPECT_EQ(o.decode, 32);
+  EXPECT_EQ(o.rounds, 3);
+  EXPECT_FALSE(o.json);
+  ASSERT_EQ(parse({"--plan=m.kfp", "-m", "m.gguf", "--threads", "2,1",
+                   "--prompt", "8", "--decode=0", "--rounds", "1", "--json"},
+                  o),
+            std::nullopt);
+  EXPECT_EQ(o.threads, (std::vector<int>{2, 1}));
+  EXPECT_EQ(o.prompt, 8);
+  EXPECT_EQ(o.decode, 0);
+  EXPECT_EQ(o.rounds, 1);
+  EXPECT_TRUE(o.json);
+}
+
+TEST(KfBenchModel, BadOptionsOneLineError) {
+  const std::pair<std::vector<std::string>, std::string> bad[] = {
+      {{"-m", "m.gguf"}, "kf-bench model needs --plan MODEL.kfp and -m FILE"},
+      {{"--plan", "m.kfp", "-m", "m.gguf", "--threads", "0"},
+       "--threads 0 is out of range: expected 1 to 1024"},
+      {{"--plan", "m.kfp", "-m", "m.gguf", "--rounds", "0"},
+       "--rounds 0 is out of range: expected 1 to 1000"},
+      {{"--plan", "m.kfp", "-m", "m.gguf", "--decode", "-1"},
+       "--decode -1 is out of range: expected 0 to 100000"},
+      {{"--plan", "m.kfp", "-m", "m.gguf", "--prompt", "x"},
+       "--prompt is 'x', expected a whole number"},
+      {{"--plan", "m.kfp", "--cold"}, "unknown option '--cold'"},
+      {{"--plan"}, "option '--plan' needs a value"}};
+  for (const auto &[args, message] : bad) {
+    ModelOptions o;
+    std::optional<std::string> problem = parse(args, o);
+    ASSERT_TRUE(problem.has_value()) << message;
+    EXPECT_THAT(*problem, HasSubstr(message));
+    EXPECT_EQ(problem->find('\n'), std::string::npos);
+  }
+}
+
+// A missing artifact is one line naming it.
+TEST(KfBenchModel, NamesAMissingArtifact) {
+  testing::Result r = testing::runWith(
+      {"model", "--plan", "/nonexistent.kfp", "-m", "/nonexistent.gguf"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("kf-bench: /nonexistent.kfp: cannot load it "
+                               "as a compiled plan"));
+}
+
+} // namespace
+} // namespace kf::bench
