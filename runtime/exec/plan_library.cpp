@@ -13,7 +13,11 @@ void PlanLibrary::Close::operator()(void *handle) const { dlclose(handle); }
 absl::StatusOr<PlanLibrary> PlanLibrary::open(const std::string &path) {
   PlanLibrary library;
   // Loading runs none of the artifact's code: kernels have no constructors.
-  library.handle_.reset(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
+  // A name without a slash is the file here, not one dlopen looks up on the
+  // library path.
+  const std::string file =
+      path.find('/') == std::string::npos ? "./" + path : path;
+  library.handle_.reset(dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL));
   if (!library.handle_) {
     const char *error = dlerror();
     return absl::NotFoundError(absl::StrCat(
