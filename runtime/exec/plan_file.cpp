@@ -74,6 +74,7 @@ void writePlan(gguf::Writer &writer, size_t p, const Plan &plan) {
   auto key = [p](auto... parts) { return ::kf::key(p, parts...); };
   writer.addMetadata(key("name"), plan.name);
   writer.addMetadata(key("target"), plan.target);
+  writer.addMetadata(key("model"), plan.model);
   writer.addMetadata(key("features"), plan.features);
   writer.addMetadata(key("max_rows"), plan.maxRows);
   writer.addMetadata(key("arena_bytes"), plan.arenaBytes);
@@ -188,6 +189,7 @@ absl::StatusOr<Plan> readPlan(const gguf::File &file, size_t p,
   auto var = *var##OrError;
   KF_READ(planName, file.get<std::string_view>(key("name")));
   KF_READ(target, file.get<std::string_view>(key("target")));
+  KF_READ(model, file.get<std::string_view>(key("model")));
   KF_READ(features, file.get<std::span<const std::string>>(key("features")));
   KF_READ(maxRows, file.get<int64_t>(key("max_rows")));
   KF_READ(arenaBytes, file.get<int64_t>(key("arena_bytes")));
@@ -208,6 +210,7 @@ absl::StatusOr<Plan> readPlan(const gguf::File &file, size_t p,
       return s;
   plan.name = std::string(planName);
   plan.target = std::string(target);
+  plan.model = std::string(model);
   plan.features.assign(features.begin(), features.end());
   plan.maxRows = maxRows;
   plan.arenaBytes = arenaBytes;
@@ -385,11 +388,11 @@ absl::StatusOr<std::vector<Plan>> parsePlans(std::span<const uint8_t> bytes,
     // The plans of one model run on one machine and share one state.
     const Plan &first = plans.empty() ? *plan : plans.front();
     if (plan->target != first.target || plan->features != first.features ||
-        plan->stateBytes != first.stateBytes ||
+        plan->model != first.model || plan->stateBytes != first.stateBytes ||
         plan->maxContext != first.maxContext || plan->caches != first.caches)
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": plan ", plan->name,
-                       " has another target or state than plan ", first.name));
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": plan ", plan->name,
+          " has another target, model or state than plan ", first.name));
     for (const Plan &other : plans)
       if (other.name == plan->name)
         return absl::InvalidArgumentError(

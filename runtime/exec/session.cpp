@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "kf/runtime/gguf.h"
 
 namespace kf {
 
@@ -53,6 +54,19 @@ Session::open(const std::string &artifact, const std::string &model,
   for (const Plan *plan : {prefill, decode})
     if (absl::Status s = checkBuffers(artifact, *plan); !s.ok())
       return s;
+
+  // The plans bind only the file they were compiled from.
+  if (!prefill->model.empty()) {
+    absl::StatusOr<gguf::File> file = gguf::File::open(model);
+    if (!file.ok())
+      return file.status();
+    if (std::string fingerprint = file->fingerprint();
+        fingerprint != prefill->model)
+      return absl::FailedPreconditionError(absl::StrCat(
+          artifact, " was compiled for another model file (fingerprint ",
+          prefill->model, "); ", model, " is ", fingerprint,
+          ": compile it for this file with kf-compile -m"));
+  }
 
   // The weights both plans read (by name and layout) are packed once.
   Plan weights;

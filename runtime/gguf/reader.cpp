@@ -11,8 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "gguf/rules.h"
 #include "kf/runtime/gguf.h"
+
 #include "kf/runtime/mapped_file.h"
 #include "kf/runtime/status_macros.h"
+#include <cstdio>
 
 static_assert(std::endian::native == std::endian::little,
               "GGUF is little-endian and is read in place");
@@ -467,6 +469,18 @@ const Value *File::find(std::string_view key) const {
 const TensorInfo *File::findTensor(std::string_view name) const {
   auto it = tensorIndex_.find(name);
   return it == tensorIndex_.end() ? nullptr : &tensors_[it->second];
+}
+
+std::string File::fingerprint() const {
+  uint64_t hash = 0xcbf29ce484222325ull; // FNV-1a's offset basis
+  for (uint8_t byte : bytes_.first(dataOffset_)) {
+    hash ^= byte;
+    hash *= 0x100000001b3ull; // FNV-1a's prime
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(hash));
+  return hex;
 }
 
 void File::release(const TensorInfo &tensor) const {

@@ -253,9 +253,19 @@ static int runEmitPlan(mlir::ModuleOp module) {
   pm.addPass(mlir::kf::createKfBuildPlan(build));
   if (mlir::failed(pm.run(module)))
     return 1;
+  // The plans bind only the file they were compiled from.
+  std::string model;
+  if (!modelFile.empty()) {
+    absl::StatusOr<kf::gguf::File> file = kf::gguf::File::open(modelFile);
+    if (!file.ok())
+      return fail(std::string(file.status().message()));
+    model = file->fingerprint();
+  }
   std::vector<kf::Plan> plans;
-  for (auto plan : module.getOps<mlir::kf_plan::PlanOp>())
+  for (auto plan : module.getOps<mlir::kf_plan::PlanOp>()) {
     plans.push_back(mlir::kf_plan::getRuntimePlan(plan));
+    plans.back().model = model;
+  }
   if (plans.empty())
     return fail("--emit=plan: the input has no function to plan");
   absl::StatusOr<std::vector<uint8_t>> bytes = kf::serializePlans(plans);

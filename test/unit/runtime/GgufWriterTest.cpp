@@ -285,3 +285,31 @@ TEST(GgufWriter, FailedWritesLeaveTheTargetUntouched) {
 
 } // namespace
 } // namespace kf::gguf
+
+namespace kf::gguf {
+namespace {
+
+// A file's fingerprint is its header's: the same for the same metadata and
+// tensors whatever the tensor data, another for any other header.
+TEST(GgufFingerprint, IsTheHeaders) {
+  auto fingerprint = [](std::string name, std::vector<uint8_t> data,
+                        Format format) {
+    Writer w;
+    w.addMetadata("name", name);
+    w.addTensor("a", format, {32}, data);
+    absl::StatusOr<std::vector<uint8_t>> bytes = w.serialize("t.gguf");
+    EXPECT_TRUE(bytes.ok());
+    absl::StatusOr<File> file = testing::parse(*bytes);
+    EXPECT_TRUE(file.ok());
+    return file.ok() ? file->fingerprint() : std::string();
+  };
+  const std::string base = fingerprint("x", randomBytes(128, 1), Format::F32);
+  EXPECT_EQ(base.size(), 16u);
+  EXPECT_EQ(base.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(fingerprint("x", randomBytes(128, 2), Format::F32), base);
+  EXPECT_NE(fingerprint("y", randomBytes(128, 1), Format::F32), base);
+  EXPECT_NE(fingerprint("x", randomBytes(34, 1), Format::Q8_0), base);
+}
+
+} // namespace
+} // namespace kf::gguf

@@ -19,6 +19,7 @@ Plan makePlan() {
   plan.name = "prefill";
   plan.target = "znver5";
   plan.features = {"avx2", "avx512vnni"};
+  plan.model = "0123456789abcdef";
   plan.maxRows = 16;
   plan.arenaBytes = 4096;
   plan.stateBytes = 1024;
@@ -96,11 +97,14 @@ TEST(PlanFile, RefusesPlansOfOtherModels) {
   Plan decode = makeDecodePlan();
   decode.caches[1].bytes = 256;
   EXPECT_EQ(error({makePlan(), decode}),
-            "p.kfp: plan decode has another target or state than plan "
+            "p.kfp: plan decode has another target, model or state than plan "
             "prefill");
   decode = makeDecodePlan();
   decode.target = "x86-64-v3";
   EXPECT_THAT(error({makePlan(), decode}), HasSubstr("another target"));
+  decode = makeDecodePlan();
+  decode.model = "fedcba9876543210";
+  EXPECT_THAT(error({makePlan(), decode}), HasSubstr("another target, model"));
   EXPECT_EQ(error({makePlan(), makePlan()}), "p.kfp: two plans named prefill");
   EXPECT_EQ(error({}), "p.kfp: 0 plans, expected 1 to 64");
 }

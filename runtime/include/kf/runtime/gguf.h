@@ -110,6 +110,12 @@ public:
   // copied elsewhere (MappedFile::release); nothing for parsed bytes.
   void release(const TensorInfo &tensor) const;
 
+  // What a compiled plan was compiled for: 16 hex digits of a 64-bit FNV-1a
+  // hash of the file's header (its metadata and tensor table, everything
+  // before the tensor data), so that a plan binds only the file it was
+  // compiled from, or one of the same metadata and tensors.
+  std::string fingerprint() const;
+
 private:
   File() = default;
   friend class Parser;

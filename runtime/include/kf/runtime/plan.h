@@ -137,6 +137,9 @@ struct Plan {
   // machine running it must have.
   std::string target;
   std::vector<std::string> features;
+  // The model file it was compiled from (gguf::File::fingerprint), which
+  // its weights must be bound from; empty for a graph of no file.
+  std::string model;
   // The most token rows one run takes (the prefill chunk).
   int64_t maxRows = 0;
   int64_t arenaBytes = 0;
