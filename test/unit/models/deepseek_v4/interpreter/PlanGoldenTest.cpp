@@ -5,7 +5,8 @@
 // to its step kernel) and --kf-build-plan (a prefill plan and a decode plan
 // sharing the model's state). A prefill of kPrefill tokens and kDecode
 // decode steps, teacher-forced; the logits and the greedy token of every
-// step are compared, on 1 and 2 threads.
+// step are compared, on 1 and 2 threads, and on 2 threads again for the
+// same plans written as one artifact (kf-compile's) and run by a session.
 //
 // Both sides call the same matmul kernels on the same inputs, and every op
 // kernel is certified against the interpreter's op bit for bit on its test
@@ -33,7 +34,9 @@
 #include "kf/Passes/Passes.h"
 #include "kf/deepseek_v4/builder/graph_builder.h"
 #include "kf/runtime/executor.h"
+#include "kf/runtime/plan_file.h"
 #include "kf/runtime/plan_weights.h"
+#include "kf/runtime/session.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace kf::deepseek_v4::interpreter::test {
@@ -160,6 +163,7 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
 
   const TokenRun run(config, kPrefill, kDecode, 17);
   const size_t vocab = static_cast<size_t>(config.nVocab);
+  std::vector<std::vector<float>> wanted; // the interpreter's logits
   for (size_t step = 0; step < run.steps(); ++step) {
     SCOPED_TRACE(run.describe(step));
     absl::StatusOr<std::vector<Tensor>> want = interpreter->run(
@@ -181,6 +185,7 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
 
     std::span<const float> expected = (*want)[0].getFloats();
     ASSERT_EQ(expected.size(), vocab);
+    wanted.emplace_back(expected.begin(), expected.end());
     size_t differing = 0;
     double worst = 0;
     for (size_t i = 0; i < vocab; ++i)
@@ -194,6 +199,33 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
     EXPECT_EQ(argmax[0], (*want)[1].getInts()[0]);
     if (::testing::Test::HasFailure())
       return;
+  }
+
+  // The same plans as one artifact (the kernels compiled ahead of time,
+  // loaded without LLVM) in a session on the model file: the same logits.
+  // Once, on two threads: it compiles every kernel again.
+  if (threads != 2)
+    return;
+  std::string artifact = ::testing::TempDir() + "plan_golden.kfp";
+  std::vector<Plan> both = {prefillPlan, decodePlan};
+  absl::StatusOr<std::vector<uint8_t>> bytes = serializePlans(both);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  llvm::Error written = codegen::emitPlanLibrary(
+      plans->lookupSymbol<mlir::ModuleOp>("kernels"), *bytes,
+      mlir::kf::TargetAttr::lookup(*plans).getTargetInfo(), artifact);
+  ASSERT_FALSE(written) << llvm::toString(std::move(written));
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      Session::open(artifact, path, pool);
+  ASSERT_TRUE(session.ok()) << session.status();
+  for (size_t step = 0; step < run.steps(); ++step) {
+    SCOPED_TRACE("artifact, " + run.describe(step));
+    absl::StatusOr<std::span<const float>> logits =
+        run.isPrefill(step) ? (*session)->prefill(run.stepTokens(step))
+                            : (*session)->decode(run.stepTokens(step)[0]);
+    ASSERT_TRUE(logits.ok()) << logits.status();
+    ASSERT_EQ(logits->size(), vocab);
+    EXPECT_EQ(std::memcmp(logits->data(), wanted[step].data(), vocab * 4), 0)
+        << "the artifact's logits differ from the interpreter's";
   }
 }
 
