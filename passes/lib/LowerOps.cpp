@@ -244,6 +244,31 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
   /// scores, a block of entries per item. Their compressed entries are
   /// bounded (--kf-bound-context): E static.
   LogicalResult lowerIndexOps(ModuleOp module, KernelModule &kernels) {
+    // A ring's indices are its slots: the window the indices span must be
+    // the ring the attention reads, or it reads past it.
+    WalkResult rings = module.walk([&](SparseAttentionOp op) {
+      auto read = op.getWindow().getDefiningOp<CacheReadOp>();
+      auto indices = op.getWindowIndices().getDefiningOp<WindowIndicesOp>();
+      auto ring = read ? dyn_cast<WindowCacheType>(read.getCache().getType())
+                       : WindowCacheType();
+      if (!ring && indices && indices.getRing()) {
+        op.emitOpError() << "kf-lower-ops: its window indices are a ring's "
+                            "slots, but its bank is not a ring read";
+        return WalkResult::interrupt();
+      }
+      if (ring &&
+          (!indices || !indices.getRing() ||
+           static_cast<int64_t>(indices.getWindow()) != ring.getRows())) {
+        op.emitOpError() << "kf-lower-ops: it reads a ring of "
+                         << ring.getRows()
+                         << " rows through indices that are not that ring's "
+                            "slots (kf.window_indices ring of the same window)";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (rings.wasInterrupted())
+      return failure();
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<WindowIndicesOp, VisibleEntriesOp, IndexerScoresOp, IndexerTopKOp,

@@ -139,11 +139,20 @@ absl::Status Plan::validate() const {
       return stepError(s, step, "invalid item count");
     if (step.group < 1)
       return stepError(s, step, absl::StrCat("group ", step.group, " < 1"));
-    if (step.rows < 0 || step.rows > maxRows ||
-        (step.rows > 0 && step.kind != StepKind::Kernel))
-      return stepError(s, step,
-                       absl::StrCat("rows ", step.rows, " outside [0, ",
-                                    maxRows, "] or on an expert step"));
+    // A step of its own rows runs on one row whatever the run's: its items
+    // and its operands' bytes must not grow with the run's rows, which its
+    // kernel does not see.
+    if (step.rows != 0 &&
+        (step.rows != 1 || step.kind != StepKind::Kernel ||
+         step.items.perRow != 0 ||
+         std::any_of(
+             step.operands.begin(), step.operands.end(),
+             [](const PlanOperand &op) { return op.bytes.perRow != 0; })))
+      return stepError(
+          s, step,
+          absl::StrCat("rows ", step.rows,
+                       ": a step of its own rows takes one, with items and "
+                       "operands that do not grow with the run's rows"));
     // Bounded, so that claims, row blocks and scratch sizes cannot
     // overflow: no more than 2^40 items, a group no larger than the items.
     const int64_t items = step.items.at(maxRows);

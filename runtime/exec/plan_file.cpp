@@ -198,7 +198,8 @@ absl::StatusOr<Plan> readPlan(const gguf::File &file, size_t p,
   KF_READ(kernels, file.get<std::span<const std::string>>(key("kernels")));
   for (auto [field, value] :
        {std::pair<std::string_view, std::string_view>{"name", planName},
-        {"target", target}})
+        {"target", target},
+        {"model", model}})
     if (!isPrintable(value))
       return absl::InvalidArgumentError(
           absl::StrCat(name, ": ", key(field), " holds a control byte"));

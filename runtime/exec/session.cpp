@@ -43,6 +43,7 @@ Session::open(const std::string &artifact, const std::string &model,
     return library.status();
   std::unique_ptr<Session> session(new Session());
   session->pool_ = &pool;
+  session->artifact_ = artifact;
   session->library_ = std::make_unique<PlanLibrary>(*std::move(library));
   size_t prefillIndex = 0, decodeIndex = 0;
   const Plan *prefill = session->library_->find("prefill", &prefillIndex);
@@ -105,7 +106,7 @@ Session::open(const std::string &artifact, const std::string &model,
         *plan, session->library_->kernels(libraryIndex), bound[p], state);
     if (!e.ok())
       return absl::InvalidArgumentError(
-          absl::StrCat(artifact, ": ", e.status().message()));
+          absl::StrCat(artifact, ": ", plan->name, ": ", e.status().message()));
     *executor = std::make_unique<Executor>(*std::move(e));
   }
   // Logits: result0's bytes for one row (the last token's).
@@ -125,47 +126,55 @@ absl::StatusOr<std::span<const float>>
 Session::prefill(std::span<const int32_t> tokens) {
   if (tokens.empty() || static_cast<int64_t>(tokens.size()) > maxPrompt())
     return absl::InvalidArgumentError(
-        absl::StrCat("a prompt of ", tokens.size(),
-                     " tokens; the plan's prefill takes 1 "
-                     "to ",
-                     maxPrompt(), " (kf-compile --max-rows)"));
-  position_ = 0;
-  return run(*prefill_, tokens);
+        absl::StrCat(artifact_, ": a prompt of ", tokens.size(),
+                     " tokens; the plan's prefill takes 1 to ", maxPrompt(),
+                     " (kf-compile --max-rows)"));
+  return run(*prefill_, tokens, 0);
 }
 
 absl::StatusOr<std::span<const float>> Session::decode(int32_t token) {
   if (position_ == 0)
-    return absl::FailedPreconditionError(
-        "a decode step continues a sequence: prefill first");
-  return run(*decode_, std::span<const int32_t>(&token, 1));
+    return absl::FailedPreconditionError(absl::StrCat(
+        artifact_, ": a decode step continues a sequence: prefill first"));
+  return run(*decode_, std::span<const int32_t>(&token, 1), position_);
 }
 
 absl::StatusOr<std::span<const float>>
-Session::run(Executor &executor, std::span<const int32_t> tokens) {
+Session::run(Executor &executor, std::span<const int32_t> tokens,
+             int64_t first) {
   const int64_t n = static_cast<int64_t>(tokens.size());
-  if (position_ + n > maxContext())
-    return absl::OutOfRangeError(absl::StrCat(
-        "a sequence of ", position_ + n, " tokens; the plan's caches hold ",
-        maxContext(), " (kf-compile --max-context)"));
+  // Checked before anything runs, so that a refused call leaves the
+  // sequence as it was.
+  if (maxContext() > 0 && first + n > maxContext())
+    return absl::OutOfRangeError(
+        absl::StrCat(artifact_, ": a sequence of ", first + n,
+                     " tokens; the plan's caches hold ", maxContext(),
+                     " (kf-compile --max-context)"));
   // A token outside the vocabulary would make the embedding read zeros:
   // the caller's error, said here.
   for (int32_t token : tokens)
     if (token < 0 || token >= vocabulary())
       return absl::InvalidArgumentError(
-          absl::StrCat("token ", token, " is outside the ", vocabulary(),
-                       "-token vocabulary"));
+          absl::StrCat(artifact_, ": token ", token, " is outside the ",
+                       vocabulary(), "-token vocabulary"));
   positions_.resize(tokens.size());
   for (int64_t t = 0; t < n; ++t)
-    positions_[t] = position_ + t;
+    positions_[t] = first + t;
   std::vector<int32_t> input(tokens.begin(), tokens.end());
   std::span<uint8_t> buffers[] = {
       {reinterpret_cast<uint8_t *>(input.data()), input.size() * 4},
       {reinterpret_cast<uint8_t *>(positions_.data()), positions_.size() * 8},
       {reinterpret_cast<uint8_t *>(logits_.data()), logits_.size() * 4},
       {reinterpret_cast<uint8_t *>(next_.data()), next_.size() * 4}};
-  if (absl::Status s = executor.run(*pool_, n, buffers); !s.ok())
-    return s;
-  position_ += n;
+  // A run that fails midway leaves the state half written: the sequence
+  // must start again.
+  if (absl::Status s = executor.run(*pool_, n, buffers); !s.ok()) {
+    position_ = 0;
+    return absl::Status(
+        s.code(),
+        absl::StrCat(artifact_, ": ", executor.plan().name, ": ", s.message()));
+  }
+  position_ = first + n;
   return std::span<const float>(logits_);
 }
 

@@ -308,9 +308,9 @@ std::optional<std::string> parseModel(std::span<const std::string> args,
     if (t < 1 || t > 1024)
       return absl::StrCat("--threads ", t,
                           " is out of range: expected 1 to 1024");
-  if (o.decode < 0 || o.decode > 100000)
+  if (o.decode < 1 || o.decode > 100000)
     return absl::StrCat("--decode ", o.decode,
-                        " is out of range: expected 0 to 100000");
+                        " is out of range: expected 1 to 100000");
   if (o.rounds < 1 || o.rounds > 1000)
     return absl::StrCat("--rounds ", o.rounds,
                         " is out of range: expected 1 to 1000");

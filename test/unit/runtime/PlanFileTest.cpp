@@ -48,8 +48,8 @@ Plan makePlan() {
   plan.steps.push_back({"q",
                         1,
                         {{OperandKind::Weight, 1, 0, {2176, 0}},
-                         {OperandKind::Arena, 0, 0, {0, 256}},
-                         {OperandKind::Input, 1, 0, {0, 128}}},
+                         {OperandKind::Arena, 0, 0, {256, 0}},
+                         {OperandKind::Input, 1, 0, {128, 0}}},
                         {32, 0},
                         WorkSplit::Claim,
                         16,
@@ -126,9 +126,15 @@ TEST(PlanFile, RefusesStateOutsideItsBounds) {
               HasSubstr("plan step 0 (attn_norm): operand 3: bytes [768, "
                         "+512) outside the state of 1024"));
   plan = makePlan();
-  plan.steps[1].rows = 17;
+  plan.steps[1].rows = 2;
   EXPECT_THAT(std::string(plan.validate().message()),
-              HasSubstr("plan step 1 (q): rows 17 outside [0, 16]"));
+              HasSubstr("plan step 1 (q): rows 2: a step of its own rows "
+                        "takes one"));
+  // One row whatever the run's: no operand grows with the run's rows.
+  plan = makePlan();
+  plan.steps[1].operands[1].bytes = {0, 256};
+  EXPECT_THAT(std::string(plan.validate().message()),
+              HasSubstr("plan step 1 (q): rows 1: a step of its own rows"));
   plan = makePlan();
   plan.maxContext = 0;
   EXPECT_THAT(std::string(plan.validate().message()),

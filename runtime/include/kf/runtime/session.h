@@ -30,7 +30,9 @@ public:
   open(const std::string &artifact, const std::string &model, ThreadPool &pool);
 
   // Starts a sequence: `tokens` (at most maxPrompt()) at positions 0, 1, ...
-  // The logits of the last one, valid until the next call.
+  // The logits of the last one, valid until the next call. A refused call
+  // (one line naming the artifact) leaves the sequence as it was. A refused
+  // call (one line naming the artifact) leaves the sequence as it was.
   absl::StatusOr<std::span<const float>>
   prefill(std::span<const int32_t> tokens);
   // The next token of the sequence, at position(); its logits.
@@ -38,7 +40,8 @@ public:
 
   // Tokens of the sequence so far: the next one's position.
   int64_t position() const { return position_; }
-  // The longest prompt a prefill takes, and the longest sequence.
+  // The longest prompt a prefill takes, and the longest sequence (0: the
+  // plans hold no caches, and bound none).
   int64_t maxPrompt() const;
   int64_t maxContext() const;
   int64_t vocabulary() const { return static_cast<int64_t>(logits_.size()); }
@@ -48,9 +51,12 @@ public:
 
 private:
   Session() = default;
-  absl::StatusOr<std::span<const float>> run(Executor &executor,
-                                             std::span<const int32_t> tokens);
+  // Runs `tokens` at positions first, first + 1, ...; the sequence is
+  // then first + tokens long.
+  absl::StatusOr<std::span<const float>>
+  run(Executor &executor, std::span<const int32_t> tokens, int64_t first);
 
+  std::string artifact_; // for messages
   ThreadPool *pool_ = nullptr;
   std::unique_ptr<PlanLibrary> library_;
   std::unique_ptr<PlanWeights> weights_;

@@ -24,12 +24,12 @@ TEST(KfBenchModel, Options) {
   EXPECT_EQ(o.rounds, 3);
   EXPECT_FALSE(o.json);
   ASSERT_EQ(parse({"--plan=m.kfp", "-m", "m.gguf", "--threads", "2,1",
-                   "--prompt", "8", "--decode=0", "--rounds", "1", "--json"},
+                   "--prompt", "8", "--decode=1", "--rounds", "1", "--json"},
                   o),
             std::nullopt);
   EXPECT_EQ(o.threads, (std::vector<int>{2, 1}));
   EXPECT_EQ(o.prompt, 8);
-  EXPECT_EQ(o.decode, 0);
+  EXPECT_EQ(o.decode, 1);
   EXPECT_EQ(o.rounds, 1);
   EXPECT_TRUE(o.json);
 }
@@ -41,8 +41,8 @@ TEST(KfBenchModel, BadOptionsOneLineError) {
        "--threads 0 is out of range: expected 1 to 1024"},
       {{"--plan", "m.kfp", "-m", "m.gguf", "--rounds", "0"},
        "--rounds 0 is out of range: expected 1 to 1000"},
-      {{"--plan", "m.kfp", "-m", "m.gguf", "--decode", "-1"},
-       "--decode -1 is out of range: expected 0 to 100000"},
+      {{"--plan", "m.kfp", "-m", "m.gguf", "--decode", "0"},
+       "--decode 0 is out of range: expected 1 to 100000"},
       {{"--plan", "m.kfp", "-m", "m.gguf", "--prompt", "x"},
        "--prompt is 'x', expected a whole number"},
       {{"--plan", "m.kfp", "--cold"}, "unknown option '--cold'"},
