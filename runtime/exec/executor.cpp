@@ -10,12 +10,20 @@ namespace kf {
 
 namespace {
 
-// The arena's alignment: a cache line, and every vector width's.
-constexpr size_t kArenaAlignment = 64;
+// A cache line, and every vector width.
+constexpr size_t kAlignment = 64;
 
 } // namespace
 
-void Executor::AlignedFree::operator()(uint8_t *p) const { std::free(p); }
+void AlignedFree::operator()(uint8_t *p) const { std::free(p); }
+
+AlignedBytes allocateAligned(size_t bytes) {
+  // aligned_alloc wants a positive multiple of the alignment.
+  size_t allocated = std::max<size_t>(kAlignment, (bytes + kAlignment - 1) /
+                                                      kAlignment * kAlignment);
+  return AlignedBytes(
+      static_cast<uint8_t *>(std::aligned_alloc(kAlignment, allocated)));
+}
 
 absl::StatusOr<Executor>
 Executor::create(Plan plan, std::vector<kf_step_fn> kernels,
@@ -40,12 +48,7 @@ Executor::create(Plan plan, std::vector<kf_step_fn> kernels,
 
   Executor e;
   e.arenaBytes_ = static_cast<size_t>(plan.arenaBytes);
-  // aligned_alloc wants a positive multiple of the alignment.
-  size_t allocated =
-      std::max<size_t>(kArenaAlignment, (e.arenaBytes_ + kArenaAlignment - 1) /
-                                            kArenaAlignment * kArenaAlignment);
-  e.arena_.reset(
-      static_cast<uint8_t *>(std::aligned_alloc(kArenaAlignment, allocated)));
+  e.arena_ = allocateAligned(e.arenaBytes_);
   if (!e.arena_)
     return absl::ResourceExhaustedError(absl::StrCat(
         "plan: cannot allocate an arena of ", plan.arenaBytes, " bytes"));

@@ -1,7 +1,6 @@
 #include "kf/runtime/session.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <tuple>
 
@@ -11,9 +10,6 @@
 namespace kf {
 
 namespace {
-
-// The state's alignment: the arena's (a cache line, every vector width's).
-constexpr size_t kStateAlignment = 64;
 
 // The run buffers of a model's plan, by the names kf-build-plan gives the
 // function's arguments and results: tokens, positions, logits, next token.
@@ -32,8 +28,6 @@ absl::Status checkBuffers(const std::string &artifact, const Plan &plan) {
 }
 
 } // namespace
-
-void Session::AlignedFree::operator()(uint8_t *p) const { std::free(p); }
 
 absl::StatusOr<std::unique_ptr<Session>>
 Session::open(const std::string &artifact, const std::string &model,
@@ -90,11 +84,7 @@ Session::open(const std::string &artifact, const std::string &model,
       bound[p].push_back(session->weights_->spans()[w]);
 
   const size_t stateBytes = static_cast<size_t>(prefill->stateBytes);
-  session->state_.reset(static_cast<uint8_t *>(std::aligned_alloc(
-      kStateAlignment,
-      std::max<size_t>(kStateAlignment, (stateBytes + kStateAlignment - 1) /
-                                            kStateAlignment *
-                                            kStateAlignment))));
+  session->state_ = allocateAligned(stateBytes);
   if (!session->state_)
     return absl::ResourceExhaustedError(absl::StrCat(
         artifact, ": cannot allocate a state of ", stateBytes, " bytes"));

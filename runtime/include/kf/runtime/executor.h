@@ -19,6 +19,15 @@
 
 namespace kf {
 
+// Bytes aligned to a cache line (every vector width's), as an executor's
+// arena and a model's state are; freed with std::free.
+struct AlignedFree {
+  void operator()(uint8_t *p) const;
+};
+using AlignedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
+// `bytes` such bytes (one cache line when 0); null when memory is short.
+AlignedBytes allocateAligned(size_t bytes);
+
 class Executor {
 public:
   // `kernels[i]` runs the plan's kernel i, `weights[i]` holds its weight
@@ -44,10 +53,7 @@ private:
 
   Plan plan_;
   std::vector<kf_step_fn> kernels_;
-  struct AlignedFree {
-    void operator()(uint8_t *p) const;
-  };
-  std::unique_ptr<uint8_t[], AlignedFree> arena_;
+  AlignedBytes arena_;
   size_t arenaBytes_ = 0;
   // Every step's operand addresses, one after the other; stepBegin_[s]
   // indexes step s's first.

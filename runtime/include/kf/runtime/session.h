@@ -60,10 +60,7 @@ private:
   ThreadPool *pool_ = nullptr;
   std::unique_ptr<PlanLibrary> library_;
   std::unique_ptr<PlanWeights> weights_;
-  struct AlignedFree {
-    void operator()(uint8_t *p) const;
-  };
-  std::unique_ptr<uint8_t[], AlignedFree> state_;
+  AlignedBytes state_;
   std::unique_ptr<Executor> prefill_, decode_;
   int64_t position_ = 0;
   std::vector<int64_t> positions_;

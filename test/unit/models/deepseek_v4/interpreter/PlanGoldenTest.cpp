@@ -21,7 +21,6 @@
 // much: a difference is a bug to explain, not a tolerance to widen. The
 // state starts as 0xff bytes, NaNs wherever read as floats, so a kernel
 // reading what the sequence has not written shows too.
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -46,21 +45,6 @@ constexpr size_t kPrefill = 48, kDecode = 12;
 // The plans hold sequences of this many tokens: the prefill and the decode
 // steps, and more, so that the ratio-128 compressor has entries.
 constexpr int64_t kMaxContext = 512;
-
-/// The state's bytes, 64-byte aligned as the arena is.
-struct AlignedBytes {
-  explicit AlignedBytes(size_t n)
-      : size(n), data(static_cast<uint8_t *>(std::aligned_alloc(
-                     64, std::max<size_t>(64, (n + 63) / 64 * 64)))) {
-    std::memset(data.get(), 0xff, size); // never read before written
-  }
-  std::span<uint8_t> span() { return {data.get(), size}; }
-  size_t size;
-  struct Free {
-    void operator()(uint8_t *p) const { std::free(p); }
-  };
-  std::unique_ptr<uint8_t, Free> data;
-};
 
 template <typename T> std::span<uint8_t> bytesOf(std::vector<T> &v) {
   return {reinterpret_cast<uint8_t *>(v.data()), v.size() * sizeof(T)};
@@ -141,12 +125,15 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
       PlanWeights::load(decodePlan, path, pool);
   ASSERT_TRUE(prefillWeights.ok()) << prefillWeights.status();
   ASSERT_TRUE(decodeWeights.ok()) << decodeWeights.status();
-  AlignedBytes state(static_cast<size_t>(prefillPlan.stateBytes));
-  absl::StatusOr<Executor> prefill =
-      Executor::create(prefillPlan, kernelsOf(prefillPlan),
-                       prefillWeights->spans(), state.span());
+  const size_t stateBytes = static_cast<size_t>(prefillPlan.stateBytes);
+  AlignedBytes stateBlock = allocateAligned(stateBytes);
+  ASSERT_TRUE(stateBlock);
+  std::span<uint8_t> state(stateBlock.get(), stateBytes);
+  std::memset(state.data(), 0xff, stateBytes); // never read before written
+  absl::StatusOr<Executor> prefill = Executor::create(
+      prefillPlan, kernelsOf(prefillPlan), prefillWeights->spans(), state);
   absl::StatusOr<Executor> decode = Executor::create(
-      decodePlan, kernelsOf(decodePlan), decodeWeights->spans(), state.span());
+      decodePlan, kernelsOf(decodePlan), decodeWeights->spans(), state);
   ASSERT_TRUE(prefill.ok()) << prefill.status();
   ASSERT_TRUE(decode.ok()) << decode.status();
 
