@@ -212,15 +212,27 @@ std::string VisibleEntriesKernelSpec::describe() const {
       .str();
 }
 
-llvm::Error verifyVisibleEntriesKernel(const VisibleEntriesKernelSpec &spec) {
-  if (spec.entries < 1 || spec.entries > kMaxIndex)
+namespace {
+
+/// Fails, naming the kernel `describe`d, unless its E entries are an i32
+/// index's and its ratio positive: what a kernel over compressed entries
+/// takes.
+llvm::Error verifyEntries(const std::string &describe, int64_t entries,
+                          int64_t ratio) {
+  if (entries < 1 || entries > kMaxIndex)
     return llvm::createStringError(
-        llvm::formatv("{0}: expected E in [1, {1}]", spec.describe(), kMaxIndex)
+        llvm::formatv("{0}: expected E in [1, {1}]", describe, kMaxIndex)
             .str());
-  if (spec.ratio < 1)
-    return llvm::createStringError(spec.describe() +
+  if (ratio < 1)
+    return llvm::createStringError(describe +
                                    ": expected a ratio of at least 1");
   return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error verifyVisibleEntriesKernel(const VisibleEntriesKernelSpec &spec) {
+  return verifyEntries(spec.describe(), spec.entries, spec.ratio);
 }
 
 namespace {
@@ -284,16 +296,12 @@ std::string IndexerTopKKernelSpec::describe() const {
 }
 
 llvm::Error verifyIndexerTopKKernel(const IndexerTopKKernelSpec &spec) {
-  if (spec.entries < 1 || spec.entries > kMaxIndex)
-    return llvm::createStringError(
-        llvm::formatv("{0}: expected E in [1, {1}]", spec.describe(), kMaxIndex)
-            .str());
+  if (llvm::Error err =
+          verifyEntries(spec.describe(), spec.entries, spec.ratio))
+    return err;
   if (spec.k < 1)
     return llvm::createStringError(spec.describe() +
                                    ": expected k of at least 1");
-  if (spec.ratio < 1)
-    return llvm::createStringError(spec.describe() +
-                                   ": expected a ratio of at least 1");
   return llvm::Error::success();
 }
 
