@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -92,6 +93,15 @@ Executor::create(Plan plan, std::vector<kf_step_fn> kernels,
   return e;
 }
 
+void Executor::setProfiling(bool on) {
+  profiling_ = on;
+  profile_ = StepTimes();
+  if (on) {
+    profile_.work.assign(plan_.steps.size(), 0.0);
+    profile_.wait.assign(plan_.steps.size(), 0.0);
+  }
+}
+
 absl::Status Executor::run(ThreadPool &pool, int64_t m,
                            std::span<const std::span<uint8_t>> inputs) {
   if (m < 1 || m > plan_.maxRows)
@@ -124,11 +134,27 @@ absl::Status Executor::run(ThreadPool &pool, int64_t m,
   // A thread's first error; the threads go on to the end of the plan, so
   // that none waits at a barrier for one that stopped.
   std::vector<absl::Status> errors(threads);
+  if (profiling_)
+    threadTimes_.assign(threads, std::vector<double>(2 * steps, 0.0));
+  using Clock = std::chrono::steady_clock;
   pool.run([&](int t) {
+    double *times = profiling_ ? threadTimes_[t].data() : nullptr;
+    Clock::time_point start;
     for (size_t s = 0; s < steps; ++s) {
       const PlanStep &step = plan_.steps[s];
+      if (times) {
+        Clock::time_point now = Clock::now();
+        if (s > 0)
+          times[s - 1] = std::chrono::duration<double>(now - start).count();
+        start = now;
+      }
       if (step.barrierBefore)
         barrier.wait();
+      if (times) {
+        Clock::time_point now = Clock::now();
+        times[steps + s] = std::chrono::duration<double>(now - start).count();
+        start = now;
+      }
       if (step.kind == StepKind::Experts) {
         absl::Status status = runExperts(s, m, t, counters[s].next);
         if (errors[t].ok())
@@ -163,7 +189,18 @@ absl::Status Executor::run(ThreadPool &pool, int64_t m,
         break;
       }
     }
+    if (times && steps > 0)
+      times[steps - 1] =
+          std::chrono::duration<double>(Clock::now() - start).count();
   });
+  if (profiling_) {
+    for (const std::vector<double> &times : threadTimes_)
+      for (size_t s = 0; s < steps; ++s) {
+        profile_.work[s] += times[s];
+        profile_.wait[s] += times[steps + s];
+      }
+    ++profile_.runs;
+  }
   for (absl::Status &error : errors)
     if (!error.ok())
       return error;

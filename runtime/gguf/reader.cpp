@@ -483,9 +483,9 @@ std::string File::fingerprint() const {
   return hex;
 }
 
-void File::release(const TensorInfo &tensor) const {
+void File::release(std::span<const uint8_t> bytes) const {
   if (mapping_)
-    mapping_->release(data(tensor));
+    mapping_->release(bytes);
 }
 
 int64_t TensorInfo::elements() const {

@@ -106,8 +106,7 @@ PlanWeights::load(const Plan &plan, const std::string &path, ThreadPool &pool,
         parts.push_back({w, e, r, std::min(n, r + groupsPerPart * group)});
   }
 
-  // The parts in parallel; a tensor's file pages go once its last part is
-  // packed.
+  // The parts in parallel.
   std::vector<std::atomic<int64_t>> partsLeft(plan.weights.size());
   for (const Part &part : parts)
     partsLeft[part.weight].fetch_add(1, std::memory_order_relaxed);
@@ -146,9 +145,13 @@ PlanWeights::load(const Plan &plan, const std::string &path, ThreadPool &pool,
                 path, ": weight ", weight.name, ": ", s.message()));
           if (bytesDone)
             bytesDone->fetch_add(src.size(), std::memory_order_relaxed);
+          // The part's pages go at once, so that no more than a part a
+          // thread is resident twice; the pages it shares with its
+          // neighbours, once the tensor's last part is packed.
+          gguf.release(src);
           if (partsLeft[part.weight].fetch_sub(1, std::memory_order_acq_rel) ==
               1)
-            gguf.release(*tensors[part.weight]);
+            gguf.release(gguf.data(*tensors[part.weight]));
         }
         return absl::OkStatus();
       });

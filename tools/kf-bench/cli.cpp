@@ -57,12 +57,14 @@ constexpr std::string_view kUsage =
     "  --min-time S      seconds per run (0.05)\n"
     "\n"
     "usage: kf-bench model --plan MODEL.kfp -m FILE [options]\n"
-    "  a compiled model's prefill and decode tokens/s, decode against the\n"
-    "  DRAM roofline of the weight bytes one decode token reads and both\n"
-    "  against the golden reference forward, all measured in the same run\n"
+    "  a compiled model's prefill tokens/s against the threads' int8 peak,\n"
+    "  decode tokens/s against the DRAM roofline of the weight bytes one\n"
+    "  token reads, both against the golden reference forward, all measured\n"
+    "  in the same run; where the time goes by op kind and by layer\n"
     "  --threads LIST    thread counts (1 and all hardware threads)\n"
-    "  --prompt N        tokens of the timed prefill (64)\n"
-    "  --decode N        decode steps after it, each timed (32)\n"
+    "  --prompt LIST     tokens of each timed prefill (1, 64 and the plan's\n"
+    "                    rows)\n"
+    "  --decode N        decode steps after the longest, each timed (32)\n"
     "  --rounds N        everything N times, the DRAM probe in each; figures\n"
     "                    are the medians of the rounds (3)\n"
     "  --json            one JSON object per thread count and line\n";
@@ -294,7 +296,7 @@ std::optional<std::string> parseModel(std::span<const std::string> args,
     else if (!problem && name == "--threads")
       problem = parseList(name, value, o.threads);
     else if (!problem && name == "--prompt")
-      problem = parseNumber(name, value, o.prompt);
+      problem = parseList(name, value, o.prompts);
     else if (!problem && name == "--decode")
       problem = parseNumber(name, value, o.decode);
     else if (!problem)
@@ -308,6 +310,10 @@ std::optional<std::string> parseModel(std::span<const std::string> args,
     if (t < 1 || t > 1024)
       return absl::StrCat("--threads ", t,
                           " is out of range: expected 1 to 1024");
+  for (int p : o.prompts)
+    if (p < 1)
+      return absl::StrCat("--prompt ", p,
+                          " is out of range: expected 1 or more");
   if (o.decode < 1 || o.decode > 100000)
     return absl::StrCat("--decode ", o.decode,
                         " is out of range: expected 1 to 100000");

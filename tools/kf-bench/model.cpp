@@ -5,22 +5,30 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "bandwidth.h"
 #include "buffer.h"
 #include "kf/deepseek_v4/config.h"
+#include "kf/deepseek_v4/parameters.h"
 #include "kf/deepseek_v4/reference/model.h"
 #include "kf/deepseek_v4/reference/weights.h"
+#include "kf/runtime/absl_compat.h"
 #include "kf/runtime/gguf.h"
 #include "kf/runtime/plan_library.h"
 #include "kf/runtime/plan_weights.h"
 #include "kf/runtime/session.h"
 #include "kf/runtime/status_macros.h"
 #include "machine.h"
+#include "ports.h"
 #include "timing.h"
 
 namespace kf::bench {
@@ -30,18 +38,27 @@ namespace {
 namespace dsv4 = kf::deepseek_v4;
 
 constexpr int kBandwidthRuns = 3;
+// The int8 peak: rounds and seconds per run of kf-bench ports' timing.
+constexpr int kPeakRounds = 5;
+constexpr double kPeakSeconds = 0.02;
 
 double seconds(std::chrono::steady_clock::time_point from) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - from)
       .count();
 }
 
-// The bytes of weights one decode token reads: every weight of the decode
-// plan once, but of an expert stack the share of experts a token routes to
-// (its expert steps' slots of experts) and of a table looked up by token
-// (the embedding) one row.
-absl::StatusOr<double> decodeWeightBytes(const Plan &plan) {
+// What one token of a plan reads and computes: every weight once, but of an
+// expert stack the share of experts a token routes to (its expert steps'
+// slots of experts) and of a table looked up by token (the embedding) one
+// row, which it reads but does not multiply.
+struct TokenWeights {
+  double bytes = 0;
+  double multiplyAdds = 0;
+};
+
+absl::StatusOr<TokenWeights> tokenWeights(const Plan &plan) {
   std::vector<double> share(plan.weights.size(), 1.0);
+  std::vector<bool> lookedUp(plan.weights.size(), false);
   for (const PlanStep &step : plan.steps) {
     if (step.kind == StepKind::Experts && !step.operands.empty())
       share[step.operands[0].index] =
@@ -49,16 +66,23 @@ absl::StatusOr<double> decodeWeightBytes(const Plan &plan) {
                             static_cast<double>(step.experts.experts));
     if (plan.kernels[step.kernel].starts_with("kf_embed_"))
       for (const PlanOperand &op : step.operands)
-        if (op.kind == OperandKind::Weight)
+        if (op.kind == OperandKind::Weight) {
           share[op.index] =
               1.0 / static_cast<double>(plan.weights[op.index].shape.front());
+          lookedUp[op.index] = true;
+        }
   }
-  double bytes = 0;
+  TokenWeights token;
   for (size_t w = 0; w < plan.weights.size(); ++w) {
     KF_ASSIGN_OR_RETURN(uint64_t b, planWeightBytes(plan.weights[w]));
-    bytes += static_cast<double>(b) * share[w];
+    token.bytes += static_cast<double>(b) * share[w];
+    double elements = 1;
+    for (int64_t d : plan.weights[w].shape)
+      elements *= static_cast<double>(d);
+    if (!lookedUp[w])
+      token.multiplyAdds += elements * share[w];
   }
-  return bytes;
+  return token;
 }
 
 // Medians, least and most of a figure over the rounds.
@@ -69,18 +93,130 @@ struct Spread {
   double max() const { return *std::max_element(values.begin(), values.end()); }
 };
 
+// What a step's time counts under: its kernel's op (the kernel name's words
+// before its first parameter, e.g. "rms_norm" of kf_rms_norm_d4096_w_...),
+// "experts" for an expert step, with the format of the packed weight it
+// reads; and its layer ("blk.N" of the op's name, "outside the layers" for
+// the embedding, the head and their hyper-connections).
+std::string opKind(const Plan &plan, const PlanStep &step) {
+  std::vector<absl::string_view> words =
+      absl::StrSplit(plan.kernels[step.kernel], '_');
+  std::string kind = step.kind == StepKind::Experts ? "experts"
+                     : words.size() > 1             ? std::string(words[1])
+                                                    : plan.kernels[step.kernel];
+  for (size_t i = 2;
+       step.kind != StepKind::Experts && i < words.size() &&
+       !std::any_of(words[i].begin(), words[i].end(), absl::ascii_isdigit);
+       ++i)
+    absl::StrAppend(&kind, "_", words[i]);
+  for (const PlanOperand &op : step.operands)
+    if (op.kind == OperandKind::Weight && plan.weights[op.index].layout) {
+      absl::StrAppend(&kind, " ",
+                      toAbsl(formatInfo(plan.weights[op.index].format).name));
+      break;
+    }
+  return kind;
+}
+
+std::string layerOf(const PlanStep &step) {
+  if (!step.name.starts_with("blk."))
+    return "outside the layers";
+  size_t dot = step.name.find('.', 4);
+  return step.name.substr(0, dot);
+}
+
+// Shares of the threads' time (work and barrier waits summed over the
+// threads) by op kind and by layer, of one profiled run of a plan.
+struct TimeShares {
+  std::map<std::string, double> byKind, byLayer;
+};
+
+TimeShares timeShares(const Plan &plan, const StepTimes &times) {
+  TimeShares shares;
+  double total = 0;
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    total += times.work[s] + times.wait[s];
+  if (total <= 0)
+    return shares;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlanStep &step = plan.steps[s];
+    shares.byKind[opKind(plan, step)] += times.work[s] / total;
+    shares.byKind["(waiting at barriers)"] += times.wait[s] / total;
+    shares.byLayer[layerOf(step)] += (times.work[s] + times.wait[s]) / total;
+  }
+  return shares;
+}
+
 struct ThreadFigures {
   int threads = 0;
-  Spread prefill, decode; // tokens/s
+  std::vector<Spread> prefill; // tokens/s, one per prompt
+  Spread decode;               // tokens/s
   BandwidthSeries bandwidth;
-  uint64_t packedBytes = 0;
-  int64_t stateBytes = 0;
+  TimeShares prefillShares, decodeShares;
 };
 
 int64_t peakResidentBytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+// A figure of the reference for JSON: null when it did not run.
+std::string jsonNumber(bool ran, double figure) {
+  return ran ? absl::StrFormat("%.3f", figure) : "null";
+}
+
+std::string jsonShares(const std::map<std::string, double> &shares) {
+  return absl::StrCat("{",
+                      absl::StrJoin(shares, ", ",
+                                    [](std::string *out, const auto &share) {
+                                      absl::StrAppend(
+                                          out, absl::StrFormat("\"%s\": %.4f",
+                                                               share.first,
+                                                               share.second));
+                                    }),
+                      "}");
+}
+
+// The shares as rows (largest in the last column first), a column per
+// thread count and plan.
+void printShares(std::ostream &out, std::string_view title,
+                 const std::vector<ThreadFigures> &figures, int prompt,
+                 const std::map<std::string, double> TimeShares::*table) {
+  std::vector<std::pair<std::string, const TimeShares *>> columns;
+  for (const ThreadFigures &f : figures) {
+    columns.push_back({absl::StrFormat("%dt prefill %d", f.threads, prompt),
+                       &f.prefillShares});
+    columns.push_back(
+        {absl::StrFormat("%dt decode", f.threads), &f.decodeShares});
+  }
+  const std::map<std::string, double> &last = columns.back().second->*table;
+  std::vector<std::string> rows;
+  for (const auto &[name, share] : last)
+    rows.push_back(name);
+  for (const auto &[name, shares] : columns)
+    for (const auto &[row, share] : shares->*table)
+      if (std::find(rows.begin(), rows.end(), row) == rows.end())
+        rows.push_back(row);
+  auto shareOf = [&](const TimeShares *shares, const std::string &row) {
+    auto found = (shares->*table).find(row);
+    return found == (shares->*table).end() ? 0.0 : found->second;
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const std::string &a, const std::string &b) {
+                     return shareOf(columns.back().second, a) >
+                            shareOf(columns.back().second, b);
+                   });
+  out << absl::StrFormat("%-28s", title);
+  for (const auto &[name, shares] : columns)
+    out << absl::StrFormat("  %16s", name);
+  out << "\n";
+  for (const std::string &row : rows) {
+    out << absl::StrFormat("%-28s", row);
+    for (const auto &[name, shares] : columns)
+      out << absl::StrFormat("  %15.1f%%", 100 * shareOf(shares, row));
+    out << "\n";
+  }
 }
 
 } // namespace
@@ -92,18 +228,23 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
   if (!decodePlan || !prefillPlan)
     return absl::InvalidArgumentError(absl::StrCat(
         o.plan, ": a model's artifact holds plans named prefill and decode"));
-  if (o.prompt < 1 || o.prompt > prefillPlan->maxRows ||
-      o.prompt + o.decode > prefillPlan->maxContext)
+  const int maxRows = static_cast<int>(prefillPlan->maxRows);
+  std::vector<int> prompts = o.prompts;
+  if (prompts.empty())
+    for (int p : {1, 64, maxRows})
+      if (p <= maxRows &&
+          std::find(prompts.begin(), prompts.end(), p) == prompts.end())
+        prompts.push_back(p);
+  const int longest = *std::max_element(prompts.begin(), prompts.end());
+  if (longest > maxRows || longest + o.decode > prefillPlan->maxContext)
     return absl::InvalidArgumentError(
-        absl::StrCat("--prompt ", o.prompt, " and --decode ", o.decode,
-                     ": the plans take "
-                     "prompts of 1 to ",
-                     prefillPlan->maxRows, " tokens and sequences of ",
-                     prefillPlan->maxContext));
-  KF_ASSIGN_OR_RETURN(double decodeBytes, decodeWeightBytes(*decodePlan));
+        absl::StrCat("--prompt ", longest, " and --decode ", o.decode,
+                     ": the plans take prompts of 1 to ", maxRows,
+                     " tokens and sequences of ", prefillPlan->maxContext));
+  KF_ASSIGN_OR_RETURN(TokenWeights decodeToken, tokenWeights(*decodePlan));
+  KF_ASSIGN_OR_RETURN(TokenWeights prefillToken, tokenWeights(*prefillPlan));
+  const double decodeBytes = decodeToken.bytes;
 
-  // The sessions, one per thread count, each run once untimed; what they
-  // hold is the peak resident size, before the reference and the probe.
   KF_ASSIGN_OR_RETURN(dsv4::Config config, [&]() {
     absl::StatusOr<gguf::File> file = gguf::File::open(o.model);
     return file.ok() ? dsv4::Config::fromGguf(*file)
@@ -112,34 +253,65 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
   std::mt19937 rng(1);
   std::uniform_int_distribution<int32_t> draw(
       0, static_cast<int32_t>(config.nVocab) - 1);
-  std::vector<int32_t> prompt(static_cast<size_t>(o.prompt));
-  for (int32_t &t : prompt)
+  std::vector<int32_t> tokens(static_cast<size_t>(longest));
+  for (int32_t &t : tokens)
     t = draw(rng);
+  auto prompt = [&](int length) {
+    return std::span<const int32_t>(tokens).first(static_cast<size_t>(length));
+  };
+
+  // One session, packed once, runs on each thread count's pool in turn,
+  // once untimed; what it holds is the peak resident size, before the
+  // reference and the probe.
   std::vector<ThreadFigures> figures(o.threads.size());
   std::vector<std::unique_ptr<ThreadPool>> pools;
-  std::vector<std::unique_ptr<Session>> sessions;
+  for (int threads : o.threads)
+    pools.push_back(std::make_unique<ThreadPool>(threads));
+  KF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                      Session::open(o.plan, o.model, *pools.back()));
   for (size_t t = 0; t < o.threads.size(); ++t) {
-    pools.push_back(std::make_unique<ThreadPool>(o.threads[t]));
-    KF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                        Session::open(o.plan, o.model, *pools.back()));
-    KF_RETURN_IF_ERROR(session->prefill(prompt).status());
-    KF_RETURN_IF_ERROR(session->decode(prompt.front()).status());
+    session->setThreadPool(*pools[t]);
+    KF_RETURN_IF_ERROR(session->prefill(prompt(longest)).status());
+    KF_RETURN_IF_ERROR(session->decode(tokens.front()).status());
     figures[t].threads = o.threads[t];
     figures[t].bandwidth.threads = o.threads[t];
-    figures[t].packedBytes = session->packedWeightBytes();
-    figures[t].stateBytes = session->stateBytes();
-    sessions.push_back(std::move(session));
+    figures[t].prefill.resize(prompts.size());
   }
   const int64_t rss = peakResidentBytes();
 
-  // The reference on the same file, single-threaded, and the DRAM probe.
-  KF_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(o.model));
-  KF_ASSIGN_OR_RETURN(dsv4::reference::Weights weights,
-                      dsv4::reference::Weights::fromGguf(config, file));
+  // The reference on the same file, single-threaded, if its fp32 weights
+  // fit beside the session; the DRAM probe; the int8 peak of one core.
+  const uint64_t referenceBytes =
+      static_cast<uint64_t>(dsv4::countParameters(config).total) * 4;
+  const uint64_t memory = physicalMemoryBytes();
+  std::optional<dsv4::reference::Weights> weights;
+  if (memory == 0 ||
+      referenceBytes + static_cast<uint64_t>(rss) <= memory / 4 * 3) {
+    KF_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(o.model));
+    KF_ASSIGN_OR_RETURN(weights,
+                        dsv4::reference::Weights::fromGguf(config, file));
+  }
   Spread referencePrefill, referenceDecode;
   const uint64_t probeBytes = defaultColdSet(l3CacheBytes()).bytes;
   KF_ASSIGN_OR_RETURN(Buffer probeBuffer, Buffer::allocate(probeBytes));
   std::memset(probeBuffer.data(), 0x5a, probeBuffer.size());
+  // Off x86-64 there is no peak to compare with (the column says so).
+  absl::StatusOr<Int8Peak> peak = measureInt8Peak(kPeakRounds, kPeakSeconds);
+
+  // Decode steps after the longest prompt, each timed: its tokens/s is the
+  // median step's.
+  auto decodeRun =
+      [&](std::span<const float> logits) -> absl::StatusOr<double> {
+    std::vector<double> steps;
+    for (int step = 0; step < o.decode; ++step) {
+      int32_t next = static_cast<int32_t>(
+          std::max_element(logits.begin(), logits.end()) - logits.begin());
+      auto start = std::chrono::steady_clock::now();
+      KF_ASSIGN_OR_RETURN(logits, session->decode(next));
+      steps.push_back(seconds(start));
+    }
+    return 1.0 / median(steps);
+  };
 
   // Rounds over everything, the probe again in each, so that a figure and
   // its floor are measured under the same load.
@@ -149,29 +321,26 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
           Bandwidth bw,
           measureReadBandwidth(*pools[t], probeBuffer.span(), kBandwidthRuns));
       figures[t].bandwidth.probes.push_back(std::move(bw));
-      Session &session = *sessions[t];
-      auto start = std::chrono::steady_clock::now();
-      KF_ASSIGN_OR_RETURN(std::span<const float> logits,
-                          session.prefill(prompt));
-      figures[t].prefill.values.push_back(o.prompt / seconds(start));
-      int32_t next = static_cast<int32_t>(
-          std::max_element(logits.begin(), logits.end()) - logits.begin());
-      std::vector<double> steps;
-      for (int step = 0; step < o.decode; ++step) {
-        start = std::chrono::steady_clock::now();
-        KF_ASSIGN_OR_RETURN(logits, session.decode(next));
-        steps.push_back(seconds(start));
-        next = static_cast<int32_t>(
-            std::max_element(logits.begin(), logits.end()) - logits.begin());
+      session->setThreadPool(*pools[t]);
+      std::span<const float> logits;
+      for (size_t p = 0; p < prompts.size(); ++p) {
+        auto start = std::chrono::steady_clock::now();
+        KF_ASSIGN_OR_RETURN(logits, session->prefill(prompt(prompts[p])));
+        figures[t].prefill[p].values.push_back(prompts[p] / seconds(start));
       }
-      if (!steps.empty())
-        figures[t].decode.values.push_back(1.0 / median(steps));
+      if (prompts.back() != longest) {
+        KF_ASSIGN_OR_RETURN(logits, session->prefill(prompt(longest)));
+      }
+      KF_ASSIGN_OR_RETURN(double decode, decodeRun(logits));
+      figures[t].decode.values.push_back(decode);
     }
+    if (!weights)
+      continue;
     dsv4::reference::Model reference(
-        weights, dsv4::reference::Options{.simulateQuantization = true});
+        *weights, dsv4::reference::Options{.simulateQuantization = true});
     auto start = std::chrono::steady_clock::now();
-    std::vector<float> logits = reference.prefill(prompt).logits;
-    referencePrefill.values.push_back(o.prompt / seconds(start));
+    std::vector<float> logits = reference.prefill(prompt(longest)).logits;
+    referencePrefill.values.push_back(longest / seconds(start));
     std::vector<double> steps;
     for (int step = 0; step < std::min(o.decode, 8); ++step) {
       int32_t next = static_cast<int32_t>(
@@ -180,77 +349,146 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
       logits = reference.decode(next).logits;
       steps.push_back(seconds(start));
     }
-    if (!steps.empty())
-      referenceDecode.values.push_back(1.0 / median(steps));
+    referenceDecode.values.push_back(1.0 / median(steps));
   }
+
+  // Where the time goes: one profiled prefill of the longest prompt and
+  // its decode steps on each thread count, after the timed rounds (the
+  // clock reads cost a little).
+  for (size_t t = 0; t < o.threads.size(); ++t) {
+    session->setThreadPool(*pools[t]);
+    session->setProfiling(true);
+    KF_ASSIGN_OR_RETURN(std::span<const float> logits,
+                        session->prefill(prompt(longest)));
+    KF_RETURN_IF_ERROR(decodeRun(logits).status());
+    figures[t].prefillShares =
+        timeShares(*prefillPlan, session->prefillExecutor().profile());
+    figures[t].decodeShares =
+        timeShares(*decodePlan, session->decodeExecutor().profile());
+  }
+  session->setProfiling(false);
 
   // Weights a last-level cache holds are not read from DRAM: the roofline
   // is then the cache's, which the probe does not measure.
   const uint64_t l3 = l3CacheBytes();
   const bool fitsInL3 = l3 > 0 && decodeBytes < static_cast<double>(l3);
-  if (!o.json) {
-    if (fitsInL3)
+  // A prefill's multiply-adds per second (one a token and weight it
+  // multiplies) over the threads' peak.
+  auto ofPeak = [&](double tokensPerSecond, int threads) {
+    return peak.ok() ? prefillToken.multiplyAdds * tokensPerSecond /
+                           (peak->macsPerSecond * threads)
+                     : 0.0;
+  };
+  const size_t longestIndex = static_cast<size_t>(
+      std::max_element(prompts.begin(), prompts.end()) - prompts.begin());
+  if (o.json) {
+    for (const ThreadFigures &f : figures) {
+      const double gbps = f.bandwidth.medianGbps();
+      const double floorTokens = gbps * 1e9 / decodeBytes;
+      std::vector<std::string> prefill;
+      for (size_t p = 0; p < prompts.size(); ++p)
+        prefill.push_back(absl::StrFormat(
+            "{\"prompt\": %d, \"tokens_per_s\": %.3f, \"min\": %.3f, "
+            "\"max\": %.3f, \"of_int8_peak\": %.4f}",
+            prompts[p], f.prefill[p].median(), f.prefill[p].min(),
+            f.prefill[p].max(), ofPeak(f.prefill[p].median(), f.threads)));
       out << absl::StrFormat(
-          "note: the %.2f MiB of weights a decode token reads fit in the "
-          "%.0f MiB L3, so decode may beat the DRAM floor: a model larger "
-          "than the L3 is the roofline's test\n",
-          decodeBytes / (1 << 20), l3 / double(1 << 20));
-    out << absl::StrFormat(
-        "kf-bench model: %s on %s: a prompt of %d tokens, %d decode steps, "
-        "%d rounds (medians [min, max])\n",
-        o.plan, o.model, o.prompt, o.decode, o.rounds);
-    out << absl::StrFormat(
-        "decode reads %.2f MiB of weights a token; barriers: prefill %d, "
-        "decode %d a run; reference (1 thread): prefill %.1f, decode %.1f "
-        "tokens/s\n",
-        decodeBytes / (1 << 20), prefillPlan->barriers(),
-        decodePlan->barriers(), referencePrefill.median(),
-        referenceDecode.median());
-    out << "threads  prefill tok/s             decode tok/s              "
-           "DRAM GB/s  decode floor tok/s  of floor  x reference "
-           "(prefill, decode)\n";
+          "{\"plan\": \"%s\", \"model\": \"%s\", \"threads\": %d, "
+          "\"decode_steps\": %d, \"rounds\": %d, \"prefill\": [%s], "
+          "\"int8_peak_macs_per_s_per_thread\": %.4g, "
+          "\"prefill_multiply_adds_per_token\": %.0f, "
+          "\"decode_tokens_per_s\": %.3f, "
+          "\"decode_min\": %.3f, \"decode_max\": %.3f, \"dram_gbps\": %.3f, "
+          "\"decode_weight_bytes\": %.0f, \"weights_fit_in_l3\": %s, "
+          "\"decode_floor_tokens_per_s\": %.3f, \"of_floor\": %.4f, "
+          "\"reference_prefill_tokens_per_s\": %s, "
+          "\"reference_decode_tokens_per_s\": %s, "
+          "\"prefill_barriers\": %d, \"decode_barriers\": %d, "
+          "\"prefill_time_by_kind\": %s, \"decode_time_by_kind\": %s, "
+          "\"prefill_time_by_layer\": %s, \"decode_time_by_layer\": %s, "
+          "\"packed_weight_bytes\": %d, \"state_bytes\": %d, "
+          "\"peak_rss_bytes\": %d}\n",
+          o.plan, o.model, f.threads, o.decode, o.rounds,
+          absl::StrJoin(prefill, ", "), peak.ok() ? peak->macsPerSecond : 0.0,
+          prefillToken.multiplyAdds, f.decode.median(), f.decode.min(),
+          f.decode.max(), gbps, decodeBytes, fitsInL3 ? "true" : "false",
+          floorTokens, f.decode.median() / floorTokens,
+          jsonNumber(weights.has_value(), referencePrefill.median()),
+          jsonNumber(weights.has_value(), referenceDecode.median()),
+          prefillPlan->barriers(), decodePlan->barriers(),
+          jsonShares(f.prefillShares.byKind), jsonShares(f.decodeShares.byKind),
+          jsonShares(f.prefillShares.byLayer),
+          jsonShares(f.decodeShares.byLayer), session->packedWeightBytes(),
+          session->stateBytes(), rss);
+    }
+    return absl::OkStatus();
   }
+
+  if (fitsInL3)
+    out << absl::StrFormat(
+        "note: the %.2f MiB of weights a decode token reads fit in the "
+        "%.0f MiB L3, so decode may beat the DRAM floor: a model larger "
+        "than the L3 is the roofline's test\n",
+        decodeBytes / (1 << 20), l3 / double(1 << 20));
+  out << absl::StrFormat(
+      "kf-bench model: %s on %s: prompts of %s tokens, %d decode steps after "
+      "the longest, %d rounds (medians [min, max])\n",
+      o.plan, o.model, absl::StrJoin(prompts, ", "), o.decode, o.rounds);
+  out << absl::StrFormat(
+      "a token multiplies %.3g weights; decode reads %.2f MiB of weights a "
+      "token; barriers: prefill %d, decode %d a run\n",
+      prefillToken.multiplyAdds, decodeBytes / (1 << 20),
+      prefillPlan->barriers(), decodePlan->barriers());
+  if (peak.ok())
+    out << absl::StrFormat(
+        "int8 peak: %.1f G multiply-adds/s a thread (%.2f %s a cycle at "
+        "%.2f GHz, %d each)\n",
+        peak->macsPerSecond / 1e9, peak->perCycle, peak->instruction, peak->ghz,
+        peak->macsPerInstruction);
+  else
+    out << "int8 peak: not measured (" << peak.status().message() << ")\n";
+  if (weights)
+    out << absl::StrFormat(
+        "reference (1 thread): prefill %d tokens %.1f, decode %.1f "
+        "tokens/s\n",
+        longest, referencePrefill.median(), referenceDecode.median());
+  else
+    out << absl::StrFormat(
+        "reference: not run, its fp32 weights (%.1f GiB) and the session "
+        "(%.1f GiB) would exceed 3/4 of the %.1f GiB of memory\n",
+        referenceBytes / double(1 << 30), rss / double(1 << 30),
+        memory / double(1 << 30));
+  out << "threads  prompt  prefill tok/s             of int8 peak\n";
+  for (const ThreadFigures &f : figures)
+    for (size_t p = 0; p < prompts.size(); ++p)
+      out << absl::StrFormat("%7d  %6d  %8.1f [%8.1f, %8.1f]  %11.1f%%\n",
+                             f.threads, prompts[p], f.prefill[p].median(),
+                             f.prefill[p].min(), f.prefill[p].max(),
+                             100 * ofPeak(f.prefill[p].median(), f.threads));
+  out << "threads  decode tok/s              DRAM GB/s  decode floor tok/s  "
+         "of floor  x reference (prefill, decode)\n";
   for (const ThreadFigures &f : figures) {
     const double gbps = f.bandwidth.medianGbps();
     const double floorTokens = gbps * 1e9 / decodeBytes;
-    const double ofFloor = f.decode.median() / floorTokens;
-    if (o.json) {
-      out << absl::StrFormat(
-          "{\"plan\": \"%s\", \"model\": \"%s\", \"threads\": %d, "
-          "\"prompt\": %d, \"decode_steps\": %d, \"rounds\": %d, "
-          "\"prefill_tokens_per_s\": %.3f, \"prefill_min\": %.3f, "
-          "\"prefill_max\": %.3f, \"decode_tokens_per_s\": %.3f, "
-          "\"decode_min\": %.3f, \"decode_max\": %.3f, \"dram_gbps\": %.3f, "
-          "\"decode_weight_bytes\": %.0f, \"weights_fit_in_l3\": %s, "
-          "\"decode_floor_tokens_per_s\": "
-          "%.3f, \"of_floor\": %.4f, \"reference_prefill_tokens_per_s\": "
-          "%.3f, \"reference_decode_tokens_per_s\": %.3f, "
-          "\"prefill_barriers\": %d, \"decode_barriers\": %d, "
-          "\"packed_weight_bytes\": %d, \"state_bytes\": %d, "
-          "\"peak_rss_bytes\": %d}\n",
-          o.plan, o.model, f.threads, o.prompt, o.decode, o.rounds,
-          f.prefill.median(), f.prefill.min(), f.prefill.max(),
-          f.decode.median(), f.decode.min(), f.decode.max(), gbps, decodeBytes,
-          fitsInL3 ? "true" : "false", floorTokens, ofFloor,
-          referencePrefill.median(), referenceDecode.median(),
-          prefillPlan->barriers(), decodePlan->barriers(), f.packedBytes,
-          f.stateBytes, rss);
-      continue;
-    }
     out << absl::StrFormat(
-        "%7d  %8.1f [%8.1f, %8.1f]  %8.1f [%8.1f, %8.1f]  %9.1f  %18.1f  "
-        "%7.1f%%  %7.1fx, %7.1fx\n",
-        f.threads, f.prefill.median(), f.prefill.min(), f.prefill.max(),
+        "%7d  %8.1f [%8.1f, %8.1f]  %9.1f  %18.1f  %7.1f%%  %s\n", f.threads,
         f.decode.median(), f.decode.min(), f.decode.max(), gbps, floorTokens,
-        100 * ofFloor, f.prefill.median() / referencePrefill.median(),
-        f.decode.median() / referenceDecode.median());
+        100 * f.decode.median() / floorTokens,
+        weights ? absl::StrFormat("%7.1fx, %7.1fx",
+                                  f.prefill[longestIndex].median() /
+                                      referencePrefill.median(),
+                                  f.decode.median() / referenceDecode.median())
+                : std::string("-"));
   }
-  if (!o.json && !figures.empty())
-    out << absl::StrFormat(
-        "packed weights %.2f MiB, state %.2f MiB, peak resident %.2f MiB "
-        "(the sessions, before the reference and the probe)\n",
-        figures.front().packedBytes / double(1 << 20),
-        figures.front().stateBytes / double(1 << 20), rss / double(1 << 20));
+  out << "where the time goes (share of the threads' time; one profiled "
+         "run):\n";
+  printShares(out, "op kind", figures, longest, &TimeShares::byKind);
+  printShares(out, "layer", figures, longest, &TimeShares::byLayer);
+  out << absl::StrFormat(
+      "packed weights %.2f MiB, state %.2f MiB, peak resident %.2f MiB "
+      "(the session, before the reference and the probe)\n",
+      session->packedWeightBytes() / double(1 << 20),
+      session->stateBytes() / double(1 << 20), rss / double(1 << 20));
   return absl::OkStatus();
 }
 

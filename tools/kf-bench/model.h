@@ -16,18 +16,22 @@ struct ModelOptions {
   std::string plan;  // the artifact (kf-compile -m FILE -o MODEL.kfp)
   std::string model; // the GGUF file
   std::vector<int> threads;
-  int prompt = 64; // tokens of the timed prefill (at most the plan's rows)
-  int decode = 32; // decode steps after it, each timed
+  // Tokens of each timed prefill (at most the plan's rows); empty: 1, 64
+  // and the plan's rows, those the plan takes.
+  std::vector<int> prompts;
+  int decode = 32; // decode steps after the longest prefill, each timed
   int rounds = 3;  // of everything, of which the medians
   bool json = false;
 };
 
-// Prints the table (or one JSON object per thread count): prefill and decode
-// tokens/s with their spread over the rounds, the decode roofline and the
-// share of it reached, the reference's figures and the speedups over it,
-// barriers per run, packed weight and state bytes, and the peak resident
-// bytes of the sessions (before the reference's weights and the probe's
-// buffer are allocated).
+// Prints the tables (or one JSON object per thread count): prefill tokens/s
+// per prompt length against the int8 dot-product peak of the threads, and
+// decode tokens/s against the DRAM roofline, with their spread over the
+// rounds; the reference's figures and the speedups over it (when its fp32
+// weights fit in memory); barriers per run; where the time goes by op kind
+// and by layer (one profiled run of each); packed weight and state bytes
+// and the peak resident bytes of the session (before the reference's
+// weights and the probe's buffer are allocated).
 absl::Status runModel(const ModelOptions &options, std::ostream &out);
 
 } // namespace kf::bench

@@ -150,6 +150,7 @@ KF_LOOP(yGather, "avx2", "vmovdqu %[lanes], %%xmm9\n\t",
 #define KF_YDOT(n) KF_YMADDUBSW(n) KF_Y3("vpmaddwd", n)
 
 KF_LOOP(yChain, "avx2", KF_YMM_SETUP, KF_X12(KF_YCHAIN), KF_YMM_CLOBBERS)
+KF_LOOP(yDot, "avx2", KF_YMM_SETUP, KF_X12(KF_YDOT), KF_YMM_CLOBBERS)
 KF_LOOP(yMaddubsw, "avx2", KF_YMM_SETUP, KF_X12(KF_YMADDUBSW), KF_YMM_CLOBBERS)
 KF_LOOP(yMaddwd, "avx2", KF_YMM_SETUP, KF_X12(KF_YMADDWD), KF_YMM_CLOBBERS)
 KF_LOOP(yMulld, "avx2", KF_YMM_SETUP, KF_X12(KF_YMULLD), KF_YMM_CLOBBERS)
@@ -209,6 +210,38 @@ const Case kAvx2Cases[] = {
 
 #endif // __x86_64__
 
+// Which ISA's cases `isa` names ("avx512vnni", "avx2"; empty: the best
+// this CPU runs), with the dependent chain that times a cycle.
+struct IsaCases {
+  std::string isa;
+  LoopFn chain;
+  std::span<const Case> cases;
+};
+
+absl::StatusOr<IsaCases> casesFor(std::string_view isa) {
+#if defined(__x86_64__)
+  const bool avx512 = __builtin_cpu_supports("avx512vnni") &&
+                      __builtin_cpu_supports("avx512bw");
+  const bool avx2 =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (isa.empty())
+    isa = avx512 ? "avx512vnni" : "avx2";
+  if (isa == "avx512vnni" && avx512)
+    return IsaCases{std::string(isa), zChain, kAvx512Cases};
+  if (isa == "avx2" && avx2)
+    return IsaCases{std::string(isa), yChain, kAvx2Cases};
+  if (isa == "avx512vnni" || isa == "avx2")
+    return absl::FailedPreconditionError(
+        absl::StrFormat("--isa %s: this CPU does not run it", isa));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--isa is '%s', expected avx512vnni or avx2", isa));
+#else
+  (void)isa;
+  return absl::FailedPreconditionError(
+      "ports measures x86-64 vector instructions; this is not an x86-64 CPU");
+#endif
+}
+
 double secondsOf(LoopFn loop, int64_t iterations) {
   auto start = std::chrono::steady_clock::now();
   loop(iterations);
@@ -224,69 +257,86 @@ int64_t iterationsFor(LoopFn loop, double seconds) {
   return std::max<int64_t>(kProbe, int64_t(seconds / probe * kProbe));
 }
 
+// Seconds of one cycle, timed by `chain` (12 dependent one-cycle
+// instructions an iteration).
+double cycleSeconds(LoopFn chain, int64_t iterations) {
+  return secondsOf(chain, iterations) / (iterations * 12.0);
+}
+
+// Instructions of `c` one core issues per cycle: the median of `rounds`,
+// each against the chain timed before and after it, the faster of the
+// two (a chain run that another process interrupts would inflate the rate).
+double ratePerCycle(const Case &c, LoopFn chain, int64_t chainIterations,
+                    int rounds, double secondsPerRun) {
+  const int64_t iters = iterationsFor(c.loop, secondsPerRun);
+  std::vector<double> rates;
+  for (int r = 0; r < rounds; ++r) {
+    double before = cycleSeconds(chain, chainIterations);
+    double perIter = secondsOf(c.loop, iters) / iters;
+    double perCycle = std::min(before, cycleSeconds(chain, chainIterations));
+    rates.push_back(c.perGroup / (perIter / perCycle));
+  }
+  return median(rates);
+}
+
 } // namespace
 
 absl::StatusOr<PortReport> measurePorts(std::string_view isa, int rounds,
                                         double secondsPerRun) {
+  absl::StatusOr<IsaCases> cases = casesFor(isa);
+  if (!cases.ok())
+    return cases.status();
 #if defined(__x86_64__)
-  const bool avx512 = __builtin_cpu_supports("avx512vnni") &&
-                      __builtin_cpu_supports("avx512bw");
-  const bool avx2 =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (isa.empty())
-    isa = avx512 ? "avx512vnni" : "avx2";
   PortReport report;
-  report.isa = std::string(isa);
-  LoopFn chain;
-  std::span<const Case> cases;
-  if (isa == "avx512vnni" && avx512) {
-    chain = zChain;
-    cases = kAvx512Cases;
-  } else if (isa == "avx2" && avx2) {
-    chain = yChain;
-    cases = kAvx2Cases;
-  } else if (isa == "avx512vnni" || isa == "avx2") {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("--isa %s: this CPU does not run it", isa));
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--isa is '%s', expected avx512vnni or avx2", isa));
-  }
+  report.isa = cases->isa;
   // Seconds per cycle, each round's own: the chain is timed next to every
   // case so that a clock that moves (turbo, another process) moves both.
-  const int64_t chainIters = iterationsFor(chain, secondsPerRun);
-  auto cycle = [&] {
-    return secondsOf(chain, chainIters) / (chainIters * 12.0);
-  };
+  const int64_t chainIters = iterationsFor(cases->chain, secondsPerRun);
   const int64_t scalarIters = iterationsFor(scalarChain, secondsPerRun);
   std::vector<double> scalar, vector;
   for (int r = 0; r < rounds; ++r) {
     scalar.push_back(secondsOf(scalarChain, scalarIters) /
                      (scalarIters * 12.0));
-    vector.push_back(cycle());
+    vector.push_back(cycleSeconds(cases->chain, chainIters));
   }
   report.scalarGhz = 1e-9 / median(scalar);
   report.vectorGhz = 1e-9 / median(vector);
-  for (const Case &c : cases) {
-    const int64_t iters = iterationsFor(c.loop, secondsPerRun);
-    std::vector<double> rates;
-    for (int r = 0; r < rounds; ++r) {
-      // The chain before and after the case, the faster of the two: a chain
-      // run that another process interrupts would inflate the rate.
-      double before = cycle();
-      double perIter = secondsOf(c.loop, iters) / iters;
-      double perCycle = std::min(before, cycle());
-      rates.push_back(c.perGroup / (perIter / perCycle));
-    }
-    report.rates.push_back({c.name, c.perGroup, median(rates)});
-  }
+  for (const Case &c : cases->cases)
+    report.rates.push_back(
+        {c.name, c.perGroup,
+         ratePerCycle(c, cases->chain, chainIters, rounds, secondsPerRun)});
   return report;
 #else
-  (void)isa;
   (void)rounds;
   (void)secondsPerRun;
-  return absl::FailedPreconditionError(
-      "ports measures x86-64 vector instructions; this is not an x86-64 CPU");
+  return cases.status();
+#endif
+}
+
+absl::StatusOr<Int8Peak> measureInt8Peak(int rounds, double secondsPerRun) {
+  absl::StatusOr<IsaCases> cases = casesFor("");
+  if (!cases.ok())
+    return cases.status();
+#if defined(__x86_64__)
+  const bool vnni = cases->isa == "avx512vnni";
+  const Case dot = vnni ? Case{"vpdpbusd zmm", 12, zDpbusd}
+                        : Case{"vpmaddubsw + vpmaddwd ymm", 12, yDot};
+  Int8Peak peak;
+  peak.instruction = dot.name;
+  peak.macsPerInstruction = vnni ? 64 : 32;
+  const int64_t chainIters = iterationsFor(cases->chain, secondsPerRun);
+  std::vector<double> cycles;
+  for (int r = 0; r < rounds; ++r)
+    cycles.push_back(cycleSeconds(cases->chain, chainIters));
+  peak.ghz = 1e-9 / median(cycles);
+  peak.perCycle =
+      ratePerCycle(dot, cases->chain, chainIters, rounds, secondsPerRun);
+  peak.macsPerSecond = peak.perCycle * peak.macsPerInstruction * peak.ghz * 1e9;
+  return peak;
+#else
+  (void)rounds;
+  (void)secondsPerRun;
+  return cases.status();
 #endif
 }
 

@@ -39,6 +39,18 @@ struct PortReport {
 absl::StatusOr<PortReport> measurePorts(std::string_view isa, int rounds,
                                         double secondsPerRun);
 
+// The int8 dot-product peak of one core: the widest multiply-add sequence
+// the quantized kernels use (vpdpbusd zmm, 64 multiply-adds; on AVX2 a
+// vpmaddubsw + vpmaddwd pair, 32), issued as fast as the core issues it,
+// at the clock a dependent vector chain runs at. Medians of `rounds`.
+struct Int8Peak {
+  std::string instruction;
+  int macsPerInstruction = 0;
+  double ghz = 0, perCycle = 0;
+  double macsPerSecond = 0;
+};
+absl::StatusOr<Int8Peak> measureInt8Peak(int rounds, double secondsPerRun);
+
 // The report as a table.
 void printPorts(const PortReport &report, std::ostream &out);
 

@@ -1,8 +1,10 @@
 // The plan executor on plans of hand-written step kernels: work split and
 // barriers, results independent of the thread count, and every bad plan or
 // run refused with a message before any kernel runs.
+#include <chrono>
 #include <cstring>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "kf/runtime/executor.h"
@@ -179,6 +181,50 @@ TEST(Executor, ClaimsEveryItemOnce) {
   const auto *n = reinterpret_cast<const int32_t *>(e->arena().data());
   for (int64_t i = 0; i < kItems; ++i)
     ASSERT_EQ(n[i], 50) << "item " << i;
+}
+
+// A profile puts a step's time where it went: a step one thread runs for
+// 20 ms is work of that step, and the other thread's 20 ms at the barrier
+// after it is a wait of the next step.
+TEST(Executor, ProfilesWorkAndWaits) {
+  Plan plan;
+  plan.maxRows = 1;
+  plan.kernels = {"sleep", "nothing"};
+  auto step = [](uint32_t kernel, WorkSplit split, bool barrier) {
+    return PlanStep{kernel == 0 ? "sleep" : "nothing",
+                    kernel,
+                    {},
+                    {1, 0},
+                    split,
+                    1,
+                    barrier,
+                    StepKind::Kernel,
+                    {},
+                    0};
+  };
+  plan.steps = {step(0, WorkSplit::Single, false),
+                step(1, WorkSplit::Blocks, true)};
+  kf_step_fn sleep = [](void *const *, int64_t, int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  kf_step_fn nothing = [](void *const *, int64_t, int64_t, int64_t) {};
+  absl::StatusOr<Executor> e = Executor::create(plan, {sleep, nothing}, {});
+  ASSERT_TRUE(e.ok()) << e.status();
+  ThreadPool pool(2);
+  ASSERT_TRUE(e->run(pool, 1, {}).ok());
+  EXPECT_EQ(e->profile().runs, 0);
+  EXPECT_TRUE(e->profile().work.empty());
+  e->setProfiling(true);
+  for (int run = 0; run < 2; ++run)
+    ASSERT_TRUE(e->run(pool, 1, {}).ok());
+  const StepTimes &times = e->profile();
+  EXPECT_EQ(times.runs, 2);
+  ASSERT_EQ(times.work.size(), 2u);
+  EXPECT_GE(times.work[0], 2 * 0.020);
+  EXPECT_GE(times.wait[1], 2 * 0.015);
+  EXPECT_LT(times.work[1], 0.010);
+  e->setProfiling(false);
+  EXPECT_TRUE(e->profile().work.empty());
 }
 
 // The state outlives a run and is shared by the plans of a model: two

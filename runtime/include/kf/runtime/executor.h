@@ -28,6 +28,14 @@ using AlignedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
 // `bytes` such bytes (one cache line when 0); null when memory is short.
 AlignedBytes allocateAligned(size_t bytes);
 
+// Where a plan's runs spent their time, step by step, summed over the runs
+// and the threads since profiling was turned on: in the step's kernels, and
+// waiting at the barrier before it.
+struct StepTimes {
+  std::vector<double> work, wait; // seconds, one per step
+  int64_t runs = 0;
+};
+
 class Executor {
 public:
   // `kernels[i]` runs the plan's kernel i, `weights[i]` holds its weight
@@ -44,6 +52,11 @@ public:
   // at least as large as the plan says for m rows).
   absl::Status run(ThreadPool &pool, int64_t m,
                    std::span<const std::span<uint8_t>> inputs);
+
+  // Times every step of the runs from now on (two clock reads a step and
+  // thread), from zero; off again when `on` is false.
+  void setProfiling(bool on);
+  const StepTimes &profile() const { return profile_; }
 
   const Plan &plan() const { return plan_; }
   std::span<uint8_t> arena() { return {arena_.get(), arenaBytes_}; }
@@ -66,6 +79,11 @@ private:
     int64_t offset;
   };
   std::vector<InputSlot> inputSlots_;
+  bool profiling_ = false;
+  StepTimes profile_;
+  // Each thread's times of one run (work then wait, a row per thread),
+  // summed into profile_ after it.
+  std::vector<std::vector<double>> threadTimes_;
 
   // One thread's scratch for expert steps: its copy of the ids (read once,
   // checked, and used from the copy, whatever else writes the arena), the

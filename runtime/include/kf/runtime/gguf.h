@@ -106,9 +106,10 @@ public:
   std::span<const uint8_t> data(const TensorInfo &tensor) const {
     return bytes_.subspan(dataOffset_ + tensor.offset, tensor.bytes);
   }
-  // Drops a tensor's pages from resident memory once its bytes have been
-  // copied elsewhere (MappedFile::release); nothing for parsed bytes.
-  void release(const TensorInfo &tensor) const;
+  // Drops the whole pages of `bytes` (a tensor's data(), or part of it) from
+  // resident memory once they have been copied elsewhere
+  // (MappedFile::release); nothing for parsed bytes.
+  void release(std::span<const uint8_t> bytes) const;
 
   // What a compiled plan was compiled for: 16 hex digits of a 64-bit FNV-1a
   // hash of the file's header (its metadata and tensor table, everything

@@ -31,12 +31,25 @@ public:
 
   // Starts a sequence: `tokens` (at most maxPrompt()) at positions 0, 1, ...
   // The logits of the last one, valid until the next call. A refused call
-  // (one line naming the artifact) leaves the sequence as it was. A refused
-  // call (one line naming the artifact) leaves the sequence as it was.
+  // (one line naming the artifact) leaves the sequence as it was.
   absl::StatusOr<std::span<const float>>
   prefill(std::span<const int32_t> tokens);
   // The next token of the sequence, at position(); its logits.
   absl::StatusOr<std::span<const float>> decode(int32_t token);
+
+  // Runs the plans on `pool` from now on (the plans give the same results
+  // on any number of threads), so that one packed copy of the weights
+  // serves several thread counts.
+  void setThreadPool(ThreadPool &pool) { pool_ = &pool; }
+
+  // Times every step of the runs from now on (Executor::setProfiling);
+  // the plans' executors, whose profile() it is.
+  void setProfiling(bool on) {
+    prefill_->setProfiling(on);
+    decode_->setProfiling(on);
+  }
+  const Executor &prefillExecutor() const { return *prefill_; }
+  const Executor &decodeExecutor() const { return *decode_; }
 
   // Tokens of the sequence so far: the next one's position.
   int64_t position() const { return position_; }

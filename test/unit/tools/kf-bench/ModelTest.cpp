@@ -19,16 +19,16 @@ TEST(KfBenchModel, Options) {
   EXPECT_EQ(o.plan, "m.kfp");
   EXPECT_EQ(o.model, "m.gguf");
   EXPECT_EQ(o.threads.front(), 1);
-  EXPECT_EQ(o.prompt, 64);
+  EXPECT_TRUE(o.prompts.empty());
   EXPECT_EQ(o.decode, 32);
   EXPECT_EQ(o.rounds, 3);
   EXPECT_FALSE(o.json);
   ASSERT_EQ(parse({"--plan=m.kfp", "-m", "m.gguf", "--threads", "2,1",
-                   "--prompt", "8", "--decode=1", "--rounds", "1", "--json"},
+                   "--prompt", "8,1", "--decode=1", "--rounds", "1", "--json"},
                   o),
             std::nullopt);
   EXPECT_EQ(o.threads, (std::vector<int>{2, 1}));
-  EXPECT_EQ(o.prompt, 8);
+  EXPECT_EQ(o.prompts, (std::vector<int>{8, 1}));
   EXPECT_EQ(o.decode, 1);
   EXPECT_EQ(o.rounds, 1);
   EXPECT_TRUE(o.json);
@@ -44,7 +44,9 @@ TEST(KfBenchModel, BadOptionsOneLineError) {
       {{"--plan", "m.kfp", "-m", "m.gguf", "--decode", "0"},
        "--decode 0 is out of range: expected 1 to 100000"},
       {{"--plan", "m.kfp", "-m", "m.gguf", "--prompt", "x"},
-       "--prompt is 'x', expected a whole number"},
+       "--prompt has 'x', expected whole numbers separated by commas"},
+      {{"--plan", "m.kfp", "-m", "m.gguf", "--prompt", "0"},
+       "--prompt 0 is out of range: expected 1 or more"},
       {{"--plan", "m.kfp", "--cold"}, "unknown option '--cold'"},
       {{"--plan"}, "option '--plan' needs a value"}};
   for (const auto &[args, message] : bad) {
