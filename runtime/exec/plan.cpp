@@ -227,4 +227,15 @@ int64_t Plan::barriers() const {
   return n;
 }
 
+std::vector<bool> Plan::tokenLookups() const {
+  std::vector<bool> lookups(weights.size(), false);
+  for (const PlanStep &step : steps)
+    if (step.kernel < kernels.size() &&
+        kernels[step.kernel].starts_with("kf_embed_"))
+      for (const PlanOperand &op : step.operands)
+        if (op.kind == OperandKind::Weight && op.index < weights.size())
+          lookups[op.index] = true;
+  return lookups;
+}
+
 } // namespace kf

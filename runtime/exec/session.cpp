@@ -31,7 +31,7 @@ absl::Status checkBuffers(const std::string &artifact, const Plan &plan) {
 
 absl::StatusOr<std::unique_ptr<Session>>
 Session::open(const std::string &artifact, const std::string &model,
-              ThreadPool &pool) {
+              ThreadPool &pool, LoadProgress *progress) {
   absl::StatusOr<PlanLibrary> library = PlanLibrary::open(artifact);
   if (!library.ok())
     return library.status();
@@ -64,21 +64,20 @@ Session::open(const std::string &artifact, const std::string &model,
   }
 
   // The weights both plans read (by name and layout) are packed once.
-  Plan weights;
-  std::vector<std::vector<std::span<const uint8_t>>> bound(2);
-  std::vector<std::vector<size_t>> index(2);
-  for (auto [p, plan] : {std::pair{0, prefill}, std::pair{1, decode}})
-    for (const PlanWeight &weight : plan->weights) {
-      auto found =
-          std::find(weights.weights.begin(), weights.weights.end(), weight);
-      index[p].push_back(static_cast<size_t>(found - weights.weights.begin()));
-      if (found == weights.weights.end())
-        weights.weights.push_back(weight);
-    }
-  absl::StatusOr<PlanWeights> packed = PlanWeights::load(weights, model, pool);
+  const Plan *plans[] = {prefill, decode};
+  std::vector<std::vector<size_t>> index;
+  Plan weights = mergeWeights(plans, index);
+  absl::StatusOr<SessionMemory> memory = sessionMemory(plans);
+  if (!memory.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(artifact, ": ", memory.status().message()));
+  session->memory_ = *memory;
+  absl::StatusOr<PlanWeights> packed =
+      PlanWeights::load(weights, model, pool, progress);
   if (!packed.ok())
     return packed.status();
   session->weights_ = std::make_unique<PlanWeights>(*std::move(packed));
+  std::vector<std::vector<std::span<const uint8_t>>> bound(2);
   for (size_t p = 0; p < 2; ++p)
     for (size_t w : index[p])
       bound[p].push_back(session->weights_->spans()[w]);

@@ -52,9 +52,10 @@ absl::StatusOr<uint64_t> planWeightBytes(const PlanWeight &weight) {
   return *one * static_cast<uint64_t>(experts);
 }
 
-absl::StatusOr<PlanWeights>
-PlanWeights::load(const Plan &plan, const std::string &path, ThreadPool &pool,
-                  std::atomic<uint64_t> *bytesDone) {
+absl::StatusOr<PlanWeights> PlanWeights::load(const Plan &plan,
+                                              const std::string &path,
+                                              ThreadPool &pool,
+                                              LoadProgress *progress) {
   PlanWeights weights;
   absl::StatusOr<gguf::File> file = gguf::File::open(path);
   if (!file.ok())
@@ -107,6 +108,14 @@ PlanWeights::load(const Plan &plan, const std::string &path, ThreadPool &pool,
   }
 
   // The parts in parallel.
+  if (progress) {
+    uint64_t total = 0;
+    for (const Part &part : parts)
+      total += *rowBytes(plan.weights[part.weight].format,
+                         plan.weights[part.weight].shape.back()) *
+               static_cast<uint64_t>(part.end - part.begin);
+    progress->total.store(total, std::memory_order_relaxed);
+  }
   std::vector<std::atomic<int64_t>> partsLeft(plan.weights.size());
   for (const Part &part : parts)
     partsLeft[part.weight].fetch_add(1, std::memory_order_relaxed);
@@ -143,8 +152,8 @@ PlanWeights::load(const Plan &plan, const std::string &path, ThreadPool &pool,
               !s.ok())
             return absl::InvalidArgumentError(absl::StrCat(
                 path, ": weight ", weight.name, ": ", s.message()));
-          if (bytesDone)
-            bytesDone->fetch_add(src.size(), std::memory_order_relaxed);
+          if (progress)
+            progress->done.fetch_add(src.size(), std::memory_order_relaxed);
           // The part's pages go at once, so that no more than a part a
           // thread is resident twice; the pages it shares with its
           // neighbours, once the tensor's last part is packed.
@@ -158,6 +167,54 @@ PlanWeights::load(const Plan &plan, const std::string &path, ThreadPool &pool,
   if (!status.ok())
     return status;
   return weights;
+}
+
+Plan mergeWeights(std::span<const Plan *const> plans,
+                  std::vector<std::vector<size_t>> &indices) {
+  Plan merged;
+  indices.assign(plans.size(), {});
+  for (size_t p = 0; p < plans.size(); ++p)
+    for (const PlanWeight &weight : plans[p]->weights) {
+      auto found =
+          std::find(merged.weights.begin(), merged.weights.end(), weight);
+      indices[p].push_back(static_cast<size_t>(found - merged.weights.begin()));
+      if (found == merged.weights.end())
+        merged.weights.push_back(weight);
+    }
+  return merged;
+}
+
+absl::StatusOr<SessionMemory>
+sessionMemory(std::span<const Plan *const> plans) {
+  SessionMemory memory;
+  std::vector<std::vector<size_t>> indices;
+  Plan merged = mergeWeights(plans, indices);
+  // A weight looked up by token in any plan is resident a row at a time.
+  std::vector<bool> lookedUp(merged.weights.size(), false);
+  for (size_t p = 0; p < plans.size(); ++p) {
+    std::vector<bool> lookups = plans[p]->tokenLookups();
+    for (size_t w = 0; w < lookups.size(); ++w)
+      if (lookups[w])
+        lookedUp[indices[p][w]] = true;
+    memory.arenas += static_cast<uint64_t>(plans[p]->arenaBytes);
+    memory.state =
+        std::max(memory.state, static_cast<uint64_t>(plans[p]->stateBytes));
+  }
+  for (size_t w = 0; w < merged.weights.size(); ++w) {
+    const PlanWeight &weight = merged.weights[w];
+    absl::StatusOr<uint64_t> bytes = planWeightBytes(weight);
+    if (!bytes.ok())
+      return bytes.status();
+    if (weight.layout)
+      memory.packedWeights += *bytes;
+    else if (!lookedUp[w])
+      memory.mappedWeights += *bytes;
+    else
+      memory.mappedWeights +=
+          *bytes /
+          static_cast<uint64_t>(std::max<int64_t>(1, weight.shape.front()));
+  }
+  return memory;
 }
 
 } // namespace kf

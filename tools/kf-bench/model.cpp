@@ -25,6 +25,7 @@
 #include "kf/runtime/gguf.h"
 #include "kf/runtime/plan_library.h"
 #include "kf/runtime/plan_weights.h"
+#include "kf/runtime/progress_bar.h"
 #include "kf/runtime/session.h"
 #include "kf/runtime/status_macros.h"
 #include "machine.h"
@@ -58,20 +59,15 @@ struct TokenWeights {
 
 absl::StatusOr<TokenWeights> tokenWeights(const Plan &plan) {
   std::vector<double> share(plan.weights.size(), 1.0);
-  std::vector<bool> lookedUp(plan.weights.size(), false);
-  for (const PlanStep &step : plan.steps) {
+  const std::vector<bool> lookedUp = plan.tokenLookups();
+  for (const PlanStep &step : plan.steps)
     if (step.kind == StepKind::Experts && !step.operands.empty())
       share[step.operands[0].index] =
           std::min(1.0, static_cast<double>(step.experts.slots) /
                             static_cast<double>(step.experts.experts));
-    if (plan.kernels[step.kernel].starts_with("kf_embed_"))
-      for (const PlanOperand &op : step.operands)
-        if (op.kind == OperandKind::Weight) {
-          share[op.index] =
-              1.0 / static_cast<double>(plan.weights[op.index].shape.front());
-          lookedUp[op.index] = true;
-        }
-  }
+  for (size_t w = 0; w < plan.weights.size(); ++w)
+    if (lookedUp[w])
+      share[w] = 1.0 / static_cast<double>(plan.weights[w].shape.front());
   TokenWeights token;
   for (size_t w = 0; w < plan.weights.size(); ++w) {
     KF_ASSIGN_OR_RETURN(uint64_t b, planWeightBytes(plan.weights[w]));
@@ -267,8 +263,12 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
   std::vector<std::unique_ptr<ThreadPool>> pools;
   for (int threads : o.threads)
     pools.push_back(std::make_unique<ThreadPool>(threads));
-  KF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                      Session::open(o.plan, o.model, *pools.back()));
+  LoadProgress progress;
+  absl::StatusOr<std::unique_ptr<Session>> opened = [&] {
+    ProgressBar bar(progress, "kf-bench: packing the weights");
+    return Session::open(o.plan, o.model, *pools.back(), &progress);
+  }();
+  KF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, std::move(opened));
   for (size_t t = 0; t < o.threads.size(); ++t) {
     session->setThreadPool(*pools[t]);
     KF_RETURN_IF_ERROR(session->prefill(prompt(longest)).status());

@@ -25,6 +25,7 @@
 #include "kf/deepseek_v4/tensors.h"
 #include "kf/runtime/gguf.h"
 #include "kf/runtime/plan_file.h"
+#include "kf/runtime/plan_weights.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -34,6 +35,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -113,17 +115,17 @@ static cl::opt<Emit>
                                "and not")),
          cl::cat(category));
 
-static cl::opt<int64_t>
-    maxRows("max-rows",
-            cl::desc("--emit=plan: the most token rows one run of a plan "
-                     "with a dynamic token dimension takes (the prefill "
-                     "chunk)"),
-            cl::init(512), cl::cat(category));
+static cl::opt<int64_t> maxRows(
+    "max-rows",
+    cl::desc("--emit=plan, stats: the most token rows one run of a plan "
+             "with a dynamic token dimension takes (the prefill "
+             "chunk)"),
+    cl::init(512), cl::cat(category));
 
 // Not --threads: an LLVM library linked for --emit=obj registers that name.
 static cl::opt<int64_t>
     maxContext("max-context",
-               cl::desc("--emit=plan: the longest sequence (tokens) the "
+               cl::desc("--emit=plan, stats: the longest sequence (tokens) the "
                         "model's caches hold"),
                cl::init(4096), cl::cat(category));
 static cl::opt<unsigned>
@@ -234,16 +236,12 @@ static mlir::LogicalResult compilePlan(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
-/// Compiles the graph into plans (its ops to kernels, each function to a
-/// kf_plan.plan, `maxRows` token rows per run, caches for `maxContext`
-/// tokens) and writes the artifact.
-static int runEmitPlan(mlir::ModuleOp module) {
+/// Lowers a compiled graph's ops to kernels and each function to a plan
+/// (`maxRows` token rows per run, caches for `maxContext` tokens), bound to
+/// the model file's fingerprint when there is one.
+static llvm::Expected<std::vector<kf::Plan>>
+lowerToPlans(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
-  mlir::kf::PlanPipelineOptions options;
-  options.targetName = targetName;
-  options.threads = threads;
-  options.tuningFile = tuningFile;
-  mlir::kf::buildPlanPipeline(pm, options);
   mlir::kf::KfBoundContextOptions bound;
   bound.maxContext = maxContext;
   pm.addPass(mlir::kf::createKfBoundContext(bound));
@@ -252,13 +250,13 @@ static int runEmitPlan(mlir::ModuleOp module) {
   build.maxRows = maxRows;
   pm.addPass(mlir::kf::createKfBuildPlan(build));
   if (mlir::failed(pm.run(module)))
-    return 1;
+    return llvm::createStringError("");
   // The plans bind only the file they were compiled from.
   std::string model;
   if (!modelFile.empty()) {
     absl::StatusOr<kf::gguf::File> file = kf::gguf::File::open(modelFile);
     if (!file.ok())
-      return fail(std::string(file.status().message()));
+      return llvm::createStringError(std::string(file.status().message()));
     model = file->fingerprint();
   }
   std::vector<kf::Plan> plans;
@@ -267,8 +265,25 @@ static int runEmitPlan(mlir::ModuleOp module) {
     plans.back().model = model;
   }
   if (plans.empty())
-    return fail("--emit=plan: the input has no function to plan");
-  absl::StatusOr<std::vector<uint8_t>> bytes = kf::serializePlans(plans);
+    return llvm::createStringError("the input has no function to plan");
+  return plans;
+}
+
+/// A failure of a pipeline step: the passes have said why already, in a
+/// diagnostic, when the message is empty.
+static int fail(llvm::Error error) {
+  std::string message = llvm::toString(std::move(error));
+  return message.empty() ? 1 : fail(message);
+}
+
+/// Compiles the graph into plans and writes the artifact.
+static int runEmitPlan(mlir::ModuleOp module) {
+  if (mlir::failed(compilePlan(module)))
+    return 1;
+  llvm::Expected<std::vector<kf::Plan>> plans = lowerToPlans(module);
+  if (!plans)
+    return fail(plans.takeError());
+  absl::StatusOr<std::vector<uint8_t>> bytes = kf::serializePlans(*plans);
   if (!bytes.ok())
     return fail(std::string(bytes.status().message()));
   auto kernels = module.lookupSymbol<mlir::ModuleOp>("kernels");
@@ -277,6 +292,37 @@ static int runEmitPlan(mlir::ModuleOp module) {
   if (llvm::Error err =
           kf::codegen::emitPlanLibrary(kernels, *bytes, info, outputFilename))
     return fail(llvm::toString(std::move(err)));
+  return 0;
+}
+
+/// What a session of the model's plans holds (kf::sessionMemory): what
+/// kf-run reports it used.
+static int printSessionMemory(mlir::ModuleOp module, llvm::raw_ostream &os) {
+  llvm::Expected<std::vector<kf::Plan>> plans = lowerToPlans(module);
+  if (!plans)
+    return fail(plans.takeError());
+  std::vector<const kf::Plan *> pointers;
+  for (const kf::Plan &plan : *plans)
+    pointers.push_back(&plan);
+  absl::StatusOr<kf::SessionMemory> memory = kf::sessionMemory(pointers);
+  if (!memory.ok())
+    return fail(std::string(memory.status().message()));
+  auto mib = [](uint64_t bytes) {
+    return llvm::format("%14llu bytes (%.1f MiB)",
+                        static_cast<unsigned long long>(bytes),
+                        bytes / double(1 << 20));
+  };
+  os << "a session of its plans (--max-rows " << maxRows << ", --max-context "
+     << maxContext << "; kf-run reports the same):\n";
+  os << "  packed weights        " << mib(memory->packedWeights) << "\n";
+  os << "  weights read in place " << mib(memory->mappedWeights)
+     << " (a table looked up by token: one row)\n";
+  os << "  state                 " << mib(memory->state) << "\n";
+  os << "  arenas                " << mib(memory->arenas) << " (";
+  for (size_t p = 0; p < plans->size(); ++p)
+    os << (p ? ", " : "") << (*plans)[p].name << " " << (*plans)[p].arenaBytes;
+  os << ")\n";
+  os << "  total                 " << mib(memory->total()) << "\n";
   return 0;
 }
 
@@ -370,6 +416,8 @@ static int runCompile() {
     pm.addPass(mlir::kf::createKfGraphStats(output->os(), statsOptions));
     if (mlir::failed(pm.run(*module)))
       return 1;
+    if (int failed = printSessionMemory(*module, output->os()))
+      return failed;
     output->keep();
     return 0;
   }

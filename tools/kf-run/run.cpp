@@ -1,5 +1,7 @@
 #include "run.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -9,12 +11,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "agreement.h"
 #include "kf/deepseek_v4/config.h"
 #include "kf/deepseek_v4/reference/model.h"
 #include "kf/deepseek_v4/reference/weights.h"
 #include "kf/runtime/gguf.h"
 #include "kf/runtime/npy.h"
+#include "kf/runtime/progress_bar.h"
 #include "kf/runtime/session.h"
 #include "kf/runtime/status_macros.h"
 
@@ -47,6 +52,10 @@ constexpr std::string_view kUsage =
     "prompt\n"
     "  --no-sim               without the reference's quantization "
     "simulations\n"
+    "  --compare              the compiled engine: runs the reference engine\n"
+    "                         beside it, both fed the reference's tokens,\n"
+    "                         and prints how their logits agree (argmax,\n"
+    "                         KL divergence, largest difference)\n"
     "  --precision model|f32  model: the model's arithmetic, bf16 where it\n"
     "                         holds bf16 (the default); f32: every activation\n"
     "                         in f32, no simulation, as independent f32\n"
@@ -55,6 +64,7 @@ constexpr std::string_view kUsage =
 struct Arguments {
   std::map<std::string, std::string, std::less<>> options;
   bool noSim = false;
+  bool compare = false;
 };
 
 constexpr std::string_view kValueOptions[] = {
@@ -69,6 +79,10 @@ std::optional<std::string> parse(std::span<const std::string> args,
     const std::string &arg = args[i];
     if (arg == "--no-sim") {
       parsed.noSim = true;
+      continue;
+    }
+    if (arg == "--compare") {
+      parsed.compare = true;
       continue;
     }
     if (std::find(std::begin(kValueOptions), std::end(kValueOptions), arg) ==
@@ -102,6 +116,9 @@ std::optional<std::string> parse(std::span<const std::string> args,
       if (parsed.options.contains(option))
         return absl::StrCat("option '", std::string(option),
                             "' is the compiled engine's");
+    if (parsed.compare)
+      return std::string("--compare sets the compiled engine against the "
+                         "reference: give --engine compiled");
   }
   if (auto p = parsed.options.find("--precision");
       p != parsed.options.end() && p->second != "model" && p->second != "f32")
@@ -162,7 +179,8 @@ absl::StatusOr<uint32_t> parseDecodeSteps(const Arguments &args) {
 
 // The compiled engine: the artifact's prefill and decode plans on the
 // model file's weights (docs/engine.md, "Sessions").
-absl::Status runCompiled(const Arguments &args, std::ostream &out) {
+absl::Status runCompiled(const Arguments &args, std::ostream &out,
+                         std::ostream &err) {
   const std::string &path = args.options.at("-m");
   dsv4::Config config;
   {
@@ -180,16 +198,43 @@ absl::Status runCompiled(const Arguments &args, std::ostream &out) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--threads: '", t->second, "' is not a thread count (1 to 1024)"));
   ThreadPool pool(threads);
-  KF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                      Session::open(args.options.at("--plan"), path, pool));
+  LoadProgress progress;
+  absl::StatusOr<std::unique_ptr<Session>> opened = [&] {
+    ProgressBar bar(progress, "kf-run: packing the weights");
+    return Session::open(args.options.at("--plan"), path, pool, &progress);
+  }();
+  KF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, std::move(opened));
   if (session->vocabulary() != config.nVocab)
     return absl::InvalidArgumentError(absl::StrCat(
         args.options.at("--plan"), ": its logits are ", session->vocabulary(),
         " tokens wide; ", path, " has ", config.nVocab));
   auto dumpLogits = args.options.find("--dump-logits");
   std::vector<float> dumped;
+  // With --compare, the reference engine on the same file, with the
+  // simulations kf-compile compiles in by default; every position's logits
+  // of both go into the agreement, and the reference's argmax is the next
+  // token of both.
+  std::optional<dsv4::reference::Weights> referenceWeights;
+  std::optional<dsv4::reference::Model> reference;
+  LogitsAgreement agreement;
+  std::vector<float> referenceLogits;
+  if (args.compare) {
+    KF_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
+    KF_RETURN_IF_ERROR(checkSimulationWidths(config, path));
+    KF_ASSIGN_OR_RETURN(referenceWeights,
+                        dsv4::reference::Weights::fromGguf(config, file));
+    reference.emplace(*referenceWeights,
+                      dsv4::reference::Options{.simulateQuantization = true});
+    referenceLogits = reference->prefill(tokens).logits;
+  }
   KF_ASSIGN_OR_RETURN(std::span<const float> logits, session->prefill(tokens));
-  int32_t next = argmax(logits);
+  auto nextToken = [&](std::span<const float> compiled) {
+    if (!reference)
+      return argmax(compiled);
+    agreement.add(referenceLogits, compiled);
+    return argmax(referenceLogits);
+  };
+  int32_t next = nextToken(logits);
   out << "prefill of " << tokens.size() << " tokens: next token " << next
       << " (logit " << logits[next] << ")\n";
   dumped.assign(logits.begin(), logits.end());
@@ -197,17 +242,41 @@ absl::Status runCompiled(const Arguments &args, std::ostream &out) {
     out << "decoded:";
     for (uint32_t step = 0; step < steps; ++step) {
       out << " " << next;
+      if (reference)
+        referenceLogits = reference->decode(next).logits;
       KF_ASSIGN_OR_RETURN(logits, session->decode(next));
-      next = argmax(logits);
+      next = nextToken(logits);
       if (dumpLogits != args.options.end())
         dumped.insert(dumped.end(), logits.begin(), logits.end());
     }
     out << "\n";
   }
+  if (reference)
+    out << absl::StrFormat(
+        "against the reference engine, both fed its tokens, over %d "
+        "positions: argmax equal at %d (%.1f%%), KL(reference || compiled) "
+        "mean %.3g nats, largest %.3g; largest |logit difference| %.3g\n",
+        agreement.positions, agreement.argmaxEqual,
+        100 * agreement.argmaxShare(), agreement.meanKl(), agreement.klMax,
+        agreement.maxAbsDiff);
   if (dumpLogits != args.options.end()) {
     int64_t shape[] = {static_cast<int64_t>(1 + steps), config.nVocab};
     KF_RETURN_IF_ERROR(writeNpyFloat32(dumpLogits->second, shape, dumped));
   }
+  // What the session holds (as kf-compile --emit=stats predicts it) beside
+  // what the process held at its peak.
+  const SessionMemory &memory = session->memory();
+  out.flush();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  constexpr double kMiB = 1 << 20;
+  err << absl::StrFormat(
+      "kf-run: memory: packed weights %.1f MiB + weights read in place %.1f "
+      "MiB + state %.1f MiB + arenas %.1f MiB = %.1f MiB; peak resident "
+      "%.1f MiB\n",
+      memory.packedWeights / kMiB, memory.mappedWeights / kMiB,
+      memory.state / kMiB, memory.arenas / kMiB, memory.total() / kMiB,
+      usage.ru_maxrss * 1024 / kMiB);
   return absl::OkStatus();
 }
 
@@ -287,7 +356,7 @@ int run(std::span<const std::string> args, std::ostream &out,
     return 2;
   }
   absl::Status status = parsed.options["--engine"] == "compiled"
-                            ? runCompiled(parsed, out)
+                            ? runCompiled(parsed, out, err)
                             : runReference(parsed, out);
   if (!status.ok()) {
     err << "kf-run: " << status.message() << "\n";

@@ -71,9 +71,9 @@ TEST(PlanWeights, PacksEachWeightToItsLayout) {
       *packExpertWeights(*plan.weights[2].layout, model.e, 3, 16, 64);
   for (int threads : {1, 3}) {
     ThreadPool pool(threads);
-    std::atomic<uint64_t> done{0};
+    LoadProgress progress;
     absl::StatusOr<PlanWeights> weights =
-        PlanWeights::load(plan, path, pool, &done);
+        PlanWeights::load(plan, path, pool, &progress);
     ASSERT_TRUE(weights.ok()) << weights.status();
     const auto &spans = weights->spans();
     ASSERT_EQ(spans.size(), 3u);
@@ -87,9 +87,49 @@ TEST(PlanWeights, PacksEachWeightToItsLayout) {
     EXPECT_EQ(weights->sourceBytes(),
               model.g.size() + model.w.size() + model.e.size());
     // Every packed tensor's file bytes are counted once.
-    EXPECT_EQ(done.load(), model.w.size() + model.e.size());
+    EXPECT_EQ(progress.done.load(), model.w.size() + model.e.size());
+    EXPECT_EQ(progress.total.load(), progress.done.load());
     EXPECT_EQ(*planWeightBytes(plan.weights[2]), e.size());
   }
+}
+
+// A session's memory counts a weight both plans read once, a packed one at
+// its packed size, one read in place at its file size, a table an
+// embedding step looks up at one row; every plan's arena; the state once.
+TEST(PlanWeights, SessionMemoryCountsEachWeightOnce) {
+  Plan prefill = makePlan(), decode = makePlan();
+  prefill.arenaBytes = 4096;
+  decode.arenaBytes = 64;
+  prefill.stateBytes = decode.stateBytes = 1000;
+  // A Q8_0 table of 8 rows decode looks up by token.
+  decode.weights.push_back({"table", Format::Q8_0, {8, 1024}, std::nullopt});
+  decode.kernels = {"kf_embed_q8_0_v8_d1024"};
+  decode.steps.push_back({"embed",
+                          0,
+                          {{OperandKind::Weight, 3, 0, {0, 0}}},
+                          {1, 0},
+                          WorkSplit::Blocks,
+                          1,
+                          false,
+                          StepKind::Kernel,
+                          {},
+                          0});
+  EXPECT_EQ(decode.tokenLookups(),
+            (std::vector<bool>{false, false, false, true}));
+  const Plan *plans[] = {&prefill, &decode};
+  absl::StatusOr<SessionMemory> memory = sessionMemory(plans);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  EXPECT_EQ(memory->packedWeights, *planWeightBytes(prefill.weights[1]) +
+                                       *planWeightBytes(prefill.weights[2]));
+  EXPECT_EQ(memory->mappedWeights, 64 * 4 + *rowBytes(Format::Q8_0, 1024));
+  EXPECT_EQ(memory->state, 1000u);
+  EXPECT_EQ(memory->arenas, 4096u + 64u);
+  EXPECT_EQ(memory->total(),
+            memory->packedWeights + memory->mappedWeights + 1000u + 4160u);
+  std::vector<std::vector<size_t>> indices;
+  Plan merged = mergeWeights(plans, indices);
+  EXPECT_EQ(merged.weights.size(), 4u);
+  EXPECT_EQ(indices[1], (std::vector<size_t>{0, 1, 2, 3}));
 }
 
 std::string loadError(const Plan &plan, const std::string &path) {

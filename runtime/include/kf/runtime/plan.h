@@ -160,6 +160,9 @@ struct Plan {
   absl::Status validate() const;
   // How many barriers one run waits at.
   int64_t barriers() const;
+  // Which weights a run reads one row of per token rather than whole: the
+  // tables an embedding step looks up (a kf_embed_ kernel's weight).
+  std::vector<bool> tokenLookups() const;
   friend bool operator==(const Plan &, const Plan &) = default;
 };
 

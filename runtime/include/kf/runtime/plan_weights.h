@@ -21,16 +21,24 @@
 
 namespace kf {
 
+// How far a load is, for a progress bar another thread draws: the file
+// bytes of the weights to pack (set before packing starts) and those
+// packed so far.
+struct LoadProgress {
+  std::atomic<uint64_t> done{0}, total{0};
+};
+
 class PlanWeights {
 public:
-  // Maps `path` and binds `plan`'s weights. `bytesDone`, when given, grows
-  // by each tensor part's file bytes as it is packed, from any thread (a
-  // progress bar's count; the total is sourceBytes()). Fails, in one line
+  // Maps `path` and binds `plan`'s weights. `progress`, when given, counts
+  // each tensor part's file bytes as it is packed, from any thread. Fails,
+  // in one line
   // naming the file and the weight, on a missing tensor, another format or
   // shape than the plan's, or a layout that does not pack it.
-  static absl::StatusOr<PlanWeights>
-  load(const Plan &plan, const std::string &path, ThreadPool &pool,
-       std::atomic<uint64_t> *bytesDone = nullptr);
+  static absl::StatusOr<PlanWeights> load(const Plan &plan,
+                                          const std::string &path,
+                                          ThreadPool &pool,
+                                          LoadProgress *progress = nullptr);
 
   // Weight i of the plan, as the executor binds it.
   const std::vector<std::span<const uint8_t>> &spans() const { return spans_; }
@@ -54,5 +62,27 @@ private:
 // expert stack packed expert by expert), or its file bytes when it is read
 // as stored.
 absl::StatusOr<uint64_t> planWeightBytes(const PlanWeight &weight);
+
+// The memory a session of a model's plans holds (docs/engine.md, "Memory"):
+// the packed copies of the weights they read (each once, by name and
+// layout), the weights read in place from the file's mapping (resident once
+// read; a table looked up by token counts one row), the state, and every
+// plan's arena.
+struct SessionMemory {
+  uint64_t packedWeights = 0;
+  uint64_t mappedWeights = 0;
+  uint64_t state = 0;
+  uint64_t arenas = 0;
+  uint64_t total() const {
+    return packedWeights + mappedWeights + state + arenas;
+  }
+};
+
+// The plans' weights, each once (by name and layout), and for each plan the
+// index of each of its weights among them.
+Plan mergeWeights(std::span<const Plan *const> plans,
+                  std::vector<std::vector<size_t>> &indices);
+
+absl::StatusOr<SessionMemory> sessionMemory(std::span<const Plan *const> plans);
 
 } // namespace kf

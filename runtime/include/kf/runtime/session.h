@@ -23,11 +23,13 @@ class Session {
 public:
   // Opens the artifact at `artifact` (kf-compile --emit=plan), which must
   // hold plans named "prefill" and "decode", and binds their weights from
-  // the GGUF file at `model`, packed on `pool`. Fails, in one line naming
+  // the GGUF file at `model`, packed on `pool` (`progress`, when given,
+  // counts the bytes packed: PlanWeights::load). Fails, in one line naming
   // the file, on an artifact that does not load here, a plan missing, or a
   // model file whose tensors are not those the plans were compiled for.
   static absl::StatusOr<std::unique_ptr<Session>>
-  open(const std::string &artifact, const std::string &model, ThreadPool &pool);
+  open(const std::string &artifact, const std::string &model, ThreadPool &pool,
+       LoadProgress *progress = nullptr);
 
   // Starts a sequence: `tokens` (at most maxPrompt()) at positions 0, 1, ...
   // The logits of the last one, valid until the next call. A refused call
@@ -60,6 +62,8 @@ public:
   int64_t vocabulary() const { return static_cast<int64_t>(logits_.size()); }
   // Packed bytes of the weights and bytes of the state.
   uint64_t packedWeightBytes() const { return weights_->packedBytes(); }
+  // What the session holds (kf-compile --emit=stats predicts the same).
+  const SessionMemory &memory() const { return memory_; }
   int64_t stateBytes() const;
 
 private:
@@ -73,6 +77,7 @@ private:
   ThreadPool *pool_ = nullptr;
   std::unique_ptr<PlanLibrary> library_;
   std::unique_ptr<PlanWeights> weights_;
+  SessionMemory memory_;
   AlignedBytes state_;
   std::unique_ptr<Executor> prefill_, decode_;
   int64_t position_ = 0;
