@@ -1,6 +1,7 @@
 //===- HcHeadEmitter.cpp - The compiled kf.hc_head ------------------------===//
 //
-// The golden's hcHead (hyper_connections.cpp), one token at a time: the mult
+// The golden's hcHead (hyper_connections.cpp), one token at a time but for
+// the mixes, which a run's tokens share in blocks (HcMix.cpp): the mult
 // mixes m of the token's streams (HcMix.h), pre_j = sigmoid(m_j · scale_0 +
 // base_j) + eps (the product commutes: the golden's hcPre writes it the
 // other way round, to the same float), y = bf16(Σ_j pre_j · stream_j). Every
@@ -44,19 +45,18 @@ buildHcHeadKernel(ModuleOp module, const HcHeadKernelSpec &spec,
   if (llvm::Error err = verifyHcHeadKernel(spec))
     return std::move(err);
   const int64_t width = spec.mult * spec.d;
-  return hc::buildTokenKernel(
+  return hc::buildMixKernel(
       module, spec.getSymbolName(), target, /*operandCount=*/5,
-      [&](OpBuilder &b, Location loc, ArrayRef<Value> operands, Value token) {
+      {width, spec.mult, spec.normEps},
+      [&](OpBuilder &b, Location loc, ArrayRef<Value> operands, Value token,
+          ArrayRef<Value> m) {
         // Operands: streams, fn, base, scale, y.
-        Value z = hc::emitTokenRow(b, loc, operands[0], token, width);
-        SmallVector<Value> m = hc::emitMixes(b, loc, z, operands[1], width,
-                                             spec.mult, spec.normEps);
         Value pre = hc::emitPreWeights(
             b, loc, m, operands[2], hc::emitLoadFloat(b, loc, operands[3], 0),
             spec.eps);
         hc::emitWeightedStreamSum(
-            b, loc, z, pre, spec.d,
-            hc::emitTokenRow(b, loc, operands[4], token, spec.d));
+            b, loc, hc::emitTokenRow(b, loc, operands[0], token, width), pre,
+            spec.d, hc::emitTokenRow(b, loc, operands[4], token, spec.d));
       });
 }
 

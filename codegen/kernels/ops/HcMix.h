@@ -1,12 +1,12 @@
 //===- HcMix.h - What the hyper-connection kernels share ------------------===//
 //
 // What more than one of the kf.hc_* kernels emits: their specs' checks and
-// names, their entry's loop over tokens, and the golden's hyper-connection
-// arithmetic (hyper_connections.cpp) they share: the mixes of a token's
-// streams with a site's fn weights, the sigmoid input weights and the
-// weighted sum of the streams. Every sum runs in the golden's order, in fp64
-// where it accumulates in fp64, so that each result is the golden's IEEE
-// operation on the same operands.
+// names, their entry's loop over tokens (with the mixes of the tokens'
+// streams, for the kernels that mix), and the golden's hyper-connection
+// arithmetic (hyper_connections.cpp) they share: the sigmoid input weights
+// and the weighted sum of the streams. Every sum runs in the golden's order,
+// in fp64 where it accumulates in fp64, so that each result is the golden's
+// IEEE operation on the same operands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +59,32 @@ using TokenBody = llvm::function_ref<void(
 mlir::func::FuncOp buildTokenKernel(mlir::ModuleOp module, llvm::StringRef name,
                                     const target::TargetInfo &target,
                                     int64_t operandCount, TokenBody body);
+/// What a mixing kernel does for one token once its mixes are known:
+/// `operands` are the step's operand addresses, `token` its index (i64), `m`
+/// its mixes (f32 scalars); `b` is inside the token loop.
+using MixedTokenBody =
+    llvm::function_ref<void(mlir::OpBuilder &b, mlir::Location loc,
+                            llvm::ArrayRef<mlir::Value> operands,
+                            mlir::Value token, llvm::ArrayRef<mlir::Value> m)>;
+/// The mixes a kernel computes per token: its streams' `width` values with
+/// each of the first `rows` rows of fn, and their inverse RMS's epsilon.
+struct MixShape {
+  int64_t width = 0;
+  int64_t rows = 0;
+  float normEps = 0.0f;
+};
+/// Appends the step kernel `name` to `module` for `target`: one work item
+/// per token, operand 0 the tokens' streams (rows of shape.width floats) and
+/// operand 1 fn (rows of as many). Each token's mixes are the golden's: m_i
+/// = fp32(Σ_n z_n · fn_in, in fp64 from 0 in n's order) · r, z the token's
+/// stream values and r their inverse RMS with shape.normEps, as the golden's
+/// inverseRms computes it: an item range's tokens in blocks of the target's
+/// fp64 lanes, a lone token alone (HcMix.cpp). Then `body` runs on each
+/// token's mixes and the addresses of the step's `operandCount` operands.
+mlir::func::FuncOp buildMixKernel(mlir::ModuleOp module, llvm::StringRef name,
+                                  const target::TargetInfo &target,
+                                  int64_t operandCount, const MixShape &shape,
+                                  MixedTokenBody body);
 /// Token `token`'s row of `floats` floats in the rows at `ptr`.
 mlir::Value emitTokenRow(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value ptr, mlir::Value token, int64_t floats);
@@ -74,16 +100,6 @@ mlir::Value emitLoadFloat(mlir::OpBuilder &b, mlir::Location loc,
 /// A vector of `lanes` copies of the scalar `value`.
 mlir::Value emitBroadcast(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value value, int64_t lanes);
-
-/// The golden's mixes of one token: for each of the first `rows` rows of
-/// `fn` (rows of `width` floats), m_i = fp32(Σ_n z_n · fn_in, in fp64 from 0
-/// in n's order) · r, where z (at `z`) are the token's `width` stream values
-/// and r their inverse RMS with `normEps`, as the golden's inverseRms
-/// computes it. f32 scalars.
-llvm::SmallVector<mlir::Value> emitMixes(mlir::OpBuilder &b, mlir::Location loc,
-                                         mlir::Value z, mlir::Value fn,
-                                         int64_t width, int64_t rows,
-                                         float normEps);
 
 /// fp32(1 / (1 + e^-x)) in fp64 for each lane of `x` (vector<N x f32>), the
 /// golden's sigmoidF32 with emitExp's e^x.

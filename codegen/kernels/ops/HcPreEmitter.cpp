@@ -1,6 +1,7 @@
 //===- HcPreEmitter.cpp - The compiled kf.hc_pre --------------------------===//
 //
-// The golden's hcPre (hyper_connections.cpp), one token at a time:
+// The golden's hcPre (hyper_connections.cpp), one token at a time but for
+// the mixes, which a run's tokens share in blocks (HcMix.cpp):
 //
 // 1. the (2 + mult)·mult mixes m of the token's streams z (HcMix.h:
 //    fp64 dot products with fn's rows in z's order, fp32, times z's inverse
@@ -149,9 +150,11 @@ buildHcPreKernel(ModuleOp module, const HcPreKernelSpec &spec,
   if (llvm::Error err = verifyHcPreKernel(spec))
     return std::move(err);
   const int64_t mult = spec.mult, width = mult * spec.d;
-  return hc::buildTokenKernel(
+  return hc::buildMixKernel(
       module, spec.getSymbolName(), target, /*operandCount=*/7,
-      [&](OpBuilder &b, Location loc, ArrayRef<Value> operands, Value token) {
+      {width, (2 + mult) * mult, spec.normEps},
+      [&](OpBuilder &b, Location loc, ArrayRef<Value> operands, Value token,
+          ArrayRef<Value> m) {
         // Operands: streams, fn, base, scale, x, post, comb.
         Value base = operands[2], scale = operands[3];
         auto floats = VectorType::get({mult}, b.getF32Type());
@@ -170,13 +173,9 @@ buildHcPreKernel(ModuleOp module, const HcPreKernelSpec &spec,
               hc::emitLoadFloats(b, loc, base, hc::emitIndex(b, loc, 4 * first),
                                  mult));
         };
-        Value z = hc::emitTokenRow(b, loc, operands[0], token, width);
-        SmallVector<Value> m = hc::emitMixes(b, loc, z, operands[1], width,
-                                             (2 + mult) * mult, spec.normEps);
-
-        Value pre = hc::emitPreWeights(
-            b, loc, ArrayRef<Value>(m).take_front(mult), base,
-            hc::emitLoadFloat(b, loc, scale, 0), spec.eps);
+        Value pre =
+            hc::emitPreWeights(b, loc, m.take_front(mult), base,
+                               hc::emitLoadFloat(b, loc, scale, 0), spec.eps);
         // post = 2 · sigmoid(scale_1 · m + base), the doubling exact.
         Value two = arith::ConstantOp::create(
             b, loc, floats,
@@ -200,8 +199,8 @@ buildHcPreKernel(ModuleOp module, const HcPreKernelSpec &spec,
           store(rows[j], comb, j * mult);
 
         hc::emitWeightedStreamSum(
-            b, loc, z, pre, spec.d,
-            hc::emitTokenRow(b, loc, operands[4], token, spec.d));
+            b, loc, hc::emitTokenRow(b, loc, operands[0], token, width), pre,
+            spec.d, hc::emitTokenRow(b, loc, operands[4], token, spec.d));
       });
 }
 

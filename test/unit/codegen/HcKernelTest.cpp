@@ -4,7 +4,9 @@
 // runtime's executor on 1 and 2 threads, one work item per token, per x86
 // ISA level: the tiny model's D = 256 and the full model's 4096 with 4
 // streams and 20 Sinkhorn iterations, and smaller shapes of other stream
-// counts, iteration counts and epsilons. The tokens' streams are bf16 values
+// counts, iteration counts and epsilons. kf.hc_pre and kf.hc_head, whose
+// mixes run a range's tokens in blocks, run on 1 to 17 tokens, and on item
+// ranges cut inside blocks (kMixRuns). The tokens' streams are bf16 values
 // at scales 1 and 30, all zero, so small that their mean square underflows
 // fp32, 10^j apart between streams, with signed zeros, and all ones; the
 // sites' weights give the mixes unit scale, with scales of 1 (sigmoids and
@@ -64,17 +66,17 @@ KF_STEP_KERNEL_SUITE(HcKernelOnIsa);
 
 constexpr int64_t kTokens = 7;
 
-// kTokens tokens of mult streams of d bf16 values, as the file's comment
-// lists them; the last all ones.
-std::vector<float> streamsOf(int64_t mult, int64_t d) {
+// `tokens` tokens of mult streams of d bf16 values, token t as the file's
+// comment lists the kTokens kinds for t mod kTokens; the last kind all ones.
+std::vector<float> streamsOf(int64_t tokens, int64_t mult, int64_t d) {
   std::mt19937 rng(static_cast<unsigned>(mult * d));
   std::normal_distribution<float> unit(0.0f, 1.0f);
-  std::vector<float> s(kTokens * mult * d);
-  for (int64_t t = 0; t < kTokens; ++t)
+  std::vector<float> s(tokens * mult * d);
+  for (int64_t t = 0; t < tokens; ++t)
     for (int64_t j = 0; j < mult; ++j)
       for (int64_t i = 0; i < d; ++i) {
         float v = unit(rng);
-        switch (t) {
+        switch (t % kTokens) {
         case 1:
           v *= 30.0f;
           break;
@@ -160,6 +162,55 @@ std::span<float> tokenRow(std::vector<float> &v, int64_t t, int64_t n) {
   return std::span(v).subspan(t * n, n);
 }
 
+// The kernels that mix (kf.hc_pre, kf.hc_head) sum a run's tokens in blocks
+// of 2, 4 or 8 by ISA, a lone token alone. They run on the first `tokens`
+// of kMixTokens tokens: a decode's one, a block short of tokens, whole
+// blocks, whole blocks and one, and more; as a plan step on `threads`
+// threads or, where `cuts` are given, by one call per range of items
+// between them, as threads splitting the items there would, so that ranges
+// start inside a block and end with partial blocks and lone tokens.
+constexpr int64_t kMixTokens = 17;
+struct MixRun {
+  int64_t tokens;
+  int threads;
+  std::vector<int64_t> cuts;
+};
+const MixRun kMixRuns[] = {
+    {1, 1, {}},  {1, 2, {}},   {3, 1, {}},    {3, 2, {}},          {8, 1, {}},
+    {8, 2, {}},  {9, 1, {}},   {9, 2, {}},    {17, 1, {}},         {17, 2, {}},
+    {9, 1, {3}}, {17, 1, {5}}, {17, 1, {11}}, {17, 1, {1, 2, 13}},
+};
+
+std::ostream &operator<<(std::ostream &os, const MixRun &run) {
+  os << run.tokens << " tokens, ";
+  if (run.cuts.empty())
+    return os << run.threads << " threads";
+  os << "items cut at";
+  for (int64_t cut : run.cuts)
+    os << " " << cut;
+  return os;
+}
+
+// Runs `kernel` on run.tokens token rows of `operands` as `run` says.
+void runMix(kf_step_fn kernel, const MixRun &run,
+            std::vector<StepOperand> operands) {
+  if (run.cuts.empty()) {
+    ASSERT_EQ(
+        runRowStep(kernel, run.tokens, 1, std::move(operands), run.threads),
+        absl::OkStatus());
+    return;
+  }
+  std::vector<void *> addresses;
+  for (const StepOperand &operand : operands)
+    addresses.push_back(operand.bytes.data());
+  int64_t begin = 0;
+  for (int64_t end : run.cuts) {
+    kernel(addresses.data(), run.tokens, begin, end);
+    begin = end;
+  }
+  kernel(addresses.data(), run.tokens, begin, run.tokens);
+}
+
 TEST_P(HcKernelOnIsa, ExpandCopiesBitForBit) {
   KF_SKIP_UNLESS_HOST_RUNS(GetParam());
   const std::vector<HcExpandKernelSpec> specs = {
@@ -194,7 +245,7 @@ TEST_P(HcKernelOnIsa, PreEqualsReferenceBitForBit) {
   const std::vector<HcPreKernelSpec> specs = {
       {4, 256, 20, 1e-6f, 1e-6f}, {4, 4096, 20, 1e-6f, 1e-6f},
       {4, 16, 1, 1e-6f, 1e-6f},   {2, 32, 3, 1e-3f, 1e-5f},
-      {3, 48, 7, 0.0f, 0.0f},
+      {3, 48, 7, 0.0f, 0.0f},     {8, 32, 2, 1e-6f, 1e-6f},
   };
   forEachStepKernel(
       isaTestTarget(GetParam()), specs, buildHcPreKernel,
@@ -203,35 +254,36 @@ TEST_P(HcKernelOnIsa, PreEqualsReferenceBitForBit) {
         const reference::HcConfig config{static_cast<int>(mult),
                                          static_cast<int>(spec.sinkhornIters),
                                          spec.eps, spec.normEps};
-        std::vector<float> streams = streamsOf(mult, d);
+        std::vector<float> streams = streamsOf(kMixTokens, mult, d);
         for (const SiteCase &site : kSiteCases) {
           const SiteWeights w = siteWeightsOf((2 + mult) * mult, width,
                                               site.scale, site.cancelling);
-          std::vector<float> x(kTokens * d), post(kTokens * mult),
-              comb(kTokens * mult * mult);
-          for (int64_t t = 0; t < kTokens; ++t)
+          std::vector<float> x(kMixTokens * d), post(kMixTokens * mult),
+              comb(kMixTokens * mult * mult);
+          for (int64_t t = 0; t < kMixTokens; ++t)
             reference::hcPre(tokenRow(streams, t, width),
                              {w.fn, w.base, w.scale}, config, tokenRow(x, t, d),
                              tokenRow(post, t, mult),
                              tokenRow(comb, t, mult * mult));
-          for (int threads : {1, 2}) {
+          for (const MixRun &run : kMixRuns) {
             SCOPED_TRACE(::testing::Message()
                          << "scale " << site.scale[0]
                          << (site.cancelling ? ", cancelling" : "") << ", "
-                         << threads << " threads");
-            std::vector<float> gotX(x.size(), -1.0f),
-                gotPost(post.size(), -1.0f), gotComb(comb.size(), -1.0f);
-            ASSERT_EQ(
-                runRowStep(kernel, kTokens, 1,
-                           {rowOperand(streams, width), weightOperand(w.fn),
-                            weightOperand(w.base), weightOperand(w.scale),
-                            rowOperand(gotX, d), rowOperand(gotPost, mult),
-                            rowOperand(gotComb, mult * mult)},
-                           threads),
-                absl::OkStatus());
-            expectBitForBit(gotX, x, "x");
-            expectBitForBit(gotPost, post, "post");
-            expectBitForBit(gotComb, comb, "comb");
+                         << run);
+            const int64_t n = run.tokens;
+            std::vector<float> in(streams.begin(), streams.begin() + n * width),
+                gotX(n * d, -1.0f), gotPost(n * mult, -1.0f),
+                gotComb(n * mult * mult, -1.0f);
+            ASSERT_NO_FATAL_FAILURE(
+                runMix(kernel, run,
+                       {rowOperand(in, width), weightOperand(w.fn),
+                        weightOperand(w.base), weightOperand(w.scale),
+                        rowOperand(gotX, d), rowOperand(gotPost, mult),
+                        rowOperand(gotComb, mult * mult)}));
+            expectBitForBit(gotX, std::span(x).first(n * d), "x");
+            expectBitForBit(gotPost, std::span(post).first(n * mult), "post");
+            expectBitForBit(gotComb, std::span(comb).first(n * mult * mult),
+                            "comb");
           }
         }
       });
@@ -245,7 +297,7 @@ TEST_P(HcKernelOnIsa, PostEqualsReferenceBitForBit) {
       isaTestTarget(GetParam()), specs, buildHcPostKernel,
       [&](const HcPostKernelSpec &spec, kf_step_fn kernel) {
         const int64_t mult = spec.mult, d = spec.d, width = mult * d;
-        std::vector<float> streams = streamsOf(mult, d);
+        std::vector<float> streams = streamsOf(kTokens, mult, d);
         // The sublayer's output (bf16), post weights in [0, 2] and the
         // combination's entries in [0, 1], exact zeros and ones among them;
         // on the last token (of ones) post_k · f cancels comb[0][k] ·
@@ -299,6 +351,7 @@ TEST_P(HcKernelOnIsa, HeadEqualsReferenceBitForBit) {
       {4, 256, 1e-6f, 1e-6f},
       {4, 4096, 1e-6f, 1e-6f},
       {2, 32, 1e-3f, 1e-5f},
+      {1, 16, 0.0f, 0.0f},
   };
   forEachStepKernel(
       isaTestTarget(GetParam()), specs, buildHcHeadKernel,
@@ -306,28 +359,29 @@ TEST_P(HcKernelOnIsa, HeadEqualsReferenceBitForBit) {
         const int64_t mult = spec.mult, d = spec.d, width = mult * d;
         const reference::HcConfig config{static_cast<int>(mult), 1, spec.eps,
                                          spec.normEps};
-        std::vector<float> streams = streamsOf(mult, d);
+        std::vector<float> streams = streamsOf(kMixTokens, mult, d);
         for (const SiteCase &site : kSiteCases) {
           const SiteWeights w =
               siteWeightsOf(mult, width, {site.scale[0]}, site.cancelling);
-          std::vector<float> want(kTokens * d);
-          for (int64_t t = 0; t < kTokens; ++t)
+          std::vector<float> want(kMixTokens * d);
+          for (int64_t t = 0; t < kMixTokens; ++t)
             reference::hcHead(tokenRow(streams, t, width),
                               {w.fn, w.base, w.scale}, config,
                               tokenRow(want, t, d));
-          for (int threads : {1, 2}) {
-            std::vector<float> y(want.size(), -1.0f);
-            ASSERT_EQ(runRowStep(kernel, kTokens, 1,
-                                 {rowOperand(streams, width),
-                                  weightOperand(w.fn), weightOperand(w.base),
-                                  weightOperand(w.scale), rowOperand(y, d)},
-                                 threads),
-                      absl::OkStatus());
+          for (const MixRun &run : kMixRuns) {
             SCOPED_TRACE(::testing::Message()
                          << "scale " << site.scale[0]
                          << (site.cancelling ? ", cancelling" : "") << ", "
-                         << threads << " threads");
-            expectBitForBit(y, want, "y");
+                         << run);
+            const int64_t n = run.tokens;
+            std::vector<float> in(streams.begin(), streams.begin() + n * width),
+                y(n * d, -1.0f);
+            ASSERT_NO_FATAL_FAILURE(
+                runMix(kernel, run,
+                       {rowOperand(in, width), weightOperand(w.fn),
+                        weightOperand(w.base), weightOperand(w.scale),
+                        rowOperand(y, d)}));
+            expectBitForBit(y, std::span(want).first(n * d), "y");
           }
         }
       });
