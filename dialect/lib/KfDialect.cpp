@@ -55,12 +55,13 @@ LogicalResult KfDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
-  if (attr.getName() == kMaxContextAttrName) {
-    auto context = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!isa<ModuleOp>(op) || !context || !context.getType().isInteger(64) ||
-        context.getInt() < 1)
+  if (attr.getName() == kMaxContextAttrName ||
+      attr.getName() == kMaxRowsAttrName) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !value || !value.getType().isInteger(64) ||
+        value.getInt() < 1)
       return op->emitError()
-             << "'" << kMaxContextAttrName
+             << "'" << attr.getName().getValue()
              << "' must be a positive i64 on a module, got " << attr.getValue();
     return success();
   }

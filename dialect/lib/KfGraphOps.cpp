@@ -320,6 +320,9 @@ LogicalResult CompressOp::verify() {
 LogicalResult WindowIndicesOp::verify() {
   if (failed(checkShape(*this, "positions", getPositions().getType(), {kAny})))
     return failure();
+  if (getRing() && *getRing() < getWindow())
+    return emitOpError() << "a ring of " << *getRing()
+                         << " slots cannot hold a window of " << getWindow();
   return checkShape(
       *this, "result", getType(),
       {tokens(getPositions()), static_cast<int64_t>(getWindow())});

@@ -1016,6 +1016,18 @@ struct BuildPlanPass : impl::KfBuildPlanBase<BuildPlanPass> {
     if (!targetAttr)
       return signalPassFailure();
     ::kf::target::TargetInfo target = targetAttr.getTargetInfo();
+    // Runs larger than the window rings were sized for would overwrite the
+    // window before the call's rows.
+    if (auto sized =
+            module->getAttrOfType<IntegerAttr>(KfDialect::kMaxRowsAttrName);
+        sized && static_cast<int64_t>(maxRows) > sized.getInt()) {
+      module.emitError() << "kf-build-plan: max-rows "
+                         << static_cast<int64_t>(maxRows) << " exceeds the "
+                         << sized.getInt()
+                         << " rows the module's window rings hold beside the "
+                            "window (kf.max_rows); build the graph for it";
+      return signalPassFailure();
+    }
     ModuleOp kernels = module.lookupSymbol<ModuleOp>("kernels");
     FailureOr<StateLayout> state = layOutState(module);
     if (failed(state))

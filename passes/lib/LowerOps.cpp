@@ -244,8 +244,8 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
   /// scores, a block of entries per item. Their compressed entries are
   /// bounded (--kf-bound-context): E static.
   LogicalResult lowerIndexOps(ModuleOp module, KernelModule &kernels) {
-    // A ring's indices are its slots: the window the indices span must be
-    // the ring the attention reads, or it reads past it.
+    // A ring's indices are its slots: the ring the indices count must be
+    // the one the attention reads, or it reads past it.
     WalkResult rings = module.walk([&](SparseAttentionOp op) {
       auto read = op.getWindow().getDefiningOp<CacheReadOp>();
       auto indices = op.getWindowIndices().getDefiningOp<WindowIndicesOp>();
@@ -258,11 +258,12 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
       }
       if (ring &&
           (!indices || !indices.getRing() ||
-           static_cast<int64_t>(indices.getWindow()) != ring.getRows())) {
+           static_cast<int64_t>(*indices.getRing()) != ring.getRows())) {
         op.emitOpError() << "kf-lower-ops: it reads a ring of "
                          << ring.getRows()
                          << " rows through indices that are not that ring's "
-                            "slots (kf.window_indices ring of the same window)";
+                            "slots (kf.window_indices ring("
+                         << ring.getRows() << "))";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
@@ -289,7 +290,8 @@ struct LowerOpsPass : impl::KfLowerOpsBase<LowerOpsPass> {
       };
       if (auto window = dyn_cast<WindowIndicesOp>(op)) {
         codegen::WindowIndicesKernelSpec spec{
-            static_cast<int64_t>(window.getWindow()), window.getRing()};
+            static_cast<int64_t>(window.getWindow()),
+            static_cast<int64_t>(window.getRing().value_or(0))};
         SymbolRefAttr callee =
             kernels.getOrBuild(op, spec, codegen::buildWindowIndicesKernel);
         if (!callee)

@@ -105,7 +105,7 @@ Session::open(const std::string &artifact, const std::string &model,
   return session;
 }
 
-int64_t Session::maxPrompt() const { return prefill_->plan().maxRows; }
+int64_t Session::prefillChunk() const { return prefill_->plan().maxRows; }
 
 int64_t Session::maxContext() const { return prefill_->plan().maxContext; }
 
@@ -113,27 +113,40 @@ int64_t Session::stateBytes() const { return prefill_->plan().stateBytes; }
 
 absl::StatusOr<std::span<const float>>
 Session::prefill(std::span<const int32_t> tokens) {
-  if (tokens.empty() || static_cast<int64_t>(tokens.size()) > maxPrompt())
+  if (tokens.empty())
     return absl::InvalidArgumentError(
-        absl::StrCat(artifact_, ": a prompt of ", tokens.size(),
-                     " tokens; the plan's prefill takes 1 to ", maxPrompt(),
-                     " (kf-compile --max-rows)"));
-  return run(*prefill_, tokens, 0);
+        absl::StrCat(artifact_, ": a prompt of no tokens"));
+  if (absl::Status s = check(tokens, 0); !s.ok())
+    return s;
+  // A prompt longer than the plan's rows runs in chunks, each continuing
+  // the sequence where the one before left it.
+  absl::StatusOr<std::span<const float>> logits;
+  for (size_t first = 0; first < tokens.size();
+       first += static_cast<size_t>(prefillChunk())) {
+    logits = run(
+        *prefill_,
+        tokens.subspan(first, std::min(tokens.size() - first,
+                                       static_cast<size_t>(prefillChunk()))),
+        static_cast<int64_t>(first));
+    if (!logits.ok())
+      return logits;
+  }
+  return logits;
 }
 
 absl::StatusOr<std::span<const float>> Session::decode(int32_t token) {
   if (position_ == 0)
     return absl::FailedPreconditionError(absl::StrCat(
         artifact_, ": a decode step continues a sequence: prefill first"));
-  return run(*decode_, std::span<const int32_t>(&token, 1), position_);
+  std::span<const int32_t> tokens(&token, 1);
+  if (absl::Status s = check(tokens, position_); !s.ok())
+    return s;
+  return run(*decode_, tokens, position_);
 }
 
-absl::StatusOr<std::span<const float>>
-Session::run(Executor &executor, std::span<const int32_t> tokens,
-             int64_t first) {
+absl::Status Session::check(std::span<const int32_t> tokens,
+                            int64_t first) const {
   const int64_t n = static_cast<int64_t>(tokens.size());
-  // Checked before anything runs, so that a refused call leaves the
-  // sequence as it was.
   if (maxContext() > 0 && first + n > maxContext())
     return absl::OutOfRangeError(
         absl::StrCat(artifact_, ": a sequence of ", first + n,
@@ -146,6 +159,13 @@ Session::run(Executor &executor, std::span<const int32_t> tokens,
       return absl::InvalidArgumentError(
           absl::StrCat(artifact_, ": token ", token, " is outside the ",
                        vocabulary(), "-token vocabulary"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::span<const float>>
+Session::run(Executor &executor, std::span<const int32_t> tokens,
+             int64_t first) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
   positions_.resize(tokens.size());
   for (int64_t t = 0; t < n; ++t)
     positions_[t] = first + t;

@@ -198,11 +198,13 @@ void printShares(std::ostream &out, std::string_view title,
     auto found = (shares->*table).find(row);
     return found == (shares->*table).end() ? 0.0 : found->second;
   };
-  std::stable_sort(rows.begin(), rows.end(),
-                   [&](const std::string &a, const std::string &b) {
-                     return shareOf(columns.back().second, a) >
-                            shareOf(columns.back().second, b);
-                   });
+  // Largest first; equal shares by name.
+  std::sort(rows.begin(), rows.end(),
+            [&](const std::string &a, const std::string &b) {
+              const double x = shareOf(columns.back().second, a),
+                           y = shareOf(columns.back().second, b);
+              return x != y ? x > y : a < b;
+            });
   out << absl::StrFormat("%-28s", title);
   for (const auto &[name, shares] : columns)
     out << absl::StrFormat("  %16s", name);
@@ -232,11 +234,11 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
           std::find(prompts.begin(), prompts.end(), p) == prompts.end())
         prompts.push_back(p);
   const int longest = *std::max_element(prompts.begin(), prompts.end());
-  if (longest > maxRows || longest + o.decode > prefillPlan->maxContext)
-    return absl::InvalidArgumentError(
-        absl::StrCat("--prompt ", longest, " and --decode ", o.decode,
-                     ": the plans take prompts of 1 to ", maxRows,
-                     " tokens and sequences of ", prefillPlan->maxContext));
+  // A prompt longer than the plan's rows runs in chunks.
+  if (longest + o.decode > prefillPlan->maxContext)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--prompt ", longest, " and --decode ", o.decode,
+        ": the plans hold sequences of ", prefillPlan->maxContext, " tokens"));
   KF_ASSIGN_OR_RETURN(TokenWeights decodeToken, tokenWeights(*decodePlan));
   KF_ASSIGN_OR_RETURN(TokenWeights prefillToken, tokenWeights(*prefillPlan));
   const double decodeBytes = decodeToken.bytes;

@@ -184,6 +184,7 @@ buildModelGraph(mlir::MLIRContext &context) {
   };
   dsv4::GraphOptions options;
   options.simulate = !noSim;
+  options.maxRows = maxRows;
   std::optional<dsv4::Config> config;
   std::vector<kf::Format> formats;
   if (!modelFile.empty()) {

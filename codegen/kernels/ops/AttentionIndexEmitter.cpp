@@ -127,13 +127,14 @@ struct IndexBuilder {
 //===----------------------------------------------------------------------===//
 
 std::string WindowIndicesKernelSpec::getSymbolName() const {
-  return llvm::formatv("kf_window_indices_w{0}{1}", window, ring ? "_ring" : "")
+  return llvm::formatv("kf_window_indices_w{0}{1}", window,
+                       ring ? llvm::formatv("_r{0}", ring).str() : "")
       .str();
 }
 
 std::string WindowIndicesKernelSpec::describe() const {
   return llvm::formatv("window_indices kernel [window = {0}{1}]", window,
-                       ring ? ", ring" : "")
+                       ring ? llvm::formatv(", ring = {0}", ring).str() : "")
       .str();
 }
 
@@ -142,6 +143,11 @@ llvm::Error verifyWindowIndicesKernel(const WindowIndicesKernelSpec &spec) {
     return llvm::createStringError(
         llvm::formatv("{0}: expected a window in [1, {1}]", spec.describe(),
                       kMaxIndex)
+            .str());
+  if (spec.ring != 0 && (spec.ring < spec.window || spec.ring > kMaxIndex))
+    return llvm::createStringError(
+        llvm::formatv("{0}: expected a ring of the window's {1} slots to {2}",
+                      spec.describe(), spec.window, kMaxIndex)
             .str());
   return llvm::Error::success();
 }
@@ -166,15 +172,20 @@ buildWindowIndicesKernel(ModuleOp module, const WindowIndicesKernelSpec &spec,
     Value p = ib.loadI64(positions, token);
     Value row = emitByteOffset(b, loc, out, ib.times(token, 4 * window));
     if (spec.ring) {
+      // Lane i is q = p - window + 1 + i, in slot q mod R: from the slot of
+      // the first lane (p - window + 1 + R is never negative), wrapped at
+      // most once, as the lanes span fewer than R slots.
+      const int64_t ring = spec.ring;
       Value next = ib.plus(p, kb.index(1));
-      Value start = arith::RemUIOp::create(b, loc, next, kb.index(window));
+      Value start = arith::RemUIOp::create(
+          b, loc, ib.plus(next, kb.index(ring - window)), kb.index(ring));
       ib.emitColumns(row, window, [&](Value lanes) -> Value {
         Type type = lanes.getType();
         Value shown =
             ib.cmpi(CmpIPredicate::sge, ib.plus(ib.splat(type, next), lanes),
                     ib.splat(type, kb.index(window)));
         Value slot = ib.plus(ib.splat(type, start), lanes);
-        Value wrapped = ib.minus(slot, ib.splat(type, kb.index(window)));
+        Value wrapped = ib.minus(slot, ib.splat(type, kb.index(ring)));
         slot = ib.select(
             ib.cmpi(CmpIPredicate::sge, wrapped, ib.splat(type, kb.index(0))),
             wrapped, slot);

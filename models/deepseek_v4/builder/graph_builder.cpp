@@ -86,6 +86,9 @@ private:
   Value layerWeight(std::string_view tensor, Location loc) {
     return weight(layerName(tensor), loc);
   }
+  // Slots of a KV window ring: the window and a prefill call's rows after
+  // it.
+  int64_t ringRows() const { return int64_t{c_.window} + options_.maxRows - 1; }
   Value cache(std::string_view kind, Location loc) {
     std::string name = absl::StrCat("blk.", layer_, ".", toAbsl(kind));
     return kfd::GetCacheOp::create(
@@ -163,6 +166,9 @@ GraphBuilder::build(std::span<const Format> formats) {
       mlir::ModuleOp::create(mlir::NameLoc::get(b_.getStringAttr("model")),
                              llvm::StringRef(options_.name));
   module_ = *module;
+  // What the rings were sized for: kf-build-plan takes no larger runs.
+  module_->setAttr(kfd::KfDialect::kMaxRowsAttrName,
+                   b_.getI64IntegerAttr(options_.maxRows));
   b_.setInsertionPointToEnd(module_.getBody());
   declareWeights(formats);
   declareCaches();
@@ -202,7 +208,7 @@ void GraphBuilder::declareCaches() {
   for (uint32_t l = 0; l < c_.nLayer; ++l) {
     kind = b_.getStringAttr(attentionKindName(c_.attention(l)));
     declare(absl::StrCat("blk.", l, ".kv"),
-            kfd::WindowCacheType::get(&context_, c_.window, c_.headDim, bf16));
+            kfd::WindowCacheType::get(&context_, ringRows(), c_.headDim, bf16));
     int64_t ratio = c_.compressRatios[l];
     if (ratio == 0)
       continue;
@@ -293,17 +299,16 @@ Value GraphBuilder::attention(Value streams) {
                                b_.getI64IntegerAttr(64),
                                b_.getI64IntegerAttr(dh - c_.ropeDim));
 
-  // The window bank: the call's fresh rows in a prefill, the ring in a
-  // decode (which has just received this token's row).
+  // The window bank is the ring, which has just received the call's rows
+  // and still holds the window before them: a prefill continues a sequence
+  // as a decode does.
   Value ring = cache("kv", at("kv_cache"));
   kfd::CacheAppendOp::create(b_, at("kv_cache"), ring, kv, positions_);
-  Value bank = kv;
-  if (decode_)
-    bank = kfd::CacheReadOp::create(b_, at("kv_cache"), f32({W, dh}), ring);
+  Value bank =
+      kfd::CacheReadOp::create(b_, at("kv_cache"), f32({ringRows(), dh}), ring);
   Value window = kfd::WindowIndicesOp::create(
       b_, at("window"), RankedTensorType::get({T, W}, b_.getI32Type()),
-      positions_, b_.getI64IntegerAttr(W),
-      decode_ ? b_.getUnitAttr() : mlir::UnitAttr());
+      positions_, b_.getI64IntegerAttr(W), b_.getI64IntegerAttr(ringRows()));
 
   // Compressed entries (§4.3) and the ones each query sees (§4.4).
   Value entries, selected;
@@ -456,12 +461,13 @@ void GraphBuilder::buildFunction(bool decode) {
   tokens_ = function.getArgument(0);
   positions_ = function.getArgument(1);
 
-  if (!decode) { // a prefill starts a sequence (§5)
+  if (!decode) { // a prefill starts a sequence (§5), or continues it
     for (uint32_t l = 0; l < c_.nLayer; ++l) {
       layer_ = l;
       for (std::string_view kind : {"kv", "compressor", "indexer"})
         if (caches_.count(absl::StrCat("blk.", l, ".", toAbsl(kind))))
-          kfd::CacheResetOp::create(b_, at("reset"), cache(kind, at("reset")));
+          kfd::CacheResetOp::create(b_, at("reset"), cache(kind, at("reset")),
+                                    positions_);
     }
     layer_ = -1;
   }

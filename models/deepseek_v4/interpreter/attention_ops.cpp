@@ -92,7 +92,9 @@ absl::StatusOr<int64_t> visibleEntries(mlir::Operation *op, int64_t pos,
 //===----------------------------------------------------------------------===//
 
 absl::Status execute(mlir::kf::CacheResetOp op, Frame &frame, Context &) {
-  frame.cache(op.getCache()).reset();
+  const Tensor &positions = frame.tensor(op.getPositions());
+  if (positions.getNumElements() > 0 && positions.getLongs()[0] == 0)
+    frame.cache(op.getCache()).reset();
   return absl::OkStatus();
 }
 
@@ -240,9 +242,17 @@ absl::Status execute(mlir::kf::WindowIndicesOp op, Frame &frame, Context &) {
   KF_RETURN_IF_ERROR(checkPositions(op, positions, tokens));
   KF_ASSIGN_OR_RETURN(
       int window, intAttr(op, "window", static_cast<int64_t>(op.getWindow())));
-  bool ring = op.getRing();
+  const std::optional<uint64_t> ring = op.getRing();
   if (!ring)
     KF_RETURN_IF_ERROR(checkConsecutive(op, positions));
+  // The call's rows went into the ring before it is read: more of them than
+  // the slots past the window overwrite the window of the first ones.
+  if (ring && static_cast<uint64_t>(tokens) + window - 1 > *ring)
+    return opError(
+        op, "a call of " + llvm::Twine(tokens) + " tokens through a ring of " +
+                llvm::Twine(*ring) + " slots, which holds a window of " +
+                llvm::Twine(window) + " and at most " +
+                llvm::Twine(*ring - window + 1) + " tokens of a call");
   std::span<const int64_t> p = positions.getLongs();
   std::vector<int32_t> out(static_cast<size_t>(tokens) *
                            static_cast<size_t>(window));
@@ -253,7 +263,7 @@ absl::Status execute(mlir::kf::WindowIndicesOp op, Frame &frame, Context &) {
       if (q < 0)
         continue;
       if (ring) {
-        q %= window; // position q lives in slot q mod window
+        q = static_cast<int32_t>(static_cast<uint64_t>(q) % *ring);
       } else if (q < p[0]) {
         // The fresh bank holds the call's own rows only.
         return opError(op, "position " + llvm::Twine(q) + " in the window of " +

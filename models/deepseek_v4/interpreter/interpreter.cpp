@@ -278,10 +278,16 @@ Interpreter::Impl::run(llvm::StringRef function,
           std::to_string(t) + " does not follow " +
           std::to_string(positions[t - 1]));
   }
-  if (function == "prefill" && positions[0] != 0)
+  // A prefill starts a sequence, or continues it in chunks.
+  if (function == "prefill" && positions[0] != 0 &&
+      positions[0] != nextPosition.value_or(-1))
     return absl::InvalidArgumentError(
-        where + " starts a sequence, so its positions start at 0, got " +
-        std::to_string(positions[0]));
+        nextPosition
+            ? where + " starts a sequence at position 0 or continues it at " +
+                  std::to_string(*nextPosition) + ", got " +
+                  std::to_string(positions[0])
+            : where + " starts a sequence, so its positions start at 0, got " +
+                  std::to_string(positions[0]));
   if (function == "decode" && positions[0] != nextPosition.value_or(-1))
     return absl::InvalidArgumentError(
         nextPosition ? where + " continues the sequence at position " +

@@ -823,7 +823,15 @@ func.func @window_indices_positions(%pos: tensor<1x4xi64>) {
 
 func.func @window_indices_result(%pos: tensor<4xi64>) {
   // expected-error @+1 {{'kf.window_indices' op result must be [4, 128], got [4, 64]}}
-  %w = kf.window_indices %pos window(128) ring : tensor<4xi64> -> tensor<4x64xi32>
+  %w = kf.window_indices %pos window(128) ring(128) : tensor<4xi64> -> tensor<4x64xi32>
+  return
+}
+
+// -----
+
+func.func @window_indices_small_ring(%pos: tensor<4xi64>) {
+  // expected-error @+1 {{'kf.window_indices' op a ring of 64 slots cannot hold a window of 128}}
+  %w = kf.window_indices %pos window(128) ring(64) : tensor<4xi64> -> tensor<4x128xi32>
   return
 }
 

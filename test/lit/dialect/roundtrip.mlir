@@ -175,7 +175,7 @@ module @symbols {
   kf.cache @blk.1.compressor : !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>
 
   // CHECK-LABEL: func.func @use
-  func.func @use() {
+  func.func @use(%pos: tensor<?xi64>) {
     // CHECK: kf.get_weight @blk.0.attn_q_a.weight : !kf.qweight<q8_0, [1024, 4096]>
     %w = kf.get_weight @blk.0.attn_q_a.weight : !kf.qweight<q8_0, [1024, 4096]>
     // CHECK: kf.get_weight @blk.0.ffn_gate_tid2eid.weight : !kf.qweight<i32, [129280, 6]>
@@ -186,10 +186,10 @@ module @symbols {
     %c = kf.get_cache @blk.0.kv : !kf.window_cache<rows = 128, dim = 512, element = bf16>
     // CHECK: %[[D:.*]] = kf.get_cache @blk.1.compressor : !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>
     %d = kf.get_cache @blk.1.compressor : !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>
-    // CHECK: kf.cache_reset %[[C]] : !kf.window_cache<rows = 128, dim = 512, element = bf16>
-    kf.cache_reset %c : !kf.window_cache<rows = 128, dim = 512, element = bf16>
-    // CHECK: kf.cache_reset %[[D]] : !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>
-    kf.cache_reset %d : !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>
+    // CHECK: kf.cache_reset %[[C]] at %{{.*}} : !kf.window_cache<rows = 128, dim = 512, element = bf16>, tensor<?xi64>
+    kf.cache_reset %c at %pos : !kf.window_cache<rows = 128, dim = 512, element = bf16>, tensor<?xi64>
+    // CHECK: kf.cache_reset %[[D]] at %{{.*}} : !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>, tensor<?xi64>
+    kf.cache_reset %d at %pos : !kf.compressed_cache<ratio = 4, dim = 512, overlap = true, element = bf16>, tensor<?xi64>
     return
   }
 }
@@ -376,8 +376,8 @@ func.func @attention_indices(%pos: tensor<?xi64>, %pos1: tensor<1xi64>, %e: tens
   // The ODS examples.
   // CHECK: kf.window_indices %arg0 window(128) : tensor<?xi64> -> tensor<?x128xi32>
   %wi = kf.window_indices %pos window(128) : tensor<?xi64> -> tensor<?x128xi32>
-  // CHECK: kf.window_indices %arg1 window(128) ring : tensor<1xi64> -> tensor<1x128xi32>
-  %r = kf.window_indices %pos1 window(128) ring : tensor<1xi64> -> tensor<1x128xi32>
+  // CHECK: kf.window_indices %arg1 window(128) ring(128) : tensor<1xi64> -> tensor<1x128xi32>
+  %r = kf.window_indices %pos1 window(128) ring(128) : tensor<1xi64> -> tensor<1x128xi32>
   // CHECK: kf.visible_entries %arg0, %arg2 ratio(128) : tensor<?xi64>, tensor<?x512xf32> -> tensor<?x?xi32>
   %i = kf.visible_entries %pos, %e ratio(128) : tensor<?xi64>, tensor<?x512xf32> -> tensor<?x?xi32>
   // CHECK: kf.indexer_scores %arg3, %arg4, %arg5 scale(0.0110485433) : tensor<?x64x128xf32>, tensor<?x64xf32>, tensor<?x128xf32> -> tensor<?x?xf32>

@@ -31,7 +31,7 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     %c = kf.get_cache @c : !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>
     %h = kf.get_cache @h : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
     kf.cache_append %kv, %kvrow, %pos : !kf.window_cache<rows = 16, dim = 64, element = bf16>, tensor<1x64xf32>, tensor<1xi64>
-    %wi = kf.window_indices %pos window(16) ring : tensor<1xi64> -> tensor<1x16xi32>
+    %wi = kf.window_indices %pos window(16) ring(16) : tensor<1xi64> -> tensor<1x16xi32>
     kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 64, base = 1.000000e+04> post(fp8) eps(1.0e-06)
         : tensor<1x256xf32>, tensor<1x256xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>,
           !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [128]>

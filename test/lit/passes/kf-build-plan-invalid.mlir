@@ -111,3 +111,15 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %s : tensor<?x64xf32>
   }
 }
+
+// -----
+
+// A module whose window rings were sized for runs of 16 rows takes no
+// larger ones: kf-build-plan's default max-rows is 512.
+// expected-error @+1 {{kf-build-plan: max-rows 512 exceeds the 16 rows the module's window rings hold beside the window (kf.max_rows); build the graph for it}}
+module attributes {kf.max_rows = 16 : i64, kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @rows(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    return %y : tensor<?x64xf32>
+  }
+}

@@ -93,7 +93,7 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 // CHECK-NEXT: kf_plan.cache "c" offset(4096) bytes(147456)
 // CHECK-NEXT: kf_plan.cache "h" offset(151552) bytes(24576)
 // CHECK-NEXT: kf_plan.step "kf_cache_append_r16_d64_bf16" {{.*}} items(0 + 1) blocks(1) [{{.*}}#kf_plan.operand<kind = state, index = 0, offset = 0, fixed = 4096, per_row = 0>]
-// CHECK-NEXT: kf_plan.step "kf_window_indices_w16_ring"
+// CHECK-NEXT: kf_plan.step "kf_window_indices_w16_r16"
 // CHECK-NEXT: kf_plan.step "kf_compress_entries_{{[^"]*}}" {{.*}} items(0 + 1) blocks(1) [{{.*}}#kf_plan.operand<kind = state, index = 0, offset = 4096, fixed = 147456, per_row = 0>]
 // CHECK-NEXT: kf_plan.step "kf_compress_state_r4_o_w256_c256" {{.*}} barrier [{{.*}}#kf_plan.operand<kind = state, index = 0, offset = 4096, fixed = 147456, per_row = 0>]
 // CHECK-NEXT: kf_plan.step "kf_indexer_scores_{{[^"]*}}" {{.*}} items(0 + 4) blocks(1) barrier [{{.*}}#kf_plan.operand<kind = state, index = 0, offset = 4096, fixed = 131072, per_row = 0>
@@ -111,7 +111,7 @@ module attributes {kf.max_context = 1024 : i64, kf.target = #kf.target<name = "x
     %c = kf.get_cache @c : !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>
     %h = kf.get_cache @h : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
     kf.cache_append %kv, %kvrow, %pos : !kf.window_cache<rows = 16, dim = 64, element = bf16>, tensor<1x64xf32>, tensor<1xi64>
-    %wi = kf.window_indices %pos window(16) ring : tensor<1xi64> -> tensor<1x16xi32>
+    %wi = kf.window_indices %pos window(16) ring(16) : tensor<1xi64> -> tensor<1x16xi32>
     kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 64, base = 1.000000e+04> post(fp8) eps(1.0e-06)
         : tensor<1x256xf32>, tensor<1x256xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>,
           !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [128]>

@@ -150,11 +150,11 @@ module {
     %ic1 = kf.get_cache @blk.1.indexer : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>
     %kv2 = kf.get_cache @blk.2.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
     %cc2 = kf.get_cache @blk.2.compressor : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
-    kf.cache_reset %kv1 : !kf.window_cache<rows = 4, dim = 64, element = bf16>
-    kf.cache_reset %cc1 : !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>
-    kf.cache_reset %ic1 : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>
-    kf.cache_reset %kv2 : !kf.window_cache<rows = 4, dim = 64, element = bf16>
-    kf.cache_reset %cc2 : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
+    kf.cache_reset %kv1 at %pos : !kf.window_cache<rows = 4, dim = 64, element = bf16>, tensor<?xi64>
+    kf.cache_reset %cc1 at %pos : !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>, tensor<?xi64>
+    kf.cache_reset %ic1 at %pos : !kf.compressed_cache<ratio = 4, dim = 32, overlap = true, element = bf16>, tensor<?xi64>
+    kf.cache_reset %kv2 at %pos : !kf.window_cache<rows = 4, dim = 64, element = bf16>, tensor<?xi64>
+    kf.cache_reset %cc2 at %pos : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>, tensor<?xi64>
 
     %emb = kf.get_weight @token_embd.weight : !kf.qweight<q8_0, [32, 64]>
     %x = kf.embed %tokens, %emb : tensor<?xi32>, !kf.qweight<q8_0, [32, 64]> -> tensor<?x64xf32>
@@ -253,7 +253,7 @@ module {
     %kv1 = kf.get_cache @blk.1.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
     kf.cache_append %kv1, %x, %pos : !kf.window_cache<rows = 4, dim = 64, element = bf16>, tensor<1x64xf32>, tensor<1xi64>
     %ring1 = kf.cache_read %kv1 : !kf.window_cache<rows = 4, dim = 64, element = bf16> -> tensor<4x64xf32>
-    %wi = kf.window_indices %pos window(4) ring : tensor<1xi64> -> tensor<1x4xi32>
+    %wi = kf.window_indices %pos window(4) ring(4) : tensor<1xi64> -> tensor<1x4xi32>
     %cc1 = kf.get_cache @blk.1.compressor : !kf.compressed_cache<ratio = 4, dim = 64, overlap = true, element = bf16>
     %ckv = kf.get_weight @blk.1.attn_compressor_kv.weight : !kf.qweight<bf16, [128, 64]>
     %cgate = kf.get_weight @blk.1.attn_compressor_gate.weight : !kf.qweight<bf16, [128, 64]>
@@ -290,7 +290,7 @@ module {
     %kv2 = kf.get_cache @blk.2.kv : !kf.window_cache<rows = 4, dim = 64, element = bf16>
     kf.cache_append %kv2, %a1, %pos : !kf.window_cache<rows = 4, dim = 64, element = bf16>, tensor<1x64xf32>, tensor<1xi64>
     %ring2 = kf.cache_read %kv2 : !kf.window_cache<rows = 4, dim = 64, element = bf16> -> tensor<4x64xf32>
-    %wi2 = kf.window_indices %pos window(4) ring : tensor<1xi64> -> tensor<1x4xi32>
+    %wi2 = kf.window_indices %pos window(4) ring(4) : tensor<1xi64> -> tensor<1x4xi32>
     %cc2 = kf.get_cache @blk.2.compressor : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
     %hkv = kf.get_weight @blk.2.attn_compressor_kv.weight : !kf.qweight<bf16, [64, 64]>
     %hgate = kf.get_weight @blk.2.attn_compressor_gate.weight : !kf.qweight<bf16, [64, 64]>

@@ -50,15 +50,15 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 
 // -----
 
-// A ring's indices are its slots: indices over a window of 8 into a ring of
+// A ring's indices are its slots: indices into a ring of 8 slots over a ring of
 // 16 rows would address the wrong rows.
 module attributes {kf.max_context = 64 : i64, kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
   kf.cache @kv : !kf.window_cache<rows = 16, dim = 64, element = bf16>
   func.func @ring(%q: tensor<1x8x64xf32>, %pos: tensor<1xi64>, %s: !kf.qweight<f32, [8]>) -> tensor<1x8x64xf32> {
     %kv = kf.get_cache @kv : !kf.window_cache<rows = 16, dim = 64, element = bf16>
     %ring = kf.cache_read %kv : !kf.window_cache<rows = 16, dim = 64, element = bf16> -> tensor<16x64xf32>
-    %wi = kf.window_indices %pos window(8) ring : tensor<1xi64> -> tensor<1x8xi32>
-    // expected-error @+1 {{'kf.sparse_attention' op kf-lower-ops: it reads a ring of 16 rows through indices that are not that ring's slots (kf.window_indices ring of the same window)}}
+    %wi = kf.window_indices %pos window(8) ring(8) : tensor<1xi64> -> tensor<1x8xi32>
+    // expected-error @+1 {{'kf.sparse_attention' op kf-lower-ops: it reads a ring of 16 rows through indices that are not that ring's slots (kf.window_indices ring(16))}}
     %o = kf.sparse_attention %q, %ring[%wi] sinks(%s) scale(0.125)
         : tensor<1x8x64xf32>, !kf.qweight<f32, [8]>, tensor<16x64xf32>, tensor<1x8xi32> -> tensor<1x8x64xf32>
     return %o : tensor<1x8x64xf32>

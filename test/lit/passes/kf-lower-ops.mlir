@@ -199,7 +199,7 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 // CHECK-LABEL: func.func @decode
 // CHECK-NOT: kf.cache_reset
 // CHECK: kf.step @kernels::@kf_cache_append_r16_d64_bf16(%arg0, %arg3, %0) items(1) : (tensor<1x64xf32>, tensor<1xi64>, !kf.window_cache<rows = 16, dim = 64, element = bf16>) -> ()
-// CHECK: kf.step @kernels::@kf_window_indices_w16_ring(%arg3) items(1) whole [0]
+// CHECK: kf.step @kernels::@kf_window_indices_w16_r16(%arg3) items(1) whole [0]
 // CHECK: kf.step @kernels::@kf_compress_entries_r4_o_d128_rd64_{{.*}}_fp8_bf16_c256(%arg1, %arg2, %arg3, %arg6, %arg7, %1) items(1) whole [0, 1, 2]
 // CHECK: kf.step @kernels::@kf_compress_state_r4_o_w256_c256(%arg1, %arg2, %arg3, %1) items(1) whole [2]
 // CHECK: %[[E:.*]] = kf.cache_read %1
@@ -218,9 +218,9 @@ module attributes {kf.max_context = 1024 : i64, kf.target = #kf.target<name = "x
     %kv = kf.get_cache @kv : !kf.window_cache<rows = 16, dim = 64, element = bf16>
     %c = kf.get_cache @c : !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>
     %h = kf.get_cache @h : !kf.compressed_cache<ratio = 16, dim = 64, overlap = false, element = bf16>
-    kf.cache_reset %kv : !kf.window_cache<rows = 16, dim = 64, element = bf16>
+    kf.cache_reset %kv at %pos : !kf.window_cache<rows = 16, dim = 64, element = bf16>, tensor<1xi64>
     kf.cache_append %kv, %kvrow, %pos : !kf.window_cache<rows = 16, dim = 64, element = bf16>, tensor<1x64xf32>, tensor<1xi64>
-    %wi = kf.window_indices %pos window(16) ring : tensor<1xi64> -> tensor<1x16xi32>
+    %wi = kf.window_indices %pos window(16) ring(16) : tensor<1xi64> -> tensor<1x16xi32>
     kf.compress %v, %g, %pos, %c, %ape, %norm, <dim = 64, base = 1.000000e+04> post(fp8) eps(1.0e-06)
         : tensor<1x256xf32>, tensor<1x256xf32>, tensor<1xi64>, !kf.compressed_cache<ratio = 4, dim = 128, overlap = true, element = bf16>,
           !kf.qweight<f32, [4, 256]>, !kf.qweight<f32, [128]>

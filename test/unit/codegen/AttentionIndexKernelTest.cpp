@@ -6,14 +6,15 @@
 // past a range's rows would stay), per x86 ISA level, every result row
 // filled with a sentinel first (an index left unwritten fails).
 //
-// window_indices: the tiny model's window 16 and the full model's 128, ring
-// and not, and windows of 1, 5, 17 and 40 (vectors and a tail); prefills of
-// consecutive positions from 0 (the window's start before position 0: -1s),
-// ring decodes at positions 0, window - 2 .. window + 1, 2 · window - 1, a
-// large one and 2^31 - 2, and a ring run of consecutive positions across a
-// wrap of the ring. A fresh bank whose call starts past 0 (which the
-// interpreter refuses once the window reaches before the call) gives -1
-// for the rows it does not hold (AttentionIndexKernels.h).
+// window_indices: the tiny model's window 16 and the full model's 128, no
+// ring, a ring of the window's slots and a ring that also holds a prefill
+// chunk (window + 31 slots), and windows of 1, 5, 17 and 40 (vectors and a
+// tail); prefills of consecutive positions from 0 (the window's start before
+// position 0: -1s) and a later chunk, ring decodes at positions 0, window - 2
+// .. window + 1, 2 · window - 1, a large one and 2^31 - 2, and a ring run of
+// consecutive positions across a wrap of the ring. A fresh bank whose call
+// starts past 0 (which the interpreter refuses once the window reaches before
+// the call) gives -1 for the rows it does not hold (AttentionIndexKernels.h).
 //
 // visible_entries: the tiny model's capacity 32 at ratio 128 and the full
 // model's 8192, and E = 1, 17, 37 at ratios 1..4 (tails); positions 0,
@@ -130,7 +131,7 @@ std::vector<int32_t> expectedWindow(const WindowIndicesKernelSpec &spec,
       if (q < 0)
         continue;
       if (spec.ring)
-        q %= static_cast<int32_t>(window);
+        q %= static_cast<int32_t>(spec.ring);
       else
         q = q < positions[0] ? -1 : q - static_cast<int32_t>(positions[0]);
     }
@@ -157,7 +158,7 @@ void checkWindow(const WindowIndicesKernelSpec &spec, kf_step_fn kernel) {
       if (p >= 0)
         calls.push_back({p});
     // Consecutive decodes across a wrap of the ring.
-    calls.push_back(consecutive(5 * w - 3, 9));
+    calls.push_back(consecutive(5 * spec.ring - 3, 9));
   }
   for (std::vector<int64_t> &positions : calls) {
     SCOPED_TRACE(testing::Message()
@@ -174,32 +175,39 @@ TEST_P(WindowIndicesKernelOnIsa, EqualsInterpreter) {
   KF_SKIP_UNLESS_HOST_RUNS(GetParam());
   std::vector<WindowIndicesKernelSpec> specs;
   for (int64_t window : {16, 128, 1, 5, 17, 40})
-    for (bool ring : {false, true})
+    for (int64_t ring : {int64_t{0}, window, window + 31})
       specs.push_back({window, ring});
   forEachStepKernel(isaTestTarget(GetParam()), specs, buildWindowIndicesKernel,
                     checkWindow);
 }
 
 TEST(WindowIndicesKernel, RefusesBadSpecs) {
-  EXPECT_EQ(llvm::toString(verifyWindowIndicesKernel({0, false})),
+  EXPECT_EQ(llvm::toString(verifyWindowIndicesKernel({0, 0})),
             "window_indices kernel [window = 0]: expected a window in [1, "
             "2147483647]");
-  EXPECT_EQ(llvm::toString(verifyWindowIndicesKernel({int64_t{1} << 31, true})),
-            "window_indices kernel [window = 2147483648, ring]: expected a "
-            "window in [1, 2147483647]");
-  EXPECT_FALSE(static_cast<bool>(verifyWindowIndicesKernel({128, true})));
-  EXPECT_FALSE(static_cast<bool>(verifyWindowIndicesKernel({1, false})));
+  EXPECT_EQ(llvm::toString(verifyWindowIndicesKernel(
+                {int64_t{1} << 31, int64_t{1} << 31})),
+            "window_indices kernel [window = 2147483648, ring = 2147483648]: "
+            "expected a window in [1, 2147483647]");
+  EXPECT_EQ(llvm::toString(verifyWindowIndicesKernel({128, 64})),
+            "window_indices kernel [window = 128, ring = 64]: expected a ring "
+            "of the window's 128 slots to 2147483647");
+  EXPECT_FALSE(static_cast<bool>(verifyWindowIndicesKernel({128, 128})));
+  EXPECT_FALSE(static_cast<bool>(verifyWindowIndicesKernel({128, 639})));
+  EXPECT_FALSE(static_cast<bool>(verifyWindowIndicesKernel({1, 0})));
 }
 
 TEST(WindowIndicesKernel, NamesEachVariantApart) {
-  EXPECT_EQ((WindowIndicesKernelSpec{128, false}.getSymbolName()),
+  EXPECT_EQ((WindowIndicesKernelSpec{128, 0}.getSymbolName()),
             "kf_window_indices_w128");
-  EXPECT_EQ((WindowIndicesKernelSpec{128, true}.getSymbolName()),
-            "kf_window_indices_w128_ring");
-  EXPECT_EQ((WindowIndicesKernelSpec{128, true}.describe()),
-            "window_indices kernel [window = 128, ring]");
-  EXPECT_NE((WindowIndicesKernelSpec{16, false}.getSymbolName()),
-            (WindowIndicesKernelSpec{128, false}.getSymbolName()));
+  EXPECT_EQ((WindowIndicesKernelSpec{128, 639}.getSymbolName()),
+            "kf_window_indices_w128_r639");
+  EXPECT_EQ((WindowIndicesKernelSpec{128, 639}.describe()),
+            "window_indices kernel [window = 128, ring = 639]");
+  EXPECT_NE((WindowIndicesKernelSpec{16, 0}.getSymbolName()),
+            (WindowIndicesKernelSpec{128, 0}.getSymbolName()));
+  EXPECT_NE((WindowIndicesKernelSpec{128, 128}.getSymbolName()),
+            (WindowIndicesKernelSpec{128, 639}.getSymbolName()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -451,13 +459,13 @@ TEST(IndexerTopKKernel, NamesEachVariantApart) {
 TEST(AttentionIndexKernels, CallNothing) {
   expectKernelsCallNothing(
       {"x86-64-v2", "x86-64-v4"},
-      {"kf_window_indices_w128", "kf_window_indices_w17_ring",
+      {"kf_window_indices_w128", "kf_window_indices_w17_r48",
        "kf_visible_entries_e8192_r128", "kf_indexer_topk_e262144_k512_r4"},
       [&](mlir::ModuleOp module, const target::TargetInfo &target) {
         ASSERT_TRUE(static_cast<bool>(
-            buildWindowIndicesKernel(module, {128, false}, target)));
+            buildWindowIndicesKernel(module, {128, 0}, target)));
         ASSERT_TRUE(static_cast<bool>(
-            buildWindowIndicesKernel(module, {17, true}, target)));
+            buildWindowIndicesKernel(module, {17, 48}, target)));
         ASSERT_TRUE(static_cast<bool>(
             buildVisibleEntriesKernel(module, {8192, 128}, target)));
         ASSERT_TRUE(static_cast<bool>(

@@ -45,22 +45,24 @@ namespace kf::codegen {
 //===----------------------------------------------------------------------===//
 
 /// Row t of the result lists positions q = p - window + 1 .. p (p =
-/// positions[t]) in ascending order, -1 for q < 0; with `ring` each q as its
-/// slot q mod window, without as the row q - positions[0] of a bank of the
-/// call's own tokens. Without `ring` a q in [0, positions[0]), which such a
-/// bank does not hold (the interpreter refuses it), gives -1 too. Item t
-/// reads positions[t] and, without `ring`, positions[0].
+/// positions[t]) in ascending order, -1 for q < 0; with a ring of R slots
+/// each q as its slot q mod R, without as the row q - positions[0] of a bank
+/// of the call's own tokens. Without a ring a q in [0, positions[0]), which
+/// such a bank does not hold (the interpreter refuses it), gives -1 too.
+/// Item t reads positions[t] and, without a ring, positions[0].
 struct WindowIndicesKernelSpec {
   int64_t window = 0; ///< rows of the window, in [1, 2^31 - 1]
-  bool ring = false;  ///< slots of a !kf.window_cache rather than fresh rows
+  int64_t ring = 0;   ///< slots of a !kf.window_cache (at least window), or
+                      ///< 0: the call's fresh rows
 
-  /// "kf_window_indices_w128", "kf_window_indices_w128_ring".
+  /// "kf_window_indices_w128", "kf_window_indices_w128_r639".
   std::string getSymbolName() const;
-  /// "window_indices kernel [window = 128, ring]", for messages.
+  /// "window_indices kernel [window = 128, ring = 639]", for messages.
   std::string describe() const;
 };
 
-/// Fails, in one line naming the kernel, unless window is in [1, 2^31 - 1].
+/// Fails, in one line naming the kernel, unless window is in [1, 2^31 - 1]
+/// and a ring, if any, in [window, 2^31 - 1].
 llvm::Error verifyWindowIndicesKernel(const WindowIndicesKernelSpec &spec);
 
 /// Appends the kernel of `spec`, named spec.getSymbolName(), to `module`.

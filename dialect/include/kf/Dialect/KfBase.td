@@ -44,6 +44,10 @@ def Kf_Dialect : Dialect {
     /// sequence, in tokens, its caches hold.
     static constexpr ::llvm::StringLiteral kMaxContextAttrName =
         "kf.max_context";
+    /// Name of the discardable i64 attribute on a module: the most token
+    /// rows one call of its functions takes, which its KV window rings were
+    /// sized to hold beside the window.
+    static constexpr ::llvm::StringLiteral kMaxRowsAttrName = "kf.max_rows";
   }];
 }
 

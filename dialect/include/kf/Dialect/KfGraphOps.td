@@ -362,23 +362,25 @@ def Kf_WindowIndicesOp : Kf_Op<"window_indices", [Pure]> {
     For the query at position `p = positions[t]`, the positions
     `p − window + 1 .. p` in ascending order as rows of the window bank, −1
     for those before position 0. Without `ring`, the bank holds the call's
-    own fresh KV rows, row `i` for position `positions[0] + i`; with `ring`
-    it is a `!kf.window_cache` of `window` slots, position `q` in slot
-    `q mod window`.
+    own fresh KV rows, row `i` for position `positions[0] + i`; with
+    `ring(R)` it is a `!kf.window_cache` of R ≥ window slots, position `q`
+    in slot `q mod R`. A ring of `window + n − 1` slots holds a call of up to
+    n fresh rows beside the window before them, so that a prefill can
+    continue a sequence in chunks.
 
     Example:
 
     ```mlir
     %w = kf.window_indices %pos window(128) : tensor<?xi64> -> tensor<?x128xi32>
-    %r = kf.window_indices %pos window(128) ring : tensor<1xi64> -> tensor<1x128xi32>
+    %r = kf.window_indices %pos window(128) ring(639) : tensor<?xi64> -> tensor<?x128xi32>
     ```
   }];
   let arguments = (ins RankedTensorOf<[I64]>:$positions,
                        ConfinedAttr<I64Attr, [IntPositive]>:$window,
-                       UnitAttr:$ring);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$ring);
   let results = (outs RankedTensorOf<[I32]>:$result);
   let assemblyFormat = [{
-    $positions `window` `(` $window `)` (`ring` $ring^)? attr-dict `:` type($positions) `->` type($result)
+    $positions `window` `(` $window `)` (`ring` `(` $ring^ `)`)? attr-dict `:` type($positions) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -88,19 +88,24 @@ def Kf_GetCacheOp : Kf_Op<"get_cache", [Pure,
 }
 
 def Kf_CacheResetOp : Kf_Op<"cache_reset"> {
-  let summary = "Empties a cache for a new sequence";
+  let summary = "Empties a cache when a call starts a new sequence";
   let description = [{
-    Forgets every row, entry and running state of the cache: a prefill from
-    position 0 starts with it.
+    Forgets every row, entry and running state of the cache if the call
+    starts a sequence, its first position `positions[0]` being 0: a prefill
+    starts with it. A prefill that continues a sequence (a later chunk of a
+    prompt) keeps the cache.
 
     Example:
 
     ```mlir
-    kf.cache_reset %c : !kf.window_cache<rows = 128, dim = 512, element = bf16>
+    kf.cache_reset %c at %pos : !kf.window_cache<rows = 128, dim = 512, element = bf16>, tensor<?xi64>
     ```
   }];
-  let arguments = (ins Arg<Kf_CacheType, "the cache", [MemWrite]>:$cache);
-  let assemblyFormat = "$cache attr-dict `:` qualified(type($cache))";
+  let arguments = (ins Arg<Kf_CacheType, "the cache", [MemWrite]>:$cache,
+                       RankedTensorOf<[I64]>:$positions);
+  let assemblyFormat = [{
+    $cache `at` $positions attr-dict `:` qualified(type($cache)) `,` type($positions)
+  }];
 }
 
 def Kf_CacheAppendOp : Kf_Op<"cache_append"> {

@@ -31,7 +31,8 @@ public:
   open(const std::string &artifact, const std::string &model, ThreadPool &pool,
        LoadProgress *progress = nullptr);
 
-  // Starts a sequence: `tokens` (at most maxPrompt()) at positions 0, 1, ...
+  // Starts a sequence: `tokens` at positions 0, 1, ..., in runs of the
+  // prefill plan of at most prefillChunk() tokens each (a chunked prefill).
   // The logits of the last one, valid until the next call. A refused call
   // (one line naming the artifact) leaves the sequence as it was.
   absl::StatusOr<std::span<const float>>
@@ -55,9 +56,9 @@ public:
 
   // Tokens of the sequence so far: the next one's position.
   int64_t position() const { return position_; }
-  // The longest prompt a prefill takes, and the longest sequence (0: the
-  // plans hold no caches, and bound none).
-  int64_t maxPrompt() const;
+  // The most tokens one run of the prefill plan takes (a prefill chunk), and
+  // the longest sequence (0: the plans hold no caches, and bound none).
+  int64_t prefillChunk() const;
   int64_t maxContext() const;
   int64_t vocabulary() const { return static_cast<int64_t>(logits_.size()); }
   // Packed bytes of the weights and bytes of the state.
@@ -68,6 +69,9 @@ public:
 
 private:
   Session() = default;
+  // Fails, in one line, on a sequence longer than maxContext() after
+  // `tokens` at position `first`, or a token outside the vocabulary.
+  absl::Status check(std::span<const int32_t> tokens, int64_t first) const;
   // Runs `tokens` at positions first, first + 1, ...; the sequence is
   // then first + tokens long.
   absl::StatusOr<std::span<const float>>

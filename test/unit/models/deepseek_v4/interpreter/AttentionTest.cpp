@@ -107,11 +107,11 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
   if (kind == AttentionKind::Csa)
     b.line("%ic = kf.get_cache @" + blk + "indexer : " + indexer);
   if (!decode) {
-    b.line("kf.cache_reset %kvc : " + ring);
+    b.line("kf.cache_reset %kvc at %pos : " + ring + ", " + posT);
     if (kind != AttentionKind::Window)
-      b.line("kf.cache_reset %cc : " + compressed);
+      b.line("kf.cache_reset %cc at %pos : " + compressed + ", " + posT);
     if (kind == AttentionKind::Csa)
-      b.line("kf.cache_reset %ic : " + indexer);
+      b.line("kf.cache_reset %ic at %pos : " + indexer + ", " + posT);
   }
   b.line("%c0 = arith.constant 0 : index");
   b.line("%T = tensor.dim %x, %c0 : " + xT);
@@ -178,7 +178,7 @@ std::string attentionFunction(const Config &c, uint32_t layer, bool decode,
   }
   std::string wiT = "tensor<?x" + W + "xi32>";
   b.line("%wi = kf.window_indices %pos window(" + W + ")" +
-         (decode ? " ring" : "") + " : " + posT + " -> " + wiT);
+         (decode ? " ring(" + W + ")" : "") + " : " + posT + " -> " + wiT);
 
   // Compressors.
   // The graph's compressor: its projections by two fp32 linears, then

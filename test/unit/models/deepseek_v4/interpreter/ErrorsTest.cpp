@@ -71,6 +71,20 @@ TEST_F(Sequence, RunsPrefillThenDecode) {
   EXPECT_EQ(interpreter->getNextPosition(), 4);
 }
 
+// A prefill continues a sequence in chunks, at its next position only.
+TEST_F(Sequence, PrefillContinuesInChunks) {
+  std::vector<int32_t> tokens = {1, 2, 3};
+  std::vector<int64_t> first = {0, 1, 2}, second = {3, 4, 5}, gap = {9, 10, 11};
+  ASSERT_TRUE(interpreter->run("prefill", tokens, first).ok());
+  auto chunk = interpreter->run("prefill", tokens, second);
+  ASSERT_TRUE(chunk.ok()) << chunk.status();
+  EXPECT_EQ(interpreter->getNextPosition(), 6);
+  EXPECT_THAT(
+      messageOf(interpreter->run("prefill", tokens, gap).status()),
+      oneLineWith(
+          "starts a sequence at position 0 or continues it at 6, got 9"));
+}
+
 TEST_F(Sequence, RefusesBadRuns) {
   std::vector<int32_t> tokens = {1, 2, 3};
   std::vector<int64_t> one = {0};

@@ -1,7 +1,10 @@
 // The builder's whole graph of the tiny model, run by the interpreter,
 // against the reference forward on the same file: a prefill of 200 tokens
 // and 20 decode steps, every layer's stream state, the logits and their
-// argmax, with the quantization simulations and without.
+// argmax, with the quantization simulations and without; and once with the
+// prompt in chunks of 64 tokens (the graph's rings sized for them), each
+// continuing the sequence, against the reference's prefill of the whole
+// prompt at once.
 //
 // Tolerance: none — the results must be bit-identical, and are. The graph
 // runs the reference's own kernels on the same operands in the same order
@@ -85,11 +88,15 @@ struct GoldenCase {
   /// Run the kernel passes over the graph before interpreting it, so that it
   /// carries their decisions as attributes (which the interpreter ignores).
   bool kernelDecisions;
+  /// Tokens of a prefill call (0: the whole prompt in one).
+  size_t chunk = 0;
 };
 
 void PrintTo(const GoldenCase &c, std::ostream *os) {
   *os << (c.simulate ? "simulated" : "exact")
       << (c.kernelDecisions ? ", carrying kernel decision attributes" : "");
+  if (c.chunk)
+    *os << ", the prompt in chunks of " << c.chunk;
 }
 
 /// Decides every matmul's kernel for znver5 and checks that the graph holds
@@ -129,9 +136,12 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
   ASSERT_TRUE(model);
   const Config &config = model->config;
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
+  const size_t chunk = GetParam().chunk;
+  GraphOptions options{.name = "tiny", .simulate = simulate};
+  if (chunk)
+    options.maxRows = static_cast<int64_t>(chunk);
   mlir::OwningOpRef<mlir::ModuleOp> graph =
-      buildGraph(*context, config, model->formats,
-                 GraphOptions{.name = "tiny", .simulate = simulate});
+      buildGraph(*context, config, model->formats, options);
   ASSERT_TRUE(graph);
   if (GetParam().kernelDecisions) {
     ASSERT_NO_FATAL_FAILURE(decideKernels(*graph));
@@ -150,7 +160,7 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
       *model->weights, reference::Options{.simulateQuantization = simulate,
                                           .keepLayerStreams = true});
 
-  const TokenRun run(config, kPrefill, kDecode, 17);
+  const TokenRun run(config, kPrefill, kDecode, 17, chunk);
   double worst = 0;
   double interpreterSeconds = 0, referenceSeconds = 0;
   using Clock = std::chrono::steady_clock;
@@ -165,16 +175,22 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
         run.function(step), run.stepTokens(step), run.stepPositions(step));
     interpreterSeconds += seconds(start);
     ASSERT_TRUE(got.ok()) << where << ": " << got.status();
+    // The reference prefills the whole prompt at once: the last chunk is
+    // checked against it, its rows against the prompt's last ones.
+    if (run.isPrefill(step) && !run.isLastPrefill(step))
+      continue;
     start = Clock::now();
-    reference::ForwardResult expected = run.runReference(reference, step);
+    reference::ForwardResult expected =
+        run.isPrefill(step) ? reference.prefill(run.promptTokens())
+                            : run.runReference(reference, step);
     referenceSeconds += seconds(start);
 
     ASSERT_EQ(streams.size(), config.nLayer) << where;
     for (uint32_t l = 0; l < config.nLayer; ++l) {
-      worst = std::max(
-          worst, maxRelativeDifference(streams[l], expected.layerStreams[l]));
-      EXPECT_TRUE(bitIdentical(streams[l], expected.layerStreams[l]))
-          << where << ", layer " << l;
+      std::span<const float> want = expected.layerStreams[l];
+      want = want.last(std::min(want.size(), streams[l].size()));
+      worst = std::max(worst, maxRelativeDifference(streams[l], want));
+      EXPECT_TRUE(bitIdentical(streams[l], want)) << where << ", layer " << l;
     }
     ASSERT_EQ(got->size(), 2u);
     const Tensor &logits = (*got)[0];
@@ -192,17 +208,18 @@ TEST_P(Golden, InterpreterEqualsTheReferenceForward) {
               simulate, worst, interpreterSeconds, referenceSeconds);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, Golden,
-                         ::testing::Values(GoldenCase{false, false},
-                                           GoldenCase{true, false},
-                                           GoldenCase{true, true}),
-                         [](const ::testing::TestParamInfo<GoldenCase> &info) {
-                           std::string name =
-                               info.param.simulate ? "Simulated" : "Exact";
-                           return info.param.kernelDecisions
-                                      ? name + "WithDecisionAttributes"
-                                      : name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Tiny, Golden,
+    ::testing::Values(GoldenCase{false, false}, GoldenCase{true, false},
+                      GoldenCase{true, true}, GoldenCase{true, false, 64}),
+    [](const ::testing::TestParamInfo<GoldenCase> &info) {
+      std::string name = info.param.simulate ? "Simulated" : "Exact";
+      if (info.param.kernelDecisions)
+        name += "WithDecisionAttributes";
+      if (info.param.chunk)
+        name += "InChunks";
+      return name;
+    });
 
 } // namespace
 } // namespace kf::deepseek_v4::interpreter::test

@@ -165,9 +165,13 @@ inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
 /// seed. Step 0 is the prefill, step s > 0 the decode at prefill + s - 1.
 class TokenRun {
 public:
-  TokenRun(const Config &config, size_t prefill, size_t decode, uint32_t seed)
-      : prefill(prefill), tokens(prefill + decode),
-        positions(prefill + decode) {
+  /// `prefill` tokens as prefill calls of at most `chunk` tokens each (all
+  /// of them in one by default), then `decode` single-token steps.
+  TokenRun(const Config &config, size_t prefill, size_t decode, uint32_t seed,
+           size_t chunk = 0)
+      : prefill(prefill), chunk(chunk ? chunk : prefill),
+        chunks((prefill + this->chunk - 1) / this->chunk),
+        tokens(prefill + decode), positions(prefill + decode) {
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int32_t> draw(
         0, static_cast<int32_t>(config.nVocab) - 1);
@@ -177,8 +181,10 @@ public:
       positions[t] = static_cast<int64_t>(t);
   }
 
-  size_t steps() const { return tokens.size() - prefill + 1; }
-  bool isPrefill(size_t step) const { return step == 0; }
+  size_t steps() const { return tokens.size() - prefill + chunks; }
+  bool isPrefill(size_t step) const { return step < chunks; }
+  /// The last prefill call: the one whose logits are the prompt's.
+  bool isLastPrefill(size_t step) const { return step + 1 == chunks; }
   /// The interpreter's function for the step: "prefill" or "decode".
   const char *function(size_t step) const {
     return isPrefill(step) ? "prefill" : "decode";
@@ -190,14 +196,17 @@ public:
     return std::span<const int64_t>(positions).subspan(first(step),
                                                        count(step));
   }
-  /// "prefill" or "decode at position P", for messages.
+  /// The whole prompt, every prefill call's tokens.
+  std::span<const int32_t> promptTokens() const {
+    return std::span<const int32_t>(tokens).first(prefill);
+  }
+  /// "prefill at position P" or "decode at position P", for messages.
   std::string describe(size_t step) const {
-    return isPrefill(step)
-               ? "prefill"
-               : "decode at position " + std::to_string(first(step));
+    return (isPrefill(step) ? "prefill" : "decode") +
+           std::string(" at position ") + std::to_string(first(step));
   }
   /// The reference forward's result for the step, `reference` having run
-  /// the steps before.
+  /// the steps before (a prefill in one call: the reference has no other).
   reference::ForwardResult runReference(reference::Model &reference,
                                         size_t step) const {
     return isPrefill(step) ? reference.prefill(stepTokens(step))
@@ -206,11 +215,13 @@ public:
 
 private:
   size_t first(size_t step) const {
-    return isPrefill(step) ? 0 : prefill + step - 1;
+    return isPrefill(step) ? step * chunk : prefill + step - chunks;
   }
-  size_t count(size_t step) const { return isPrefill(step) ? prefill : 1; }
+  size_t count(size_t step) const {
+    return isPrefill(step) ? std::min(chunk, prefill - first(step)) : 1;
+  }
 
-  size_t prefill;
+  size_t prefill, chunk, chunks;
   std::vector<int32_t> tokens;
   std::vector<int64_t> positions;
 };

@@ -20,6 +20,10 @@ struct GraphOptions {
   // Hadamard) as the reference does by default; off matches the reference's
   // Options::simulateQuantization = false.
   bool simulate = true;
+  // The most token rows one prefill call takes (kf-compile --max-rows): the
+  // KV window rings hold that many beside the window before them, so that
+  // a prefill continues a sequence in chunks (docs/graph.md, "Caches").
+  int64_t maxRows = 512;
 };
 
 // Builds the graph of `config` with `formats[i]` the storage format of
