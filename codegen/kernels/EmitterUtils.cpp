@@ -285,6 +285,24 @@ Value emitRoundToBf16(OpBuilder &b, Location loc, Value floats) {
 // correction (hi - lo = r); e^r = 1 - ((lo - r·c / (2 - c)) - hi), where c =
 // r - r²·P(r²) with fdlibm's degree-5 Remez polynomial P; times 2^k built in
 // the exponent field. Arguments are clamped to ±708, where 2^k is normal.
+void emitTransposeTile(OpBuilder &b, Location loc,
+                       MutableArrayRef<Value> tile) {
+  const int64_t n = static_cast<int64_t>(tile.size());
+  for (int64_t bit = 1; bit < n; bit *= 2)
+    for (int64_t r = 0; r < n; ++r) {
+      if (r & bit)
+        continue;
+      SmallVector<int64_t> low, high;
+      for (int64_t c = 0; c < n; ++c) {
+        low.push_back(c & bit ? n + (c ^ bit) : c);
+        high.push_back(c & bit ? n + c : c ^ bit);
+      }
+      Value first = tile[r], second = tile[r | bit];
+      tile[r] = vector::ShuffleOp::create(b, loc, first, second, low);
+      tile[r | bit] = vector::ShuffleOp::create(b, loc, first, second, high);
+    }
+}
+
 Value emitExp(OpBuilder &b, Location loc, Value x) {
   auto doubles = cast<VectorType>(x.getType());
   auto longs = VectorType::get(doubles.getShape(), b.getI64Type());

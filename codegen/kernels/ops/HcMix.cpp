@@ -143,27 +143,6 @@ int64_t getChunk(const MixShape &shape, int64_t lanes) {
   return chunk;
 }
 
-/// Transposes the n × n floats `tile` (n vectors of n, n a power of two) in
-/// place: one stage per bit of the index, each swapping that bit of the row
-/// index with the same bit of the column index by two-source shuffles of
-/// row pairs.
-void transposeTile(OpBuilder &b, Location loc, MutableArrayRef<Value> tile) {
-  const int64_t n = static_cast<int64_t>(tile.size());
-  for (int64_t bit = 1; bit < n; bit *= 2)
-    for (int64_t r = 0; r < n; ++r) {
-      if (r & bit)
-        continue;
-      SmallVector<int64_t> low, high;
-      for (int64_t c = 0; c < n; ++c) {
-        low.push_back(c & bit ? n + (c ^ bit) : c);
-        high.push_back(c & bit ? n + c : c ^ bit);
-      }
-      Value first = tile[r], second = tile[r | bit];
-      tile[r] = vector::ShuffleOp::create(b, loc, first, second, low);
-      tile[r | bit] = vector::ShuffleOp::create(b, loc, first, second, high);
-    }
-}
-
 /// The mixes of one token, its stream values at `z`, in passes of
 /// kPassRows rows of fn, each row's sum a lane of vector<lanes x f64>s: a
 /// tile of `lanes` values of `lanes` rows at a time, transposed so that
@@ -209,7 +188,7 @@ SmallVector<Value> emitLoneMixes(OpBuilder &b, Location loc, Value z, Value fn,
         for (int64_t l = 0; l < lanes; ++l)
           tile.push_back(
               emitLoadFloats(b, loc, rowStarts[g * lanes + l], offset, lanes));
-        transposeTile(b, loc, tile);
+        emitTransposeTile(b, loc, tile);
         for (int64_t e = 0; e < lanes; ++e)
           acc[g] = LLVM::FMulAddOp::create(
               b, loc, arith::ExtFOp::create(b, loc, doubles, tile[e]),
@@ -295,7 +274,7 @@ SmallVector<Value> emitBlockMixes(OpBuilder &b, Location loc,
       SmallVector<Value> tile;
       for (Value row : tokenRows)
         tile.push_back(emitLoadFloats(b, loc, row, from, lanes));
-      transposeTile(b, loc, tile);
+      emitTransposeTile(b, loc, tile);
       Value to = emitByteOffset(b, loc, scratch.streams, times(e, lineBytes));
       for (int64_t k = 0; k < lanes; ++k)
         kb.store(arith::ExtFOp::create(b, loc, doubles, tile[k]), to,

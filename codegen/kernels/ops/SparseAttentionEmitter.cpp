@@ -103,26 +103,6 @@ std::string formatBitsHex(float v) {
       .str();
 }
 
-/// Transposes the 16 × 16 floats `rows` (vector<16 x f32> each) in place:
-/// four stages, each swapping one bit of the row index with the same bit of
-/// the column index by two-source shuffles of row pairs.
-void transposeBlock(OpBuilder &b, Location loc,
-                    llvm::MutableArrayRef<Value> rows) {
-  for (int64_t bit = 1; bit < kLanes; bit *= 2)
-    for (int64_t r = 0; r < kLanes; ++r) {
-      if (r & bit)
-        continue;
-      llvm::SmallVector<int64_t, kLanes> low, high;
-      for (int64_t c = 0; c < kLanes; ++c) {
-        low.push_back(c & bit ? kLanes + (c ^ bit) : c);
-        high.push_back(c & bit ? kLanes + c : c ^ bit);
-      }
-      Value first = rows[r], second = rows[r | bit];
-      rows[r] = vector::ShuffleOp::create(b, loc, first, second, low);
-      rows[r | bit] = vector::ShuffleOp::create(b, loc, first, second, high);
-    }
-}
-
 } // namespace
 
 int64_t SparseAttentionKernelSpec::defaultHeadsPerItem(int64_t heads) {
@@ -338,7 +318,7 @@ buildSparseAttentionKernel(ModuleOp module,
       llvm::SmallVector<Value, kLanes> tile;
       for (Value row : rows)
         tile.push_back(kb.load(floats, row, offset, 4));
-      transposeBlock(b, loc, tile);
+      emitTransposeTile(b, loc, tile);
       Value at = emitByteOffset(b, loc, columns, times(offset, kLanes));
       for (int64_t c = 0; c < kLanes; ++c)
         kb.store(tile[c], at, kb.index(4 * kLanes * c), 64);

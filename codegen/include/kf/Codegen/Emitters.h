@@ -496,6 +496,12 @@ mlir::Value emitRoundToHalf(mlir::OpBuilder &b, mlir::Location loc,
 /// to even, NaNs kept and made quiet), in integer arithmetic.
 mlir::Value emitRoundToBf16(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value floats);
+/// Transposes the n × n values `tile` (n vectors of n, n a power of two) in
+/// place: one stage per bit of the index, each swapping that bit of the row
+/// index with the same bit of the column index by two-source shuffles of
+/// row pairs.
+void emitTransposeTile(mlir::OpBuilder &b, mlir::Location loc,
+                       llvm::MutableArrayRef<mlir::Value> tile);
 /// e^x for each lane of `x` (a vector of f64) in fp64 arithmetic, for the
 /// op kernels, which call nothing (no libm): fdlibm's algorithm, below one
 /// fp64 ulp, so within ~1.5 fp64 ulps of glibc's exp (below 0.52). The
