@@ -67,6 +67,7 @@ absl::StatusOr<PlanWeights> PlanWeights::load(const Plan &plan,
   // are cut into parts.
   std::vector<const gguf::TensorInfo *> tensors;
   std::vector<Part> parts;
+  uint64_t bytesToPack = 0; // file bytes of the packed weights
   weights.packed_.resize(plan.weights.size());
   for (size_t w = 0; w < plan.weights.size(); ++w) {
     const PlanWeight &weight = plan.weights[w];
@@ -94,6 +95,7 @@ absl::StatusOr<PlanWeights> PlanWeights::load(const Plan &plan,
     }
     weights.packed_[w].resize(*bytes);
     weights.packedBytes_ += *bytes;
+    bytesToPack += tensor->bytes;
     weights.spans_.push_back(weights.packed_[w]);
     const int64_t k = weight.shape.back();
     const int64_t n = weight.shape.size() < 2 ? 1 : weight.shape.end()[-2];
@@ -108,14 +110,8 @@ absl::StatusOr<PlanWeights> PlanWeights::load(const Plan &plan,
   }
 
   // The parts in parallel.
-  if (progress) {
-    uint64_t total = 0;
-    for (const Part &part : parts)
-      total += *rowBytes(plan.weights[part.weight].format,
-                         plan.weights[part.weight].shape.back()) *
-               static_cast<uint64_t>(part.end - part.begin);
-    progress->total.store(total, std::memory_order_relaxed);
-  }
+  if (progress)
+    progress->total.store(bytesToPack, std::memory_order_relaxed);
   std::vector<std::atomic<int64_t>> partsLeft(plan.weights.size());
   for (const Part &part : parts)
     partsLeft[part.weight].fetch_add(1, std::memory_order_relaxed);

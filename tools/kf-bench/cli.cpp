@@ -114,6 +114,23 @@ std::optional<std::string> parseSeconds(std::string_view option,
   return std::nullopt;
 }
 
+// The one-line error of an argument no option of the command takes: an
+// unknown option (`name`, without its '=value'), or a stray argument.
+std::string unknownArgument(const std::string &arg, const std::string &name) {
+  return arg.starts_with("-") ? absl::StrCat("unknown option '", name, "'")
+                              : absl::StrCat("unexpected argument '", arg, "'");
+}
+
+// "OPTION V is out of range: expected LO to HI" when V is outside [lo, hi].
+template <typename T>
+std::optional<std::string> checkRange(std::string_view option, T value, T lo,
+                                      T hi) {
+  if (value >= lo && value <= hi)
+    return std::nullopt;
+  return absl::StrCat(toAbsl(option), " ", value, " is out of range: expected ",
+                      lo, " to ", hi);
+}
+
 // The value of the option args[i]: after its '=', or the next argument
 // (then i moves onto it).
 std::optional<std::string> takeValue(std::span<const std::string> args,
@@ -170,9 +187,7 @@ std::optional<std::string> parseMatmul(std::span<const std::string> args,
     }
     if (std::find(std::begin(kValueOptions), std::end(kValueOptions), name) ==
         std::end(kValueOptions))
-      return arg.starts_with("-")
-                 ? absl::StrCat("unknown option '", name, "'")
-                 : absl::StrCat("unexpected argument '", arg, "'");
+      return unknownArgument(arg, name);
     std::string value;
     if (std::optional<std::string> problem = takeValue(args, i, value))
       return problem;
@@ -222,9 +237,8 @@ std::optional<std::string> parseMatmul(std::span<const std::string> args,
     } else if (name == "--cold-mib") {
       uint64_t mib;
       problem = parseNumber(name, value, mib);
-      if (!problem && (mib < 1 || mib > (uint64_t{1} << 20)))
-        problem = absl::StrCat("--cold-mib ", mib,
-                               " is out of range: expected 1 to 1048576");
+      if (!problem)
+        problem = checkRange(name, mib, uint64_t{1}, uint64_t{1} << 20);
       o.setBytes = mib << 20;
     }
     if (problem)
@@ -246,9 +260,7 @@ std::optional<std::string> parsePorts(std::span<const std::string> args,
   for (size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i].substr(0, args[i].find('='));
     if (name != "--isa" && name != "--rounds" && name != "--min-time")
-      return args[i].starts_with("-")
-                 ? absl::StrCat("unknown option '", name, "'")
-                 : absl::StrCat("unexpected argument '", args[i], "'");
+      return unknownArgument(args[i], name);
     std::string value;
     std::optional<std::string> problem = takeValue(args, i, value);
     if (!problem && name == "--isa")
@@ -260,9 +272,9 @@ std::optional<std::string> parsePorts(std::span<const std::string> args,
     if (problem)
       return problem;
   }
-  if (o.rounds < 1 || o.rounds > 1000)
-    return absl::StrCat("--rounds ", o.rounds,
-                        " is out of range: expected 1 to 1000");
+  if (std::optional<std::string> problem =
+          checkRange("--rounds", o.rounds, 1, 1000))
+    return problem;
   if (!(o.secondsPerRun >= 0.001 && o.secondsPerRun <= 10))
     return std::string(
         "--min-time is out of range: expected 0.001 to 10 seconds");
@@ -284,9 +296,7 @@ std::optional<std::string> parseModel(std::span<const std::string> args,
     }
     if (name != "--plan" && name != "-m" && name != "--threads" &&
         name != "--prompt" && name != "--decode" && name != "--rounds")
-      return args[i].starts_with("-")
-                 ? absl::StrCat("unknown option '", name, "'")
-                 : absl::StrCat("unexpected argument '", args[i], "'");
+      return unknownArgument(args[i], name);
     std::string value;
     std::optional<std::string> problem = takeValue(args, i, value);
     if (!problem && name == "--plan")
@@ -307,20 +317,17 @@ std::optional<std::string> parseModel(std::span<const std::string> args,
   if (o.plan.empty() || o.model.empty())
     return std::string("kf-bench model needs --plan MODEL.kfp and -m FILE");
   for (int t : o.threads)
-    if (t < 1 || t > 1024)
-      return absl::StrCat("--threads ", t,
-                          " is out of range: expected 1 to 1024");
+    if (std::optional<std::string> problem =
+            checkRange("--threads", t, 1, 1024))
+      return problem;
   for (int p : o.prompts)
     if (p < 1)
       return absl::StrCat("--prompt ", p,
                           " is out of range: expected 1 or more");
-  if (o.decode < 1 || o.decode > 100000)
-    return absl::StrCat("--decode ", o.decode,
-                        " is out of range: expected 1 to 100000");
-  if (o.rounds < 1 || o.rounds > 1000)
-    return absl::StrCat("--rounds ", o.rounds,
-                        " is out of range: expected 1 to 1000");
-  return std::nullopt;
+  if (std::optional<std::string> problem =
+          checkRange("--decode", o.decode, 1, 100000))
+    return problem;
+  return checkRange("--rounds", o.rounds, 1, 1000);
 }
 
 int run(std::span<const std::string> args, std::ostream &out, std::ostream &err,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -186,14 +187,11 @@ void printShares(std::ostream &out, std::string_view title,
     columns.push_back(
         {absl::StrFormat("%dt decode", f.threads), &f.decodeShares});
   }
-  const std::map<std::string, double> &last = columns.back().second->*table;
-  std::vector<std::string> rows;
-  for (const auto &[name, share] : last)
-    rows.push_back(name);
+  std::set<std::string> names;
   for (const auto &[name, shares] : columns)
     for (const auto &[row, share] : shares->*table)
-      if (std::find(rows.begin(), rows.end(), row) == rows.end())
-        rows.push_back(row);
+      names.insert(row);
+  std::vector<std::string> rows(names.begin(), names.end());
   auto shareOf = [&](const TimeShares *shares, const std::string &row) {
     auto found = (shares->*table).find(row);
     return found == (shares->*table).end() ? 0.0 : found->second;
