@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace kf::deepseek_v4 {
@@ -156,6 +157,9 @@ private:
   bool decode_ = false;
   int64_t tokensDim_ = kDynamic; // T: dynamic in prefill, 1 in decode
   Value tokens_, positions_;
+  // What the function returns beyond the logits and the token: its layers'
+  // probes (GraphOptions::probes), in order.
+  llvm::SmallVector<Value> probes_;
   int64_t layer_ = -1;
   kfd::RopeAttr rope_;
 };
@@ -349,6 +353,8 @@ Value GraphBuilder::attention(Value streams) {
     selected = kfd::IndexerTopKOp::create(
         b_, loc, indexType, scores, positions_,
         b_.getI64IntegerAttr(c_.indexerTopK), b_.getI64IntegerAttr(ratio));
+    if (options_.probes != GraphOptions::Probes::None)
+      probes_.push_back(selected);
   } else if (kind == AttentionKind::Hca) {
     selected =
         kfd::VisibleEntriesOp::create(b_, at("indexer"), indexType, positions_,
@@ -390,6 +396,8 @@ Value GraphBuilder::moe(Value streams) {
       b_, at("gate"), RankedTensorType::get({T, k}, b_.getI32Type()),
       f32({T, k}), logits, bias, table, tokens, b_.getI64IntegerAttr(k),
       b_.getF32FloatAttr(c_.routeScale));
+  if (options_.probes != GraphOptions::Probes::None)
+    probes_.push_back(gate.getIds());
   Location loc = at("moe");
   Value experts[3], shared[3];
   for (int i = 0; i < 3; ++i) {
@@ -450,16 +458,22 @@ void GraphBuilder::buildFunction(bool decode) {
   const int64_t T = tokensDim_;
   auto tokensType = RankedTensorType::get({T}, b_.getI32Type());
   auto positionsType = RankedTensorType::get({T}, b_.getI64Type());
-  auto logitsType = f32({1, c_.nVocab});
   auto tokenType = RankedTensorType::get({1}, b_.getI32Type());
   Location loc = at(decode ? "decode" : "prefill");
-  auto function = mlir::func::FuncOp::create(
-      b_, loc, decode ? "decode" : "prefill",
-      b_.getFunctionType({tokensType, positionsType}, {logitsType, tokenType}));
+  const auto streamsType = f32({T, int64_t{c_.hc}, int64_t{c_.nEmbd}});
+  const bool force = options_.probes == GraphOptions::Probes::TeacherForce;
+  llvm::SmallVector<mlir::Type> arguments = {tokensType, positionsType};
+  if (force) // the streams of layers 1 .. L-1 and of the head
+    arguments.append(c_.nLayer, streamsType);
+  // The results' types are set once the body has them.
+  auto function =
+      mlir::func::FuncOp::create(b_, loc, decode ? "decode" : "prefill",
+                                 b_.getFunctionType(arguments, {}));
   OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPointToStart(function.addEntryBlock());
   tokens_ = function.getArgument(0);
   positions_ = function.getArgument(1);
+  probes_.clear();
 
   if (!decode) { // a prefill starts a sequence (§5), or continues it
     for (uint32_t l = 0; l < c_.nLayer; ++l) {
@@ -474,18 +488,27 @@ void GraphBuilder::buildFunction(bool decode) {
 
   Value x = kfd::EmbedOp::create(b_, at("embed"), f32({T, c_.nEmbd}), tokens_,
                                  weight("token_embd.weight", at("embed")));
-  Value streams = kfd::HcExpandOp::create(
-      b_, at("embed"), f32({T, int64_t{c_.hc}, int64_t{c_.nEmbd}}), x);
+  Value streams = kfd::HcExpandOp::create(b_, at("embed"), streamsType, x);
   for (uint32_t l = 0; l < c_.nLayer; ++l) {
     layer_ = l;
     rope_ = layerRope(&context_, c_, l);
+    if (force && l > 0)
+      streams = function.getArgument(1 + l);
     streams = moe(attention(streams));
+    if (options_.probes != GraphOptions::Probes::None)
+      probes_.push_back(streams);
   }
   layer_ = -1;
+  if (force)
+    streams = function.getArguments().back();
   Value logits = head(streams);
   Value token =
       kfd::ArgmaxOp::create(b_, at("head"), tokenType, logits).getResult();
-  mlir::func::ReturnOp::create(b_, at("head"), mlir::ValueRange{logits, token});
+  llvm::SmallVector<Value> results = {logits, token};
+  results.append(probes_);
+  mlir::func::ReturnOp::create(b_, at("head"), results);
+  function.setType(
+      b_.getFunctionType(arguments, mlir::ValueRange(results).getTypes()));
 }
 
 } // namespace

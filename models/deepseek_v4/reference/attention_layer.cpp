@@ -42,7 +42,8 @@ RopeConfig layerRope(const Config &config, uint32_t layer) {
 AttentionLayer::AttentionLayer(const Config &config,
                                const LayerWeights &weights, uint32_t layer,
                                const Options &options)
-    : config_(config), weights_(weights), kind_(config.attention(layer)),
+    : config_(config), weights_(weights), layer_(layer),
+      kind_(config.attention(layer)),
       ratio_(static_cast<int>(config.compressRatios.at(layer))),
       options_(options), ropeFreqs_(config.ropeDim / 2),
       ring_(size_t{config.window} * config.headDim) {
@@ -148,6 +149,17 @@ void AttentionLayer::addCompressed(std::span<const float> x,
   std::vector<int32_t> selected(
       std::min<size_t>(config_.indexerTopK, scores.size()));
   indexerSelect(scores, static_cast<size_t>(visible), selected);
+  if (options_.choices) {
+    // The causal entries are the candidates; with no more of them than
+    // picks, nothing was left out.
+    std::span<const float> candidates(scores.data(),
+                                      static_cast<size_t>(visible));
+    TopKGap gap;
+    if (candidates.size() > selected.size())
+      gap = topKGap(candidates, selected.size());
+    options_.choices->push_back(
+        {Choice::Kind::Entries, layer_, pos, selected, gap});
+  }
   for (int32_t c : selected)
     idx.push_back(c < 0 ? -1 : firstEntryRow + c);
 }

@@ -75,7 +75,8 @@ void Model::block(uint32_t layer, std::span<const int32_t> tokens, bool prefill,
   pre({w.hcFfnFn, w.hcFfnBase, w.hcFfnScale}, w.ffnNorm);
   std::vector<float> f;
   for (size_t t = 0; t < tokens.size(); ++t) {
-    std::vector<float> y = moe(config, w, layer, xOf(t), tokens[t], options_);
+    std::vector<float> y = moe(config, w, layer, xOf(t), tokens[t],
+                               position_ + static_cast<int64_t>(t), options_);
     f.insert(f.end(), y.begin(), y.end());
   }
   postMix(f);

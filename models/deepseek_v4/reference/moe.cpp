@@ -37,7 +37,7 @@ expertFfn(std::span<const float> x, std::span<const float> w1,
 
 std::vector<float> moe(const Config &config, const LayerWeights &weights,
                        uint32_t layer, std::span<const float> x, int32_t token,
-                       const Options &options) {
+                       int64_t position, const Options &options) {
   size_t nEmbd = config.nEmbd, ff = config.nFfExp;
   check(x.size() == nEmbd, "moe: x must be [D]");
   std::vector<float> s = gateScores(x, weights, options);
@@ -47,6 +47,18 @@ std::vector<float> moe(const Config &config, const LayerWeights &weights,
     routeHash(s, weights.tid2eid, token, config.routeScale, ids, route);
   else
     routeLearned(s, weights.expProbsB, config.routeScale, ids, route);
+  if (options.choices) {
+    // Hash routing has no alternative; learned routing ranks s + bias.
+    TopKGap gap;
+    if (!config.hashRouted(layer)) {
+      std::vector<float> biased(s.size());
+      for (size_t e = 0; e < s.size(); ++e)
+        biased[e] = s[e] + weights.expProbsB[e];
+      gap = topKGap(biased, ids.size());
+    }
+    options.choices->push_back(
+        {Choice::Kind::Experts, layer, position, ids, gap});
+  }
 
   std::vector<double> sum(nEmbd, 0.0); // fp32 accumulation, or better
   size_t expertSize = ff * nEmbd;

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <numeric>
 #include <vector>
 
 #include "internal.h"
+#include "kf/deepseek_v4/reference/choices.h"
 #include "kf/deepseek_v4/reference/primitives.h"
 
 namespace kf::deepseek_v4::reference {
@@ -33,6 +36,19 @@ void topK(std::span<const float> values, std::span<int32_t> out) {
     return a < b;
   });
   std::copy_n(order.begin(), out.size(), out.begin());
+}
+
+TopKGap topKGap(std::span<const float> values, size_t k) {
+  check(k >= 1 && k <= values.size(), "top_k_gap: k outside [1, values]");
+  std::vector<float> sorted(values.begin(), values.end());
+  const size_t ranked = std::min(k + 1, sorted.size());
+  std::partial_sort(sorted.begin(),
+                    sorted.begin() + static_cast<std::ptrdiff_t>(ranked),
+                    sorted.end(), std::greater<float>());
+  TopKGap gap{.lastPicked = sorted[k - 1]};
+  if (k < sorted.size() && sorted[k] != -std::numeric_limits<float>::infinity())
+    gap.margin = sorted[k - 1] - sorted[k];
+  return gap;
 }
 
 void routingWeights(std::span<const float> scores, std::span<const int32_t> ids,

@@ -1,6 +1,8 @@
 #include "kf/deepseek_v4/reference/moe.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -131,14 +133,41 @@ TEST_F(Moe, GateScoresAreSqrtSoftplus) {
 
 TEST_F(Moe, HashLayersUseTheTokensExperts) {
   Options options{.simulateQuantization = false};
-  EXPECT_EQ(moe(config_, weights_->layer(0), 0, x_, 17, options),
+  ChoiceLog choices;
+  options.choices = &choices;
+  EXPECT_EQ(moe(config_, weights_->layer(0), 0, x_, 17, 9, options),
             expected(0, {6, 1}));
+  // Recorded as a choice that could not have gone another way.
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(choices[0].kind, Choice::Kind::Experts);
+  EXPECT_EQ(choices[0].layer, 0u);
+  EXPECT_EQ(choices[0].position, 9);
+  EXPECT_EQ(choices[0].chosen, (std::vector<int32_t>{6, 1}));
+  EXPECT_EQ(choices[0].gap.margin, std::numeric_limits<float>::infinity());
 }
 
 TEST_F(Moe, LearnedLayersChooseByTheBiasedScores) {
   Options options{.simulateQuantization = false};
-  EXPECT_EQ(moe(config_, weights_->layer(3), 3, x_, 17, options),
+  ChoiceLog choices;
+  options.choices = &choices;
+  EXPECT_EQ(moe(config_, weights_->layer(3), 3, x_, 17, 4, options),
             expected(3, {2, 5}));
+  // Recorded with the gap between the second pick's s + bias and the best
+  // expert left out.
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(choices[0].layer, 3u);
+  EXPECT_EQ(choices[0].position, 4);
+  EXPECT_EQ(choices[0].chosen, (std::vector<int32_t>{2, 5}));
+  std::vector<float> s = gateScores(x_, weights_->layer(3), options);
+  float worstPicked = std::min(s[2] + weights_->layer(3).expProbsB[2],
+                               s[5] + weights_->layer(3).expProbsB[5]);
+  float bestLeft = -std::numeric_limits<float>::infinity();
+  for (size_t e = 0; e < s.size(); ++e)
+    if (e != 2 && e != 5)
+      bestLeft = std::max(bestLeft, s[e] + weights_->layer(3).expProbsB[e]);
+  EXPECT_EQ(choices[0].gap.margin, worstPicked - bestLeft);
+  EXPECT_EQ(choices[0].gap.lastPicked, worstPicked);
+  EXPECT_GT(choices[0].gap.margin, 0.0f);
 }
 
 } // namespace

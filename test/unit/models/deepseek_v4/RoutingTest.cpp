@@ -1,5 +1,6 @@
 // Section numbers (§) are those of docs/models/deepseek_v4_model.md.
 #include "kf/deepseek_v4/reference/routing.h"
+#include "kf/deepseek_v4/reference/choices.h"
 
 #include <cmath>
 #include <cstdint>
@@ -45,6 +46,27 @@ TEST(TopK, LowerIndexWinsTies) {
   EXPECT_EQ(two, (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(three, (std::vector<int32_t>{1, 2, 4}));
   EXPECT_EQ(all, (std::vector<int32_t>{1, 2, 4, 3, 0}));
+}
+
+TEST(TopKGap, IsTheGapBelowThePicks) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> v = {1, 5, 3, -4};
+  EXPECT_EQ(topKGap(v, 1).margin, 2.0f);
+  EXPECT_EQ(topKGap(v, 1).lastPicked, 5.0f);
+  EXPECT_EQ(topKGap(v, 1).relative(), 0.4f);
+  EXPECT_EQ(topKGap(v, 2).margin, 2.0f);
+  EXPECT_EQ(topKGap(v, 3).margin, 5.0f);
+  EXPECT_EQ(topKGap(v, 3).relative(), 5.0f);
+  EXPECT_EQ(topKGap(v, 4).margin, inf); // nothing left out
+  EXPECT_EQ(topKGap(v, 4).relative(), inf);
+  EXPECT_EQ(topKGap(v, 4).lastPicked, -4.0f);
+  // A tie: the lower index won by nothing.
+  EXPECT_EQ(topKGap(std::vector<float>{5, 5}, 1).relative(), 0.0f);
+  EXPECT_EQ(topKGap(std::vector<float>{0, 0}, 1).relative(), 0.0f);
+  EXPECT_EQ(topKGap(std::vector<float>{0, -1}, 1).relative(), inf);
+  // A masked candidate is no alternative.
+  EXPECT_EQ(topKGap(std::vector<float>{2, -inf, 1}, 2).margin, inf);
+  EXPECT_EQ(topKGap(std::vector<float>{2, -inf, 1}, 1).margin, 1.0f);
 }
 
 TEST(TopK, InfinitiesAndSignedZerosTie) {

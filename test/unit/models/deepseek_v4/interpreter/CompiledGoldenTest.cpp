@@ -416,7 +416,7 @@ private:
     for (size_t t = 0; t < tokens.size(); ++t) {
       std::vector<float> want = reference::moe(
           config, weights.layer(layer), layer, std::span(x).subspan(t * d, d),
-          tokens[t], reference::Options{.simulateQuantization = true});
+          tokens[t], 0, reference::Options{.simulateQuantization = true});
       for (size_t i = 0; i < d; ++i) {
         double error = y.getFloats()[t * d + i] - want[i];
         squaredError += error * error;

@@ -368,10 +368,10 @@ module {
     for (size_t t = 0; t < 4; ++t) {
       std::vector<float> row = rowOf(x, t, kD);
       EXPECT_EQ(rowOf(floatsOf(results[0]), t, kD),
-                reference::moe(config, lw, 0, row, tokens[t], options))
+                reference::moe(config, lw, 0, row, tokens[t], 0, options))
           << "hash-routed, token " << t << ", simulate " << simulate;
       EXPECT_EQ(rowOf(floatsOf(results[1]), t, kD),
-                reference::moe(config, lw, 1, row, tokens[t], options))
+                reference::moe(config, lw, 1, row, tokens[t], 0, options))
           << "learned, token " << t << ", simulate " << simulate;
     }
   }

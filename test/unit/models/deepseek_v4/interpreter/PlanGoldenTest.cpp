@@ -22,21 +22,14 @@
 // state starts as 0xff bytes, NaNs wherever read as floats, so a kernel
 // reading what the sequence has not written shows too.
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "TestSupport.h"
-#include "kf/Codegen/KernelCompiler.h"
-#include "kf/Dialect/Plan/PlanDialect.h"
-#include "kf/Passes/Passes.h"
+#include "PlanSupport.h"
 #include "kf/deepseek_v4/builder/graph_builder.h"
-#include "kf/runtime/executor.h"
 #include "kf/runtime/plan_file.h"
-#include "kf/runtime/plan_weights.h"
 #include "kf/runtime/session.h"
-#include "mlir/Pass/PassManager.h"
 
 namespace kf::deepseek_v4::interpreter::test {
 namespace {
@@ -49,10 +42,6 @@ constexpr size_t kChunk = 16;
 // steps, and more, so that the ratio-128 compressor has entries.
 constexpr int64_t kMaxContext = 512;
 
-template <typename T> std::span<uint8_t> bytesOf(std::vector<T> &v) {
-  return {reinterpret_cast<uint8_t *>(v.data()), v.size() * sizeof(T)};
-}
-
 class PlanGolden : public ::testing::TestWithParam<int> {};
 
 TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
@@ -61,7 +50,6 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
   ASSERT_TRUE(model);
   const Config &config = model->config;
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
-  context->loadDialect<mlir::kf_plan::KfPlanDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> graph =
       buildGraph(*context, config, model->formats,
                  GraphOptions{.name = "tiny",
@@ -71,76 +59,22 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
   mlir::PassManager lower(context.get());
   mlir::kf::buildPlanPipeline(lower, mlir::kf::PlanPipelineOptions());
   ASSERT_TRUE(mlir::succeeded(lower.run(*graph)));
+  std::unique_ptr<TinyPlans> plans =
+      buildTinyPlans(*graph, static_cast<int64_t>(kChunk), kMaxContext);
+  ASSERT_TRUE(plans);
 
-  // The plans, from a copy of the lowered graph.
-  mlir::OwningOpRef<mlir::ModuleOp> plans = graph->clone();
-  mlir::PassManager build(context.get());
-  mlir::kf::KfBoundContextOptions bound;
-  bound.maxContext = kMaxContext;
-  build.addPass(mlir::kf::createKfBoundContext(bound));
-  build.addPass(mlir::kf::createKfLowerOps());
-  mlir::kf::KfBuildPlanOptions buildOptions;
-  buildOptions.maxRows = kChunk;
-  build.addPass(mlir::kf::createKfBuildPlan(buildOptions));
-  ASSERT_TRUE(mlir::succeeded(build.run(*plans)));
-  Plan prefillPlan, decodePlan;
-  for (auto op : plans->getOps<mlir::kf_plan::PlanOp>())
-    (op.getSymName() == "prefill" ? prefillPlan : decodePlan) =
-        mlir::kf_plan::getRuntimePlan(op);
-  ASSERT_EQ(prefillPlan.caches, decodePlan.caches);
-  ASSERT_EQ(prefillPlan.stateBytes, decodePlan.stateBytes);
-
-  // Each side's kernels, JIT-compiled for this machine.
-  auto jitOf = [](mlir::ModuleOp module) {
-    return codegen::jitKernelModule(
-        module.lookupSymbol<mlir::ModuleOp>("kernels"),
-        mlir::kf::TargetAttr::lookup(module).getTargetInfo());
-  };
-  llvm::Expected<codegen::JitKernelModule> graphJit = jitOf(*graph);
+  // The interpreter's kernels, JIT-compiled for this machine.
+  llvm::Expected<codegen::JitKernelModule> graphJit = codegen::jitKernelModule(
+      graph->lookupSymbol<mlir::ModuleOp>("kernels"),
+      mlir::kf::TargetAttr::lookup(*graph).getTargetInfo());
   ASSERT_TRUE(static_cast<bool>(graphJit))
       << llvm::toString(graphJit.takeError());
-  llvm::Expected<codegen::JitKernelModule> planJit = jitOf(*plans);
-  ASSERT_TRUE(static_cast<bool>(planJit))
-      << llvm::toString(planJit.takeError());
-  auto kernelsOf = [&](const Plan &plan) {
-    std::vector<kf_step_fn> kernels;
-    for (const std::string &name : plan.kernels) {
-      llvm::Expected<void *> fn = planJit->lookup(name);
-      if (!fn) {
-        ADD_FAILURE() << llvm::toString(fn.takeError());
-        return std::vector<kf_step_fn>{};
-      }
-      kernels.push_back(reinterpret_cast<kf_step_fn>(*fn));
-    }
-    return kernels;
-  };
 
-  // The plans' weights, from the model's file.
-  std::string path =
-      ::testing::TempDir() + "plan_golden_" + std::to_string(threads) + ".gguf";
-  {
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char *>(model->bytes.data()),
-              static_cast<std::streamsize>(model->bytes.size()));
-  }
+  std::string path = writeTinyModel(
+      *model, "plan_golden_" + std::to_string(threads) + ".gguf");
   ThreadPool pool(threads);
-  absl::StatusOr<PlanWeights> prefillWeights =
-      PlanWeights::load(prefillPlan, path, pool);
-  absl::StatusOr<PlanWeights> decodeWeights =
-      PlanWeights::load(decodePlan, path, pool);
-  ASSERT_TRUE(prefillWeights.ok()) << prefillWeights.status();
-  ASSERT_TRUE(decodeWeights.ok()) << decodeWeights.status();
-  const size_t stateBytes = static_cast<size_t>(prefillPlan.stateBytes);
-  AlignedBytes stateBlock = allocateAligned(stateBytes);
-  ASSERT_TRUE(stateBlock);
-  std::span<uint8_t> state(stateBlock.get(), stateBytes);
-  std::memset(state.data(), 0xff, stateBytes); // never read before written
-  absl::StatusOr<Executor> prefill = Executor::create(
-      prefillPlan, kernelsOf(prefillPlan), prefillWeights->spans(), state);
-  absl::StatusOr<Executor> decode = Executor::create(
-      decodePlan, kernelsOf(decodePlan), decodeWeights->spans(), state);
-  ASSERT_TRUE(prefill.ok()) << prefill.status();
-  ASSERT_TRUE(decode.ok()) << decode.status();
+  std::unique_ptr<BoundPlans> bound = BoundPlans::bind(*plans, path, pool);
+  ASSERT_TRUE(bound);
 
   absl::StatusOr<Interpreter> interpreter =
       Interpreter::create(*graph, *model->file);
@@ -170,7 +104,7 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
     std::vector<int32_t> argmax(1, -1);
     std::vector<std::span<uint8_t>> buffers = {
         bytesOf(tokens), bytesOf(positions), bytesOf(logits), bytesOf(argmax)};
-    Executor &executor = run.isPrefill(step) ? *prefill : *decode;
+    Executor &executor = run.isPrefill(step) ? *bound->prefill : *bound->decode;
     absl::Status ran =
         executor.run(pool, static_cast<int64_t>(tokens.size()), buffers);
     ASSERT_TRUE(ran.ok()) << ran;
@@ -199,12 +133,12 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
   if (threads != 2)
     return;
   std::string artifact = ::testing::TempDir() + "plan_golden.kfp";
-  std::vector<Plan> both = {prefillPlan, decodePlan};
+  std::vector<Plan> both = {plans->prefill, plans->decode};
   absl::StatusOr<std::vector<uint8_t>> bytes = serializePlans(both);
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   llvm::Error written = codegen::emitPlanLibrary(
-      plans->lookupSymbol<mlir::ModuleOp>("kernels"), *bytes,
-      mlir::kf::TargetAttr::lookup(*plans).getTargetInfo(), artifact);
+      plans->module->lookupSymbol<mlir::ModuleOp>("kernels"), *bytes,
+      mlir::kf::TargetAttr::lookup(*plans->module).getTargetInfo(), artifact);
   ASSERT_FALSE(written) << llvm::toString(std::move(written));
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::open(artifact, path, pool);

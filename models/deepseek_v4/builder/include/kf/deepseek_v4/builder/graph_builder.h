@@ -24,6 +24,13 @@ struct GraphOptions {
   // KV window rings hold that many beside the window before them, so that
   // a prefill continues a sequence in chunks (docs/graph.md, "Caches").
   int64_t maxRows = 512;
+  // What each function shows of its layers (docs/graph.md, "Layer probes"):
+  // Observe returns, after the logits and the token, each layer's indexer
+  // entries (CSA layers), MoE experts and output streams; TeacherForce also
+  // takes, after the tokens and positions, the streams each layer after the
+  // first and the head read, in place of the layer before's.
+  enum class Probes { None, Observe, TeacherForce };
+  Probes probes = Probes::None;
 };
 
 // Builds the graph of `config` with `formats[i]` the storage format of

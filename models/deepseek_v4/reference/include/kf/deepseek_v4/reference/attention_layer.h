@@ -70,6 +70,7 @@ private:
 
   const Config &config_;
   const LayerWeights &weights_;
+  uint32_t layer_;
   AttentionKind kind_;
   int ratio_;
   Options options_;

@@ -31,9 +31,10 @@ expertFfn(std::span<const float> x, std::span<const float> w1,
 // MoE_l(x, token) of §4.5 for one token: routing by tid2eid on hash layers
 // (layer < hashLayers) or by the top k of s + bias, weights s[I]/Σ s[I] ·
 // route_scale; the routed experts' outputs weighted and summed with the
-// shared expert's in fp32; the result in bf16 [D].
+// shared expert's in fp32; the result in bf16 [D]. The experts are recorded
+// in options.choices, if any, as the choice of the token at `position`.
 std::vector<float> moe(const Config &config, const LayerWeights &weights,
                        uint32_t layer, std::span<const float> x, int32_t token,
-                       const Options &options);
+                       int64_t position, const Options &options);
 
 } // namespace kf::deepseek_v4::reference

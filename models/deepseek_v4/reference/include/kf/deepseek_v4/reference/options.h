@@ -1,6 +1,7 @@
 // DeepSeek-V4 golden reference: how a forward pass runs.
 #pragma once
 
+#include "kf/deepseek_v4/reference/choices.h"
 #include "kf/deepseek_v4/reference/precision.h"
 
 namespace kf::deepseek_v4::reference {
@@ -20,6 +21,9 @@ struct Options {
   bool keepLayerStreams = false;
   // Whether prefill returns the logits of every token, not only the last.
   bool keepPositionLogits = false;
+  // Where to record every discrete choice the forward makes (choices.h), or
+  // nowhere; it must outlive the model.
+  ChoiceLog *choices = nullptr;
 
   // Whether the QAT simulations run: asked for, in the model's precision.
   bool simulates() const {

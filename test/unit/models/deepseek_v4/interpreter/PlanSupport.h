@@ -1,0 +1,146 @@
+// Shared by the tests that run the tiny model's compiled plans: a lowered
+// graph built into a prefill and a decode plan (kf-compile's passes after
+// its pipeline), their kernels JIT-compiled for this machine, and the plans
+// bound to the model's file and one state.
+#ifndef KF_TEST_UNIT_INTERPRETER_PLANSUPPORT_H
+#define KF_TEST_UNIT_INTERPRETER_PLANSUPPORT_H
+
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "TestSupport.h"
+#include "kf/Codegen/KernelCompiler.h"
+#include "kf/Dialect/Plan/PlanDialect.h"
+#include "kf/Passes/Passes.h"
+#include "kf/runtime/executor.h"
+#include "kf/runtime/plan_weights.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace kf::deepseek_v4::interpreter::test {
+
+/// A plan pair and its kernels.
+struct TinyPlans {
+  mlir::OwningOpRef<mlir::ModuleOp> module; // the plans and module @kernels
+  std::optional<codegen::JitKernelModule> jit;
+  Plan prefill, decode;
+
+  /// `plan`'s kernels from the JIT, in its kernel order; empty (and a test
+  /// failure) when one is missing.
+  std::vector<kf_step_fn> kernels(const Plan &plan) const {
+    std::vector<kf_step_fn> kernels;
+    for (const std::string &name : plan.kernels) {
+      llvm::Expected<void *> fn = jit->lookup(name);
+      if (!fn) {
+        ADD_FAILURE() << llvm::toString(fn.takeError());
+        return {};
+      }
+      kernels.push_back(reinterpret_cast<kf_step_fn>(*fn));
+    }
+    return kernels;
+  }
+};
+
+/// The plans of `lowered` (a graph through kf-compile's pipeline, left
+/// unchanged): --kf-bound-context, --kf-lower-ops and --kf-build-plan on a
+/// copy, for runs of up to `maxRows` rows and sequences of `maxContext`
+/// tokens; null, with a test failure, if a step fails.
+inline std::unique_ptr<TinyPlans>
+buildTinyPlans(mlir::ModuleOp lowered, int64_t maxRows, int64_t maxContext) {
+  auto plans = std::make_unique<TinyPlans>();
+  plans->module = lowered.clone();
+  mlir::MLIRContext *context = lowered.getContext();
+  context->loadDialect<mlir::kf_plan::KfPlanDialect>();
+  mlir::PassManager build(context);
+  mlir::kf::KfBoundContextOptions bound;
+  bound.maxContext = maxContext;
+  build.addPass(mlir::kf::createKfBoundContext(bound));
+  build.addPass(mlir::kf::createKfLowerOps());
+  mlir::kf::KfBuildPlanOptions buildOptions;
+  buildOptions.maxRows = maxRows;
+  build.addPass(mlir::kf::createKfBuildPlan(buildOptions));
+  if (mlir::failed(build.run(*plans->module))) {
+    ADD_FAILURE() << "the plans do not build";
+    return nullptr;
+  }
+  for (auto op : plans->module->getOps<mlir::kf_plan::PlanOp>())
+    (op.getSymName() == "prefill" ? plans->prefill : plans->decode) =
+        mlir::kf_plan::getRuntimePlan(op);
+  EXPECT_EQ(plans->prefill.caches, plans->decode.caches);
+  EXPECT_EQ(plans->prefill.stateBytes, plans->decode.stateBytes);
+  llvm::Expected<codegen::JitKernelModule> jit = codegen::jitKernelModule(
+      plans->module->lookupSymbol<mlir::ModuleOp>("kernels"),
+      mlir::kf::TargetAttr::lookup(*plans->module).getTargetInfo());
+  if (!jit) {
+    ADD_FAILURE() << llvm::toString(jit.takeError());
+    return nullptr;
+  }
+  plans->jit.emplace(*std::move(jit));
+  return plans;
+}
+
+/// The model's file, written to the test's temporary directory as `name`.
+inline std::string writeTinyModel(const TinyModel &model,
+                                  const std::string &name) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char *>(model.bytes.data()),
+            static_cast<std::streamsize>(model.bytes.size()));
+  return path;
+}
+
+/// The plans bound to the weights of the file at `path`, packed on `pool`,
+/// and to one state, whose bytes start as 0xff — NaNs wherever read as
+/// floats, so that a kernel reading what the sequence has not written
+/// shows.
+struct BoundPlans {
+  std::optional<PlanWeights> prefillWeights, decodeWeights;
+  AlignedBytes state;
+  std::optional<Executor> prefill, decode;
+
+  static std::unique_ptr<BoundPlans>
+  bind(const TinyPlans &plans, const std::string &path, ThreadPool &pool) {
+    auto bound = std::make_unique<BoundPlans>();
+    absl::StatusOr<PlanWeights> prefillWeights =
+        PlanWeights::load(plans.prefill, path, pool);
+    absl::StatusOr<PlanWeights> decodeWeights =
+        PlanWeights::load(plans.decode, path, pool);
+    EXPECT_TRUE(prefillWeights.ok()) << prefillWeights.status();
+    EXPECT_TRUE(decodeWeights.ok()) << decodeWeights.status();
+    if (!prefillWeights.ok() || !decodeWeights.ok())
+      return nullptr;
+    bound->prefillWeights.emplace(*std::move(prefillWeights));
+    bound->decodeWeights.emplace(*std::move(decodeWeights));
+    const size_t stateBytes = static_cast<size_t>(plans.prefill.stateBytes);
+    bound->state = allocateAligned(stateBytes);
+    EXPECT_TRUE(bound->state);
+    if (!bound->state)
+      return nullptr;
+    std::memset(bound->state.get(), 0xff, stateBytes);
+    std::span<uint8_t> state(bound->state.get(), stateBytes);
+    absl::StatusOr<Executor> prefill =
+        Executor::create(plans.prefill, plans.kernels(plans.prefill),
+                         bound->prefillWeights->spans(), state);
+    absl::StatusOr<Executor> decode =
+        Executor::create(plans.decode, plans.kernels(plans.decode),
+                         bound->decodeWeights->spans(), state);
+    EXPECT_TRUE(prefill.ok()) << prefill.status();
+    EXPECT_TRUE(decode.ok()) << decode.status();
+    if (!prefill.ok() || !decode.ok())
+      return nullptr;
+    bound->prefill.emplace(*std::move(prefill));
+    bound->decode.emplace(*std::move(decode));
+    return bound;
+  }
+};
+
+template <typename T> std::span<uint8_t> bytesOf(std::vector<T> &v) {
+  return {reinterpret_cast<uint8_t *>(v.data()), v.size() * sizeof(T)};
+}
+
+} // namespace kf::deepseek_v4::interpreter::test
+
+#endif // KF_TEST_UNIT_INTERPRETER_PLANSUPPORT_H
