@@ -22,6 +22,15 @@ constexpr float kHcReferenceWidth = 1024;
 // about 0.3..1.5 with unit-variance logits: the bias nudges, it does not
 // decide.
 constexpr float kGateBiasSpread = 0.05f;
+// With wide margins, the bias of the favoured experts: the gate scores
+// sqrt(softplus(z)) of bounded unit-variance logits lie in 0.17..1.88, so a
+// favoured expert's s + bias stays 1.29 above any other's, 40 % of it.
+constexpr float kFavouredBias = 3.0f;
+// With wide margins, the embedding's spread: three times the usual, so that
+// the streams keep the token's embedding through the layers and the head,
+// which reads the token through it, sees it clearly. The head's rows have
+// the usual 1/√D gain.
+constexpr float kWideEmbeddingSpread = 3.0f;
 // Per-slot score biases of the compressors, small next to the unit-variance
 // gate scores they are added to.
 constexpr float kApeSpread = 0.1f;
@@ -96,7 +105,7 @@ Distribution normal(float mean, float stddev, bool centredRows = false) {
 
 } // namespace
 
-Distribution distribution(const TensorSpec &spec) {
+Distribution distribution(const TensorSpec &spec, Margins margins) {
   // A matrix's rows are its outputs' weights over shape[0] inputs: weights
   // of variance 1/fan-in keep unit-variance inputs at unit variance.
   const float fanIn = static_cast<float>(spec.shape[0]);
@@ -117,15 +126,23 @@ Distribution distribution(const TensorSpec &spec) {
   case TensorKind::CompressorApe:
     return normal(0, kApeSpread);
   case TensorKind::GateBias:
+    if (margins == Margins::Wide)
+      return {.shape = Distribution::Shape::Favoured,
+              .stddev = kGateBiasSpread,
+              .high = kFavouredBias};
     return normal(0, kGateBiasSpread);
   case TensorKind::Tid2Eid:
     return {.shape = Distribution::Shape::DistinctExperts};
   case TensorKind::Embedding:
-    return normal(kEmbeddingOffset, 1.0f);
+    return normal(kEmbeddingOffset,
+                  margins == Margins::Wide ? kWideEmbeddingSpread : 1.0f);
   case TensorKind::IndexerWeight:
     return normal(kIndexerBias / fanIn, unitGain);
-  case TensorKind::Router:
   case TensorKind::Output:
+    if (margins == Margins::Wide)
+      return {.shape = Distribution::Shape::Successor, .stddev = unitGain};
+    return normal(0, unitGain, /*centredRows=*/true);
+  case TensorKind::Router:
     return normal(0, unitGain, /*centredRows=*/true);
   case TensorKind::Projection:
   case TensorKind::RoutedExperts:
@@ -136,9 +153,35 @@ Distribution distribution(const TensorSpec &spec) {
 }
 
 TensorDraw::TensorDraw(const TensorSpec &spec, const Config &config,
-                       uint64_t seed)
-    : distribution_(distribution(spec)), nExpert_(config.nExpert),
-      rowLength_(spec.shape[0]), stream_(streamOf(seed, spec.name)) {}
+                       uint64_t seed, Margins margins)
+    : distribution_(distribution(spec, margins)), nExpert_(config.nExpert),
+      nExpertUsed_(config.nExpertUsed), rowLength_(spec.shape[0]),
+      stream_(streamOf(seed, spec.name)) {
+  if (distribution_.shape != Distribution::Shape::Successor)
+    return;
+  // Rows of the embedding, from its stream.
+  stream_ = streamOf(seed, "token_embd.weight");
+  successor_ = VocabularyCycle(static_cast<uint64_t>(spec.rows()), seed);
+}
+
+VocabularyCycle::VocabularyCycle(uint64_t vocabulary, uint64_t seed)
+    : v_(vocabulary) {
+  // (a·t + b) mod V visits every token before it repeats when b is prime
+  // to V and a − 1 is a multiple of every prime factor of V, and of 4 if 4
+  // divides V (Hull and Dobell, 1962).
+  uint64_t step = v_ % 4 == 0 ? 2 : 1, rest = v_;
+  for (uint64_t p = 2; p <= rest; ++p)
+    if (rest % p == 0) {
+      step *= p;
+      while (rest % p == 0)
+        rest /= p;
+    }
+  const uint64_t stream = streamOf(seed, "vocabulary cycle");
+  a_ = (1 + randomBits(stream, 0) % v_ * step) % v_;
+  b_ = randomBits(stream, 1) % v_;
+  while (std::gcd(b_, v_) != 1)
+    b_ = (b_ + 1) % v_;
+}
 
 void TensorDraw::row(int64_t row, std::span<float> out) const {
   const Distribution &d = distribution_;
@@ -158,6 +201,28 @@ void TensorDraw::row(int64_t row, std::span<float> out) const {
       out[i] = d.low +
                (d.high - d.low) * unitUniform(randomBits(stream_, first + i));
     return;
+  case Distribution::Shape::Favoured: {
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = d.stddev * standardNormal(randomBits(stream_, first + i));
+    // The favoured places from a stream of their own.
+    std::vector<int32_t> favoured(nExpertUsed_);
+    TensorDraw places = *this;
+    places.stream_ = mix(stream_);
+    places.experts(row, favoured);
+    for (int32_t e : favoured)
+      out[static_cast<size_t>(e)] += d.high;
+    return;
+  }
+  case Distribution::Shape::Successor: {
+    const uint64_t source = successor_(static_cast<uint64_t>(row)) * rowLength_;
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = standardNormal(randomBits(stream_, source + i));
+    double mean = std::accumulate(out.begin(), out.end(), 0.0) /
+                  static_cast<double>(out.size());
+    for (float &x : out)
+      x = d.stddev * (x - static_cast<float>(mean));
+    return;
+  }
   case Distribution::Shape::Normal:
     for (size_t i = 0; i < out.size(); ++i)
       out[i] = d.stddev * standardNormal(randomBits(stream_, first + i));

@@ -33,13 +33,16 @@ constexpr std::string_view kUsage =
     "'attn_.*=q8_0,*=keep'\n"
     "  synth --preset P --seed S -o OUT [--recipe R] [--threads N] "
     "[--vocab F]\n"
+    "        [--margins natural|wide]\n"
     "                                  write a random-weight DeepSeek-V4 "
     "model: P is tiny,\n"
     "                                  flash-slice:N or flash; R's rules "
     "come before the\n"
     "                                  default recipe; F is the "
     "deepseek-coder vocabulary\n"
-    "                                  that tiny embeds\n"
+    "                                  that tiny embeds; wide margins make "
+    "every routing\n"
+    "                                  choice clear\n"
     "  config FILE | config --preset P DeepSeek-V4 configuration and "
     "parameter counts of a\n"
     "                                  file, its tensors validated, or of "
@@ -61,7 +64,7 @@ const Command kCommands[] = {
      0,
      0,
      {"--preset", "--seed", "-o"},
-     {"--recipe", "--threads", "--vocab"}},
+     {"--recipe", "--threads", "--vocab", "--margins"}},
     {"config", 0, 1, {}, {"--preset"}},
 };
 
@@ -122,6 +125,11 @@ std::optional<std::string> parse(std::span<const std::string> args,
     if (!absl::SimpleAtoi(s->second, &parsed.seed))
       return absl::StrCat("--seed is '", s->second,
                           "', expected a number from 0 to 2^64 - 1");
+  if (auto m = parsed.options.find("--margins"); m != parsed.options.end() &&
+                                                 m->second != "natural" &&
+                                                 m->second != "wide")
+    return absl::StrCat("--margins is '", m->second,
+                        "', expected natural or wide");
   if (c.name == "config" && (n == 1) == parsed.options.contains("--preset"))
     return std::string("config takes a FILE or --preset NAME");
   return std::nullopt;
@@ -139,6 +147,9 @@ absl::Status runCommand(const Arguments &a, std::ostream &out,
     auto v = a.options.find("--vocab");
     options.vocab = v != a.options.end() ? v->second : KF_DEFAULT_VOCAB;
     options.threads = a.threads;
+    if (auto m = a.options.find("--margins"); m != a.options.end())
+      options.margins = m->second == "wide" ? deepseek_v4::Margins::Wide
+                                            : deepseek_v4::Margins::Natural;
     options.log = &err;
     options.progress = progressBar ? &err : nullptr;
     return synth(options, a.options.at("-o"));

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kf/deepseek_v4/config.h"
+#include "kf/deepseek_v4/synthetic.h"
 #include "kf/runtime/gguf.h"
 #include "kf/runtime/recipe.h"
 
@@ -52,6 +53,8 @@ struct SynthOptions {
   // The deepseek-coder vocabulary file the tiny preset embeds.
   std::string vocab;
   int threads = 1;
+  // How clear the model's routing choices are.
+  deepseek_v4::Margins margins = deepseek_v4::Margins::Natural;
   // Where warnings and the summary go.
   std::ostream *log = nullptr;
   // Where the progress bar goes; null for none.

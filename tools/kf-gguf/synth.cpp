@@ -29,6 +29,7 @@ constexpr std::string_view kTokenizerPrefix = "tokenizer.";
 constexpr std::string_view kPresetKey = "kernelforge.synth.preset";
 constexpr std::string_view kSeedKey = "kernelforge.synth.seed";
 constexpr std::string_view kRecipeKey = "kernelforge.synth.recipe";
+constexpr std::string_view kMarginsKey = "kernelforge.synth.margins";
 
 // The tokenizer keys of the file: the deepseek-coder vocabulary copied
 // whole, or only a token count.
@@ -71,9 +72,9 @@ tokenizerMetadata(const dsv4::Preset &preset, const std::string &vocabPath) {
 // `threads` threads.
 absl::Status drawTensor(const dsv4::TensorSpec &spec,
                         const dsv4::Config &config, uint64_t seed,
-                        Format format, int threads, Progress &progress,
-                        std::span<uint8_t> dst) {
-  dsv4::TensorDraw draw(spec, config, seed);
+                        dsv4::Margins margins, Format format, int threads,
+                        Progress &progress, std::span<uint8_t> dst) {
+  dsv4::TensorDraw draw(spec, config, seed, margins);
   const uint64_t rowSize = *rowBytes(format, spec.shape[0]);
   return parallelRows(
       spec.rows(), spec.shape[0], threads, progress, spec.name,
@@ -131,14 +132,17 @@ absl::Status synth(const SynthOptions &options, const std::string &outPath) {
   writer.addMetadata(std::string(kPresetKey), preset.name);
   writer.addMetadata(std::string(kSeedKey), options.seed);
   writer.addMetadata(std::string(kRecipeKey), recipe);
+  writer.addMetadata(
+      std::string(kMarginsKey),
+      std::string(options.margins == dsv4::Margins::Wide ? "wide" : "natural"));
 
   Progress progress(options.progress, totalRows);
   for (size_t i = 0; i < specs.size(); ++i)
     writer.addTensor(
         specs[i].name, formats[i], specs[i].shape,
         [&, &spec = specs[i], format = formats[i]](std::span<uint8_t> dst) {
-          return drawTensor(spec, config, options.seed, format, options.threads,
-                            progress, dst);
+          return drawTensor(spec, config, options.seed, options.margins, format,
+                            options.threads, progress, dst);
         });
   absl::Status written = writer.write(outPath);
   progress.finish();

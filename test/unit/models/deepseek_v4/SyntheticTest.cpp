@@ -1,8 +1,9 @@
 // Synthetic weights: values that depend on (seed, tensor, row) only, the
-// distributions of docs/models/deepseek_v4.md, and index-score weights that
-// lean positive.
+// distributions of docs/models/deepseek_v4.md, index-score weights that
+// lean positive, and the wide margins' routing bias and head.
 #include <cmath>
 #include <set>
+#include <vector>
 
 #include "kf/deepseek_v4/presets.h"
 #include "kf/deepseek_v4/synthetic.h"
@@ -160,6 +161,70 @@ TEST(Synthetic, IndexScoreWeightsLeanPositive) {
     }
   }
   EXPECT_GT(positive, total * 999 / 1000) << positive << " of " << total;
+}
+
+TEST(Synthetic, WideMarginsFavourKExpertsALayer) {
+  const float bound = 0.05f * 2 * std::sqrt(3.0f); // the N(0, 0.05) part
+  std::set<std::vector<size_t>> sets;
+  for (const char *name : {"blk.3.exp_probs_b.bias", "blk.4.exp_probs_b.bias",
+                           "blk.5.exp_probs_b.bias"}) {
+    TensorSpec s = spec(name);
+    std::vector<float> row(s.shape[0]);
+    TensorDraw(s, tiny(), 1, Margins::Wide).row(0, row);
+    std::vector<size_t> favoured;
+    for (size_t e = 0; e < row.size(); ++e) {
+      if (row[e] > 1.5f) {
+        EXPECT_GE(row[e], 3.0f - bound) << name << " expert " << e;
+        favoured.push_back(e);
+      } else {
+        EXPECT_LE(std::abs(row[e]), bound) << name << " expert " << e;
+      }
+    }
+    EXPECT_EQ(favoured.size(), tiny().nExpertUsed) << name;
+    sets.insert(favoured);
+  }
+  EXPECT_EQ(sets.size(), 3u) << "each layer favours experts of its own";
+  // The natural draw favours none.
+  EXPECT_EQ(distribution(spec("blk.3.exp_probs_b.bias")).shape,
+            Distribution::Shape::Normal);
+}
+
+TEST(Synthetic, WideMarginsHeadRowsAreEmbeddingRowsOfTheCycle) {
+  const TensorSpec embd = spec("token_embd.weight");
+  const TensorSpec head = spec("output.weight");
+  const size_t d = static_cast<size_t>(embd.shape[0]);
+  TensorDraw embdDraw(embd, tiny(), 4, Margins::Wide);
+  TensorDraw headDraw(head, tiny(), 4, Margins::Wide);
+  const VocabularyCycle sigma(tiny().nVocab, 4);
+  std::vector<float> e(d), h(d);
+  for (int64_t t : {0, 1, 777, 32255}) {
+    headDraw.row(t, h);
+    embdDraw.row(static_cast<int64_t>(sigma(static_cast<uint64_t>(t))), e);
+    // N(1, 3²) centred and scaled to N(0, 1/D).
+    double mean = 0;
+    for (float x : e)
+      mean += x / static_cast<double>(d);
+    for (size_t i = 0; i < d; ++i)
+      ASSERT_NEAR(h[i], (e[i] - mean) / 3 / std::sqrt(double(d)), 1e-5)
+          << "row " << t << ", column " << i;
+  }
+}
+
+TEST(Synthetic, VocabularyCycleVisitsEveryTokenOnce) {
+  for (uint64_t v : {1ull, 2ull, 1009ull, 32256ull, 129280ull}) {
+    for (uint64_t seed : {0ull, 1ull, 99ull}) {
+      const VocabularyCycle sigma(v, seed);
+      std::vector<bool> seen(v);
+      uint64_t t = 0;
+      for (uint64_t i = 0; i < v; ++i) {
+        ASSERT_FALSE(seen[t]) << "V " << v << ", seed " << seed << ": " << t
+                              << " again after " << i << " steps";
+        seen[t] = true;
+        t = sigma(t);
+      }
+      EXPECT_EQ(t, 0u) << "V " << v << ", seed " << seed;
+    }
+  }
 }
 
 } // namespace

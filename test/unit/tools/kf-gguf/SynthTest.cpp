@@ -1,6 +1,7 @@
 // kf-gguf synth and config: a synthetic tiny model read back, validated,
 // verified and shown; reproducible bytes; recipes; errors and the command
 // line.
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -93,6 +94,8 @@ TEST_F(SynthTiny, EmbedsTheCoderVocabularyAndSaysHowItWasMade) {
   EXPECT_EQ(tokenizerKeys, 10);
   EXPECT_EQ(*file.get<std::string_view>("kernelforge.synth.preset"), "tiny");
   EXPECT_EQ(*file.get<uint64_t>("kernelforge.synth.seed"), 1u);
+  EXPECT_EQ(*file.get<std::string_view>("kernelforge.synth.margins"),
+            "natural");
   EXPECT_EQ(*file.get<std::string_view>("kernelforge.synth.recipe"),
             deepseek_v4::kDefaultRecipe);
   EXPECT_EQ(*file.get<uint32_t>("general.quantization_version"), 2u);
@@ -136,7 +139,7 @@ TEST_F(SynthTiny, VerifiesAndShowsItsTensors) {
                         "checked\n"));
   std::ostringstream shown;
   info(file, shown);
-  EXPECT_THAT(shown.str(), HasSubstr("56 metadata keys, 212 tensors"));
+  EXPECT_THAT(shown.str(), HasSubstr("57 metadata keys, 212 tensors"));
   for (const char *line : {
            R"(token_embd\.weight +\[256, 32256\] +q8_0 +8773632)",
            R"(blk\.0\.ffn_gate_tid2eid\.weight +\[4, 32256\] +i32 +516096)",
@@ -253,6 +256,35 @@ TEST(SynthCommandLine, WritesTinyWithTheDefaultVocabulary) {
   EXPECT_THAT(config.out, ContainsRegex(R"(total +33729783 \(33\.73 M\))"));
 }
 
+TEST(SynthCommandLine, WideMarginsAreRecordedAndDrawn) {
+  TempDir dir;
+  std::string natural = dir.file("natural.gguf"), wide = dir.file("wide.gguf");
+  ASSERT_EQ(runTool({"synth", "--preset", "tiny", "--seed", "5", "-o", natural,
+                     "--margins", "natural"})
+                .code,
+            0);
+  ASSERT_EQ(runTool({"synth", "--preset", "tiny", "--seed", "5", "-o", wide,
+                     "--margins", "wide"})
+                .code,
+            0);
+  absl::StatusOr<gguf::File> a = gguf::File::open(natural);
+  absl::StatusOr<gguf::File> b = gguf::File::open(wide);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a->get<std::string_view>("kernelforge.synth.margins"), "natural");
+  EXPECT_EQ(*b->get<std::string_view>("kernelforge.synth.margins"), "wide");
+  auto same = [&](std::string_view name) {
+    std::span<const uint8_t> x = a->data(*a->findTensor(name));
+    std::span<const uint8_t> y = b->data(*b->findTensor(name));
+    return std::equal(x.begin(), x.end(), y.begin(), y.end());
+  };
+  // The head, the embedding and a learned layer's bias differ; a
+  // projection does not.
+  for (std::string_view name :
+       {"output.weight", "token_embd.weight", "blk.3.exp_probs_b.bias"})
+    EXPECT_FALSE(same(name)) << name;
+  EXPECT_TRUE(same("blk.0.attn_q_a.weight"));
+}
+
 TEST(ConfigCommandLine, PrintsPresetsAndRejectsInvalidFiles) {
   Ran flash = runTool({"config", "--preset", "flash"});
   EXPECT_EQ(flash.code, 0);
@@ -277,6 +309,9 @@ TEST(SynthCommandLine, UsageErrorsExitWithTwo) {
        "--seed is '-1', expected a number from 0 to 2^64 - 1"},
       {{"synth", "x.gguf", "--preset", "tiny", "--seed", "1", "-o", "y"},
        "synth takes 0 arguments, got 1"},
+      {{"synth", "--preset", "tiny", "--seed", "1", "-o", "x.gguf", "--margins",
+        "huge"},
+       "--margins is 'huge', expected natural or wide"},
       {{"config"}, "config takes a FILE or --preset NAME"},
       {{"config", "a.gguf", "--preset", "tiny"},
        "config takes a FILE or --preset NAME"},

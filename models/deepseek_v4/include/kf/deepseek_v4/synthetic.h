@@ -20,6 +20,8 @@ struct Distribution {
     Normal,          // approximately N(mean, stddev²), see below
     Uniform,         // uniform in [low, high)
     DistinctExperts, // each row: nExpertUsed distinct experts of nExpert
+    Favoured,        // Normal, plus `high` at nExpertUsed distinct places a row
+    Successor,       // row t: the embedding's row σ(t), centred, times stddev
   };
   Shape shape = Shape::Constant;
   float mean = 0;
@@ -30,13 +32,37 @@ struct Distribution {
   bool centredRows = false;
 };
 
+// How clear the model's discrete choices are (docs/models/deepseek_v4.md,
+// "Synthetic models"). Natural: as random weights make them, so that a
+// choice is often a near tie. Wide: each learned-routing layer favours
+// nExpertUsed experts by a bias that no gate score overturns, the
+// embedding is spread three times wider, and the head's row of token t is
+// the embedding of token σ(t), σ a bijection of the vocabulary with one
+// cycle: the model predicts σ⁻¹ of the token it reads, by a wide margin
+// over the others.
+enum class Margins { Natural, Wide };
+
 // How synth draws a tensor.
-Distribution distribution(const TensorSpec &spec);
+Distribution distribution(const TensorSpec &spec,
+                          Margins margins = Margins::Natural);
+
+// σ of Margins::Wide: a bijection of a vocabulary of V tokens, drawn from
+// `seed`, σ(t) = (a·t + b) mod V, whose one cycle visits every token.
+class VocabularyCycle {
+public:
+  VocabularyCycle() = default;
+  VocabularyCycle(uint64_t vocabulary, uint64_t seed);
+  uint64_t operator()(uint64_t token) const { return (a_ * token + b_) % v_; }
+
+private:
+  uint64_t v_ = 1, a_ = 1, b_ = 0;
+};
 
 // Draws the rows of one tensor.
 class TensorDraw {
 public:
-  TensorDraw(const TensorSpec &spec, const Config &config, uint64_t seed);
+  TensorDraw(const TensorSpec &spec, const Config &config, uint64_t seed,
+             Margins margins = Margins::Natural);
 
   // Row `row`: spec.shape[0] values (expert ids for DistinctExperts).
   void row(int64_t row, std::span<float> out) const;
@@ -46,7 +72,8 @@ public:
 
 private:
   Distribution distribution_;
-  uint32_t nExpert_;
+  uint32_t nExpert_, nExpertUsed_;
+  VocabularyCycle successor_; // Successor: the embedding row of row t
   int64_t rowLength_;
   uint64_t stream_; // from (seed, tensor name)
 };

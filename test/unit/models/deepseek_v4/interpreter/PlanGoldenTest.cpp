@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "PlanSupport.h"
-#include "kf/deepseek_v4/builder/graph_builder.h"
 #include "kf/runtime/plan_file.h"
 #include "kf/runtime/session.h"
 
@@ -51,14 +50,11 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
   const Config &config = model->config;
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
   mlir::OwningOpRef<mlir::ModuleOp> graph =
-      buildGraph(*context, config, model->formats,
-                 GraphOptions{.name = "tiny",
-                              .simulate = true,
-                              .maxRows = static_cast<int64_t>(kChunk)});
+      lowerTinyGraph(*context, *model,
+                     GraphOptions{.name = "tiny",
+                                  .simulate = true,
+                                  .maxRows = static_cast<int64_t>(kChunk)});
   ASSERT_TRUE(graph);
-  mlir::PassManager lower(context.get());
-  mlir::kf::buildPlanPipeline(lower, mlir::kf::PlanPipelineOptions());
-  ASSERT_TRUE(mlir::succeeded(lower.run(*graph)));
   std::unique_ptr<TinyPlans> plans =
       buildTinyPlans(*graph, static_cast<int64_t>(kChunk), kMaxContext);
   ASSERT_TRUE(plans);

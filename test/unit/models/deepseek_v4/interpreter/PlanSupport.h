@@ -16,6 +16,7 @@
 #include "kf/Codegen/KernelCompiler.h"
 #include "kf/Dialect/Plan/PlanDialect.h"
 #include "kf/Passes/Passes.h"
+#include "kf/deepseek_v4/builder/graph_builder.h"
 #include "kf/runtime/executor.h"
 #include "kf/runtime/plan_weights.h"
 #include "mlir/Pass/PassManager.h"
@@ -43,6 +44,25 @@ struct TinyPlans {
     return kernels;
   }
 };
+
+/// The graph of `model` built with `options` and lowered by kf-compile's
+/// pipeline for this machine; null, with a test failure, if either fails.
+inline mlir::OwningOpRef<mlir::ModuleOp>
+lowerTinyGraph(mlir::MLIRContext &context, const TinyModel &model,
+               const GraphOptions &options) {
+  mlir::OwningOpRef<mlir::ModuleOp> graph =
+      buildGraph(context, model.config, model.formats, options);
+  EXPECT_TRUE(graph);
+  if (!graph)
+    return nullptr;
+  mlir::PassManager lower(&context);
+  mlir::kf::buildPlanPipeline(lower, mlir::kf::PlanPipelineOptions());
+  if (mlir::failed(lower.run(*graph))) {
+    ADD_FAILURE() << "the graph does not lower";
+    return nullptr;
+  }
+  return graph;
+}
 
 /// The plans of `lowered` (a graph through kf-compile's pipeline, left
 /// unchanged): --kf-bound-context, --kf-lower-ops and --kf-build-plan on a

@@ -86,7 +86,8 @@ inline std::unique_ptr<Interpreter> makeInterpreter(mlir::ModuleOp module,
 /// costs the golden test about 1.5 s over a 2048-token one.
 inline Config tinyConfig() { return preset("tiny")->config; }
 
-/// A model file in memory as kf-gguf synth writes it: the default recipe's
+/// A model file in memory as kf-gguf synth writes it (with `margins`): the
+/// default recipe's
 /// formats (q8_0 matrices, mxfp4 routed experts, f32 for the rest, so that
 /// binding decodes block formats) and synth's values, except that norms are
 /// 1 + N(0, 0.1) rather than ones, so that a norm applied with the wrong
@@ -99,7 +100,8 @@ struct TinyModel {
   std::unique_ptr<reference::Weights> weights;
 };
 
-inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
+inline std::unique_ptr<TinyModel>
+makeTinyModel(uint64_t seed, Margins margins = Margins::Natural) {
   auto model = std::make_unique<TinyModel>();
   model->config = tinyConfig();
   const Config &config = model->config;
@@ -118,7 +120,7 @@ inline std::unique_ptr<TinyModel> makeTinyModel(uint64_t seed) {
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec &spec = specs[i];
     Format format = model->formats[i];
-    TensorDraw draw(spec, config, seed);
+    TensorDraw draw(spec, config, seed, margins);
     size_t cols = static_cast<size_t>(spec.shape[0]);
     size_t rowBytes = *kf::rowBytes(format, spec.shape[0]);
     std::vector<uint8_t> data(rowBytes * static_cast<size_t>(spec.rows()));
