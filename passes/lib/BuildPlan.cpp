@@ -330,8 +330,13 @@ private:
       int64_t rowBytes = *getRowBytes(type);
       if (!outputs.try_emplace(root, buffers.size()).second)
         return ret.emitOpError() << "kf-build-plan: returns one value twice";
-      buffers.push_back(
-          {"result" + std::to_string(j), rowBytes, true, isOneRow(root)});
+      auto named = fn.getResultAttrOfType<StringAttr>(static_cast<unsigned>(j),
+                                                      KfDialect::kNameAttrName);
+      std::string name = named ? named.str() : "result" + std::to_string(j);
+      if (llvm::any_of(buffers, [&](const auto &b) { return b.name == name; }))
+        return ret.emitOpError()
+               << "kf-build-plan: two run buffers are named '" << name << "'";
+      buffers.push_back({name, rowBytes, true, isOneRow(root)});
     }
     return success();
   }

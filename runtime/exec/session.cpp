@@ -12,18 +12,31 @@ namespace kf {
 namespace {
 
 // The run buffers of a model's plan, by the names kf-build-plan gives the
-// function's arguments and results: tokens, positions, logits, next token.
+// function's arguments and results: tokens, positions, logits, next token;
+// then, if any, outputs of names of their own (kf-compile --layer-outputs).
 constexpr std::string_view kBuffers[] = {"arg0", "arg1", "result0", "result1"};
+constexpr size_t kOutputs = std::size(kBuffers);
 
-absl::Status checkBuffers(const std::string &artifact, const Plan &plan) {
-  bool ok = plan.inputs.size() == std::size(kBuffers);
-  for (size_t i = 0; ok && i < plan.inputs.size(); ++i)
+absl::Status checkBuffers(const std::string &artifact, const Plan &plan,
+                          const Plan &prefill) {
+  bool ok = plan.inputs.size() >= kOutputs;
+  for (size_t i = 0; ok && i < kOutputs; ++i)
     ok = plan.inputs[i].name == kBuffers[i];
   if (!ok)
     return absl::InvalidArgumentError(absl::StrCat(
         artifact, ": plan ", plan.name,
         " does not take a model's tokens and positions and give its logits "
         "and next token"));
+  for (size_t i = kOutputs; i < plan.inputs.size(); ++i)
+    if (plan.inputs[i].name.starts_with("arg") || i >= prefill.inputs.size() ||
+        plan.inputs[i].name != prefill.inputs[i].name)
+      return absl::InvalidArgumentError(absl::StrCat(
+          artifact, ": plan ", plan.name, "'s run buffer ", plan.inputs[i].name,
+          " is not an output the prefill gives too"));
+  if (plan.inputs.size() != prefill.inputs.size())
+    return absl::InvalidArgumentError(
+        absl::StrCat(artifact, ": plans ", prefill.name, " and ", plan.name,
+                     " give different outputs"));
   return absl::OkStatus();
 }
 
@@ -47,7 +60,7 @@ Session::open(const std::string &artifact, const std::string &model,
         absl::StrCat(artifact, ": a model's artifact holds plans named "
                                "prefill and decode"));
   for (const Plan *plan : {prefill, decode})
-    if (absl::Status s = checkBuffers(artifact, *plan); !s.ok())
+    if (absl::Status s = checkBuffers(artifact, *plan, *prefill); !s.ok())
       return s;
 
   // The plans bind only the file they were compiled from.
@@ -102,6 +115,8 @@ Session::open(const std::string &artifact, const std::string &model,
   session->logits_.resize(
       static_cast<size_t>(prefill->inputs[2].bytes.at(1) / 4));
   session->next_.resize(1);
+  for (size_t i = kOutputs; i < prefill->inputs.size(); ++i)
+    session->outputs_.push_back({prefill->inputs[i].name, {}, {}});
   return session;
 }
 
@@ -120,6 +135,8 @@ Session::prefill(std::span<const int32_t> tokens) {
     return s;
   // A prompt longer than the plan's rows runs in chunks, each continuing
   // the sequence where the one before left it.
+  for (Output &output : outputs_)
+    output.bytes.clear();
   absl::StatusOr<std::span<const float>> logits;
   for (size_t first = 0; first < tokens.size();
        first += static_cast<size_t>(prefillChunk())) {
@@ -141,6 +158,8 @@ absl::StatusOr<std::span<const float>> Session::decode(int32_t token) {
   std::span<const int32_t> tokens(&token, 1);
   if (absl::Status s = check(tokens, position_); !s.ok())
     return s;
+  for (Output &output : outputs_)
+    output.bytes.clear();
   return run(*decode_, tokens, position_);
 }
 
@@ -170,11 +189,16 @@ Session::run(Executor &executor, std::span<const int32_t> tokens,
   for (int64_t t = 0; t < n; ++t)
     positions_[t] = first + t;
   std::vector<int32_t> input(tokens.begin(), tokens.end());
-  std::span<uint8_t> buffers[] = {
+  std::vector<std::span<uint8_t>> buffers = {
       {reinterpret_cast<uint8_t *>(input.data()), input.size() * 4},
       {reinterpret_cast<uint8_t *>(positions_.data()), positions_.size() * 8},
       {reinterpret_cast<uint8_t *>(logits_.data()), logits_.size() * 4},
       {reinterpret_cast<uint8_t *>(next_.data()), next_.size() * 4}};
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    outputs_[i].run.resize(
+        static_cast<size_t>(executor.plan().inputs[kOutputs + i].bytes.at(n)));
+    buffers.push_back(outputs_[i].run);
+  }
   // A run that fails midway leaves the state half written: the sequence
   // must start again.
   if (absl::Status s = executor.run(*pool_, n, buffers); !s.ok()) {
@@ -184,6 +208,9 @@ Session::run(Executor &executor, std::span<const int32_t> tokens,
         absl::StrCat(artifact_, ": ", executor.plan().name, ": ", s.message()));
   }
   position_ = first + n;
+  for (Output &output : outputs_)
+    output.bytes.insert(output.bytes.end(), output.run.begin(),
+                        output.run.end());
   return std::span<const float>(logits_);
 }
 

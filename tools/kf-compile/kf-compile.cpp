@@ -88,6 +88,12 @@ static cl::opt<bool>
           cl::desc("Build the graph without the quantization simulations"),
           cl::cat(category));
 
+static cl::opt<bool> layerOutputs(
+    "layer-outputs",
+    cl::desc("Also return each layer's streams, experts and indexer entries "
+             "(kf-run --dump-hidden reads them)"),
+    cl::cat(category));
+
 enum class Emit { Mlir, Plan, Object, Shared, Graph, Stats };
 static cl::opt<Emit>
     emit("emit", cl::desc("What to produce"), cl::init(Emit::Mlir),
@@ -184,6 +190,8 @@ buildModelGraph(mlir::MLIRContext &context) {
   };
   dsv4::GraphOptions options;
   options.simulate = !noSim;
+  if (layerOutputs)
+    options.probes = dsv4::GraphOptions::Probes::Observe;
   options.maxRows = maxRows;
   std::optional<dsv4::Config> config;
   std::vector<kf::Format> formats;

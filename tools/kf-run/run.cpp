@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -50,6 +51,8 @@ constexpr std::string_view kUsage =
     "L,\n"
     "                         float32 [tokens, streams, embedding], of the "
     "prompt\n"
+    "                         (the compiled engine: a plan compiled with\n"
+    "                         kf-compile --layer-outputs)\n"
     "  --no-sim               without the reference's quantization "
     "simulations\n"
     "  --compare              the compiled engine: runs the reference engine\n"
@@ -103,11 +106,9 @@ std::optional<std::string> parse(std::span<const std::string> args,
     if (!parsed.options.contains("--plan"))
       return std::string("--engine compiled needs --plan MODEL.kfp "
                          "(kf-compile -m FILE -o MODEL.kfp)");
-    // What the reference computes on request is compiled into a plan.
-    for (std::string_view option : {"--dump-hidden", "--precision"})
-      if (parsed.options.contains(option))
-        return absl::StrCat("option '", std::string(option),
-                            "' is the reference engine's");
+    // The precision is compiled into a plan.
+    if (parsed.options.contains("--precision"))
+      return std::string("option '--precision' is the reference engine's");
     if (parsed.noSim)
       return std::string("--no-sim: the compiled engine's simulations are "
                          "its plan's; compile it with kf-compile --no-sim");
@@ -177,6 +178,24 @@ absl::StatusOr<uint32_t> parseDecodeSteps(const Arguments &args) {
   return steps;
 }
 
+// Writes DIR/layer_L.npy for every layer: `layer(L)`, the stream state
+// after layer L of the prompt's tokens, float32 [tokens, hc, D].
+absl::Status
+writeLayerStreams(const std::string &dir, const dsv4::Config &config,
+                  size_t tokens,
+                  absl::FunctionRef<std::span<const float>(uint32_t)> layer) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error)
+    return absl::InternalError(
+        absl::StrCat(dir, ": cannot create the directory: ", error.message()));
+  int64_t shape[] = {static_cast<int64_t>(tokens), config.hc, config.nEmbd};
+  for (uint32_t l = 0; l < config.nLayer; ++l)
+    KF_RETURN_IF_ERROR(writeNpyFloat32(absl::StrCat(dir, "/layer_", l, ".npy"),
+                                       shape, layer(l)));
+  return absl::OkStatus();
+}
+
 // The compiled engine: the artifact's prefill and decode plans on the
 // model file's weights (docs/engine.md, "Sessions").
 absl::Status runCompiled(const Arguments &args, std::ostream &out,
@@ -227,7 +246,31 @@ absl::Status runCompiled(const Arguments &args, std::ostream &out,
                       dsv4::reference::Options{.simulateQuantization = true});
     referenceLogits = reference->prefill(tokens).logits;
   }
+  // --dump-hidden reads each layer's streams from the plans' outputs.
+  auto dumpHiddenDir = args.options.find("--dump-hidden");
+  std::vector<const Session::Output *> streams;
+  if (dumpHiddenDir != args.options.end()) {
+    for (uint32_t l = 0; l < config.nLayer; ++l) {
+      std::string name = absl::StrCat("blk.", l, ".streams");
+      auto found = std::find_if(
+          session->outputs().begin(), session->outputs().end(),
+          [&](const Session::Output &o) { return o.name == name; });
+      if (found == session->outputs().end())
+        return absl::InvalidArgumentError(absl::StrCat(
+            args.options.at("--plan"), " gives no ", name,
+            ": compile it with kf-compile --layer-outputs for --dump-hidden"));
+      streams.push_back(&*found);
+    }
+  }
   KF_ASSIGN_OR_RETURN(std::span<const float> logits, session->prefill(tokens));
+  if (dumpHiddenDir != args.options.end())
+    KF_RETURN_IF_ERROR(writeLayerStreams(
+        dumpHiddenDir->second, config, tokens.size(), [&](uint32_t l) {
+          const std::vector<uint8_t> &bytes = streams[l]->bytes;
+          return std::span<const float>(
+              reinterpret_cast<const float *>(bytes.data()),
+              bytes.size() / sizeof(float));
+        }));
   auto nextToken = [&](std::span<const float> compiled) {
     if (!reference)
       return argmax(compiled);
@@ -325,20 +368,11 @@ absl::Status runReference(const Arguments &args, std::ostream &out) {
                        config.nVocab};
     KF_RETURN_IF_ERROR(writeNpyFloat32(dumpLogits->second, shape, logits));
   }
-  if (options.keepLayerStreams) {
-    std::error_code error;
-    std::filesystem::create_directories(dumpHidden->second, error);
-    if (error)
-      return absl::InternalError(
-          absl::StrCat(dumpHidden->second,
-                       ": cannot create the directory: ", error.message()));
-    int64_t shape[] = {static_cast<int64_t>(tokens.size()), config.hc,
-                       config.nEmbd};
-    for (uint32_t l = 0; l < config.nLayer; ++l)
-      KF_RETURN_IF_ERROR(writeNpyFloat32(
-          absl::StrCat(dumpHidden->second, "/layer_", l, ".npy"), shape,
-          result.layerStreams[l]));
-  }
+  if (options.keepLayerStreams)
+    KF_RETURN_IF_ERROR(writeLayerStreams(
+        dumpHidden->second, config, tokens.size(), [&](uint32_t l) {
+          return std::span<const float>(result.layerStreams[l]);
+        }));
   return absl::OkStatus();
 }
 

@@ -158,8 +158,16 @@ private:
   int64_t tokensDim_ = kDynamic; // T: dynamic in prefill, 1 in decode
   Value tokens_, positions_;
   // What the function returns beyond the logits and the token: its layers'
-  // probes (GraphOptions::probes), in order.
+  // probes (GraphOptions::probes), in order, and the run buffers' names
+  // ("blk.L.streams").
   llvm::SmallVector<Value> probes_;
+  llvm::SmallVector<std::string> probeNames_;
+  void probe(Value value, std::string_view what) {
+    if (options_.probes == GraphOptions::Probes::None)
+      return;
+    probes_.push_back(value);
+    probeNames_.push_back(absl::StrCat("blk.", layer_, ".", toAbsl(what)));
+  }
   int64_t layer_ = -1;
   kfd::RopeAttr rope_;
 };
@@ -353,8 +361,7 @@ Value GraphBuilder::attention(Value streams) {
     selected = kfd::IndexerTopKOp::create(
         b_, loc, indexType, scores, positions_,
         b_.getI64IntegerAttr(c_.indexerTopK), b_.getI64IntegerAttr(ratio));
-    if (options_.probes != GraphOptions::Probes::None)
-      probes_.push_back(selected);
+    probe(selected, "entries");
   } else if (kind == AttentionKind::Hca) {
     selected =
         kfd::VisibleEntriesOp::create(b_, at("indexer"), indexType, positions_,
@@ -396,8 +403,7 @@ Value GraphBuilder::moe(Value streams) {
       b_, at("gate"), RankedTensorType::get({T, k}, b_.getI32Type()),
       f32({T, k}), logits, bias, table, tokens, b_.getI64IntegerAttr(k),
       b_.getF32FloatAttr(c_.routeScale));
-  if (options_.probes != GraphOptions::Probes::None)
-    probes_.push_back(gate.getIds());
+  probe(gate.getIds(), "experts");
   Location loc = at("moe");
   Value experts[3], shared[3];
   for (int i = 0; i < 3; ++i) {
@@ -474,6 +480,7 @@ void GraphBuilder::buildFunction(bool decode) {
   tokens_ = function.getArgument(0);
   positions_ = function.getArgument(1);
   probes_.clear();
+  probeNames_.clear();
 
   if (!decode) { // a prefill starts a sequence (§5), or continues it
     for (uint32_t l = 0; l < c_.nLayer; ++l) {
@@ -495,8 +502,7 @@ void GraphBuilder::buildFunction(bool decode) {
     if (force && l > 0)
       streams = function.getArgument(1 + l);
     streams = moe(attention(streams));
-    if (options_.probes != GraphOptions::Probes::None)
-      probes_.push_back(streams);
+    probe(streams, "streams");
   }
   layer_ = -1;
   if (force)
@@ -509,6 +515,11 @@ void GraphBuilder::buildFunction(bool decode) {
   mlir::func::ReturnOp::create(b_, at("head"), results);
   function.setType(
       b_.getFunctionType(arguments, mlir::ValueRange(results).getTypes()));
+  // The probes name their plans' run buffers.
+  for (auto [i, name] : llvm::enumerate(probeNames_))
+    function.setResultAttr(static_cast<unsigned>(2 + i),
+                           kfd::KfDialect::kNameAttrName,
+                           b_.getStringAttr(name));
 }
 
 } // namespace

@@ -43,6 +43,17 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 // -----
 
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @named_twice(%x: tensor<?x64xf32>) -> (tensor<?x64xf32> {kf.name = "out"}, tensor<?x64xf32> {kf.name = "out"}) {
+    %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    %z = kf.rms_norm %y eps(1.0e-06) : tensor<?x64xf32>
+    // expected-error @+1 {{'func.return' op kf-build-plan: two run buffers are named 'out'}}
+    return %y, %z : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+}
+
+// -----
+
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
   // expected-error @+1 {{'func.func' op kf-build-plan: argument 1 has another token dimension than the function's first tensor}}
   func.func @rows(%x: tensor<?x64xf32>, %z: tensor<4x64xf32>) -> tensor<?x64xf32> {
     %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>

@@ -146,3 +146,19 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     return %h : tensor<1x64xf32>
   }
 }
+
+// -----
+
+// A result named by kf.name (the graph builder's layer probes) is the run
+// buffer of that name; the others keep result<j>.
+// CHECK-LABEL: kf_plan.plan @named
+// CHECK-NEXT:    kf_plan.buffer "arg0" bytes(0 + 256)
+// CHECK-NEXT:    kf_plan.buffer "result0" bytes(0 + 256) output
+// CHECK-NEXT:    kf_plan.buffer "blk.0.streams" bytes(0 + 256) output
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @named(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32> {kf.name = "blk.0.streams"}) {
+    %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
+    %z = kf.rms_norm %y eps(1.0e-06) : tensor<?x64xf32>
+    return %y, %z : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+}

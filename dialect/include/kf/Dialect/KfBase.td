@@ -48,6 +48,9 @@ def Kf_Dialect : Dialect {
     /// rows one call of its functions takes, which its KV window rings were
     /// sized to hold beside the window.
     static constexpr ::llvm::StringLiteral kMaxRowsAttrName = "kf.max_rows";
+    /// On a function's result: the name of the run buffer a plan gives it
+    /// (kf-build-plan), in place of `result<j>`.
+    static constexpr ::llvm::StringLiteral kNameAttrName = "kf.name";
   }];
 }
 

@@ -54,6 +54,17 @@ public:
   const Executor &prefillExecutor() const { return *prefill_; }
   const Executor &decodeExecutor() const { return *decode_; }
 
+  // The plans' outputs beyond the logits (kf-compile --layer-outputs: each
+  // layer's "blk.L.streams", "blk.L.experts" and "blk.L.entries",
+  // docs/graph.md "Layer probes"), and the bytes of one of them for every
+  // token of the last prefill or decode call, row after row.
+  struct Output {
+    std::string name;
+    std::vector<uint8_t> bytes;
+    std::vector<uint8_t> run; // one run's, before it joins `bytes`
+  };
+  const std::vector<Output> &outputs() const { return outputs_; }
+
   // Tokens of the sequence so far: the next one's position.
   int64_t position() const { return position_; }
   // The most tokens one run of the prefill plan takes (a prefill chunk), and
@@ -88,6 +99,7 @@ private:
   std::vector<int64_t> positions_;
   std::vector<float> logits_;
   std::vector<int32_t> next_;
+  std::vector<Output> outputs_;
 };
 
 } // namespace kf

@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "PlanSupport.h"
-#include "kf/runtime/plan_file.h"
 #include "kf/runtime/session.h"
 
 namespace kf::deepseek_v4::interpreter::test {
@@ -129,13 +128,7 @@ TEST_P(PlanGolden, PlansRunTheGraphAsTheInterpreterDoes) {
   if (threads != 2)
     return;
   std::string artifact = ::testing::TempDir() + "plan_golden.kfp";
-  std::vector<Plan> both = {plans->prefill, plans->decode};
-  absl::StatusOr<std::vector<uint8_t>> bytes = serializePlans(both);
-  ASSERT_TRUE(bytes.ok()) << bytes.status();
-  llvm::Error written = codegen::emitPlanLibrary(
-      plans->module->lookupSymbol<mlir::ModuleOp>("kernels"), *bytes,
-      mlir::kf::TargetAttr::lookup(*plans->module).getTargetInfo(), artifact);
-  ASSERT_FALSE(written) << llvm::toString(std::move(written));
+  ASSERT_TRUE(plans->writeArtifact(artifact));
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::open(artifact, path, pool);
   ASSERT_TRUE(session.ok()) << session.status();

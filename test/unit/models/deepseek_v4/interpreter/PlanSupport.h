@@ -18,6 +18,7 @@
 #include "kf/Passes/Passes.h"
 #include "kf/deepseek_v4/builder/graph_builder.h"
 #include "kf/runtime/executor.h"
+#include "kf/runtime/plan_file.h"
 #include "kf/runtime/plan_weights.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -42,6 +43,23 @@ struct TinyPlans {
       kernels.push_back(reinterpret_cast<kf_step_fn>(*fn));
     }
     return kernels;
+  }
+
+  /// Writes both plans and their kernels, compiled ahead of time, as one
+  /// artifact at `path` (what kf-compile -o writes).
+  ::testing::AssertionResult writeArtifact(const std::string &path) const {
+    std::vector<Plan> both = {prefill, decode};
+    absl::StatusOr<std::vector<uint8_t>> bytes = serializePlans(both);
+    if (!bytes.ok())
+      return ::testing::AssertionFailure() << bytes.status();
+    mlir::ModuleOp plans = module.get();
+    llvm::Error written = codegen::emitPlanLibrary(
+        plans.lookupSymbol<mlir::ModuleOp>("kernels"), *bytes,
+        mlir::kf::TargetAttr::lookup(plans).getTargetInfo(), path);
+    if (written)
+      return ::testing::AssertionFailure()
+             << llvm::toString(std::move(written));
+    return ::testing::AssertionSuccess();
   }
 };
 
