@@ -1,7 +1,11 @@
 #include "kf/runtime/thread_pool.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
+#include <span>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -49,15 +53,51 @@ void spinUntil(Done done, Sleep sleep) {
   }
 }
 
+// The CPUs `thread` may run on.
+std::vector<int> cpusOf(pthread_t thread) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (pthread_getaffinity_np(thread, sizeof set, &set) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set))
+        cpus.push_back(cpu);
+  return cpus;
+}
+
+// Lets `thread` run on `cpus` only; false if the system refuses.
+bool pin(pthread_t thread, std::span<const int> cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
+      return false;
+    CPU_SET(cpu, &set);
+  }
+  return pthread_setaffinity_np(thread, sizeof set, &set) == 0;
+}
+
 } // namespace
 
-ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+ThreadPool::ThreadPool(int threads, const std::vector<int> &cpus)
+    : threads_(threads < 1 ? 1 : threads) {
   workers_.reserve(threads_ - 1);
   for (int t = 1; t < threads_; ++t)
     workers_.emplace_back([this, t] { work(t); });
+  if (cpus.empty())
+    return;
+  callerCpus_ = cpusOf(pthread_self());
+  for (int t = 0; t < threads_; ++t) {
+    int cpu = cpus[static_cast<size_t>(t) % cpus.size()];
+    pthread_t thread =
+        t == 0 ? pthread_self() : workers_[t - 1].native_handle();
+    pinFailures_ += !pin(thread, std::span<const int>(&cpu, 1));
+  }
 }
 
 ThreadPool::~ThreadPool() {
+  if (!callerCpus_.empty())
+    pin(pthread_self(), callerCpus_);
   stop_.store(true, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -10,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "kf/runtime/absl_compat.h"
+#include "kf/runtime/host_cpu.h"
 #include "matmul_kernel.h"
 #include "model.h"
 #include "onednn.h"
@@ -26,7 +26,7 @@ constexpr std::string_view kUsage =
     "  --format LIST     weight formats, e.g. q8_0,q4_0,q4_k,iq2_xxs\n"
     "  --m LIST          activation rows per case (1,2,3,4,8,16,64,512)\n"
     "  --k K, --n N      row length and weight rows (4096, 2048)\n"
-    "  --threads LIST    thread counts (all hardware threads)\n"
+    "  --threads LIST    thread counts (one a physical core)\n"
     "  --cold | --hot    weights cycled from a set far larger than the\n"
     "                    caches, as MoE experts are (the default), or one\n"
     "                    matrix reused\n"
@@ -61,7 +61,7 @@ constexpr std::string_view kUsage =
     "  decode tokens/s against the DRAM roofline of the weight bytes one\n"
     "  token reads, both against the golden reference forward, all measured\n"
     "  in the same run; where the time goes by op kind and by layer\n"
-    "  --threads LIST    thread counts (1 and all hardware threads)\n"
+    "  --threads LIST    thread counts (1 and one a physical core)\n"
     "  --prompt LIST     tokens of each timed prefill (1, 64 and the plan's\n"
     "                    rows)\n"
     "  --decode N        decode steps after the longest, each timed (32)\n"
@@ -169,8 +169,7 @@ std::optional<std::string> parseMatmul(std::span<const std::string> args,
                                        MatmulOptions &o) {
   o = MatmulOptions{};
   o.m = {1, 2, 3, 4, 8, 16, 64, 512};
-  o.threads = {
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  o.threads = {static_cast<int>(hostCores().size())};
   bool format = false, cold = false, hot = false, reps = false, minTime = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
@@ -284,10 +283,8 @@ std::optional<std::string> parsePorts(std::span<const std::string> args,
 std::optional<std::string> parseModel(std::span<const std::string> args,
                                       ModelOptions &o) {
   o = ModelOptions{};
-  const int hardware =
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  o.threads =
-      hardware > 1 ? std::vector<int>{1, hardware} : std::vector<int>{1};
+  const int cores = static_cast<int>(hostCores().size());
+  o.threads = cores > 1 ? std::vector<int>{1, cores} : std::vector<int>{1};
   for (size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i].substr(0, args[i].find('='));
     if (name == "--json") {

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -19,6 +18,7 @@
 #include "kf/deepseek_v4/reference/model.h"
 #include "kf/deepseek_v4/reference/weights.h"
 #include "kf/runtime/gguf.h"
+#include "kf/runtime/host_cpu.h"
 #include "kf/runtime/npy.h"
 #include "kf/runtime/progress_bar.h"
 #include "kf/runtime/session.h"
@@ -39,8 +39,10 @@ constexpr std::string_view kUsage =
     "  --engine compiled      the plans of --plan, compiled for this model\n"
     "                         by kf-compile -m FILE -o MODEL.kfp\n"
     "  --plan MODEL.kfp       the compiled engine's artifact\n"
-    "  --threads N            the compiled engine's threads (default: the\n"
-    "                         machine's)\n"
+    "  --threads N            the compiled engine's threads (default: one\n"
+    "                         a physical core)\n"
+    "  --pin                  the compiled engine: pins each thread to a\n"
+    "                         core of its own, while there are cores\n"
     "  --decode N             then decodes N tokens one at a time, each the\n"
     "                         argmax of the previous logits, and prints them\n"
     "  --dump-logits OUT.npy  the logits of every position computed, float32\n"
@@ -68,6 +70,7 @@ struct Arguments {
   std::map<std::string, std::string, std::less<>> options;
   bool noSim = false;
   bool compare = false;
+  bool pin = false;
 };
 
 constexpr std::string_view kValueOptions[] = {
@@ -86,6 +89,10 @@ std::optional<std::string> parse(std::span<const std::string> args,
     }
     if (arg == "--compare") {
       parsed.compare = true;
+      continue;
+    }
+    if (arg == "--pin") {
+      parsed.pin = true;
       continue;
     }
     if (std::find(std::begin(kValueOptions), std::end(kValueOptions), arg) ==
@@ -117,6 +124,8 @@ std::optional<std::string> parse(std::span<const std::string> args,
       if (parsed.options.contains(option))
         return absl::StrCat("option '", std::string(option),
                             "' is the compiled engine's");
+    if (parsed.pin)
+      return std::string("option '--pin' is the compiled engine's");
     if (parsed.compare)
       return std::string("--compare sets the compiled engine against the "
                          "reference: give --engine compiled");
@@ -210,13 +219,16 @@ absl::Status runCompiled(const Arguments &args, std::ostream &out,
   KF_ASSIGN_OR_RETURN(std::vector<int32_t> tokens,
                       parseTokens(args.options.at("--tokens"), config.nVocab));
   KF_ASSIGN_OR_RETURN(uint32_t steps, parseDecodeSteps(args));
-  int threads =
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = static_cast<int>(hostCores().size());
   if (auto t = args.options.find("--threads"); t != args.options.end())
     if (!absl::SimpleAtoi(t->second, &threads) || threads < 1 || threads > 1024)
       return absl::InvalidArgumentError(absl::StrCat(
           "--threads: '", t->second, "' is not a thread count (1 to 1024)"));
-  ThreadPool pool(threads);
+  ThreadPool pool(threads, args.pin ? pinningOrder(hostCores(), threads)
+                                    : std::vector<int>{});
+  if (pool.pinFailures() > 0)
+    err << "kf-run: " << pool.pinFailures() << " of " << threads
+        << " threads could not be pinned to a CPU; they run unpinned\n";
   LoadProgress progress;
   absl::StatusOr<std::unique_ptr<Session>> opened = [&] {
     ProgressBar bar(progress, "kf-run: packing the weights");

@@ -1,10 +1,14 @@
 // The persistent thread pool and its two splits of work: fixed row blocks
-// and batches claimed from a counter.
+// and batches claimed from a counter; the cores it pins its threads to.
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
 
+#include "kf/runtime/host_cpu.h"
 #include "kf/runtime/thread_pool.h"
 #include "gmock/gmock.h"
 
@@ -140,6 +144,51 @@ TEST(Barrier, SeparatesPhases) {
     }
   });
   EXPECT_EQ(violations.load(), 0);
+}
+
+// Two packages, the first with two-way SMT: cores are grouped by package
+// and core, siblings lowest first, cores by their lowest CPU.
+TEST(CpuTopology, GroupsLogicalCpusByCore) {
+  const CpuPlace cpus[] = {{0, 0, 0}, {1, 0, 1}, {2, 1, 0},
+                           {4, 0, 0}, {5, 0, 1}, {3, 1, 4}};
+  EXPECT_EQ(groupCores(cpus),
+            (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2}, {3}}));
+  // A thread a core first, the siblings only for threads beyond the cores.
+  std::vector<std::vector<int>> cores = groupCores(cpus);
+  EXPECT_EQ(pinningOrder(cores, 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(pinningOrder(cores, 6), (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(pinningOrder(cores, 8), (std::vector<int>{0, 1, 2, 3, 4, 5, 0, 1}));
+  EXPECT_FALSE(hostCores().empty());
+}
+
+// Each thread of a pinned pool runs on its CPU alone; the calling thread
+// gets its CPUs back when the pool goes.
+TEST(ThreadPool, PinsEachThreadToItsCpu) {
+  auto cpusOf = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof set, &set), 0);
+    std::vector<int> cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set))
+        cpus.push_back(cpu);
+    return cpus;
+  };
+  const std::vector<int> before = cpusOf();
+  const int threads = static_cast<int>(hostCores().size());
+  const std::vector<int> order = pinningOrder(hostCores(), threads);
+  {
+    ThreadPool pool(threads, order);
+    ASSERT_EQ(pool.pinFailures(), 0);
+    std::vector<std::vector<int>> seen(threads);
+    pool.run([&](int t) { seen[t] = cpusOf(); });
+    for (int t = 0; t < threads; ++t)
+      EXPECT_EQ(seen[t], std::vector<int>{order[t]}) << "thread " << t;
+  }
+  EXPECT_EQ(cpusOf(), before);
+  // A CPU that does not exist is refused, and the thread runs unpinned.
+  ThreadPool pool(1, {CPU_SETSIZE + 1});
+  EXPECT_EQ(pool.pinFailures(), 1);
 }
 
 } // namespace

@@ -1,7 +1,8 @@
 // What this CPU can run, as the runtime sees it without LLVM: the features
 // of kf/runtime/cpu_features.def that Linux lists for it in /proc/cpuinfo
 // (which it lists only where the kernel enables them, AVX-512's state
-// included), by their LLVM names.
+// included), by their LLVM names; and its physical cores, which the thread
+// pool puts one thread on each of by default.
 #pragma once
 
 #include <span>
@@ -25,5 +26,26 @@ const std::vector<std::string> &hostCpuFeatures();
 absl::Status checkCpuFeatures(std::span<const std::string> required,
                               std::span<const std::string> available,
                               std::string_view what);
+
+// Where Linux places one logical CPU: its package and its core there
+// (/sys/devices/system/cpu/cpuN/topology).
+struct CpuPlace {
+  int cpu = 0, package = 0, core = 0;
+};
+
+// The physical cores of `cpus`: each core's logical CPUs (its SMT
+// siblings), lowest first, the cores in the order of their lowest CPU.
+std::vector<std::vector<int>> groupCores(std::span<const CpuPlace> cpus);
+
+// This process's cores, read once: groupCores of the CPUs it may run on
+// (sched_getaffinity), placed as Linux says (a CPU it does not place is a
+// core of its own). Never empty.
+const std::vector<std::vector<int>> &hostCores();
+
+// The logical CPUs `threads` threads are pinned to, thread t to cpus[t]:
+// the first CPU of each core, then the cores' second ones, and so on, so
+// that threads share a core only when there are more threads than cores.
+std::vector<int> pinningOrder(const std::vector<std::vector<int>> &cores,
+                              int threads);
 
 } // namespace kf

@@ -23,12 +23,19 @@ namespace kf {
 // whatever is measured next.
 class ThreadPool {
 public:
-  explicit ThreadPool(int threads);
+  explicit ThreadPool(int threads) : ThreadPool(threads, {}) {}
+  // With `cpus`, thread t runs only on logical CPU cpus[t] (core pinning,
+  // kf::pinningOrder; round robin if it is shorter than the threads), the
+  // calling thread as thread 0 until the pool is destroyed.
+  ThreadPool(int threads, const std::vector<int> &cpus);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
 
   int size() const { return threads_; }
+  // Threads the system refused to pin to their CPU (one not allowed to
+  // this process, or none such): they run unpinned.
+  int pinFailures() const { return pinFailures_; }
 
   // Calls task(t) for every t in [0, size()), task(0) on the calling thread,
   // and returns when all have returned.
@@ -39,6 +46,9 @@ private:
 
   const int threads_;
   std::vector<std::thread> workers_;
+  int pinFailures_ = 0;
+  // The calling thread's CPUs before it was pinned, restored at the end.
+  std::vector<int> callerCpus_;
   // Bumped once per task; workers wait for it to move.
   std::atomic<uint64_t> generation_{0};
   // Workers yet to finish the current task.

@@ -225,7 +225,11 @@ TEST_P(LayeredGolden, EveryLayerTeacherForcedAgainstTheReference) {
   std::unique_ptr<TinyPlans> plans =
       buildTinyPlans(*graph, static_cast<int64_t>(kChunk), kMaxContext);
   ASSERT_TRUE(plans);
-  std::string path = writeTinyModel(*model, "layered_golden.gguf");
+  // A file of each test's own: ctest runs them side by side, and one
+  // rewriting a file the other has mapped would pull it away.
+  std::string path = writeTinyModel(
+      *model, GetParam() == Margins::Wide ? "layered_golden_wide.gguf"
+                                          : "layered_golden_natural.gguf");
   ThreadPool one(1), two(2);
   std::unique_ptr<BoundPlans> bound = BoundPlans::bind(*plans, path, two);
   ASSERT_TRUE(bound);
