@@ -67,6 +67,7 @@ constexpr std::string_view kUsage =
     "  --decode N        decode steps after the longest, each timed (32)\n"
     "  --rounds N        everything N times, the DRAM probe in each; figures\n"
     "                    are the medians of the rounds (3)\n"
+    "  --pin             each thread pinned to a core of its own\n"
     "  --json            one JSON object per thread count and line\n";
 
 constexpr std::string_view kValueOptions[] = {
@@ -289,6 +290,10 @@ std::optional<std::string> parseModel(std::span<const std::string> args,
     std::string name = args[i].substr(0, args[i].find('='));
     if (name == "--json") {
       o.json = true;
+      continue;
+    }
+    if (name == "--pin") {
+      o.pin = true;
       continue;
     }
     if (name != "--plan" && name != "-m" && name != "--threads" &&

@@ -24,6 +24,7 @@
 #include "kf/deepseek_v4/reference/weights.h"
 #include "kf/runtime/absl_compat.h"
 #include "kf/runtime/gguf.h"
+#include "kf/runtime/host_cpu.h"
 #include "kf/runtime/plan_library.h"
 #include "kf/runtime/plan_weights.h"
 #include "kf/runtime/progress_bar.h"
@@ -261,8 +262,15 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
   // reference and the probe.
   std::vector<ThreadFigures> figures(o.threads.size());
   std::vector<std::unique_ptr<ThreadPool>> pools;
-  for (int threads : o.threads)
-    pools.push_back(std::make_unique<ThreadPool>(threads));
+  for (int threads : o.threads) {
+    pools.push_back(std::make_unique<ThreadPool>(
+        threads,
+        o.pin ? pinningOrder(hostCores(), threads) : std::vector<int>{}));
+    if (pools.back()->pinFailures() > 0)
+      return absl::FailedPreconditionError(
+          absl::StrCat("--pin: ", pools.back()->pinFailures(), " of ", threads,
+                       " threads could not be pinned to a CPU"));
+  }
   LoadProgress progress;
   absl::StatusOr<std::unique_ptr<Session>> opened = [&] {
     ProgressBar bar(progress, "kf-bench: packing the weights");

@@ -22,6 +22,7 @@ struct ModelOptions {
   int decode = 32; // decode steps after the longest prefill, each timed
   int rounds = 3;  // of everything, of which the medians
   bool json = false;
+  bool pin = false; // each thread pinned to a core of its own (kf-run --pin)
 };
 
 // Prints the tables (or one JSON object per thread count): prefill tokens/s

@@ -1,6 +1,7 @@
 // kf-bench model: its options and their one-line errors. The run itself
 // needs a compiled artifact: test/lit/tools/kf-bench-model.test runs one.
 #include "RunTool.h"
+#include "kf/runtime/host_cpu.h"
 #include "gmock/gmock.h"
 
 namespace kf::bench {
@@ -23,10 +24,15 @@ TEST(KfBenchModel, Options) {
   EXPECT_EQ(o.decode, 32);
   EXPECT_EQ(o.rounds, 3);
   EXPECT_FALSE(o.json);
-  ASSERT_EQ(parse({"--plan=m.kfp", "-m", "m.gguf", "--threads", "2,1",
-                   "--prompt", "8,1", "--decode=1", "--rounds", "1", "--json"},
-                  o),
-            std::nullopt);
+  EXPECT_FALSE(o.pin);
+  // One thread a physical core beside one.
+  EXPECT_EQ(o.threads.back(), static_cast<int>(hostCores().size()));
+  ASSERT_EQ(
+      parse({"--plan=m.kfp", "-m", "m.gguf", "--threads", "2,1", "--prompt",
+             "8,1", "--decode=1", "--rounds", "1", "--json", "--pin"},
+            o),
+      std::nullopt);
+  EXPECT_TRUE(o.pin);
   EXPECT_EQ(o.threads, (std::vector<int>{2, 1}));
   EXPECT_EQ(o.prompts, (std::vector<int>{8, 1}));
   EXPECT_EQ(o.decode, 1);
