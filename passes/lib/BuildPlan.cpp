@@ -25,6 +25,7 @@
 
 #include "kf/Codegen/CompressKernel.h"
 #include "kf/Codegen/LastRowKernel.h"
+#include "kf/Codegen/MatmulKernel.h"
 #include "kf/Codegen/MatmulSteps.h"
 #include "kf/runtime/packing.h"
 
@@ -613,9 +614,32 @@ private:
         .Case([&](ExpertQMatmulOp matmul) { return planExperts(matmul); })
         .Case([&](func::ReturnOp) { return success(); })
         .Default([&](Operation *other) {
-          return other->emitOpError()
-                 << "kf-build-plan: no compiled kernel computes this op yet, "
-                    "so a plan cannot run it";
+          // Most often the op reads a weight of a format no matmul kernel
+          // reads yet: name the tensors and their formats.
+          std::string weights;
+          for (Value operand : other->getOperands()) {
+            auto type = dyn_cast<QWeightType>(operand.getType());
+            if (!type)
+              continue;
+            auto format = static_cast<::kf::Format>(type.getFormat());
+            if (codegen::hasMatmulEmitter(format))
+              continue;
+            auto get = operand.getDefiningOp<GetWeightOp>();
+            std::string name =
+                get ? get.getName().str()
+                    : "argument " +
+                          std::to_string(
+                              cast<BlockArgument>(operand).getArgNumber());
+            weights += (weights.empty() ? "" : ", ") + name + " (" +
+                       std::string(::kf::formatInfo(format).name) + ")";
+          }
+          InFlightDiagnostic diag =
+              other->emitOpError()
+              << "kf-build-plan: no compiled kernel computes this op yet";
+          if (!weights.empty())
+            diag << ": no kernel reads the format of " << weights;
+          diag << ", so a plan cannot run it";
+          return failure();
         });
   }
 

@@ -365,6 +365,21 @@ static int runCompile() {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  // A model's ops are located by name (loc("blk.2.q_a")), not by a line of
+  // a source: an error says the model and the op's place, on one line.
+  std::optional<mlir::ScopedDiagnosticHandler> modelDiagnostics;
+  if (!modelFile.empty() || !presetName.empty())
+    modelDiagnostics.emplace(&context, [](mlir::Diagnostic &d) {
+      if (d.getSeverity() != mlir::DiagnosticSeverity::Error)
+        return mlir::failure(); // the source manager's to print
+      std::string where =
+          modelFile.empty() ? "--preset " + presetName : std::string(modelFile);
+      if (auto name = mlir::dyn_cast<mlir::NameLoc>(d.getLocation()))
+        where += ": " + name.getName().str();
+      llvm::WithColor::error(llvm::errs(), "kf-compile")
+          << where << ": " << d.str() << "\n";
+      return mlir::success();
+    });
   std::string error;
   if (!modelFile.empty() || !presetName.empty()) {
     if (!modelFile.empty() && !presetName.empty())

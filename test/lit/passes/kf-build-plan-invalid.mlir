@@ -14,9 +14,22 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
   func.func @no_kernel(%x: tensor<?x64xf32>, %w: !kf.qweight<q5_0, [32, 64]>) -> (tensor<?x64xf32>, tensor<?x32xf32>) {
     %y = kf.rms_norm %x eps(1.0e-06) : tensor<?x64xf32>
     // A linear is lowered by --kf-lower-quant-dot, which did not run.
-    // expected-error @+1 {{'kf.linear' op kf-build-plan: no compiled kernel computes this op yet, so a plan cannot run it}}
+    // expected-error @+1 {{'kf.linear' op kf-build-plan: no compiled kernel computes this op yet: no kernel reads the format of argument 1 (q5_0), so a plan cannot run it}}
     %z = kf.linear %x, %w : tensor<?x64xf32>, !kf.qweight<q5_0, [32, 64]> -> tensor<?x32xf32>
     return %y, %z : tensor<?x64xf32>, tensor<?x32xf32>
+  }
+}
+
+// -----
+
+// A model's weight is named with its format.
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  kf.weight @blk.0.attn_q_a.weight : !kf.qweight<q4_1, [32, 64]>
+  func.func @no_kernel_for_the_file(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
+    %w = kf.get_weight @blk.0.attn_q_a.weight : !kf.qweight<q4_1, [32, 64]>
+    // expected-error @+1 {{'kf.linear' op kf-build-plan: no compiled kernel computes this op yet: no kernel reads the format of blk.0.attn_q_a.weight (q4_1), so a plan cannot run it}}
+    %z = kf.linear %x, %w : tensor<?x64xf32>, !kf.qweight<q4_1, [32, 64]> -> tensor<?x32xf32>
+    return %z : tensor<?x32xf32>
   }
 }
 
