@@ -23,6 +23,17 @@ void buildPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options) {
   pm.addPass(createCSEPass());
 }
 
+void buildPlanBuildingPasses(OpPassManager &pm, int64_t maxRows,
+                             int64_t maxContext) {
+  KfBoundContextOptions bound;
+  bound.maxContext = maxContext;
+  pm.addPass(createKfBoundContext(bound));
+  pm.addPass(createKfLowerOps());
+  KfBuildPlanOptions build;
+  build.maxRows = maxRows;
+  pm.addPass(createKfBuildPlan(build));
+}
+
 void registerPlanPipeline() {
   PassPipelineRegistration<PlanPipelineOptions>(
       "kf-plan-pipeline",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -57,6 +58,29 @@ double seconds(std::chrono::steady_clock::time_point from) {
 struct TokenWeights {
   double bytes = 0;
   double multiplyAdds = 0;
+  // Each weight's bytes and the share of it one token reads; a table's
+  // share is a row.
+  struct Part {
+    double bytes, share;
+    bool lookedUp;
+  };
+  std::vector<Part> parts;
+
+  // The weight bytes a run of `tokens` tokens reads: every dense weight
+  // once, a row of a table a token, and of an expert stack the experts any
+  // of the tokens routes to: 1 − (1 − share)^tokens of them where each
+  // token's experts are drawn independently and uniformly, as a synthetic
+  // model's are (a trained router's tokens share experts more, and read
+  // fewer).
+  double bytesFor(int64_t tokens) const {
+    double total = 0;
+    const auto n = static_cast<double>(tokens);
+    for (const Part &part : parts)
+      total +=
+          part.bytes * (part.lookedUp ? std::min(1.0, n * part.share)
+                                      : 1.0 - std::pow(1.0 - part.share, n));
+    return total;
+  }
 };
 
 absl::StatusOr<TokenWeights> tokenWeights(const Plan &plan) {
@@ -74,6 +98,7 @@ absl::StatusOr<TokenWeights> tokenWeights(const Plan &plan) {
   for (size_t w = 0; w < plan.weights.size(); ++w) {
     KF_ASSIGN_OR_RETURN(uint64_t b, planWeightBytes(plan.weights[w]));
     token.bytes += static_cast<double>(b) * share[w];
+    token.parts.push_back({static_cast<double>(b), share[w], lookedUp[w]});
     double elements = 1;
     for (int64_t d : plan.weights[w].shape)
       elements *= static_cast<double>(d);
@@ -387,6 +412,12 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
                            (peak->macsPerSecond * threads)
                      : 0.0;
   };
+  // A prefill's tokens/s if it only streamed the weights it reads at the
+  // probed bandwidth: the floor a short prompt, which reads most experts
+  // for a few tokens each, meets before the int8 peak.
+  auto prefillFloor = [&](int tokens, double gbps) {
+    return tokens * gbps * 1e9 / prefillToken.bytesFor(tokens);
+  };
   const size_t longestIndex = static_cast<size_t>(
       std::max_element(prompts.begin(), prompts.end()) - prompts.begin());
   if (o.json) {
@@ -397,9 +428,13 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
       for (size_t p = 0; p < prompts.size(); ++p)
         prefill.push_back(absl::StrFormat(
             "{\"prompt\": %d, \"tokens_per_s\": %.3f, \"min\": %.3f, "
-            "\"max\": %.3f, \"of_int8_peak\": %.4f}",
+            "\"max\": %.3f, \"of_int8_peak\": %.4f, "
+            "\"weight_bytes\": %.0f, \"dram_floor_tokens_per_s\": %.3f, "
+            "\"of_dram_floor\": %.4f}",
             prompts[p], f.prefill[p].median(), f.prefill[p].min(),
-            f.prefill[p].max(), ofPeak(f.prefill[p].median(), f.threads)));
+            f.prefill[p].max(), ofPeak(f.prefill[p].median(), f.threads),
+            prefillToken.bytesFor(prompts[p]), prefillFloor(prompts[p], gbps),
+            f.prefill[p].median() / prefillFloor(prompts[p], gbps)));
       out << absl::StrFormat(
           "{\"plan\": \"%s\", \"model\": \"%s\", \"threads\": %d, "
           "\"decode_steps\": %d, \"rounds\": %d, \"prefill\": [%s], "
@@ -466,13 +501,19 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
         "(%.1f GiB) would exceed 3/4 of the %.1f GiB of memory\n",
         referenceBytes / double(1 << 30), rss / double(1 << 30),
         memory / double(1 << 30));
-  out << "threads  prompt  prefill tok/s             of int8 peak\n";
+  out << "threads  prompt  prefill tok/s             of int8 peak  "
+         "weights read MiB  DRAM floor tok/s  of floor\n";
   for (const ThreadFigures &f : figures)
-    for (size_t p = 0; p < prompts.size(); ++p)
-      out << absl::StrFormat("%7d  %6d  %8.1f [%8.1f, %8.1f]  %11.1f%%\n",
-                             f.threads, prompts[p], f.prefill[p].median(),
-                             f.prefill[p].min(), f.prefill[p].max(),
-                             100 * ofPeak(f.prefill[p].median(), f.threads));
+    for (size_t p = 0; p < prompts.size(); ++p) {
+      const double floor = prefillFloor(prompts[p], f.bandwidth.medianGbps());
+      out << absl::StrFormat(
+          "%7d  %6d  %8.1f [%8.1f, %8.1f]  %11.1f%%  %16.2f  %16.1f  "
+          "%7.1f%%\n",
+          f.threads, prompts[p], f.prefill[p].median(), f.prefill[p].min(),
+          f.prefill[p].max(), 100 * ofPeak(f.prefill[p].median(), f.threads),
+          prefillToken.bytesFor(prompts[p]) / (1 << 20), floor,
+          100 * f.prefill[p].median() / floor);
+    }
   out << "threads  decode tok/s              DRAM GB/s  decode floor tok/s  "
          "of floor  x reference (prefill, decode)\n";
   for (const ThreadFigures &f : figures) {

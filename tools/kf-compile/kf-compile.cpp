@@ -251,13 +251,7 @@ static mlir::LogicalResult compilePlan(mlir::ModuleOp module) {
 static llvm::Expected<std::vector<kf::Plan>>
 lowerToPlans(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
-  mlir::kf::KfBoundContextOptions bound;
-  bound.maxContext = maxContext;
-  pm.addPass(mlir::kf::createKfBoundContext(bound));
-  pm.addPass(mlir::kf::createKfLowerOps());
-  mlir::kf::KfBuildPlanOptions build;
-  build.maxRows = maxRows;
-  pm.addPass(mlir::kf::createKfBuildPlan(build));
+  mlir::kf::buildPlanBuildingPasses(pm, maxRows, maxContext);
   if (mlir::failed(pm.run(module)))
     return llvm::createStringError("");
   // The plans bind only the file they were compiled from.

@@ -42,6 +42,12 @@ struct PlanPipelineOptions : PassPipelineOptions<PlanPipelineOptions> {
 /// --kf-set-target, --kf-select-kernels, --kf-tile-columns,
 /// --kf-block-caches, --kf-lower-quant-dot, then canonicalization and CSE.
 void buildPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options);
+/// After it, what turns a compiled graph into plans (docs/engine.md,
+/// "Building a plan"): --kf-bound-context (caches for `maxContext`
+/// tokens), --kf-lower-ops and --kf-build-plan (runs of up to `maxRows`
+/// rows).
+void buildPlanBuildingPasses(OpPassManager &pm, int64_t maxRows,
+                             int64_t maxContext);
 /// Registers it as `kf-plan-pipeline` (kf-opt --kf-plan-pipeline=...).
 void registerPlanPipeline();
 

@@ -93,13 +93,7 @@ buildTinyPlans(mlir::ModuleOp lowered, int64_t maxRows, int64_t maxContext) {
   mlir::MLIRContext *context = lowered.getContext();
   context->loadDialect<mlir::kf_plan::KfPlanDialect>();
   mlir::PassManager build(context);
-  mlir::kf::KfBoundContextOptions bound;
-  bound.maxContext = maxContext;
-  build.addPass(mlir::kf::createKfBoundContext(bound));
-  build.addPass(mlir::kf::createKfLowerOps());
-  mlir::kf::KfBuildPlanOptions buildOptions;
-  buildOptions.maxRows = maxRows;
-  build.addPass(mlir::kf::createKfBuildPlan(buildOptions));
+  mlir::kf::buildPlanBuildingPasses(build, maxRows, maxContext);
   if (mlir::failed(build.run(*plans->module))) {
     ADD_FAILURE() << "the plans do not build";
     return nullptr;
