@@ -116,7 +116,8 @@ Session::open(const std::string &artifact, const std::string &model,
       static_cast<size_t>(prefill->inputs[2].bytes.at(1) / 4));
   session->next_.resize(1);
   for (size_t i = kOutputs; i < prefill->inputs.size(); ++i)
-    session->outputs_.push_back({prefill->inputs[i].name, {}, {}});
+    session->outputs_.push_back({prefill->inputs[i].name, {}});
+  session->runOutputs_.resize(session->outputs_.size());
   return session;
 }
 
@@ -194,10 +195,10 @@ Session::run(Executor &executor, std::span<const int32_t> tokens,
       {reinterpret_cast<uint8_t *>(positions_.data()), positions_.size() * 8},
       {reinterpret_cast<uint8_t *>(logits_.data()), logits_.size() * 4},
       {reinterpret_cast<uint8_t *>(next_.data()), next_.size() * 4}};
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    outputs_[i].run.resize(
+  for (size_t i = 0; i < runOutputs_.size(); ++i) {
+    runOutputs_[i].resize(
         static_cast<size_t>(executor.plan().inputs[kOutputs + i].bytes.at(n)));
-    buffers.push_back(outputs_[i].run);
+    buffers.push_back(runOutputs_[i]);
   }
   // A run that fails midway leaves the state half written: the sequence
   // must start again.
@@ -208,9 +209,9 @@ Session::run(Executor &executor, std::span<const int32_t> tokens,
         absl::StrCat(artifact_, ": ", executor.plan().name, ": ", s.message()));
   }
   position_ = first + n;
-  for (Output &output : outputs_)
-    output.bytes.insert(output.bytes.end(), output.run.begin(),
-                        output.run.end());
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    outputs_[i].bytes.insert(outputs_[i].bytes.end(), runOutputs_[i].begin(),
+                             runOutputs_[i].end());
   return std::span<const float>(logits_);
 }
 

@@ -61,7 +61,6 @@ public:
   struct Output {
     std::string name;
     std::vector<uint8_t> bytes;
-    std::vector<uint8_t> run; // one run's, before it joins `bytes`
   };
   const std::vector<Output> &outputs() const { return outputs_; }
 
@@ -100,6 +99,8 @@ private:
   std::vector<float> logits_;
   std::vector<int32_t> next_;
   std::vector<Output> outputs_;
+  // Each output's bytes of one run, before they join its `bytes`.
+  std::vector<std::vector<uint8_t>> runOutputs_;
 };
 
 } // namespace kf
