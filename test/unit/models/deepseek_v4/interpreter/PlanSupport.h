@@ -124,28 +124,26 @@ inline std::string writeTinyModel(const TinyModel &model,
   return path;
 }
 
-/// The plans bound to the weights of the file at `path`, packed on `pool`,
-/// and to one state, whose bytes start as 0xff — NaNs wherever read as
-/// floats, so that a kernel reading what the sequence has not written
-/// shows.
+/// The plans bound to the weights of the file at `path`, packed once on
+/// `pool` for both (kf::mergeWeights, as a session packs them), and to one
+/// state, whose bytes start as 0xff — NaNs wherever read as floats, so that
+/// a kernel reading what the sequence has not written shows.
 struct BoundPlans {
-  std::optional<PlanWeights> prefillWeights, decodeWeights;
+  std::optional<PlanWeights> weights;
   AlignedBytes state;
   std::optional<Executor> prefill, decode;
 
   static std::unique_ptr<BoundPlans>
   bind(const TinyPlans &plans, const std::string &path, ThreadPool &pool) {
     auto bound = std::make_unique<BoundPlans>();
-    absl::StatusOr<PlanWeights> prefillWeights =
-        PlanWeights::load(plans.prefill, path, pool);
-    absl::StatusOr<PlanWeights> decodeWeights =
-        PlanWeights::load(plans.decode, path, pool);
-    EXPECT_TRUE(prefillWeights.ok()) << prefillWeights.status();
-    EXPECT_TRUE(decodeWeights.ok()) << decodeWeights.status();
-    if (!prefillWeights.ok() || !decodeWeights.ok())
+    const Plan *both[] = {&plans.prefill, &plans.decode};
+    std::vector<std::vector<size_t>> index;
+    absl::StatusOr<PlanWeights> weights =
+        PlanWeights::load(mergeWeights(both, index), path, pool);
+    EXPECT_TRUE(weights.ok()) << weights.status();
+    if (!weights.ok())
       return nullptr;
-    bound->prefillWeights.emplace(*std::move(prefillWeights));
-    bound->decodeWeights.emplace(*std::move(decodeWeights));
+    bound->weights.emplace(*std::move(weights));
     const size_t stateBytes = static_cast<size_t>(plans.prefill.stateBytes);
     bound->state = allocateAligned(stateBytes);
     EXPECT_TRUE(bound->state);
@@ -153,18 +151,18 @@ struct BoundPlans {
       return nullptr;
     std::memset(bound->state.get(), 0xff, stateBytes);
     std::span<uint8_t> state(bound->state.get(), stateBytes);
-    absl::StatusOr<Executor> prefill =
-        Executor::create(plans.prefill, plans.kernels(plans.prefill),
-                         bound->prefillWeights->spans(), state);
-    absl::StatusOr<Executor> decode =
-        Executor::create(plans.decode, plans.kernels(plans.decode),
-                         bound->decodeWeights->spans(), state);
-    EXPECT_TRUE(prefill.ok()) << prefill.status();
-    EXPECT_TRUE(decode.ok()) << decode.status();
-    if (!prefill.ok() || !decode.ok())
-      return nullptr;
-    bound->prefill.emplace(*std::move(prefill));
-    bound->decode.emplace(*std::move(decode));
+    std::optional<Executor> *executors[] = {&bound->prefill, &bound->decode};
+    for (size_t p = 0; p < 2; ++p) {
+      std::vector<std::span<const uint8_t>> spans;
+      for (size_t w : index[p])
+        spans.push_back(bound->weights->spans()[w]);
+      absl::StatusOr<Executor> executor = Executor::create(
+          *both[p], plans.kernels(*both[p]), std::move(spans), state);
+      EXPECT_TRUE(executor.ok()) << executor.status();
+      if (!executor.ok())
+        return nullptr;
+      executors[p]->emplace(*std::move(executor));
+    }
     return bound;
   }
 };
