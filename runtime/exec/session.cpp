@@ -27,16 +27,16 @@ absl::Status checkBuffers(const std::string &artifact, const Plan &plan,
         artifact, ": plan ", plan.name,
         " does not take a model's tokens and positions and give its logits "
         "and next token"));
-  for (size_t i = kOutputs; i < plan.inputs.size(); ++i)
-    if (plan.inputs[i].name.starts_with("arg") || i >= prefill.inputs.size() ||
-        plan.inputs[i].name != prefill.inputs[i].name)
-      return absl::InvalidArgumentError(absl::StrCat(
-          artifact, ": plan ", plan.name, "'s run buffer ", plan.inputs[i].name,
-          " is not an output the prefill gives too"));
   if (plan.inputs.size() != prefill.inputs.size())
     return absl::InvalidArgumentError(
         absl::StrCat(artifact, ": plans ", prefill.name, " and ", plan.name,
                      " give different outputs"));
+  for (size_t i = kOutputs; i < plan.inputs.size(); ++i)
+    if (plan.inputs[i].name.starts_with("arg") ||
+        plan.inputs[i].name != prefill.inputs[i].name)
+      return absl::InvalidArgumentError(absl::StrCat(
+          artifact, ": plan ", plan.name, "'s run buffer ", plan.inputs[i].name,
+          " is not an output the prefill gives too"));
   return absl::OkStatus();
 }
 
