@@ -206,9 +206,7 @@ void TensorDraw::row(int64_t row, std::span<float> out) const {
       out[i] = d.stddev * standardNormal(randomBits(stream_, first + i));
     // The favoured places from a stream of their own.
     std::vector<int32_t> favoured(nExpertUsed_);
-    TensorDraw places = *this;
-    places.stream_ = mix(stream_);
-    places.experts(row, favoured);
+    distinctExperts(mix(stream_), row, favoured);
     for (int32_t e : favoured)
       out[static_cast<size_t>(e)] += d.high;
     return;
@@ -238,6 +236,11 @@ void TensorDraw::row(int64_t row, std::span<float> out) const {
 }
 
 void TensorDraw::experts(int64_t row, std::span<int32_t> out) const {
+  distinctExperts(stream_, row, out);
+}
+
+void TensorDraw::distinctExperts(uint64_t stream, int64_t row,
+                                 std::span<int32_t> out) const {
   // The first out.size() places of a Fisher-Yates shuffle of 0..E-1: a
   // uniformly random subset, in random order. The modulo's bias is below
   // E / 2^64.
@@ -245,7 +248,7 @@ void TensorDraw::experts(int64_t row, std::span<int32_t> out) const {
   std::iota(pool.begin(), pool.end(), 0);
   const uint64_t first = static_cast<uint64_t>(row) * nExpert_;
   for (size_t j = 0; j < out.size(); ++j) {
-    uint64_t pick = j + randomBits(stream_, first + j) % (nExpert_ - j);
+    uint64_t pick = j + randomBits(stream, first + j) % (nExpert_ - j);
     std::swap(pool[j], pool[pick]);
     out[j] = pool[j];
   }

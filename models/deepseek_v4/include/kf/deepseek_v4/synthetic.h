@@ -71,6 +71,10 @@ public:
   void experts(int64_t row, std::span<int32_t> out) const;
 
 private:
+  // out.size() distinct experts of row `row`, drawn from `stream`.
+  void distinctExperts(uint64_t stream, int64_t row,
+                       std::span<int32_t> out) const;
+
   Distribution distribution_;
   uint32_t nExpert_, nExpertUsed_;
   VocabularyCycle successor_; // Successor: the embedding row of row t
