@@ -93,10 +93,14 @@ absl::StatusOr<PlanWeights> PlanWeights::load(const Plan &plan,
       weights.spans_.push_back(gguf.data(*tensor));
       continue;
     }
-    weights.packed_[w].resize(*bytes);
+    absl::StatusOr<PageBuffer> buffer = PageBuffer::allocate(*bytes);
+    if (!buffer.ok())
+      return absl::ResourceExhaustedError(absl::StrCat(
+          path, ": packing ", weight.name, ": ", buffer.status().message()));
+    weights.packed_[w] = std::move(*buffer);
     weights.packedBytes_ += *bytes;
     bytesToPack += tensor->bytes;
-    weights.spans_.push_back(weights.packed_[w]);
+    weights.spans_.push_back(weights.packed_[w].span());
     const int64_t k = weight.shape.back();
     const int64_t n = weight.shape.size() < 2 ? 1 : weight.shape.end()[-2];
     const int64_t experts = weight.shape.size() == 3 ? weight.shape[0] : 1;
@@ -142,7 +146,7 @@ absl::StatusOr<PlanWeights> PlanWeights::load(const Plan &plan,
           if (!size.ok())
             return size.status();
           std::span<uint8_t> dst =
-              std::span(weights.packed_[part.weight]).subspan(offset, *size);
+              weights.packed_[part.weight].span().subspan(offset, *size);
           if (absl::Status s = packWeights(*weight.layout, src,
                                            part.end - part.begin, k, dst);
               !s.ok())

@@ -90,6 +90,10 @@ TEST(PlanWeights, PacksEachWeightToItsLayout) {
     EXPECT_EQ(progress.done.load(), model.w.size() + model.e.size());
     EXPECT_EQ(progress.total.load(), progress.done.load());
     EXPECT_EQ(*planWeightBytes(plan.weights[2]), e.size());
+    // The packed copies start on huge-page boundaries (kf::PageBuffer).
+    for (size_t i : {1, 2})
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(spans[i].data()) % (2 << 20), 0u)
+          << i;
   }
 }
 

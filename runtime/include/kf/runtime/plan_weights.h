@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "kf/runtime/gguf.h"
+#include "kf/runtime/page_buffer.h"
 #include "kf/runtime/plan.h"
 #include "kf/runtime/thread_pool.h"
 
@@ -52,7 +53,7 @@ private:
   PlanWeights() = default;
 
   std::unique_ptr<gguf::File> file_;
-  std::vector<std::vector<uint8_t>> packed_;
+  std::vector<PageBuffer> packed_;
   std::vector<std::span<const uint8_t>> spans_;
   uint64_t packedBytes_ = 0;
   uint64_t sourceBytes_ = 0;
