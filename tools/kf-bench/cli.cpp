@@ -68,6 +68,9 @@ constexpr std::string_view kUsage =
     "  --rounds N        everything N times, the DRAM probe in each; figures\n"
     "                    are the medians of the rounds (3)\n"
     "  --pin             each thread pinned to a core of its own\n"
+    "  --steps           also each decode step: its time, its wait at the\n"
+    "                    barrier before it, and the GB/s it reads its\n"
+    "                    weights at\n"
     "  --json            one JSON object per thread count and line\n";
 
 constexpr std::string_view kValueOptions[] = {
@@ -294,6 +297,10 @@ std::optional<std::string> parseModel(std::span<const std::string> args,
     }
     if (name == "--pin") {
       o.pin = true;
+      continue;
+    }
+    if (name == "--steps") {
+      o.steps = true;
       continue;
     }
     if (name != "--plan" && name != "-m" && name != "--threads" &&

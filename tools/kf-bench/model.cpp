@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "bandwidth.h"
 #include "buffer.h"
 #include "kf/deepseek_v4/config.h"
@@ -176,7 +177,72 @@ struct ThreadFigures {
   Spread decode;               // tokens/s
   BandwidthSeries bandwidth;
   TimeShares prefillShares, decodeShares;
+  StepTimes decodeSteps; // the profiled decode run's
 };
+
+// The weight bytes one run of `step` on one token row reads: of an expert
+// stack the experts its slots route to; of a matmul, whose items are its
+// output rows, those rows (a grouped linear's group starts at an offset,
+// and its operand reaches to the weight's end); else its weight operands'
+// extents. None for a step that reads no weight or looks a row up in a
+// table.
+std::optional<double> stepWeightBytes(const Plan &plan, const PlanStep &step,
+                                      const std::vector<bool> &lookedUp) {
+  if (step.kind == StepKind::Experts)
+    return static_cast<double>(
+               std::min(step.experts.slots, step.experts.experts)) *
+           static_cast<double>(step.experts.expertBytes);
+  const bool rowItems = step.items.perRow == 0 && step.items.fixed > 0;
+  double bytes = 0;
+  for (const PlanOperand &op : step.operands) {
+    if (op.kind != OperandKind::Weight)
+      continue;
+    if (lookedUp[op.index])
+      return std::nullopt;
+    const auto extent = static_cast<double>(op.bytes.at(1));
+    const PlanWeight &weight = plan.weights[op.index];
+    // The plan was bound with these weights: their sizes are known.
+    const auto whole = static_cast<double>(planWeightBytes(weight).value_or(0));
+    bytes +=
+        rowItems && weight.shape.size() >= 2 && whole > 0
+            ? std::min(extent, whole * static_cast<double>(step.items.fixed) /
+                                   static_cast<double>(weight.shape.end()[-2]))
+            : extent;
+  }
+  if (bytes == 0)
+    return std::nullopt;
+  return bytes;
+}
+
+// One decode step's profile: its time and barrier wait a token (the
+// threads' mean), and the rate it reads its weights at over that time.
+struct StepFigure {
+  std::string name, kind;
+  bool barrier = false;
+  double seconds = 0, waitSeconds = 0;
+  std::optional<double> weightBytes;
+  std::optional<double> gbps() const {
+    if (!weightBytes || seconds <= 0)
+      return std::nullopt;
+    return *weightBytes / seconds / 1e9;
+  }
+};
+
+std::vector<StepFigure> stepFigures(const Plan &plan, const StepTimes &times,
+                                    int threads) {
+  std::vector<StepFigure> figures;
+  if (times.runs == 0)
+    return figures;
+  const std::vector<bool> lookedUp = plan.tokenLookups();
+  const double per = static_cast<double>(times.runs) * threads;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlanStep &step = plan.steps[s];
+    figures.push_back({step.name, opKind(plan, step), step.barrierBefore,
+                       times.work[s] / per, times.wait[s] / per,
+                       stepWeightBytes(plan, step, lookedUp)});
+  }
+  return figures;
+}
 
 int64_t peakResidentBytes() {
   rusage usage{};
@@ -187,6 +253,28 @@ int64_t peakResidentBytes() {
 // A figure of the reference for JSON: null when it did not run.
 std::string jsonNumber(bool ran, double figure) {
   return ran ? absl::StrFormat("%.3f", figure) : "null";
+}
+
+std::string jsonSteps(const std::vector<StepFigure> &steps) {
+  auto number = [](std::optional<double> v) {
+    return v ? absl::StrFormat("%.6g", *v) : std::string("null");
+  };
+  return absl::StrCat(
+      "[",
+      absl::StrJoin(
+          steps, ", ",
+          [&](std::string *out, const StepFigure &step) {
+            absl::StrAppend(
+                out, absl::StrFormat(
+                         "{\"name\": \"%s\", \"kind\": \"%s\", "
+                         "\"barrier\": %s, \"seconds\": %.6g, "
+                         "\"wait_seconds\": %.6g, "
+                         "\"weight_bytes\": %s, \"gbps\": %s}",
+                         step.name, step.kind, step.barrier ? "true" : "false",
+                         step.seconds, step.waitSeconds,
+                         number(step.weightBytes), number(step.gbps())));
+          }),
+      "]");
 }
 
 std::string jsonShares(const std::map<std::string, double> &shares) {
@@ -398,6 +486,7 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
         timeShares(*prefillPlan, session->prefillExecutor().profile());
     figures[t].decodeShares =
         timeShares(*decodePlan, session->decodeExecutor().profile());
+    figures[t].decodeSteps = session->decodeExecutor().profile();
   }
   session->setProfiling(false);
 
@@ -450,7 +539,7 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
           "\"prefill_time_by_kind\": %s, \"decode_time_by_kind\": %s, "
           "\"prefill_time_by_layer\": %s, \"decode_time_by_layer\": %s, "
           "\"packed_weight_bytes\": %d, \"state_bytes\": %d, "
-          "\"peak_rss_bytes\": %d}\n",
+          "\"peak_rss_bytes\": %d%s}\n",
           o.plan, o.model, f.threads, o.decode, o.rounds,
           absl::StrJoin(prefill, ", "), peak.ok() ? peak->macsPerSecond : 0.0,
           prefillToken.multiplyAdds, f.decode.median(), f.decode.min(),
@@ -462,7 +551,11 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
           jsonShares(f.prefillShares.byKind), jsonShares(f.decodeShares.byKind),
           jsonShares(f.prefillShares.byLayer),
           jsonShares(f.decodeShares.byLayer), session->packedWeightBytes(),
-          session->stateBytes(), rss);
+          session->stateBytes(), rss,
+          o.steps ? absl::StrCat(", \"decode_step_profile\": ",
+                                 jsonSteps(stepFigures(
+                                     *decodePlan, f.decodeSteps, f.threads)))
+                  : std::string());
     }
     return absl::OkStatus();
   }
@@ -533,6 +626,30 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
          "run):\n";
   printShares(out, "op kind", figures, longest, &TimeShares::byKind);
   printShares(out, "layer", figures, longest, &TimeShares::byLayer);
+  if (o.steps)
+    for (const ThreadFigures &f : figures) {
+      out << absl::StrFormat(
+          "decode steps, %d threads (one profiled run; time a token, the "
+          "threads' mean; GB/s: the step's weight bytes over its time)\n",
+          f.threads);
+      out << " step  name                          kind                    "
+             "barrier       us  wait us  weights MiB    GB/s\n";
+      const std::vector<StepFigure> steps =
+          stepFigures(*decodePlan, f.decodeSteps, f.threads);
+      for (size_t s = 0; s < steps.size(); ++s) {
+        const StepFigure &step = steps[s];
+        const std::optional<double> gbps = step.gbps();
+        const std::string line = absl::StrFormat(
+            "%5d  %-28s  %-22s  %7s  %7.1f  %7.1f  %11s  %6s", s, step.name,
+            step.kind, step.barrier ? "yes" : "", step.seconds * 1e6,
+            step.waitSeconds * 1e6,
+            step.weightBytes
+                ? absl::StrFormat("%.2f", *step.weightBytes / (1 << 20))
+                : std::string(),
+            gbps ? absl::StrFormat("%.1f", *gbps) : std::string());
+        out << absl::StripTrailingAsciiWhitespace(line) << "\n";
+      }
+    }
   out << absl::StrFormat(
       "packed weights %.2f MiB, state %.2f MiB, peak resident %.2f MiB "
       "(the session, before the reference and the probe)\n",

@@ -23,6 +23,8 @@ struct ModelOptions {
   int rounds = 3;  // of everything, of which the medians
   bool json = false;
   bool pin = false; // each thread pinned to a core of its own (kf-run --pin)
+  // Also each decode step's time, barrier wait and weight stream rate.
+  bool steps = false;
 };
 
 // Prints the tables (or one JSON object per thread count): prefill tokens/s
@@ -30,7 +32,8 @@ struct ModelOptions {
 // decode tokens/s against the DRAM roofline, with their spread over the
 // rounds; the reference's figures and the speedups over it (when its fp32
 // weights fit in memory); barriers per run; where the time goes by op kind
-// and by layer (one profiled run of each); packed weight and state bytes
+// and by layer (one profiled run of each), and with `steps` by decode
+// step; packed weight and state bytes
 // and the peak resident bytes of the session (before the reference's
 // weights and the probe's buffer are allocated).
 absl::Status runModel(const ModelOptions &options, std::ostream &out);

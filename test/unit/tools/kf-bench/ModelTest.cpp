@@ -25,14 +25,16 @@ TEST(KfBenchModel, Options) {
   EXPECT_EQ(o.rounds, 3);
   EXPECT_FALSE(o.json);
   EXPECT_FALSE(o.pin);
+  EXPECT_FALSE(o.steps);
   // One thread a physical core beside one.
   EXPECT_EQ(o.threads.back(), static_cast<int>(hostCores().size()));
-  ASSERT_EQ(
-      parse({"--plan=m.kfp", "-m", "m.gguf", "--threads", "2,1", "--prompt",
-             "8,1", "--decode=1", "--rounds", "1", "--json", "--pin"},
-            o),
-      std::nullopt);
+  ASSERT_EQ(parse({"--plan=m.kfp", "-m", "m.gguf", "--threads", "2,1",
+                   "--prompt", "8,1", "--decode=1", "--rounds", "1", "--json",
+                   "--pin", "--steps"},
+                  o),
+            std::nullopt);
   EXPECT_TRUE(o.pin);
+  EXPECT_TRUE(o.steps);
   EXPECT_EQ(o.threads, (std::vector<int>{2, 1}));
   EXPECT_EQ(o.prompts, (std::vector<int>{8, 1}));
   EXPECT_EQ(o.decode, 1);
