@@ -51,6 +51,11 @@ using kf_plan::WorkSplit;
 
 /// Arena ranges start at multiples of a cache line (every vector width's).
 constexpr int64_t kAlignment = 64;
+/// The packed weight bytes a thread claims of a matmul at a time: enough to
+/// keep a stream going (an expert's 352-row blocks of 766 KB stream at the
+/// rate a whole matrix does), small enough that the last claims even the
+/// threads out.
+constexpr int64_t kClaimBytes = int64_t{1} << 20;
 
 int64_t alignUp(int64_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -872,9 +877,26 @@ private:
     if (failed(callee))
       return failure();
     StepEntry step{getStepName(op, *callee), *callee};
-    // Items are the output's columns, in whole row groups of the layout.
+    // Items are the output's columns, in whole row groups of the layout,
+    // claimed from a counter in batches of about kClaimBytes of packed
+    // weight (at least the kernel's L2 row block): threads of one machine
+    // do not stream at one rate — on a shared host one core's neighbours
+    // are busier — and with a block each a faster thread waited for the
+    // slower one at the next barrier.
     step.itemsFixed = n;
-    step.group = kernel.getRows();
+    step.split = WorkSplit::claim;
+    const int64_t group = kernel.getRows();
+    absl::StatusOr<uint64_t> groupBytes = ::kf::packedWeightBytes(
+        kernel.getWeightLayout(), group, op.getWeight().getType().getCols());
+    if (!groupBytes.ok())
+      return op.emitOpError()
+             << "kf-build-plan: " << std::string(groupBytes.status().message());
+    const int64_t groups = std::max<int64_t>(
+        {1,
+         kClaimBytes / static_cast<int64_t>(std::max<uint64_t>(*groupBytes, 1)),
+         (kernel.getL2Rows().value_or(0) + group - 1) / group});
+    // At most the items' whole groups: a batch no larger than the items.
+    step.group = std::min(groups * group, std::max(group, n / group * group));
     if (failed(addWeight(step, op, op.getWeight(), kernel.getWeightLayout(),
                          op.getRowOffset())))
       return failure();

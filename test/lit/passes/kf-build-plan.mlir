@@ -24,7 +24,7 @@
 // CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_quantize_q8_0_k128_step items(0 + 1) blocks(1) [
 // CHECK-SAME:      <kind = arena, index = 0, offset = 0, fixed = 0, per_row = 512>
 // CHECK-SAME:      <kind = arena, index = 0, offset = 8192, fixed = 0, per_row = 192>]
-// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n64_bf16_l1k128_l2r16_step_ldy64 items(64 + 0) blocks(8) barrier [
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n64_bf16_l1k128_l2r16_step_ldy64 items(64 + 0) claim(64) barrier [
 // CHECK-SAME:      <kind = weight, index = 1, offset = 0, fixed = 8704, per_row = 0>
 // CHECK-SAME:      <kind = arena, index = 0, offset = 8192, fixed = 0, per_row = 192>
 // CHECK-SAME:      <kind = arena, index = 0, offset = 11264, fixed = 0, per_row = 256>]
@@ -32,7 +32,7 @@
 // CHECK-SAME:      <kind = weight, index = 2, offset = 0, fixed = 256, per_row = 0>
 // CHECK-SAME:      <kind = arena, index = 0, offset = 0, fixed = 0, per_row = 256>]
 // CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_quantize_q8_0_k64_step items(0 + 1) blocks(1) [
-// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q4_0_avx2_r8_c8_k64_n32_bf16_l1k64_l2r8_step_ldy32 items(32 + 0) blocks(8) barrier [
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q4_0_avx2_r8_c8_k64_n32_bf16_l1k64_l2r8_step_ldy32 items(32 + 0) claim(32) barrier [
 // CHECK-SAME:      <kind = input, index = 1, offset = 0, fixed = 0, per_row = 128>]
 // CHECK-NEXT:  }
 // The step adapters call the kernels they wrap.
@@ -52,6 +52,21 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
     %n = kf.rms_norm %a, %g eps(1.0e-06) : tensor<?x64xf32>, !kf.qweight<f32, [64]>
     %y = kf.linear %n, %w : tensor<?x64xf32>, !kf.qweight<q4_0, [32, 64]> -> tensor<?x32xf32>
     return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+// A matmul's output rows are claimed in batches of about 1 MiB of packed
+// weight, whole row groups of its layout: Q8_0 rows of 4096 in groups of 8
+// are 34816 bytes, 30 groups 240 rows; a small matrix is one claim of all
+// its rows (above). Its first step reads only run buffers: no barrier.
+// CHECK-LABEL: kf_plan.plan @wide
+// CHECK:         kf_plan.step "{{.*}}" @kernels::@kf_matmul_q8_0_avx2_r8_{{[a-z0-9_]*}} items(4096 + 0) claim(240) [
+module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
+  func.func @wide(%x: tensor<1x4096xf32>, %w: !kf.qweight<q8_0, [4096, 4096]>) -> tensor<1x4096xf32> {
+    %y = kf.linear %x, %w : tensor<1x4096xf32>, !kf.qweight<q8_0, [4096, 4096]> -> tensor<1x4096xf32>
+    return %y : tensor<1x4096xf32>
   }
 }
 
