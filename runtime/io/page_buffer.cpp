@@ -2,8 +2,10 @@
 #include "kf/runtime/page_buffer.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -49,27 +51,36 @@ absl::StatusOr<PageBuffer> PageBuffer::allocate(uint64_t bytes) {
   PageBuffer b;
   if (bytes == 0)
     return b;
-  // One huge page of slack lets the start be moved to a 2 MiB boundary, the
-  // only alignment at which the kernel backs a range with huge pages.
-  uint64_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  if (rounded < bytes || rounded + kHugePage < rounded)
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  // A huge page of slack lets a large buffer's start move to a 2 MiB
+  // boundary, the only alignment at which the kernel backs a range with
+  // huge pages.
+  const bool huge = bytes >= kHugePage;
+  const uint64_t pages = (bytes + page - 1) / page * page;
+  const uint64_t length = pages + (huge ? kHugePage : 0);
+  if (pages < bytes || length < pages || length > SIZE_MAX)
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate ", bytes, " bytes"));
-  size_t length = rounded + kHugePage;
   void *map = mmap(nullptr, length, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED)
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot allocate ", bytes, " bytes: ", std::strerror(errno)));
-  auto address = reinterpret_cast<uintptr_t>(map);
-  uintptr_t aligned = (address + kHugePage - 1) / kHugePage * kHugePage;
-  // Advice only: without transparent huge pages the buffer still works.
-  madvise(reinterpret_cast<void *>(aligned), rounded, MADV_HUGEPAGE);
+  const auto address = reinterpret_cast<uintptr_t>(map);
+  const uintptr_t start =
+      huge ? (address + kHugePage - 1) / kHugePage * kHugePage : address;
+  // Huge pages over the buffer's whole 2 MiB pages only: its tail, like a
+  // small buffer, in base pages, as a huge page is resident whole however
+  // few of its bytes are touched. Advice only: without transparent huge
+  // pages the buffer still works.
+  if (huge)
+    madvise(reinterpret_cast<void *>(start), bytes / kHugePage * kHugePage,
+            MADV_HUGEPAGE);
   b.map_ = map;
   b.mapBytes_ = length;
-  b.data_ = reinterpret_cast<uint8_t *>(aligned);
+  b.data_ = reinterpret_cast<uint8_t *>(start);
   b.size_ = bytes;
-  b.capacity_ = rounded;
+  b.capacity_ = address + length - start;
   return b;
 }
 

@@ -1,5 +1,7 @@
 // The huge-page buffers the packed weights and the benchmarks' weight sets
 // live in.
+#include <unistd.h>
+
 #include <cstdint>
 #include <utility>
 
@@ -15,7 +17,11 @@ TEST(PageBuffer, ZeroedAndOnAHugePageBoundary) {
   absl::StatusOr<PageBuffer> b = PageBuffer::allocate(kHugePage + 3);
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(b->size(), kHugePage + 3);
-  EXPECT_EQ(b->capacity(), 2 * kHugePage);
+  // Whole base pages past the bytes asked for, less than a huge page more.
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  EXPECT_GE(b->capacity(), (b->size() + page - 1) / page * page);
+  EXPECT_EQ(b->capacity() % page, 0u);
+  EXPECT_LT(b->capacity(), b->size() + kHugePage + page);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % kHugePage, 0u);
   for (uint64_t i = 0; i < b->size(); i += 4093)
     ASSERT_EQ(b->data()[i], 0) << i;
@@ -23,6 +29,16 @@ TEST(PageBuffer, ZeroedAndOnAHugePageBoundary) {
   EXPECT_TRUE(b->resize(b->capacity()));
   EXPECT_FALSE(b->resize(b->capacity() + 1));
   EXPECT_EQ(b->size(), b->capacity());
+}
+
+// A buffer smaller than a huge page takes base pages: backed by a huge
+// page, a few KiB would hold 2 MiB resident.
+TEST(PageBuffer, SmallBuffersTakeBasePages) {
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  absl::StatusOr<PageBuffer> b = PageBuffer::allocate(page + 1);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->capacity(), 2 * page);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % page, 0u);
 }
 
 TEST(PageBuffer, MovesItsMemory) {

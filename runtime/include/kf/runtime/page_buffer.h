@@ -13,11 +13,13 @@ namespace kf {
 
 // Anonymous memory from mmap, released on destruction. Gigabytes are
 // allocated here rather than with new so that a machine short of memory
-// gets an error message, not an exception, and so that the range starts on
-// a 2 MiB boundary with huge pages asked for (MADV_HUGEPAGE, which Linux's
-// default "madvise" setting requires): with 4 KiB pages a weight stream
-// pays a TLB miss, and a page walk that itself misses the caches, every
-// 4 KiB (docs/engine.md, "Weights").
+// gets an error message, not an exception, and so that a large buffer
+// starts on a 2 MiB boundary with huge pages asked for (MADV_HUGEPAGE,
+// which Linux's default "madvise" setting requires): with 4 KiB pages a
+// weight stream pays a TLB miss, and a page walk that itself misses the
+// caches, every 4 KiB (docs/engine.md, "Weights"). A buffer under 2 MiB,
+// and the part of one past its last whole 2 MiB, keep base pages: a huge
+// page is resident whole, however few of its bytes are used.
 class PageBuffer {
 public:
   PageBuffer() = default;
@@ -27,8 +29,9 @@ public:
   PageBuffer &operator=(const PageBuffer &) = delete;
   ~PageBuffer();
 
-  // `bytes` zeroed bytes, 2 MiB-aligned in address; the pages are the
-  // system's to back on first touch, by whichever thread touches them.
+  // `bytes` zeroed bytes, 2 MiB-aligned in address from 2 MiB up; the
+  // pages are the system's to back on first touch, by whichever thread
+  // touches them.
   static absl::StatusOr<PageBuffer> allocate(uint64_t bytes);
 
   // The bytes usable without a new mapping.
