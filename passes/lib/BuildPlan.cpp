@@ -51,10 +51,10 @@ using kf_plan::WorkSplit;
 
 /// Arena ranges start at multiples of a cache line (every vector width's).
 constexpr int64_t kAlignment = 64;
-/// The packed weight bytes a thread claims of a matmul at a time: enough to
-/// keep a stream going (an expert's 352-row blocks of 766 KB stream at the
-/// rate a whole matrix does), small enough that the last claims even the
-/// threads out.
+/// The packed weight bytes a thread claims of a matmul at a time: long
+/// enough to keep a stream going (of the order of an expert step's blocks,
+/// 352 rows of Flash's MXFP4 experts, 766 KB), short enough that the last
+/// claims even the threads out.
 constexpr int64_t kClaimBytes = int64_t{1} << 20;
 
 int64_t alignUp(int64_t bytes) {
