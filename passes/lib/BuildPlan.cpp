@@ -56,6 +56,9 @@ constexpr int64_t kAlignment = 64;
 /// 352 rows of Flash's MXFP4 experts, 766 KB), short enough that the last
 /// claims even the threads out.
 constexpr int64_t kClaimBytes = int64_t{1} << 20;
+/// The fewest batches a matmul's rows are claimed in; a smaller matrix is
+/// split a block a thread.
+constexpr int64_t kMinClaims = 4;
 
 int64_t alignUp(int64_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -877,26 +880,30 @@ private:
     if (failed(callee))
       return failure();
     StepEntry step{getStepName(op, *callee), *callee};
-    // Items are the output's columns, in whole row groups of the layout,
-    // claimed from a counter in batches of about kClaimBytes of packed
-    // weight (at least the kernel's L2 row block): threads of one machine
-    // do not stream at one rate — on a shared host one core's neighbours
-    // are busier — and with a block each a faster thread waited for the
-    // slower one at the next barrier.
+    // Items are the output's columns, in whole row groups of the layout.
+    // A matrix of kMinClaims batches of kClaimBytes or more has them claimed
+    // from a counter a batch (at least the kernel's L2 row block) at a time:
+    // threads of one machine do not stream at one rate — on a shared host
+    // one core's neighbours are busier — and with a block each a faster
+    // thread waited for the slower one at the next barrier. A smaller one
+    // is split in a block a thread, as claims and calls of a few rows each
+    // cost more than the threads' difference on it.
     step.itemsFixed = n;
-    step.split = WorkSplit::claim;
     const int64_t group = kernel.getRows();
+    step.group = group;
     absl::StatusOr<uint64_t> groupBytes = ::kf::packedWeightBytes(
         kernel.getWeightLayout(), group, op.getWeight().getType().getCols());
     if (!groupBytes.ok())
       return op.emitOpError()
              << "kf-build-plan: " << std::string(groupBytes.status().message());
-    const int64_t groups = std::max<int64_t>(
+    const int64_t batch = std::max<int64_t>(
         {1,
          kClaimBytes / static_cast<int64_t>(std::max<uint64_t>(*groupBytes, 1)),
          (kernel.getL2Rows().value_or(0) + group - 1) / group});
-    // At most the items' whole groups: a batch no larger than the items.
-    step.group = std::min(groups * group, std::max(group, n / group * group));
+    if (n / group >= kMinClaims * batch) {
+      step.split = WorkSplit::claim;
+      step.group = batch * group;
+    }
     if (failed(addWeight(step, op, op.getWeight(), kernel.getWeightLayout(),
                          op.getRowOffset())))
       return failure();

@@ -24,7 +24,7 @@
 // CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_quantize_q8_0_k128_step items(0 + 1) blocks(1) [
 // CHECK-SAME:      <kind = arena, index = 0, offset = 0, fixed = 0, per_row = 512>
 // CHECK-SAME:      <kind = arena, index = 0, offset = 8192, fixed = 0, per_row = 192>]
-// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n64_bf16_l1k128_l2r16_step_ldy64 items(64 + 0) claim(64) barrier [
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q8_0_avx2_r8_c8_k128_n64_bf16_l1k128_l2r16_step_ldy64 items(64 + 0) blocks(8) barrier [
 // CHECK-SAME:      <kind = weight, index = 1, offset = 0, fixed = 8704, per_row = 0>
 // CHECK-SAME:      <kind = arena, index = 0, offset = 8192, fixed = 0, per_row = 192>
 // CHECK-SAME:      <kind = arena, index = 0, offset = 11264, fixed = 0, per_row = 256>]
@@ -32,7 +32,7 @@
 // CHECK-SAME:      <kind = weight, index = 2, offset = 0, fixed = 256, per_row = 0>
 // CHECK-SAME:      <kind = arena, index = 0, offset = 0, fixed = 0, per_row = 256>]
 // CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_quantize_q8_0_k64_step items(0 + 1) blocks(1) [
-// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q4_0_avx2_r8_c8_k64_n32_bf16_l1k64_l2r8_step_ldy32 items(32 + 0) claim(32) barrier [
+// CHECK-NEXT:    kf_plan.step "{{.*}}" @kernels::@kf_matmul_q4_0_avx2_r8_c8_k64_n32_bf16_l1k64_l2r8_step_ldy32 items(32 + 0) blocks(8) barrier [
 // CHECK-SAME:      <kind = input, index = 1, offset = 0, fixed = 0, per_row = 128>]
 // CHECK-NEXT:  }
 // The step adapters call the kernels they wrap.
@@ -58,9 +58,10 @@ module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-u
 // -----
 
 // A matmul's output rows are claimed in batches of about 1 MiB of packed
-// weight, whole row groups of its layout: Q8_0 rows of 4096 in groups of 8
-// are 34816 bytes, 30 groups 240 rows; a small matrix is one claim of all
-// its rows (above). Its first step reads only run buffers: no barrier.
+// weight, whole row groups of its layout, where it has 4 batches or more:
+// Q8_0 rows of 4096 in groups of 8 are 34816 bytes, 30 groups 240 rows (of
+// 512 groups); a smaller matrix is a block a thread (above). Its first
+// step reads only run buffers: no barrier.
 // CHECK-LABEL: kf_plan.plan @wide
 // CHECK:         kf_plan.step "{{.*}}" @kernels::@kf_matmul_q8_0_avx2_r8_{{[a-z0-9_]*}} items(4096 + 0) claim(240) [
 module attributes {kf.target = #kf.target<name = "x86-64-v3", triple = "x86_64-unknown-linux-gnu", cpu = "x86-64-v3", features = "+sse4.2,+avx2,+fma,+f16c", l1d = 32768, l2 = 262144, l3 = 8388608, cores = 4>} {
