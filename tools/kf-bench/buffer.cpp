@@ -4,14 +4,14 @@
 
 namespace kf::bench {
 
-absl::StatusOr<Buffer> BufferCache::take(uint64_t bytes) {
-  Buffer b = std::move(kept_);
+absl::StatusOr<PageBuffer> BufferCache::take(uint64_t bytes) {
+  PageBuffer b = std::move(kept_);
   if (b.resize(bytes))
     return b;
-  b = Buffer();
-  return Buffer::allocate(bytes);
+  b = PageBuffer();
+  return PageBuffer::allocate(bytes);
 }
 
-void BufferCache::give(Buffer b) { kept_ = std::move(b); }
+void BufferCache::give(PageBuffer b) { kept_ = std::move(b); }
 
 } // namespace kf::bench

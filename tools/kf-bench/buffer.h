@@ -9,13 +9,10 @@
 
 namespace kf::bench {
 
-// Weight sets and the bandwidth probe's buffer: huge pages, so that a cold
-// weight stream pays no TLB miss every 4 KiB, which neither the roofline nor
-// oneDNN's figures should include.
-using Buffer = PageBuffer;
-
 // The one large buffer of a run, handed from phase to phase (bandwidth probe,
-// oneDNN's weight sets, each format's): the first touch of gigabytes of
+// oneDNN's weight sets, each format's), in huge pages so that a cold weight
+// stream pays no TLB miss every 4 KiB, which neither the roofline nor
+// oneDNN's figures should include. The first touch of gigabytes of
 // fresh huge pages costs seconds (on a VM, several per GiB, as the host
 // backs them), touching them again costs nothing.
 class BufferCache {
@@ -23,12 +20,12 @@ public:
   // A buffer of `bytes` with unspecified contents: the kept one when its
   // capacity allows, otherwise a new one, the kept one freed first so that
   // the two never take memory at once.
-  absl::StatusOr<Buffer> take(uint64_t bytes);
+  absl::StatusOr<PageBuffer> take(uint64_t bytes);
   // Keeps `b` for the next take.
-  void give(Buffer b);
+  void give(PageBuffer b);
 
 private:
-  Buffer kept_;
+  PageBuffer kept_;
 };
 
 } // namespace kf::bench

@@ -95,7 +95,7 @@ absl::StatusOr<Activations> randomActivations(Format f, int64_t m, int64_t k,
 
 // Copies of one weight matrix at distinct addresses, cycled call by call.
 struct WeightSet {
-  Buffer buffer;
+  PageBuffer buffer;
   uint64_t matrixBytes = 0;
   int64_t copies = 0;
 
@@ -548,7 +548,7 @@ absl::Status runMatmul(const MatmulOptions &o,
   // so that its pages are real and not the shared zero page).
   info.bandwidth.resize(o.threads.size());
   auto probe = [&]() -> absl::Status {
-    KF_ASSIGN_OR_RETURN(Buffer buffer, cache.take(info.set.bytes));
+    KF_ASSIGN_OR_RETURN(PageBuffer buffer, cache.take(info.set.bytes));
     std::memset(buffer.data(), 0x5a, buffer.size());
     for (size_t t = 0; t < o.threads.size(); ++t) {
       ThreadPool pool(o.threads[t]);

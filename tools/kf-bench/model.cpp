@@ -414,7 +414,7 @@ absl::Status runModel(const ModelOptions &o, std::ostream &out) {
   }
   Spread referencePrefill, referenceDecode;
   const uint64_t probeBytes = defaultColdSet(l3CacheBytes()).bytes;
-  KF_ASSIGN_OR_RETURN(Buffer probeBuffer, Buffer::allocate(probeBytes));
+  KF_ASSIGN_OR_RETURN(PageBuffer probeBuffer, PageBuffer::allocate(probeBytes));
   std::memset(probeBuffer.data(), 0x5a, probeBuffer.size());
   // Off x86-64 there is no peak to compare with (the column says so).
   absl::StatusOr<Int8Peak> peak = measureInt8Peak(kPeakRounds, kPeakSeconds);

@@ -34,7 +34,7 @@ absl::Status onednnError(const dnnl::error &e) {
 struct OneDnnWeightSet {
   std::vector<uint8_t> plain; // K x N, row-major
   dnnl::memory::desc desc;
-  Buffer buffer;
+  PageBuffer buffer;
   std::vector<dnnl::memory> copies;
   BufferCache *cache = nullptr; // where `buffer` goes back to
 
@@ -215,7 +215,7 @@ absl::StatusOr<std::unique_ptr<OneDnnMatmul>> OneDnnMatmul::create(
         KF_ASSIGN_OR_RETURN(set->buffer, cache->take(bytes));
         set->cache = cache;
       } else {
-        KF_ASSIGN_OR_RETURN(set->buffer, Buffer::allocate(bytes));
+        KF_ASSIGN_OR_RETURN(set->buffer, PageBuffer::allocate(bytes));
       }
       // Reorder once, then copy bytes: every copy is the same matrix at
       // its own address, which is all the caches can tell apart.

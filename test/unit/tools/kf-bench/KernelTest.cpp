@@ -171,27 +171,27 @@ TEST(Timing, RepsAndWarmUp) {
 
 TEST(BufferCache, HandsTheSameMemoryOnWhileItFits) {
   BufferCache cache;
-  absl::StatusOr<Buffer> a = cache.take(3 << 20);
+  absl::StatusOr<PageBuffer> a = cache.take(3 << 20);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->size(), 3u << 20);
   EXPECT_GE(a->capacity(), a->size());
   a->data()[0] = 7;
   const uint8_t *memory = a->data();
   cache.give(*std::move(a));
-  absl::StatusOr<Buffer> b = cache.take(1 << 20);
+  absl::StatusOr<PageBuffer> b = cache.take(1 << 20);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->data(), memory);
   EXPECT_EQ(b->size(), 1u << 20);
   EXPECT_EQ(b->data()[0], 7);
   cache.give(*std::move(b));
-  absl::StatusOr<Buffer> c = cache.take(uint64_t{64} << 20);
+  absl::StatusOr<PageBuffer> c = cache.take(uint64_t{64} << 20);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->size(), uint64_t{64} << 20);
   EXPECT_EQ(c->data()[0], 0); // a new mapping
 }
 
 TEST(Bandwidth, EveryReadPatternMeasured) {
-  absl::StatusOr<Buffer> buffer = Buffer::allocate(uint64_t{4} << 20);
+  absl::StatusOr<PageBuffer> buffer = PageBuffer::allocate(uint64_t{4} << 20);
   ASSERT_TRUE(buffer.ok());
   std::fill(buffer->data(), buffer->data() + buffer->size(), 1);
   ThreadPool pool(2);
